@@ -1,0 +1,27 @@
+# libljmprof.so: the patched VM plus the shim, under the system library's
+# soname, exporting exactly the C API that LuaJIT itself exports.
+
+noinst_LIBRARIES += preload/libshim.a
+preload_libshim_a_SOURCES = preload/shim.c
+preload_libshim_a_CPPFLAGS = -I$(top_builddir)/$(LJ_TREE)/src
+preload_libshim_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden
+$(preload_libshim_a_OBJECTS): $(LJ_TREE)/.prepared
+
+# The export list: every default-visibility global of the VM's objects,
+# which is what the system library exports, minus our own API.
+preload/exports.ver: $(LJ_OBJS)
+	$(AM_V_GEN){ echo '{ global:'; \
+	  $(READELF) -sW $(LJ_OBJS) | $(AWK) '$$5 == "GLOBAL" && \
+	    $$6 == "DEFAULT" && $$7 != "UND" && $$8 !~ /^ljmprof_/ \
+	    { print "  " $$8 ";" }' | LC_ALL=C sort -u; \
+	  echo 'local: *; };'; } >$@.tmp && mv $@.tmp $@
+
+preload/libljmprof.so: preload/libshim.a preload/exports.ver $(LJ_OBJS)
+	$(AM_V_CCLD)$(CC) $(CFLAGS) $(LDFLAGS) -shared -fPIC -o $@ \
+	  -Wl,-soname,libluajit-5.1.so.2 -Wl,-Bsymbolic \
+	  -Wl,--version-script=preload/exports.ver -Wl,-z,defs \
+	  -Wl,--whole-archive preload/libshim.a -Wl,--no-whole-archive \
+	  $(LJ_OBJS) $(LJ_LIBS) $(LIBS)
+
+all-local: preload/libljmprof.so
+CLEANFILES += preload/libljmprof.so preload/exports.ver

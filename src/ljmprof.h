@@ -1,0 +1,82 @@
+/*
+** ljmprof: public C API of the memory profiler inside the patched LuaJIT.
+**
+** One profiler per VM (global state). The profiler hands its stream to a
+** writer callback in large blocks; where the bytes go is the caller's
+** business. All functions must be called on the thread that runs the VM
+** (or while the VM is otherwise idle).
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#ifndef LJMPROF_H
+#define LJMPROF_H
+
+#include <stddef.h>
+#include <signal.h>
+
+#include "lua.h"
+
+/* Status codes returned by ljmprof_start/ljmprof_stop. */
+#define LJMPROF_OK	0	/* Success. */
+#define LJMPROF_ERRUSE	1	/* Already running (start) / not running (stop). */
+#define LJMPROF_ERRMEM	2	/* Out of memory for the profiler's own state. */
+#define LJMPROF_ERRIO	3	/* The writer failed; errno holds its error. */
+
+#define LJMPROF_BUFSIZE_DEFAULT	((size_t)4 << 20)	/* 4 MiB. */
+#define LJMPROF_BUFSIZE_MIN	((size_t)4096)
+
+/*
+** Writer: consume len bytes at data. Return 0 on success or an errno value.
+** On failure the profiler halts (no more writes), keeps the error and the
+** VM runs on; ljmprof_stop then returns LJMPROF_ERRIO with errno set.
+*/
+typedef int (*ljmprof_writer)(void *ctx, const void *data, size_t len);
+
+/*
+** Safe-point callback: called on the VM's thread, from its allocator path,
+** before an allocation is served and recorded, whenever *poll_flag differs
+** from the value seen last time. It may call ljmprof_stop, ljmprof_abandon
+** or ljmprof_start on L (the VM's main thread). Lets an embedder act on a
+** signal or on fork without a lock in the allocation path.
+*/
+typedef void (*ljmprof_poll)(lua_State *L, void *ctx);
+
+typedef struct ljmprof_opt {
+  ljmprof_writer writer;	/* Required. */
+  void *ctx;			/* Passed to writer and poll. */
+  size_t bufsize;		/* 0: LJMPROF_BUFSIZE_DEFAULT. */
+  const volatile sig_atomic_t *poll_flag;	/* NULL: no safe-point polling. */
+  ljmprof_poll poll;		/* Called when *poll_flag changes. */
+} ljmprof_opt;
+
+/* Start profiling the VM of L: symbol table, then events. */
+LUA_API int ljmprof_start(lua_State *L, const ljmprof_opt *opt);
+
+/* Write the epilogue, flush, restore the VM's allocator, free the state. */
+LUA_API int ljmprof_stop(lua_State *L);
+
+/*
+** Drop the profiler without writing anything (buffered bytes are lost),
+** restore the allocator and free the state. For a forked child whose
+** inherited buffer belongs to the parent's stream.
+*/
+LUA_API int ljmprof_abandon(lua_State *L);
+
+/* Non-zero while a profiler runs (or is halted by an error) on L's VM. */
+LUA_API int ljmprof_running(lua_State *L);
+
+/*
+** Lifecycle hooks for an embedder that lives in the same shared object
+** (libljmprof.so). lua_newstate (and so luaL_newstate) calls
+** ljmprof_hook_newstate with the new VM's main thread just before it
+** returns it, before any Lua code runs; lua_close calls ljmprof_hook_close
+** first thing, before the VM is torn down. NULL (the default): no call.
+** Hidden symbols: not part of the exported API.
+*/
+extern void (*ljmprof_hook_newstate)(lua_State *L)
+  __attribute__((visibility("hidden")));
+extern void (*ljmprof_hook_close)(lua_State *L)
+  __attribute__((visibility("hidden")));
+
+#endif

@@ -1,0 +1,52 @@
+# The patched LuaJIT: copy the given tree into the build folder, apply
+# src/patches in series order, add src/*.[ch], build it with the
+# distribution's options, and take its PIC objects.
+
+LJ_TREE = luajit
+LJ_OBJS = $(LJ_TREE)/src/lj_vm.o $(LJ_TREE)/src/ljamalg.o
+LJ_OURS = $(wildcard $(srcdir)/src/*.[ch]) $(wildcard $(srcdir)/src/patches/*)
+LJ_LIBS = -lm -ldl
+
+# Verbose LuaJIT build with V=1, quiet otherwise.
+LJ_MAKE_Q = $(LJ_MAKE_Q_$(V))
+LJ_MAKE_Q_ = $(LJ_MAKE_Q_$(AM_DEFAULT_VERBOSITY))
+LJ_MAKE_Q_0 = Q=@ E=@echo
+LJ_MAKE_Q_1 = Q= E=@:
+
+$(LJ_TREE)/.prepared: $(LUAJIT_SRC)/src/luajit.h $(LJ_OURS)
+	$(AM_V_GEN)$(SHELL) $(srcdir)/tools/prepare-luajit-tree \
+	  $(LUAJIT_SRC) $(srcdir)/src $(LJ_TREE) && touch $@
+
+# One amalgamated, position-independent build (Debian builds "make amalg").
+$(LJ_TREE)/.built: $(LJ_TREE)/.prepared
+	$(AM_V_at)$(MAKE) -C $(LJ_TREE) amalg \
+	  PREFIX=/usr MULTILIB=$(LUAJIT_MULTILIB) BUILDMODE=dynamic \
+	  XCFLAGS='-DLJMPROF_VERSION=\"$(PACKAGE_VERSION)\"' $(LJ_MAKE_Q)
+	$(AM_V_at)touch $@
+
+# Made by LuaJIT's make above; the empty recipe keeps make's own
+# implicit rules away from them.
+$(LJ_OBJS) $(LJ_TREE)/src/luajit.o $(LJ_TREE)/src/libluajit.so: $(LJ_TREE)/.built
+	@:
+
+# The standalone patched library, for LD_LIBRARY_PATH users and the tests.
+src/libluajit-5.1.so.2: $(LJ_TREE)/src/libluajit.so
+	$(AM_V_GEN)$(MKDIR_P) src && cp $(LJ_TREE)/src/libluajit.so $@
+
+# A dynamically linked frontend: Debian's /usr/bin/luajit links the VM
+# statically, so no preloaded library can reach it. $ORIGIN finds the
+# patched library beside it, installed or in the build tree.
+src/luajit: $(LJ_TREE)/src/luajit.o src/libluajit-5.1.so.2
+	$(AM_V_CCLD)$(CC) $(CFLAGS) $(LDFLAGS) -Wl,-E -Wl,-rpath,'$$ORIGIN' \
+	  -o $@ $(LJ_TREE)/src/luajit.o src/libluajit-5.1.so.2 $(LJ_LIBS)
+
+LJ_PRODUCTS = src/libluajit-5.1.so.2 src/luajit
+all-local: $(LJ_PRODUCTS)
+
+clean-local: clean-luajit
+clean-luajit:
+	-rm -rf $(LJ_TREE) $(LJ_TREE).new $(LJ_PRODUCTS)
+.PHONY: clean-luajit
+
+EXTRA_DIST += src/ljmprof.h src/lj_memprof_format.h src/patches \
+	tools/prepare-luajit-tree tools/get-luajit-source

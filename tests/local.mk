@@ -1,0 +1,33 @@
+# Tests: each folder adds its own; the environment tells every test where
+# the programs under test are. Point LJMPROF_SHIM, LJMPROF_LUAJIT and
+# LJMPROF_CLI elsewhere to test an installed copy.
+
+LJMPROF_SHIM ?= $(abs_top_builddir)/preload/libljmprof.so
+LJMPROF_LUAJIT ?= $(abs_top_builddir)/src/luajit
+LJMPROF_CLI ?= $(abs_top_builddir)/tools/ljmprof
+
+AM_TESTS_ENVIRONMENT = \
+	top_srcdir='$(abs_top_srcdir)'; export top_srcdir; \
+	top_builddir='$(abs_top_builddir)'; export top_builddir; \
+	LJMPROF_SHIM='$(LJMPROF_SHIM)'; export LJMPROF_SHIM; \
+	LJMPROF_LUAJIT='$(LJMPROF_LUAJIT)'; export LJMPROF_LUAJIT; \
+	LJMPROF_CLI='$(LJMPROF_CLI)'; export LJMPROF_CLI; \
+	LJMPROF_LIB='$(abs_top_builddir)/src/libluajit-5.1.so.2'; export LJMPROF_LIB; \
+	SYSTEM_LUAJIT_LIB='$(SYSTEM_LUAJIT_LIB)'; export SYSTEM_LUAJIT_LIB; \
+	LUAJIT_FLAVOUR='$(LUAJIT_FLAVOUR)'; export LUAJIT_FLAVOUR; \
+	unset LJMPROF_OUT LJMPROF_VERBOSE LJMPROF_SIGNAL LD_PRELOAD;
+
+# Shared by the shell tests.
+EXTRA_DIST += tests/lib.sh
+
+# A C host built against the system's LuaJIT (the way real hosts are).
+if HAVE_SYSLUAJIT
+check_PROGRAMS += tests/hosts/lhost
+tests_hosts_lhost_SOURCES = tests/hosts/lhost.c
+tests_hosts_lhost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS)
+tests_hosts_lhost_LDADD = $(SYSLUAJIT_LIBS)
+endif
+
+include $(srcdir)/tests/build/local.mk
+include $(srcdir)/tests/profiler/local.mk
+include $(srcdir)/tests/shim/local.mk

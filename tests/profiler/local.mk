@@ -1,0 +1,1 @@
+# Tests of the in-VM profiler (Check and end-to-end through the Lua API).

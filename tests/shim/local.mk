@@ -1,0 +1,1 @@
+# End-to-end tests of libljmprof.so with real host programs.
