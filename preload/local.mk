@@ -9,19 +9,19 @@ $(preload_libshim_a_OBJECTS): $(LJ_TREE)/.prepared
 
 # The export list: every default-visibility global of the VM's objects,
 # which is what the system library exports, minus our own API.
-preload/exports.ver: $(LJ_OBJS)
+preload/exports.ver: $(LJ_TREE)/.built
 	$(AM_V_GEN){ echo '{ global:'; \
-	  $(READELF) -sW $(LJ_OBJS) | $(AWK) '$$5 == "GLOBAL" && \
+	  $(READELF) -sW $(LJ_DYNOBJS) | $(AWK) '$$5 == "GLOBAL" && \
 	    $$6 == "DEFAULT" && $$7 != "UND" && $$8 !~ /^ljmprof_/ \
 	    { print "  " $$8 ";" }' | LC_ALL=C sort -u; \
 	  echo 'local: *; };'; } >$@.tmp && mv $@.tmp $@
 
-preload/libljmprof.so: preload/libshim.a preload/exports.ver $(LJ_OBJS)
+preload/libljmprof.so: preload/libshim.a preload/exports.ver $(LJ_TREE)/.built
 	$(AM_V_CCLD)$(CC) $(CFLAGS) $(LDFLAGS) -shared -fPIC -o $@ \
 	  -Wl,-soname,libluajit-5.1.so.2 -Wl,-Bsymbolic \
 	  -Wl,--version-script=preload/exports.ver -Wl,-z,defs \
 	  -Wl,--whole-archive preload/libshim.a -Wl,--no-whole-archive \
-	  $(LJ_OBJS) $(LJ_LIBS) $(LIBS)
+	  $(LJ_DYNOBJS) $(LJ_LIBS) $(LIBS)
 
 all-local: preload/libljmprof.so
 CLEANFILES += preload/libljmprof.so preload/exports.ver

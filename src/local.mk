@@ -3,7 +3,11 @@
 # distribution's options, and take its PIC objects.
 
 LJ_TREE = luajit
-LJ_OBJS = $(LJ_TREE)/src/lj_vm.o $(LJ_TREE)/src/ljamalg.o
+# The VM as a static archive, for test programs that reach its internals.
+LJ_OBJS = $(LJ_TREE)/src/libluajit.a
+# The PIC objects of libluajit.so: listed after the build, since the
+# flavours differ (OpenResty's adds lj_str_hash and lj_init).
+LJ_DYNOBJS = `cat $(LJ_TREE)/.dynobjs`
 LJ_OURS = $(wildcard $(srcdir)/src/*.[ch]) $(wildcard $(srcdir)/src/patches/*)
 LJ_LIBS = -lm -ldl
 
@@ -17,11 +21,16 @@ $(LJ_TREE)/.prepared: $(LUAJIT_SRC)/src/luajit.h $(LJ_OURS)
 	$(AM_V_GEN)$(SHELL) $(srcdir)/tools/prepare-luajit-tree \
 	  $(LUAJIT_SRC) $(srcdir)/src $(LJ_TREE) && touch $@
 
-# One amalgamated, position-independent build (Debian builds "make amalg").
-$(LJ_TREE)/.built: $(LJ_TREE)/.prepared
+# The distribution's build: Debian runs "make amalg PREFIX=/usr
+# MULTILIB=lib/<multiarch>" in the default mixed mode, which compiles
+# every object twice, the *_dyn.o ones position-independent. Starting
+# clean costs little: the amalgamation rebuilds on any change anyway.
+$(LJ_TREE)/.built: $(LJ_TREE)/.prepared $(srcdir)/src/local.mk
+	$(AM_V_at)$(MAKE) -C $(LJ_TREE) clean $(LJ_MAKE_Q) >/dev/null
 	$(AM_V_at)$(MAKE) -C $(LJ_TREE) amalg \
-	  PREFIX=/usr MULTILIB=$(LUAJIT_MULTILIB) BUILDMODE=dynamic \
+	  PREFIX=/usr MULTILIB=$(LUAJIT_MULTILIB) \
 	  XCFLAGS='-DLJMPROF_VERSION=\"$(PACKAGE_VERSION)\"' $(LJ_MAKE_Q)
+	$(AM_V_at)ls $(LJ_TREE)/src/*_dyn.o >$(LJ_TREE)/.dynobjs
 	$(AM_V_at)touch $@
 
 # Made by LuaJIT's make above; the empty recipe keeps make's own
