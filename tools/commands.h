@@ -1,0 +1,35 @@
+/*
+** The ljmprof subcommands and the exit statuses they share.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#ifndef LJMPROF_COMMANDS_H
+#define LJMPROF_COMMANDS_H
+
+#include <stdio.h>
+
+/* Exit statuses, documented in --help and ljmprof(1). */
+#define LJMPROF_EXIT_OK		0	/* Success. */
+#define LJMPROF_EXIT_ERROR	1	/* Bad input, I/O error, out of memory. */
+#define LJMPROF_EXIT_USAGE	2	/* Bad command line. */
+#define LJMPROF_EXIT_TRUNCATED	3	/* Reported, but an input was truncated. */
+
+/*
+** A subcommand: argv[0] is its name. Returns an exit status.
+** To add one, write its run function and add a line to the table in
+** ljmprof.c.
+*/
+struct ljmprof_command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;	/* One line for `ljmprof --help`. */
+};
+
+int ljmprof_cmd_report(int argc, char **argv);
+int ljmprof_cmd_stat(int argc, char **argv);
+
+/* Print "ljmprof: <message>" on stderr. */
+void ljmprof_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

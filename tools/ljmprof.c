@@ -1,0 +1,87 @@
+/*
+** ljmprof: the command-line tool. main() only dispatches to a
+** subcommand through the table below.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+static const struct ljmprof_command commands[] = {
+  {"report", ljmprof_cmd_report, "where memory was allocated, reallocated, "
+				 "freed or leaked"},
+  {"stat", ljmprof_cmd_stat, "event counts, peak and final live heap of "
+			     "a profile"},
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+void ljmprof_error(const char *fmt, ...)
+{
+  va_list ap;
+  fflush(stdout);
+  fputs("ljmprof: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+static void usage(FILE *out)
+{
+  size_t i;
+  fputs("Usage: ljmprof COMMAND [OPTION]... [ARG]...\n"
+	"       ljmprof --help | --version\n"
+	"\n"
+	"A memory profiler for programs that embed LuaJIT 2.1.\n"
+	"\n"
+	"Commands:\n", out);
+  for (i = 0; i < NCOMMANDS; i++)
+    fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+  fputs("\n"
+	"Run 'ljmprof COMMAND --help' for the options of a command.\n"
+	"\n"
+	"Exit status: 0 success, 1 error (unreadable or malformed input),\n"
+	"2 usage error, 3 an input was truncated (reported up to its last\n"
+	"complete event).\n", out);
+}
+
+int main(int argc, char **argv)
+{
+  size_t i;
+
+  if (argc < 2) {
+    usage(stderr);
+    return LJMPROF_EXIT_USAGE;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+      !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return LJMPROF_EXIT_OK;
+  }
+  if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+    printf("ljmprof %s\n", PACKAGE_VERSION);
+    return LJMPROF_EXIT_OK;
+  }
+  for (i = 0; i < NCOMMANDS; i++)
+    if (!strcmp(argv[1], commands[i].name))
+      return commands[i].run(argc - 1, argv + 1);
+  if (argv[1][0] == '-')
+    ljmprof_error("unknown option '%s'", argv[1]);
+  else
+    ljmprof_error("unknown command '%s'", argv[1]);
+  fputs("Run 'ljmprof --help' for the list of commands.\n", stderr);
+  return LJMPROF_EXIT_USAGE;
+}

@@ -1,0 +1,140 @@
+/*
+** Reading a profile file for the CLI; see mp_load.h.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "mp_load.h"
+
+/* Progress on a terminal: first after a second, then a few times a second. */
+struct progress {
+  int on;
+  int shown;
+  double start, last;
+  int64_t size;
+};
+
+static double now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress_tick(struct progress *pr, const char *path,
+			  uint64_t offset)
+{
+  double t = now();
+  if (t - pr->start < 1.0 || t - pr->last < 0.25)
+    return;
+  pr->last = t;
+  pr->shown = 1;
+  if (pr->size > 0)
+    fprintf(stderr, "\rljmprof: reading %s: %llu MiB (%d%%)\033[K", path,
+	    (unsigned long long)(offset >> 20),
+	    (int)((double)offset * 100.0 / (double)pr->size));
+  else
+    fprintf(stderr, "\rljmprof: reading %s: %llu MiB\033[K", path,
+	    (unsigned long long)(offset >> 20));
+}
+
+static void progress_done(struct progress *pr)
+{
+  if (pr->shown)
+    fputs("\r\033[K", stderr);
+}
+
+enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
+				 uint64_t *events)
+{
+  struct progress pr = {0};
+  struct mp_reader *r;
+  struct mp_event ev;
+  enum mp_status st;
+  struct stat sb;
+  int64_t size = -1;
+  uint64_t n = 0;
+  int fd;
+  int is_stdin = !strcmp(path, "-");
+  const char *shown = is_stdin ? "<stdin>" : path;
+  enum mp_load_result res;
+
+  *events = 0;
+  fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    ljmprof_error("%s: %s", shown, strerror(errno));
+    return MP_LOAD_ERROR;
+  }
+  if (fstat(fd, &sb) == 0) {
+    if (S_ISDIR(sb.st_mode)) {
+      ljmprof_error("%s: is a directory", shown);
+      if (!is_stdin)
+	close(fd);
+      return MP_LOAD_ERROR;
+    }
+    if (S_ISREG(sb.st_mode))
+      size = (int64_t)sb.st_size;
+  }
+#ifdef POSIX_FADV_SEQUENTIAL
+  if (size > 0)
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+  r = mp_reader_new_fd(fd, size);
+  if (!r) {
+    ljmprof_error("%s: out of memory", shown);
+    if (!is_stdin)
+      close(fd);
+    return MP_LOAD_ERROR;
+  }
+  pr.on = isatty(2);
+  pr.size = size;
+  pr.start = pr.last = pr.on ? now() : 0;
+
+  while ((st = mp_reader_next(r, &ev)) == MP_OK) {
+    if (ev.type < MP_EV_SYM_LFUNC) {
+      n++;
+      if (pr.on && (n & 0xfffff) == 0)
+	progress_tick(&pr, shown, mp_reader_offset(r));
+    }
+    if (mp_profile_event(p, &ev) < 0) {
+      progress_done(&pr);
+      ljmprof_error("%s: out of memory at byte %llu", shown,
+		    (unsigned long long)ev.offset);
+      st = MP_ERROR;
+      goto failed;
+    }
+  }
+  progress_done(&pr);
+  if (st == MP_ERROR)
+    ljmprof_error("%s: byte %llu: %s", shown,
+		  (unsigned long long)mp_reader_error_offset(r),
+		  mp_reader_error(r));
+failed:
+  *events = n;
+  if (st == MP_ERROR) {
+    res = MP_LOAD_ERROR;
+  } else if (st == MP_TRUNCATED) {
+    fflush(stdout);
+    fprintf(stderr, "ljmprof: warning: %s is truncated after %llu events\n",
+	    shown, (unsigned long long)n);
+    res = MP_LOAD_TRUNCATED;
+  } else {
+    res = MP_LOAD_OK;
+  }
+  mp_profile_end_file(p, res == MP_LOAD_TRUNCATED);
+  mp_reader_free(r);
+  if (!is_stdin)
+    close(fd);
+  return res;
+}

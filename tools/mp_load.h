@@ -1,0 +1,26 @@
+/*
+** Read one profile file (or stdin) into an mp_profile, with the
+** messages the CLI prints: errors with file and byte offset, the
+** truncation warning, and a progress line when stderr is a terminal.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#ifndef MP_LOAD_H
+#define MP_LOAD_H
+
+#include <stdint.h>
+
+#include "mp_profile.h"
+
+enum mp_load_result {
+  MP_LOAD_OK,		/* Complete stream. */
+  MP_LOAD_TRUNCATED,	/* Read up to the last complete event; warned. */
+  MP_LOAD_ERROR		/* Unreadable or malformed; message printed. */
+};
+
+/* path "-" is stdin. *events gets the memory events read. */
+enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
+				 uint64_t *events);
+
+#endif

@@ -1,0 +1,202 @@
+/*
+** Location names and aliases; see mp_names.h.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mp_names.h"
+
+/* -- Buffer -------------------------------------------------------------- */
+
+void mp_buf_free(struct mp_buf *b)
+{
+  free(b->data);
+  memset(b, 0, sizeof(*b));
+}
+
+static int reserve(struct mp_buf *b, size_t n)
+{
+  size_t ncap;
+  char *nd;
+  if (b->oom)
+    return -1;
+  if (b->cap - b->len > n)
+    return 0;
+  ncap = b->cap ? b->cap : 256;
+  while (ncap - b->len <= n)
+    ncap *= 2;
+  nd = realloc(b->data, ncap);
+  if (!nd) {
+    b->oom = 1;
+    return -1;
+  }
+  b->data = nd;
+  b->cap = ncap;
+  return 0;
+}
+
+void mp_buf_add(struct mp_buf *b, const char *s, size_t n)
+{
+  if (reserve(b, n) < 0)
+    return;
+  memcpy(b->data + b->len, s, n);
+  b->len += n;
+  b->data[b->len] = '\0';
+}
+
+void mp_buf_str(struct mp_buf *b, const char *s)
+{
+  mp_buf_add(b, s, strlen(s));
+}
+
+void mp_buf_printf(struct mp_buf *b, const char *fmt, ...)
+{
+  char small[128];
+  va_list ap;
+  int n;
+
+  va_start(ap, fmt);
+  n = vsnprintf(small, sizeof(small), fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return;
+  if ((size_t)n < sizeof(small)) {
+    mp_buf_add(b, small, (size_t)n);
+    return;
+  }
+  if (reserve(b, (size_t)n) < 0)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->len += (size_t)n;
+}
+
+/* -- Aliases ------------------------------------------------------------- */
+
+int mp_aliases_init(struct mp_aliases *a, const struct mp_strings *s)
+{
+  uint32_t i;
+  memset(a, 0, sizeof(*a));
+  a->nstrings = s->count;
+  for (i = 0; i < s->count; i++) {
+    const struct mp_string *str = mp_strings_get(s, i);
+    if (!memchr(str->data, '\n', str->len))
+      continue;
+    if (!a->of) {
+      a->of = calloc(s->count, sizeof(*a->of));
+      if (!a->of)
+	return -1;
+    }
+    a->of[i] = ++a->count;
+  }
+  if (a->count) {
+    a->used = calloc(a->count + 1, 1);
+    if (!a->used)
+      return -1;
+  }
+  return 0;
+}
+
+void mp_aliases_free(struct mp_aliases *a)
+{
+  free(a->of);
+  free(a->used);
+  memset(a, 0, sizeof(*a));
+}
+
+/* -- Names --------------------------------------------------------------- */
+
+void mp_name_string(struct mp_buf *out, const struct mp_profile *p,
+		    struct mp_aliases *al, uint32_t id,
+		    enum mp_name_style style)
+{
+  const struct mp_string *s = mp_strings_get(&p->strings, id);
+  size_t i, from;
+
+  if (style != MP_NAME_PLAIN && al && al->of && id < al->nstrings &&
+      al->of[id]) {
+    al->used[al->of[id]] = 1;
+    mp_buf_printf(out, "CHUNK#%u", al->of[id]);
+    return;
+  }
+  if (style != MP_NAME_FRAME) {
+    mp_buf_add(out, s->data, s->len);
+    return;
+  }
+  /* ';' separates frames in the folded format. */
+  for (i = from = 0; i < s->len; i++)
+    if (s->data[i] == ';') {
+      mp_buf_add(out, s->data + from, i - from);
+      mp_buf_add(out, "_", 1);
+      from = i + 1;
+    }
+  mp_buf_add(out, s->data + from, s->len - from);
+}
+
+void mp_name_location(struct mp_buf *out, const struct mp_profile *p,
+		      struct mp_aliases *al, const struct mp_loc *l,
+		      enum mp_name_style style)
+{
+  int by_line = p->group == MP_GROUP_LINE || p->group == MP_GROUP_FRAMES;
+  int by_func = p->group == MP_GROUP_FUNCTION;
+
+  switch (l->kind) {
+  case MP_LOC_INTERNAL:
+    mp_buf_str(out, "INTERNAL");
+    break;
+  case MP_LOC_LUA:
+    mp_name_string(out, p, al, l->str, style);
+    if (by_line)
+      mp_buf_printf(out, ":%u", l->line);
+    else if (by_func)
+      mp_buf_printf(out, ":%u", l->linedefined);
+    break;
+  case MP_LOC_LUA_UNKNOWN:
+    mp_buf_printf(out, "LFUNC 0x%llx", (unsigned long long)l->addr);
+    if (by_line)
+      mp_buf_printf(out, ":%u", l->line);
+    break;
+  case MP_LOC_C:
+    mp_name_string(out, p, al, l->str, style);
+    mp_buf_printf(out, ":0x%llx", (unsigned long long)l->addr);
+    break;
+  case MP_LOC_C_UNKNOWN:
+    mp_buf_printf(out, "CFUNC 0x%llx", (unsigned long long)l->addr);
+    break;
+  case MP_LOC_TRACE:
+    mp_buf_printf(out, "TRACE [%llu] started at ", (unsigned long long)l->addr);
+    mp_name_string(out, p, al, l->str, style);
+    mp_buf_printf(out, ":%u", l->line);
+    break;
+  case MP_LOC_TRACE_NOPROTO:
+    mp_buf_printf(out, "TRACE [%llu] started at LFUNC 0x%llx:%u",
+		  (unsigned long long)l->addr, (unsigned long long)l->addr2,
+		  l->line);
+    break;
+  default:
+    mp_buf_printf(out, "TRACE [%llu]", (unsigned long long)l->addr);
+    break;
+  }
+}
+
+void mp_name_bytes(struct mp_buf *out, uint64_t bytes, int human)
+{
+  static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v;
+  int u;
+
+  if (!human || bytes < 1024) {
+    mp_buf_printf(out, "%lluB", (unsigned long long)bytes);
+    return;
+  }
+  v = (double)bytes / 1024.0;
+  for (u = 0; v >= 1024.0 && u < 5; u++)
+    v /= 1024.0;
+  mp_buf_printf(out, "%.1f%s", v, units[u]);
+}

@@ -1,0 +1,60 @@
+/*
+** Display names of locations, as FORMAT.md section 3 says, and the
+** aliases that stand in for chunk names containing newlines.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#ifndef MP_NAMES_H
+#define MP_NAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mp_profile.h"
+
+/* A growable byte buffer. */
+struct mp_buf {
+  char *data;
+  size_t len, cap;
+  int oom;	/* An append failed; contents are cut short. */
+};
+
+void mp_buf_free(struct mp_buf *b);
+void mp_buf_add(struct mp_buf *b, const char *s, size_t n);
+void mp_buf_str(struct mp_buf *b, const char *s);
+void mp_buf_printf(struct mp_buf *b, const char *fmt, ...)
+  __attribute__((format(printf, 2, 3)));
+
+/* Aliases: string id -> alias number (1-based), 0 when none is needed. */
+struct mp_aliases {
+  uint32_t *of;		/* Indexed by string id; NULL when no aliases. */
+  uint32_t nstrings;
+  uint8_t *used;	/* Alias number -> printed in this report. */
+  uint32_t count;
+};
+
+int mp_aliases_init(struct mp_aliases *a, const struct mp_strings *s);
+void mp_aliases_free(struct mp_aliases *a);
+
+/* How to spell a chunk or symbol name. */
+enum mp_name_style {
+  MP_NAME_PLAIN,	/* The text as is (JSON escapes it later). */
+  MP_NAME_ALIASED,	/* Newline-containing text replaced by CHUNK#n. */
+  MP_NAME_FRAME		/* Aliased, and ';' replaced (folded stacks). */
+};
+
+/* Append a string (chunk or symbol name) in the given style. */
+void mp_name_string(struct mp_buf *out, const struct mp_profile *p,
+		    struct mp_aliases *al, uint32_t id,
+		    enum mp_name_style style);
+
+/* Append the name of a location (FORMAT.md section 3, grouped). */
+void mp_name_location(struct mp_buf *out, const struct mp_profile *p,
+		      struct mp_aliases *al, const struct mp_loc *l,
+		      enum mp_name_style style);
+
+/* Append "1234B" or, human-readable, "1.2KiB". */
+void mp_name_bytes(struct mp_buf *out, uint64_t bytes, int human);
+
+#endif

@@ -1,0 +1,446 @@
+/*
+** The aggregator; see mp_profile.h.
+**
+** The hot path is one memory event: find its location (a small cache in
+** front of the symbol lookups, invalidated whenever a symbol arrives),
+** update the live heap, add to the location's counters.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lj_memprof_format.h"
+#include "mp_profile.h"
+
+void mp_profile_init(struct mp_profile *p, enum mp_group group)
+{
+  memset(p, 0, sizeof(*p));
+  p->group = group;
+  mp_strings_init(&p->strings);
+  mp_symtab_init(&p->symtab);
+  mp_map_init(&p->heap);
+  mp_map_init(&p->overrides);
+  p->cache_gen = 1;
+}
+
+void mp_profile_free(struct mp_profile *p)
+{
+  mp_strings_free(&p->strings);
+  mp_symtab_free(&p->symtab);
+  mp_map_free(&p->heap);
+  mp_map_free(&p->overrides);
+  free(p->locs);
+  free(p->loc_slots);
+  memset(p, 0, sizeof(*p));
+}
+
+/* -- Location table ------------------------------------------------------ */
+
+static uint32_t loc_hash(const struct mp_loc *k)
+{
+  uint64_t h = k->kind;
+  h = h * 0x9e3779b97f4a7c15ull + k->str;
+  h = h * 0x9e3779b97f4a7c15ull + k->line;
+  h = h * 0x9e3779b97f4a7c15ull + k->linedefined;
+  h = h * 0x9e3779b97f4a7c15ull + k->addr;
+  h = h * 0x9e3779b97f4a7c15ull + k->addr2;
+  h ^= h >> 31;
+  h *= 0x9e3779b97f4a7c15ull;
+  return (uint32_t)(h >> 32);
+}
+
+static int loc_same(const struct mp_loc *a, const struct mp_loc *b)
+{
+  return a->kind == b->kind && a->str == b->str && a->line == b->line &&
+	 a->linedefined == b->linedefined && a->addr == b->addr &&
+	 a->addr2 == b->addr2;
+}
+
+static int loc_rehash(struct mp_profile *p)
+{
+  uint32_t n = p->loc_mask ? (p->loc_mask + 1) * 2 : 1024;
+  uint32_t *slots, i;
+  if (n == 0)
+    return -1;
+  slots = calloc(n, sizeof(*slots));
+  if (!slots)
+    return -1;
+  for (i = 0; i < p->nlocs; i++) {
+    uint32_t j = loc_hash(&p->locs[i]) & (n - 1);
+    while (slots[j])
+      j = (j + 1) & (n - 1);
+    slots[j] = i + 1;
+  }
+  free(p->loc_slots);
+  p->loc_slots = slots;
+  p->loc_mask = n - 1;
+  return 0;
+}
+
+/* The id of the location with key k (identity fields only), added if new. */
+static int64_t loc_intern(struct mp_profile *p, const struct mp_loc *k)
+{
+  uint32_t j;
+  if (!p->loc_slots && loc_rehash(p) < 0)
+    return -1;
+  for (j = loc_hash(k) & p->loc_mask; p->loc_slots[j];
+       j = (j + 1) & p->loc_mask)
+    if (loc_same(&p->locs[p->loc_slots[j] - 1], k))
+      return p->loc_slots[j] - 1;
+  if (p->nlocs >= INT32_MAX)
+    return -1;
+  if (p->nlocs == p->locs_cap) {
+    uint32_t ncap = p->locs_cap ? p->locs_cap * 2 : 256;
+    struct mp_loc *locs = realloc(p->locs, ncap * sizeof(*locs));
+    if (!locs)
+      return -1;
+    p->locs = locs;
+    p->locs_cap = ncap;
+  }
+  memset(&p->locs[p->nlocs], 0, sizeof(p->locs[0]));
+  p->locs[p->nlocs].kind = k->kind;
+  p->locs[p->nlocs].str = k->str;
+  p->locs[p->nlocs].line = k->line;
+  p->locs[p->nlocs].linedefined = k->linedefined;
+  p->locs[p->nlocs].addr = k->addr;
+  p->locs[p->nlocs].addr2 = k->addr2;
+  p->loc_slots[j] = ++p->nlocs;
+  if (p->nlocs * 2 > p->loc_mask + 1 && loc_rehash(p) < 0)
+    return -1;
+  return p->nlocs - 1;
+}
+
+/* Build the key of an event's location from the symbols known now. */
+static void resolve(struct mp_profile *p, const struct mp_event *ev,
+		    struct mp_loc *k)
+{
+  memset(k, 0, sizeof(*k));
+  k->str = MP_NO_STRING;
+  switch (ev->src) {
+  case LJM_SRC_LFUNC: {
+    struct mp_proto pt;
+    if (!mp_symtab_proto(&p->symtab, ev->loc, &pt)) {
+      k->kind = MP_LOC_LUA_UNKNOWN;
+      k->addr = ev->loc;
+      k->line = p->group == MP_GROUP_LINE || p->group == MP_GROUP_FRAMES ?
+		(uint32_t)ev->loc_line : 0;
+      break;
+    }
+    k->kind = MP_LOC_LUA;
+    k->str = pt.chunk;
+    if (p->group != MP_GROUP_CHUNK && p->group != MP_GROUP_LINE)
+      k->linedefined = pt.linedefined;
+    if (p->group == MP_GROUP_LINE || p->group == MP_GROUP_FRAMES)
+      k->line = (uint32_t)ev->loc_line;
+    break;
+  }
+  case LJM_SRC_CFUNC: {
+    struct mp_csym cs;
+    if (mp_symtab_csym(&p->symtab, ev->loc, &cs)) {
+      k->kind = MP_LOC_C;
+      k->str = cs.name;
+      k->addr = cs.addr;
+    } else {
+      k->kind = MP_LOC_C_UNKNOWN;
+      k->addr = ev->loc;
+    }
+    break;
+  }
+  case LJM_SRC_TRACE: {
+    struct mp_trace tr;
+    k->addr = ev->loc;
+    if (!mp_symtab_trace(&p->symtab, (uint32_t)ev->loc, &tr)) {
+      k->kind = MP_LOC_TRACE_UNKNOWN;
+    } else if (tr.chunk == MP_NO_STRING) {
+      k->kind = MP_LOC_TRACE_NOPROTO;
+      k->addr2 = tr.proto;
+      k->line = tr.line;
+    } else {
+      k->kind = MP_LOC_TRACE;
+      k->str = tr.chunk;
+      k->line = tr.line;
+    }
+    break;
+  }
+  default:
+    k->kind = MP_LOC_INTERNAL;
+    break;
+  }
+}
+
+static int64_t event_loc(struct mp_profile *p, const struct mp_event *ev)
+{
+  size_t slot = (size_t)((ev->loc * 0x9e3779b97f4a7c15ull + ev->loc_line * 31 +
+			  ev->src) >> 52) & (MP_LOC_CACHE - 1);
+  struct mp_loc_cache_entry *c = &p->cache[slot];
+  struct mp_loc k;
+  int64_t id;
+
+  if (c->gen == p->cache_gen && c->loc == ev->loc && c->line == ev->loc_line &&
+      c->src == ev->src)
+    return c->id;
+  resolve(p, ev, &k);
+  id = loc_intern(p, &k);
+  if (id < 0)
+    return -1;
+  c->gen = p->cache_gen;
+  c->loc = ev->loc;
+  c->line = ev->loc_line;
+  c->src = ev->src;
+  c->id = (uint32_t)id;
+  return id;
+}
+
+/* -- Events -------------------------------------------------------------- */
+
+static int add_symbol(struct mp_profile *p, const struct mp_event *ev)
+{
+  uint32_t name;
+  int rc = 0;
+
+  /* Any cached resolution may now be stale. */
+  if (++p->cache_gen == 0) {
+    memset(p->cache, 0, sizeof(p->cache));
+    p->cache_gen = 1;
+  }
+  if (!ev->in_symtab)
+    p->file.n_sym_events++;
+  switch (ev->type) {
+  case MP_EV_SYM_LFUNC:
+    p->file.n_sym_proto++;
+    name = mp_strings_intern(&p->strings, ev->name, ev->name_len);
+    if (name == MP_NO_STRING)
+      return -1;
+    rc = mp_symtab_add_proto(&p->symtab, ev->sym_addr, name,
+			     (uint32_t)ev->sym_line);
+    break;
+  case MP_EV_SYM_CFUNC:
+    p->file.n_sym_cfunc++;
+    name = mp_strings_intern(&p->strings, ev->name, ev->name_len);
+    if (name == MP_NO_STRING)
+      return -1;
+    rc = mp_symtab_add_csym(&p->symtab, ev->sym_addr, name);
+    break;
+  case MP_EV_SYM_TRACE:
+    p->file.n_sym_trace++;
+    rc = mp_symtab_add_trace(&p->symtab, (uint32_t)ev->sym_addr,
+			     ev->sym_proto, (uint32_t)ev->sym_line);
+    break;
+  default:
+    break;
+  }
+  return rc;
+}
+
+/* A block leaves the heap (free, or the old half of a realloc). */
+static int release_block(struct mp_profile *p, uint32_t at, uint64_t addr,
+			 uint64_t size, int is_free)
+{
+  struct mp_map_entry *e;
+  struct mp_loc *orig;
+  struct mp_map_entry *ov;
+  uint64_t key;
+  int added;
+
+  if (addr == 0)
+    return 0;	/* free(NULL), realloc(NULL, n): nothing was held. */
+  e = mp_map_find(&p->heap, addr);
+  if (!e) {
+    p->file.untracked_frees++;
+    p->file.untracked_bytes += size;
+    return 0;
+  }
+  orig = &p->locs[e->b];
+  orig->released++;
+  orig->held_bytes -= e->a;
+  orig->held_blocks--;
+  p->file.live_bytes -= e->a;
+  p->file.live_blocks--;
+  key = e->b << 32 | (uint64_t)at << 1 | (uint64_t)is_free;
+  size = e->a;
+  mp_map_remove(&p->heap, e);
+  ov = mp_map_insert(&p->overrides, key, &added);
+  if (!ov)
+    return -1;
+  ov->a++;
+  ov->b += size;
+  return 0;
+}
+
+/* A block enters the heap (alloc, or the new half of a realloc). */
+static int create_block(struct mp_profile *p, uint32_t at, uint64_t addr,
+			uint64_t size)
+{
+  struct mp_map_entry *e;
+  struct mp_loc *l;
+  int added;
+
+  if (addr == 0)
+    return 0;	/* A failed allocation holds nothing. */
+  e = mp_map_insert(&p->heap, addr, &added);
+  if (!e)
+    return -1;
+  if (!added) {
+    /* The stream never freed the previous block here: drop it. */
+    struct mp_loc *old = &p->locs[e->b];
+    old->released++;
+    old->held_bytes -= e->a;
+    old->held_blocks--;
+    p->file.live_bytes -= e->a;
+    p->file.live_blocks--;
+    p->file.overwritten++;
+  }
+  e->a = size;
+  e->b = at;
+  l = &p->locs[at];
+  l->created++;
+  l->held_bytes += size;
+  l->held_blocks++;
+  p->file.live_bytes += size;
+  p->file.live_blocks++;
+  return 0;
+}
+
+int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)
+{
+  int64_t id;
+  struct mp_loc *l;
+  uint64_t evno;
+
+  if (ev->type >= MP_EV_SYM_LFUNC) {
+    if (add_symbol(p, ev) < 0)
+      goto oom;
+    return 0;
+  }
+  id = event_loc(p, ev);
+  if (id < 0)
+    goto oom;
+  l = &p->locs[id];
+  switch (ev->type) {
+  case MP_EV_ALLOC:
+    p->file.n_alloc++;
+    p->file.bytes_allocated += ev->new_size;
+    l->n_alloc++;
+    l->alloc_bytes += ev->new_size;
+    if (create_block(p, (uint32_t)id, ev->new_addr, ev->new_size) < 0)
+      goto oom;
+    break;
+  case MP_EV_FREE:
+    p->file.n_free++;
+    p->file.bytes_freed += ev->old_size;
+    l->n_free++;
+    l->free_bytes += ev->old_size;
+    if (release_block(p, (uint32_t)id, ev->old_addr, ev->old_size, 1) < 0)
+      goto oom;
+    break;
+  case MP_EV_REALLOC:
+    p->file.n_realloc++;
+    p->file.bytes_allocated += ev->new_size;
+    p->file.bytes_freed += ev->old_size;
+    l->n_realloc++;
+    l->realloc_new += ev->new_size;
+    l->realloc_old += ev->old_size;
+    if (release_block(p, (uint32_t)id, ev->old_addr, ev->old_size, 0) < 0 ||
+	create_block(p, (uint32_t)id, ev->new_addr, ev->new_size) < 0)
+      goto oom;
+    break;
+  default:
+    break;
+  }
+  if (p->file.live_bytes > p->file.peak_bytes) {
+    evno = p->file.n_alloc + p->file.n_free + p->file.n_realloc;
+    p->file.peak_bytes = p->file.live_bytes;
+    p->file.peak_event = evno;
+  }
+  return 0;
+oom:
+  p->oom = 1;
+  return -1;
+}
+
+void mp_profile_end_file(struct mp_profile *p, int truncated)
+{
+  struct mp_summary *t = &p->total, *f = &p->file;
+
+  t->n_alloc += f->n_alloc;
+  t->n_realloc += f->n_realloc;
+  t->n_free += f->n_free;
+  t->n_sym_proto += f->n_sym_proto;
+  t->n_sym_cfunc += f->n_sym_cfunc;
+  t->n_sym_trace += f->n_sym_trace;
+  t->n_sym_events += f->n_sym_events;
+  t->bytes_allocated += f->bytes_allocated;
+  t->bytes_freed += f->bytes_freed;
+  t->live_bytes += f->live_bytes;
+  t->live_blocks += f->live_blocks;
+  if (f->peak_bytes > t->peak_bytes || t->files == 0) {
+    t->peak_bytes = f->peak_bytes;
+    t->peak_event = f->peak_event;
+    t->peak_file = (uint32_t)t->files;
+  }
+  t->untracked_frees += f->untracked_frees;
+  t->untracked_bytes += f->untracked_bytes;
+  t->overwritten += f->overwritten;
+  t->files++;
+  if (truncated)
+    t->truncated_files++;
+  memset(f, 0, sizeof(*f));
+  /* The next file is another process: its addresses mean other things. */
+  mp_symtab_free(&p->symtab);
+  mp_symtab_init(&p->symtab);
+  mp_map_clear(&p->heap);
+  if (++p->cache_gen == 0) {
+    memset(p->cache, 0, sizeof(p->cache));
+    p->cache_gen = 1;
+  }
+}
+
+static int cmp_override(const void *a, const void *b)
+{
+  const struct mp_override *x = a, *y = b;
+  if (x->is_free != y->is_free)
+    return x->is_free - y->is_free;
+  if (x->loc != y->loc)
+    return x->loc < y->loc ? -1 : 1;
+  if (x->orig != y->orig)
+    return x->orig < y->orig ? -1 : 1;
+  return 0;
+}
+
+struct mp_override *mp_profile_overrides(const struct mp_profile *p,
+					 size_t *count)
+{
+  const struct mp_map *m = &p->overrides;
+  struct mp_override *out;
+  size_t n = 0;
+  uint64_t i, nslots = m->slots ? m->mask + 1 : 0;
+
+  out = malloc((m->count + 1) * sizeof(*out));
+  if (!out) {
+    *count = 0;
+    return NULL;
+  }
+  for (i = 0; i <= nslots; i++) {
+    const struct mp_map_entry *e;
+    if (i == nslots) {
+      if (!m->has_zero)
+	break;
+      e = &m->zero;
+    } else {
+      e = &m->slots[i];
+      if (!e->key)
+	continue;
+    }
+    out[n].orig = (uint32_t)(e->key >> 32);
+    out[n].loc = (uint32_t)(e->key >> 1) & 0x7fffffffu;
+    out[n].is_free = (int)(e->key & 1);
+    out[n].count = e->a;
+    out[n].bytes = e->b;
+    n++;
+  }
+  qsort(out, n, sizeof(*out), cmp_override);
+  *count = n;
+  return out;
+}

@@ -1,0 +1,123 @@
+/*
+** The aggregator: consumes events from mp_reader, resolves their
+** locations against the symbols known at that point, tracks the live
+** heap, and sums everything per location. Reports read the result.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#ifndef MP_PROFILE_H
+#define MP_PROFILE_H
+
+#include <stdint.h>
+
+#include "mp_map.h"
+#include "mp_reader.h"
+#include "mp_strings.h"
+#include "mp_symtab.h"
+
+/* How finely Lua locations are told apart. */
+enum mp_group {
+  MP_GROUP_LINE,	/* chunk:line (the default). */
+  MP_GROUP_FUNCTION,	/* chunk:linedefined. */
+  MP_GROUP_CHUNK,	/* chunk. */
+  MP_GROUP_FRAMES	/* chunk, linedefined and line: for folded stacks. */
+};
+
+enum mp_loc_kind {
+  MP_LOC_INTERNAL,
+  MP_LOC_LUA,		/* str = chunk, linedefined, line. */
+  MP_LOC_LUA_UNKNOWN,	/* addr = prototype not in the symbol table, line. */
+  MP_LOC_C,		/* str = symbol name, addr = symbol address. */
+  MP_LOC_C_UNKNOWN,	/* addr = C function address. */
+  MP_LOC_TRACE,		/* addr = trace number, str = chunk, line. */
+  MP_LOC_TRACE_NOPROTO,	/* Trace whose prototype was unknown: addr2, line. */
+  MP_LOC_TRACE_UNKNOWN	/* addr = trace number not in the symbol table. */
+};
+
+struct mp_loc {
+  /* Identity (the key). */
+  uint32_t kind;
+  uint32_t str;		/* Chunk or C symbol name, or MP_NO_STRING. */
+  uint32_t line;
+  uint32_t linedefined;
+  uint64_t addr;
+  uint64_t addr2;
+  /* Events at this location. */
+  uint64_t n_alloc, alloc_bytes;
+  uint64_t n_realloc, realloc_new, realloc_old;
+  uint64_t n_free, free_bytes;
+  /* Blocks this location (re)allocated: how many, how many of them were
+  ** released later by anyone, and what is still held. */
+  uint64_t created, released;
+  uint64_t held_bytes, held_blocks;
+};
+
+/* One (event location, location whose block it reallocated or freed). */
+struct mp_override {
+  uint32_t loc;		/* Location of the realloc or free. */
+  uint32_t orig;	/* Location that had allocated the block. */
+  int is_free;		/* 0: realloc. */
+  uint64_t count;
+  uint64_t bytes;	/* Old sizes of those blocks. */
+};
+
+struct mp_summary {
+  uint64_t n_alloc, n_realloc, n_free;	/* Memory events by kind. */
+  uint64_t n_sym_proto, n_sym_cfunc, n_sym_trace;	/* Symbols defined. */
+  uint64_t n_sym_events;	/* Of which from symbol events. */
+  uint64_t bytes_allocated;	/* New sizes of allocs and reallocs. */
+  uint64_t bytes_freed;		/* Old sizes of frees and reallocs. */
+  uint64_t live_bytes, live_blocks;	/* Tracked blocks now. */
+  uint64_t peak_bytes, peak_event;	/* Largest live_bytes, and when. */
+  uint32_t peak_file;		/* Which file (merged summaries). */
+  uint64_t untracked_frees;	/* Blocks freed/reallocated that were
+				** allocated before profiling started. */
+  uint64_t untracked_bytes;
+  uint64_t overwritten;		/* Allocs at an address already live. */
+  uint64_t files, truncated_files;
+};
+
+#define MP_LOC_CACHE 4096
+
+struct mp_loc_cache_entry {
+  uint64_t loc, line;	/* Event location fields. */
+  uint32_t src;
+  uint32_t gen;		/* Valid when equal to the profile's generation. */
+  uint32_t id;
+};
+
+struct mp_profile {
+  enum mp_group group;
+  struct mp_strings strings;	/* Shared by all merged files. */
+  struct mp_symtab symtab;	/* Per file. */
+  struct mp_map heap;		/* Per file: addr -> a: size, b: loc id. */
+  struct mp_loc *locs;
+  uint32_t nlocs, locs_cap;
+  uint32_t *loc_slots;		/* Location hash: id + 1, 0 is empty. */
+  uint32_t loc_mask;
+  struct mp_map overrides;	/* orig << 32 | loc << 1 | is_free -> count, bytes. */
+  struct mp_loc_cache_entry cache[MP_LOC_CACHE];
+  uint32_t cache_gen;
+  struct mp_summary file;	/* The file being read. */
+  struct mp_summary total;	/* Files finished so far. */
+  int oom;			/* Out of memory: results are incomplete. */
+};
+
+void mp_profile_init(struct mp_profile *p, enum mp_group group);
+void mp_profile_free(struct mp_profile *p);
+
+/* Account one event. Returns 0, or -1 when out of memory. */
+int mp_profile_event(struct mp_profile *p, const struct mp_event *ev);
+
+/*
+** Close the current file: fold its summary into total and forget its
+** symbols and live heap (held bytes per location stay).
+*/
+void mp_profile_end_file(struct mp_profile *p, int truncated);
+
+/* All override pairs, sorted by (is_free, loc); free() the result. */
+struct mp_override *mp_profile_overrides(const struct mp_profile *p,
+					 size_t *count);
+
+#endif

@@ -1,0 +1,506 @@
+/*
+** Streaming reader for memprof streams: section headers, symbol table
+** entries and events, with every field checked against FORMAT.md.
+**
+** An event is decoded from the buffer in one go; when the buffer ends
+** inside it, more input is read and the event is decoded again from its
+** first byte. That keeps the decoder free of resumable state and costs a
+** few bytes of re-decoding once per buffer refill.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lj_memprof_format.h"
+#include "mp_reader.h"
+#include "mp_uleb.h"
+
+#define READ_CHUNK ((size_t)1 << 20)	/* Bytes asked for per read(2). */
+
+/* Values no real process can produce. */
+#define SIZE_LIMIT ((uint64_t)1 << 48)
+#define LINE_LIMIT ((uint64_t)UINT32_MAX)
+
+enum reader_state {
+  ST_SYMTAB_HDR,	/* Expecting "ljs" + version. */
+  ST_SYMTAB,		/* Symbol table entries. */
+  ST_EVENTS_HDR,	/* Expecting "ljm" + version. */
+  ST_EVENTS,		/* Events up to the epilogue. */
+  ST_END,		/* Epilogue seen and nothing after it. */
+  ST_FAILED		/* An error or a truncation was reported. */
+};
+
+struct mp_reader {
+  int fd;		/* -1 for a memory reader. */
+  int eof;		/* No more input beyond buf[len]. */
+  int64_t size;		/* Total input size, or -1 when unknown. */
+  uint8_t *buf;
+  size_t cap;		/* Allocated size of buf (fd readers). */
+  size_t pos;		/* Next byte to decode. */
+  size_t len;		/* End of the valid bytes. */
+  size_t need;		/* Bytes from pos the current item needs. */
+  uint64_t base;	/* Input offset of buf[0]. */
+  enum reader_state state;
+  enum mp_status final;	/* What to return once in ST_FAILED. */
+  char err[256];
+  uint64_t err_off;
+};
+
+/* Result of decoding one item from the buffer. */
+enum decode_result { D_OK, D_SHORT, D_ERROR, D_END };
+
+struct mp_reader *mp_reader_new_fd(int fd, int64_t size)
+{
+  struct mp_reader *r = calloc(1, sizeof(*r));
+  if (!r)
+    return NULL;
+  r->fd = fd;
+  r->size = size;
+  r->cap = READ_CHUNK * 4;
+  r->buf = malloc(r->cap);
+  if (!r->buf) {
+    free(r);
+    return NULL;
+  }
+  return r;
+}
+
+struct mp_reader *mp_reader_new_mem(const void *data, size_t len)
+{
+  struct mp_reader *r = calloc(1, sizeof(*r));
+  if (!r)
+    return NULL;
+  r->fd = -1;
+  r->eof = 1;
+  r->size = (int64_t)len;
+  r->buf = (uint8_t *)data;
+  r->len = len;
+  return r;
+}
+
+void mp_reader_free(struct mp_reader *r)
+{
+  if (!r)
+    return;
+  if (r->fd >= 0)
+    free(r->buf);
+  free(r);
+}
+
+const char *mp_reader_error(const struct mp_reader *r)
+{
+  return r->err;
+}
+
+uint64_t mp_reader_error_offset(const struct mp_reader *r)
+{
+  return r->err_off;
+}
+
+uint64_t mp_reader_offset(const struct mp_reader *r)
+{
+  return r->base + r->pos;
+}
+
+static enum decode_result fail_at(struct mp_reader *r, const uint8_t *at,
+				  const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->err, sizeof(r->err), fmt, ap);
+  va_end(ap);
+  r->err_off = r->base + (uint64_t)(at - r->buf);
+  return D_ERROR;
+}
+
+/*
+** Make more input available after buf[len]. Keeps the bytes from pos on,
+** grows the buffer only when it is full of unconsumed data (a long
+** string), so the allocation follows the data actually read.
+** Returns 0, or -1 on a read error (message set).
+*/
+static int refill(struct mp_reader *r)
+{
+  ssize_t got;
+
+  if (r->fd < 0 || r->eof) {
+    r->eof = 1;
+    return 0;
+  }
+  if (r->pos > 0) {
+    memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+    r->base += r->pos;
+    r->len -= r->pos;
+    r->pos = 0;
+  }
+  if (r->len == r->cap) {
+    size_t ncap = r->cap * 2;
+    uint8_t *nbuf = realloc(r->buf, ncap);
+    if (!nbuf) {
+      snprintf(r->err, sizeof(r->err), "out of memory");
+      r->err_off = r->base + r->len;
+      return -1;
+    }
+    r->buf = nbuf;
+    r->cap = ncap;
+  }
+  do {
+    size_t want = r->cap - r->len;
+    if (want > READ_CHUNK * 4)
+      want = READ_CHUNK * 4;
+    got = read(r->fd, r->buf + r->len, want);
+  } while (got < 0 && errno == EINTR);
+  if (got < 0) {
+    snprintf(r->err, sizeof(r->err), "read error: %s", strerror(errno));
+    r->err_off = r->base + r->len;
+    return -1;
+  }
+  if (got == 0)
+    r->eof = 1;
+  r->len += (size_t)got;
+  return 0;
+}
+
+/* -- Field decoding ------------------------------------------------------ */
+
+/* Decode a ULEB128 field into v, or return from the caller. */
+#define GET_ULEB(r, p, end, v, what) do { \
+    enum mp_uleb_status st_ = mp_uleb_read(&(p), (end), &(v)); \
+    if (st_ != MP_ULEB_OK) \
+      return uleb_failure((r), (p), st_, (what)); \
+  } while (0)
+
+static enum decode_result uleb_failure(struct mp_reader *r, const uint8_t *p,
+				       enum mp_uleb_status st,
+				       const char *what)
+{
+  if (st == MP_ULEB_SHORT)
+    return D_SHORT;
+  if (st == MP_ULEB_TOOLONG)
+    return fail_at(r, p, "%s: ULEB128 longer than %d bytes", what,
+		   LJM_FMT_ULEB128_MAX);
+  return fail_at(r, p, "%s: ULEB128 value does not fit 64 bits", what);
+}
+
+/* Check a decoded value against a bound; field_at is its first byte. */
+#define CHECK_LIMIT(r, at, v, limit, what) do { \
+    if ((v) > (limit)) \
+      return fail_at((r), (at), "impossible %s %llu", (what), \
+		     (unsigned long long)(v)); \
+  } while (0)
+
+static enum decode_result get_string(struct mp_reader *r, const uint8_t **pp,
+				     const uint8_t *end, const uint8_t *item,
+				     struct mp_event *ev)
+{
+  const uint8_t *p = *pp;
+  const uint8_t *at = p;
+  uint64_t n;
+  uint64_t after;
+
+  GET_ULEB(r, p, end, n, "string length");
+  if (n > MP_STRING_MAX)
+    return fail_at(r, at, "string length %llu exceeds the limit of %llu",
+		   (unsigned long long)n, (unsigned long long)MP_STRING_MAX);
+  after = r->base + (uint64_t)(p - r->buf) + n;
+  if (r->size >= 0 && after > (uint64_t)r->size)
+    return fail_at(r, at, "string length %llu runs past the end of the input",
+		   (unsigned long long)n);
+  if ((uint64_t)(end - p) < n) {
+    r->need = (size_t)(p - item) + (size_t)n;
+    return D_SHORT;
+  }
+  ev->name = (const char *)p;
+  ev->name_len = (size_t)n;
+  *pp = p + n;
+  return D_OK;
+}
+
+/* Symbol body shared by the symbol table section and symbol events. */
+static enum decode_result get_symbol(struct mp_reader *r, const uint8_t **pp,
+				     const uint8_t *end, const uint8_t *item,
+				     unsigned kind, struct mp_event *ev)
+{
+  const uint8_t *p = *pp;
+  const uint8_t *at;
+  enum decode_result d;
+
+  ev->name = NULL;
+  ev->name_len = 0;
+  ev->sym_proto = 0;
+  ev->sym_line = 0;
+  switch (kind) {
+  case LJM_SYMTAB_LFUNC:
+    ev->type = MP_EV_SYM_LFUNC;
+    GET_ULEB(r, p, end, ev->sym_addr, "prototype address");
+    if ((d = get_string(r, &p, end, item, ev)) != D_OK)
+      return d;
+    at = p;
+    GET_ULEB(r, p, end, ev->sym_line, "prototype first line");
+    CHECK_LIMIT(r, at, ev->sym_line, LINE_LIMIT, "line number");
+    break;
+  case LJM_SYMTAB_CFUNC:
+    ev->type = MP_EV_SYM_CFUNC;
+    GET_ULEB(r, p, end, ev->sym_addr, "C symbol address");
+    if ((d = get_string(r, &p, end, item, ev)) != D_OK)
+      return d;
+    break;
+  case LJM_SYMTAB_TRACE:
+    ev->type = MP_EV_SYM_TRACE;
+    at = p;
+    GET_ULEB(r, p, end, ev->sym_addr, "trace number");
+    CHECK_LIMIT(r, at, ev->sym_addr, LINE_LIMIT, "trace number");
+    GET_ULEB(r, p, end, ev->sym_proto, "trace prototype address");
+    at = p;
+    GET_ULEB(r, p, end, ev->sym_line, "trace start line");
+    CHECK_LIMIT(r, at, ev->sym_line, LINE_LIMIT, "line number");
+    break;
+  default:
+    return fail_at(r, item, "unknown symbol kind %u", kind);
+  }
+  *pp = p;
+  return D_OK;
+}
+
+/* -- Section headers ----------------------------------------------------- */
+
+static enum decode_result get_section_header(struct mp_reader *r,
+					     const uint8_t **pp,
+					     const uint8_t *end,
+					     const char magic[3],
+					     const char *section)
+{
+  const uint8_t *p = *pp;
+  size_t avail = (size_t)(end - p);
+  size_t i;
+
+  for (i = 0; i < 3 && i < avail; i++)
+    if (p[i] != (uint8_t)magic[i]) {
+      if (r->base + (uint64_t)(p - r->buf) == 0)
+	return fail_at(r, p + i, "not a memprof stream (bad magic)");
+      return fail_at(r, p + i, "bad magic of the %s section", section);
+    }
+  if (avail < LJM_FMT_HDRLEN) {
+    r->need = LJM_FMT_HDRLEN;
+    return D_SHORT;
+  }
+  if (p[3] != LJM_FMT_VERSION)
+    return fail_at(r, p + 3,
+		   "unsupported %s version %u (this reader knows version %d)",
+		   section, p[3], LJM_FMT_VERSION);
+  for (i = 4; i < LJM_FMT_HDRLEN; i++)
+    if (p[i] != 0)
+      return fail_at(r, p + i, "reserved byte of the %s header is not zero",
+		     section);
+  *pp = p + LJM_FMT_HDRLEN;
+  return D_OK;
+}
+
+/* -- Items --------------------------------------------------------------- */
+
+static enum decode_result get_symtab_entry(struct mp_reader *r,
+					   const uint8_t **pp,
+					   const uint8_t *end,
+					   struct mp_event *ev)
+{
+  const uint8_t *p = *pp;
+  const uint8_t *item = p;
+  unsigned h;
+  enum decode_result d;
+
+  if (p >= end)
+    return D_SHORT;
+  h = *p++;
+  if (h & LJM_SYMTAB_FINAL) {
+    *pp = p;
+    return D_END;
+  }
+  if (h & ~(unsigned)LJM_SYMTAB_KIND_MASK)
+    return fail_at(r, item, "invalid symbol table entry header 0x%02x", h);
+  if ((d = get_symbol(r, &p, end, item, h & LJM_SYMTAB_KIND_MASK, ev)) != D_OK)
+    return d;
+  ev->in_symtab = 1;
+  ev->offset = r->base + (uint64_t)(item - r->buf);
+  *pp = p;
+  return D_OK;
+}
+
+static enum decode_result get_event(struct mp_reader *r, const uint8_t **pp,
+				    const uint8_t *end, struct mp_event *ev)
+{
+  const uint8_t *p = *pp;
+  const uint8_t *item = p;
+  const uint8_t *at;
+  unsigned h, kind, src;
+
+  if (p >= end)
+    return D_SHORT;
+  h = *p++;
+  if (h & LJM_EV_EPILOGUE) {
+    if (h != LJM_EV_EPILOGUE)
+      return fail_at(r, item, "invalid event header 0x%02x", h);
+    *pp = p;
+    return D_END;
+  }
+  if (h & LJM_EV_UNUSED_MASK)
+    return fail_at(r, item, "invalid event header 0x%02x (unused bits set)", h);
+  kind = h & LJM_EV_MASK;
+  src = h & LJM_SRC_MASK;
+  ev->offset = r->base + (uint64_t)(item - r->buf);
+  ev->in_symtab = 0;
+  if (kind == LJM_EV_SYMTAB) {
+    unsigned sym;
+    enum decode_result d;
+    switch (src) {
+    case LJM_SRC_LFUNC: sym = LJM_SYMTAB_LFUNC; break;
+    case LJM_SRC_CFUNC: sym = LJM_SYMTAB_CFUNC; break;
+    case LJM_SRC_TRACE: sym = LJM_SYMTAB_TRACE; break;
+    default:
+      return fail_at(r, item, "invalid symbol event header 0x%02x", h);
+    }
+    if ((d = get_symbol(r, &p, end, item, sym, ev)) != D_OK)
+      return d;
+    *pp = p;
+    return D_OK;
+  }
+
+  ev->type = (enum mp_event_type)kind;
+  ev->src = src;
+  ev->loc = 0;
+  ev->loc_line = 0;
+  switch (src) {
+  case LJM_SRC_INTERNAL:
+    break;
+  case LJM_SRC_LFUNC:
+    GET_ULEB(r, p, end, ev->loc, "prototype address");
+    at = p;
+    GET_ULEB(r, p, end, ev->loc_line, "line");
+    CHECK_LIMIT(r, at, ev->loc_line, LINE_LIMIT, "line number");
+    break;
+  case LJM_SRC_CFUNC:
+    GET_ULEB(r, p, end, ev->loc, "C function address");
+    break;
+  case LJM_SRC_TRACE:
+    at = p;
+    GET_ULEB(r, p, end, ev->loc, "trace number");
+    CHECK_LIMIT(r, at, ev->loc, LINE_LIMIT, "trace number");
+    break;
+  default:
+    return fail_at(r, item, "invalid event source in header 0x%02x", h);
+  }
+  if (kind != LJM_EV_ALLOC) {
+    GET_ULEB(r, p, end, ev->old_addr, "old address");
+    at = p;
+    GET_ULEB(r, p, end, ev->old_size, "old size");
+    CHECK_LIMIT(r, at, ev->old_size, SIZE_LIMIT, "size");
+  } else {
+    ev->old_addr = 0;
+    ev->old_size = 0;
+  }
+  if (kind != LJM_EV_FREE) {
+    GET_ULEB(r, p, end, ev->new_addr, "new address");
+    at = p;
+    GET_ULEB(r, p, end, ev->new_size, "new size");
+    CHECK_LIMIT(r, at, ev->new_size, SIZE_LIMIT, "size");
+  } else {
+    ev->new_addr = 0;
+    ev->new_size = 0;
+  }
+  *pp = p;
+  return D_OK;
+}
+
+/* -- Driver -------------------------------------------------------------- */
+
+static enum mp_status stop(struct mp_reader *r, enum mp_status st)
+{
+  r->state = ST_FAILED;
+  r->final = st;
+  return st;
+}
+
+enum mp_status mp_reader_next(struct mp_reader *r, struct mp_event *ev)
+{
+  for (;;) {
+    const uint8_t *start = r->buf + r->pos;
+    const uint8_t *p = start;
+    const uint8_t *end = r->buf + r->len;
+    enum decode_result d;
+
+    r->need = 0;
+    switch (r->state) {
+    case ST_SYMTAB_HDR: {
+      static const char magic[3] = {LJM_SYMTAB_M0, LJM_SYMTAB_M1, LJM_SYMTAB_M2};
+      if (r->len == 0 && r->eof && r->base == 0) {
+	snprintf(r->err, sizeof(r->err), "empty input, not a memprof stream");
+	r->err_off = 0;
+	return stop(r, MP_ERROR);
+      }
+      d = get_section_header(r, &p, end, magic, "symbol table");
+      if (d == D_OK) {
+	r->pos = (size_t)(p - r->buf);
+	r->state = ST_SYMTAB;
+	continue;
+      }
+      break;
+    }
+    case ST_SYMTAB:
+      d = get_symtab_entry(r, &p, end, ev);
+      if (d == D_END) {
+	r->pos = (size_t)(p - r->buf);
+	r->state = ST_EVENTS_HDR;
+	continue;
+      }
+      break;
+    case ST_EVENTS_HDR: {
+      static const char magic[3] = {LJM_EVENTS_M0, LJM_EVENTS_M1, LJM_EVENTS_M2};
+      d = get_section_header(r, &p, end, magic, "event");
+      if (d == D_OK) {
+	r->pos = (size_t)(p - r->buf);
+	r->state = ST_EVENTS;
+	continue;
+      }
+      break;
+    }
+    case ST_EVENTS:
+      d = get_event(r, &p, end, ev);
+      if (d == D_END) {
+	r->pos = (size_t)(p - r->buf);
+	/* Anything after the epilogue means this is not what we think. */
+	while (r->pos == r->len && !r->eof)
+	  if (refill(r) < 0)
+	    return stop(r, MP_ERROR);
+	if (r->pos < r->len) {
+	  fail_at(r, r->buf + r->pos, "unexpected data after the epilogue");
+	  return stop(r, MP_ERROR);
+	}
+	r->state = ST_END;
+	return MP_END;
+      }
+      break;
+    case ST_END:
+      return MP_END;
+    default:
+      return r->final;
+    }
+
+    if (d == D_OK) {
+      r->pos = (size_t)(p - r->buf);
+      return MP_OK;
+    }
+    if (d == D_ERROR)
+      return stop(r, MP_ERROR);
+    /* D_SHORT: the item continues past the buffered bytes. */
+    if (r->eof)
+      return stop(r, MP_TRUNCATED);
+    if (refill(r) < 0)
+      return stop(r, MP_ERROR);
+    (void)start;
+  }
+}

@@ -1,0 +1,69 @@
+/*
+** Streaming reader for memprof streams (FORMAT.md): turns bytes into
+** events, one at a time, checking every field. It keeps one input buffer
+** whose size depends on the longest string seen, never on the file size.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#ifndef MP_READER_H
+#define MP_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* What mp_reader_next delivered. */
+enum mp_event_type {
+  MP_EV_ALLOC = 1,	/* Same values as the stream's EE bits. */
+  MP_EV_FREE = 2,
+  MP_EV_REALLOC = 3,
+  MP_EV_SYM_LFUNC,	/* A prototype: addr, name = chunk, line = linedefined. */
+  MP_EV_SYM_CFUNC,	/* A C symbol: addr, name. */
+  MP_EV_SYM_TRACE	/* A trace: addr = trace number, proto, line. */
+};
+
+struct mp_event {
+  enum mp_event_type type;
+  unsigned src;		/* LJM_SRC_* of a memory event. */
+  uint64_t loc;		/* Proto address, C function address or trace. */
+  uint64_t loc_line;	/* Current line for LJM_SRC_LFUNC. */
+  uint64_t old_addr, old_size;	/* Free and realloc. */
+  uint64_t new_addr, new_size;	/* Alloc and realloc. */
+  /* Symbols. */
+  uint64_t sym_addr;	/* Proto/C symbol address or trace number. */
+  uint64_t sym_proto;	/* Trace: proto where it starts. */
+  uint64_t sym_line;	/* Proto: linedefined; trace: start line. */
+  const char *name;	/* Not terminated; valid until the next call. */
+  size_t name_len;
+  int in_symtab;	/* From the leading symbol table section. */
+  uint64_t offset;	/* Byte offset of the event in the input. */
+};
+
+enum mp_status {
+  MP_OK = 0,		/* An event was delivered. */
+  MP_END,		/* The epilogue: the stream is complete. */
+  MP_TRUNCATED,		/* The input ended before the epilogue. */
+  MP_ERROR		/* Bad data or I/O error: see mp_reader_error. */
+};
+
+/* Longest string accepted (chunk names can be whole source texts). */
+#define MP_STRING_MAX ((uint64_t)64 << 20)
+
+struct mp_reader;
+
+/* Read from fd (not closed by the reader); size is the file size or -1. */
+struct mp_reader *mp_reader_new_fd(int fd, int64_t size);
+/* Read from memory; the caller keeps data alive. */
+struct mp_reader *mp_reader_new_mem(const void *data, size_t len);
+void mp_reader_free(struct mp_reader *r);
+
+enum mp_status mp_reader_next(struct mp_reader *r, struct mp_event *ev);
+
+/* After MP_ERROR: the message and the byte offset it is about. */
+const char *mp_reader_error(const struct mp_reader *r);
+uint64_t mp_reader_error_offset(const struct mp_reader *r);
+
+/* Bytes consumed so far (for progress lines). */
+uint64_t mp_reader_offset(const struct mp_reader *r);
+
+#endif

@@ -1,0 +1,233 @@
+/*
+** The text report in the established memprof layout, and the leak
+** summary (--leak-only).
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mp_report.h"
+
+/* One printed line: sort key and what to print. */
+struct row {
+  uint64_t key;		/* Event count, or bytes held. */
+  const char *name;
+  uint32_t loc;
+};
+
+/* Largest key first; ties by name so that output is reproducible. */
+static int cmp_row(const void *a, const void *b)
+{
+  const struct row *x = a, *y = b;
+  if (x->key != y->key)
+    return x->key > y->key ? -1 : 1;
+  return strcmp(x->name, y->name);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Record that the alias of this location's string gets printed. */
+static void mark_alias(struct mp_report_names *n, const struct mp_loc *l)
+{
+  struct mp_aliases *al = &n->aliases;
+  if (al->of && l->str < al->nstrings && al->of[l->str])
+    al->used[al->of[l->str]] = 1;
+}
+
+static void put_bytes(FILE *out, uint64_t v, int human)
+{
+  struct mp_buf b = {0};
+  mp_name_bytes(&b, v, human);
+  if (b.data)
+    fputs(b.data, out);
+  mp_buf_free(&b);
+}
+
+/* First override of (is_free, loc) in the sorted array, or count. */
+static size_t overrides_at(const struct mp_override *ov, size_t count,
+			   int is_free, uint32_t loc)
+{
+  size_t lo = 0, hi = count;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (ov[mid].is_free < is_free ||
+	(ov[mid].is_free == is_free && ov[mid].loc < loc))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+enum section { SEC_ALLOC, SEC_REALLOC, SEC_FREE };
+
+static int section(FILE *out, const struct mp_profile *p,
+		   struct mp_report_names *n, const struct mp_override *ov,
+		   size_t nov, const struct mp_report_opts *o, enum section sec)
+{
+  static const char *const titles[] = {"ALLOCATIONS", "REALLOCATIONS",
+				       "DEALLOCATIONS"};
+  struct row *rows = malloc((p->nlocs + 1) * sizeof(*rows));
+  const char **origs = NULL;
+  size_t nrows = 0, i;
+  uint32_t id;
+
+  if (!rows)
+    return -1;
+  for (id = 0; id < p->nlocs; id++) {
+    const struct mp_loc *l = &p->locs[id];
+    uint64_t k = sec == SEC_ALLOC ? l->n_alloc :
+		 sec == SEC_REALLOC ? l->n_realloc : l->n_free;
+    if (k) {
+      rows[nrows].key = k;
+      rows[nrows].name = mp_report_name(n, id);
+      rows[nrows].loc = id;
+      nrows++;
+    }
+  }
+  qsort(rows, nrows, sizeof(*rows), cmp_row);
+  if (o->top && nrows > o->top)
+    nrows = (size_t)o->top;
+
+  fprintf(out, "%s\n", titles[sec]);
+  for (i = 0; i < nrows; i++) {
+    const struct mp_loc *l = &p->locs[rows[i].loc];
+    uint64_t plus = sec == SEC_ALLOC ? l->alloc_bytes :
+		    sec == SEC_REALLOC ? l->realloc_new : 0;
+    uint64_t minus = sec == SEC_ALLOC ? 0 :
+		     sec == SEC_REALLOC ? l->realloc_old : l->free_bytes;
+    size_t first, j, norig = 0;
+
+    mark_alias(n, l);
+    fprintf(out, "%s: %llu events\t+", rows[i].name,
+	    (unsigned long long)rows[i].key);
+    put_bytes(out, plus, o->human);
+    fputs("\t-", out);
+    put_bytes(out, minus, o->human);
+    fputc('\n', out);
+    if (sec == SEC_ALLOC)
+      continue;
+    first = overrides_at(ov, nov, sec == SEC_FREE, rows[i].loc);
+    for (j = first; j < nov && ov[j].loc == rows[i].loc &&
+		    ov[j].is_free == (sec == SEC_FREE); j++)
+      ;
+    if (j == first)
+      continue;
+    origs = realloc(origs, (j - first) * sizeof(*origs));
+    if (!origs) {
+      free(rows);
+      return -1;
+    }
+    for (j = first; j < nov && ov[j].loc == rows[i].loc &&
+		    ov[j].is_free == (sec == SEC_FREE); j++) {
+      origs[norig++] = mp_report_name(n, ov[j].orig);
+      mark_alias(n, &p->locs[ov[j].orig]);
+    }
+    qsort(origs, norig, sizeof(*origs), cmp_name);
+    fputs("\tOverrides:\n", out);
+    for (j = 0; j < norig; j++)
+      fprintf(out, "\t\t%s\n", origs[j]);
+    fputc('\n', out);
+  }
+  fputc('\n', out);
+  free(origs);
+  free(rows);
+  return 0;
+}
+
+static int leak_summary(FILE *out, const struct mp_profile *p,
+			struct mp_report_names *n,
+			const struct mp_report_opts *o)
+{
+  struct row *rows = malloc((p->nlocs + 1) * sizeof(*rows));
+  size_t nrows = 0, i;
+  uint32_t id;
+
+  if (!rows)
+    return -1;
+  for (id = 0; id < p->nlocs; id++)
+    if (p->locs[id].held_bytes) {
+      rows[nrows].key = p->locs[id].held_bytes;
+      rows[nrows].name = mp_report_name(n, id);
+      rows[nrows].loc = id;
+      nrows++;
+    }
+  qsort(rows, nrows, sizeof(*rows), cmp_row);
+  if (o->top && nrows > o->top)
+    nrows = (size_t)o->top;
+  fputs("HEAP SUMMARY:\n", out);
+  for (i = 0; i < nrows; i++) {
+    const struct mp_loc *l = &p->locs[rows[i].loc];
+    mark_alias(n, l);
+    fprintf(out, "%s holds ", rows[i].name);
+    put_bytes(out, l->held_bytes, o->human);
+    fprintf(out, ": %llu allocs, %llu frees\n",
+	    (unsigned long long)l->created, (unsigned long long)l->released);
+  }
+  fputc('\n', out);
+  free(rows);
+  return 0;
+}
+
+/* The texts behind the aliases printed above, each once. */
+static void aliases(FILE *out, const struct mp_profile *p,
+		    const struct mp_report_names *n)
+{
+  static const char rule[] =
+    "================================================================";
+  const struct mp_aliases *al = &n->aliases;
+  uint32_t id;
+  int any = 0;
+
+  if (!al->of)
+    return;
+  for (id = 0; id < al->nstrings; id++) {
+    const struct mp_string *s;
+    if (!al->of[id] || !al->used[al->of[id]])
+      continue;
+    if (!any)
+      fputs("ALIASES:\n", out);
+    any = 1;
+    s = mp_strings_get(&p->strings, id);
+    fprintf(out, "CHUNK#%u:\n%s\n", al->of[id], rule);
+    fwrite(s->data, 1, s->len, out);
+    if (s->len && s->data[s->len - 1] != '\n')
+      fputc('\n', out);
+    fprintf(out, "%s\n\n", rule);
+  }
+}
+
+int mp_report_text(FILE *out, const struct mp_profile *p,
+		   const struct mp_report_opts *o)
+{
+  struct mp_report_names n;
+  struct mp_override *ov = NULL;
+  size_t nov = 0;
+  int rc = -1;
+
+  if (mp_report_names_init(&n, p, MP_NAME_ALIASED) < 0)
+    goto out;
+  if (o->leak_only) {
+    if (leak_summary(out, p, &n, o) < 0)
+      goto out;
+  } else {
+    ov = mp_profile_overrides(p, &nov);
+    if (!ov)
+      goto out;
+    if (section(out, p, &n, ov, nov, o, SEC_ALLOC) < 0 ||
+	section(out, p, &n, ov, nov, o, SEC_REALLOC) < 0 ||
+	section(out, p, &n, ov, nov, o, SEC_FREE) < 0)
+      goto out;
+  }
+  aliases(out, p, &n);
+  rc = 0;
+out:
+  free(ov);
+  mp_report_names_free(&n);
+  return rc;
+}
