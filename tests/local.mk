@@ -32,3 +32,4 @@ endif
 include $(srcdir)/tests/build/local.mk
 include $(srcdir)/tests/profiler/local.mk
 include $(srcdir)/tests/shim/local.mk
+EXTRA_DIST += tests/run-installed
