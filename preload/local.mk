@@ -1,9 +1,26 @@
 # libljmprof.so: the patched VM plus the shim, under the system library's
 # soname, exporting exactly the C API that LuaJIT itself exports.
 
+# The shim's logic that needs no VM: the environment table and its
+# parsing, file names, the file writer, messages, ELF questions. The unit
+# tests and `ljmprof record` link it directly (libljmcore.a); the shim
+# gets its own PIC copy.
+LJM_CORE_SOURCES = preload/config.c preload/ljm_config.h \
+	preload/outpath.c preload/outpath.h preload/writer.c preload/writer.h \
+	preload/msg.c preload/msg.h preload/elfinfo.c preload/elfinfo.h
+LJM_DEFS = -DLJM_FLAVOUR='"$(LUAJIT_FLAVOUR)"' \
+	-DLJM_MULTIARCH='"$(MULTIARCH)"' -DLJM_LIBDIR='"$(libdir)/ljmprof"'
+
+noinst_LIBRARIES += preload/libljmcore.a
+preload_libljmcore_a_SOURCES = $(LJM_CORE_SOURCES)
+preload_libljmcore_a_CPPFLAGS = $(AM_CPPFLAGS) $(LJM_DEFS)
+
+# The entry points (shim.c) and the VM registry, linked into the VM.
 noinst_LIBRARIES += preload/libshim.a
-preload_libshim_a_SOURCES = preload/shim.c
-preload_libshim_a_CPPFLAGS = -I$(top_builddir)/$(LJ_TREE)/src
+preload_libshim_a_SOURCES = preload/shim.c \
+	$(LJM_CORE_SOURCES)
+preload_libshim_a_CPPFLAGS = $(AM_CPPFLAGS) $(LJM_DEFS) \
+	-I$(top_builddir)/$(LJ_TREE)/src
 preload_libshim_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden
 $(preload_libshim_a_OBJECTS): $(LJ_TREE)/.prepared
 
@@ -25,3 +42,15 @@ preload/libljmprof.so: preload/libshim.a preload/exports.ver $(LJ_TREE)/.built
 
 all-local: preload/libljmprof.so
 CLEANFILES += preload/libljmprof.so preload/exports.ver
+
+# libljmprof(7): its ENVIRONMENT section is printed by envdoc from the
+# same table the shim parses.
+noinst_PROGRAMS = preload/envdoc
+preload_envdoc_SOURCES = preload/envdoc.c
+preload_envdoc_LDADD = preload/libljmcore.a
+man_MANS = doc/libljmprof.7
+doc/libljmprof.7: $(srcdir)/doc/libljmprof.7.in preload/envdoc$(EXEEXT)
+	$(AM_V_GEN)$(MKDIR_P) doc && \
+	  preload/envdoc $(srcdir)/doc/libljmprof.7.in >$@.tmp && mv $@.tmp $@
+CLEANFILES += doc/libljmprof.7
+EXTRA_DIST += doc/libljmprof.7.in

@@ -1,0 +1,309 @@
+/*
+** ljmprof shim: the environment variables and their strict parsing.
+**
+** No stdio, no malloc: this runs in the shim's constructor.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ljm_config.h"
+#include "outpath.h"
+
+#define KIB	((uint64_t)1024)
+#define MIB	(KIB * 1024)
+#define GIB	(MIB * 1024)
+
+/* -- The table ----------------------------------------------------------- */
+
+#define OFF(f)	offsetof(struct ljm_config, f)
+
+const struct ljm_var ljm_vars[] = {
+  { "LJMPROF_OUT", LJM_T_TEMPLATE, "", "a file name; %p, %n, %s and %% expand",
+    "Turns the profiler on: every Lua VM the program creates is profiled "
+    "into a file named after this template. %p is the process id, %n the "
+    "VM's number in its process (1, 2, ... in creation order), %s the "
+    "stream's number for that VM (a new stream begins at each restart), "
+    "%% a percent sign. What the template leaves out is added before the "
+    "extension when needed to keep names apart: .PID in a forked child, "
+    ".vmN for the second and later VMs, .sN for the second and later "
+    "streams of a VM. A relative name is taken from the folder the "
+    "program started in. Unset or empty: the shim does nothing at all.",
+    "app.bin", OFF(out), 0, 0, 0 },
+  { "LJMPROF_BUFSIZE", LJM_T_SIZE, "4M", "4K to 1G",
+    "Size of each VM's stream buffer. The stream is written in blocks of "
+    "this size, so a program killed by a signal loses at most the last "
+    "block.",
+    "1M", OFF(bufsize), 4 * KIB, GIB, 0 },
+  { "LJMPROF_VERBOSE", LJM_T_BOOL, "no", "yes/no, on/off, true/false, 1/0",
+    "Print the settings in effect when the first VM starts, and a line for "
+    "each file opened and closed, on standard error.",
+    "yes", OFF(verbose), 0, 0, 0 },
+  { "LJMPROF_SIGNAL", LJM_T_SIGNAL, "none", "USR1, USR2, RTMIN+N, RTMAX-N",
+    "A signal that toggles profiling while the program runs: on receipt "
+    "every VM of the process ends its stream cleanly at its next "
+    "allocation; the next one starts new streams in new files. The "
+    "handler is installed when the first VM is created and replaces the "
+    "program's own for that signal.",
+    "USR2", OFF(signo), 0, 0, 0 },
+  { "LJMPROF_START", LJM_T_BOOL, "yes", "yes/no, on/off, true/false, 1/0",
+    "Whether profiling is on when the program starts. With no, VMs wait "
+    "for the first LJMPROF_SIGNAL (which must then be set).",
+    "no", OFF(start), 0, 0, 0 },
+  { "LJMPROF_DELAY", LJM_T_DURATION, "0", "0 to 30 days; units ms, s (default), m, h",
+    "Wait this long after the program started before profiling begins "
+    "(skip a warm-up). A VM starts at its first allocation after the "
+    "delay; a LJMPROF_SIGNAL received before then starts it at once.",
+    "30s", OFF(delay_ms), 0, 30ULL * 24 * 3600 * 1000, 1 },
+  { "LJMPROF_MAXSIZE", LJM_T_SIZE, "0", "0 (no cap), or 64K to 1T",
+    "End a stream cleanly once it has reached this size (it may overshoot "
+    "by up to one buffer). That VM then stays off until the next "
+    "LJMPROF_SIGNAL.",
+    "100M", OFF(maxsize), 64 * KIB, 1024 * GIB, 1 },
+  { "LJMPROF_MANIFEST", LJM_T_PATH, "", "a file name",
+    "Append the name of every stream file opened, one per line, to this "
+    "file (ljmprof record uses it to list what was written).",
+    "/tmp/files.txt", OFF(manifest), 0, 0, 0 },
+};
+
+const size_t ljm_nvars = sizeof(ljm_vars) / sizeof(ljm_vars[0]);
+
+/* -- Value parsers ------------------------------------------------------- */
+
+/* Digits only, no sign, no space; *end gets the first non-digit. */
+static int parse_digits(const char *s, uint64_t *out, const char **end)
+{
+  uint64_t v = 0;
+  if (*s < '0' || *s > '9')
+    return EINVAL;
+  for (; *s >= '0' && *s <= '9'; s++) {
+    unsigned d = (unsigned)(*s - '0');
+    if (v > (UINT64_MAX - d) / 10)
+      return ERANGE;
+    v = v * 10 + d;
+  }
+  *out = v;
+  *end = s;
+  return 0;
+}
+
+static int scale(uint64_t v, uint64_t mul, uint64_t *out)
+{
+  if (mul != 0 && v > UINT64_MAX / mul)
+    return ERANGE;
+  *out = v * mul;
+  return 0;
+}
+
+int ljm_parse_size(const char *s, uint64_t *out)
+{
+  uint64_t v, mul = 1;
+  const char *end;
+  int err = parse_digits(s, &v, &end);
+  if (err)
+    return err;
+  switch (*end) {
+  case '\0': break;
+  case 'k': case 'K': mul = KIB; end++; break;
+  case 'm': case 'M': mul = MIB; end++; break;
+  case 'g': case 'G': mul = GIB; end++; break;
+  default: return EINVAL;
+  }
+  if (*end != '\0')
+    return EINVAL;
+  return scale(v, mul, out);
+}
+
+int ljm_parse_duration(const char *s, uint64_t *ms)
+{
+  uint64_t v, mul;
+  const char *end;
+  int err = parse_digits(s, &v, &end);
+  if (err)
+    return err;
+  if (*end == '\0' || strcmp(end, "s") == 0)
+    mul = 1000;
+  else if (strcmp(end, "ms") == 0)
+    mul = 1;
+  else if (strcmp(end, "m") == 0)
+    mul = 60 * 1000;
+  else if (strcmp(end, "h") == 0)
+    mul = 3600 * 1000;
+  else
+    return EINVAL;
+  return scale(v, mul, ms);
+}
+
+int ljm_parse_bool(const char *s, int *out)
+{
+  static const char *const yes[] = { "1", "yes", "on", "true" };
+  static const char *const no[] = { "0", "no", "off", "false" };
+  size_t i;
+  for (i = 0; i < 4; i++) {
+    if (strcasecmp(s, yes[i]) == 0) { *out = 1; return 0; }
+    if (strcasecmp(s, no[i]) == 0) { *out = 0; return 0; }
+  }
+  return EINVAL;
+}
+
+int ljm_parse_signal(const char *s, int *out)
+{
+  uint64_t v;
+  const char *end;
+  if (strncasecmp(s, "SIG", 3) == 0)
+    s += 3;
+  if (strcasecmp(s, "USR1") == 0) { *out = SIGUSR1; return 0; }
+  if (strcasecmp(s, "USR2") == 0) { *out = SIGUSR2; return 0; }
+  if (strncasecmp(s, "RTMIN", 5) == 0 || strncasecmp(s, "RTMAX", 5) == 0) {
+    int max = (s[4] == 'x' || s[4] == 'X');
+    int sig = max ? SIGRTMAX : SIGRTMIN;
+    s += 5;
+    if (*s != '\0') {
+      if (*s != (max ? '-' : '+') || parse_digits(s + 1, &v, &end) || *end)
+	return EINVAL;
+      if (v > (uint64_t)(SIGRTMAX - SIGRTMIN))
+	return EINVAL;
+      sig = max ? sig - (int)v : sig + (int)v;
+    }
+    *out = sig;
+    return 0;
+  }
+  return EINVAL;
+}
+
+const char *ljm_signal_name(int signo, char *buf, size_t n)
+{
+  if (signo == 0)
+    snprintf(buf, n, "none");
+  else if (signo == SIGUSR1)
+    snprintf(buf, n, "USR1");
+  else if (signo == SIGUSR2)
+    snprintf(buf, n, "USR2");
+  else if (signo >= SIGRTMIN && signo <= SIGRTMAX)
+    snprintf(buf, n, "RTMIN+%d", signo - SIGRTMIN);
+  else
+    snprintf(buf, n, "%d", signo);
+  return buf;
+}
+
+/* -- Loading ------------------------------------------------------------- */
+
+void ljm_config_defaults(struct ljm_config *c)
+{
+  memset(c, 0, sizeof(*c));
+  c->bufsize = 4 * MIB;
+  c->start = 1;
+}
+
+const char *ljm_parse_value(const struct ljm_var *v, const char *s,
+			    struct ljm_config *c)
+{
+  char *field = (char *)c + v->off;
+  uint64_t u = 0;
+  int err, b;
+  const char *why;
+
+  switch (v->type) {
+  case LJM_T_TEMPLATE:
+  case LJM_T_PATH:
+    why = v->type == LJM_T_TEMPLATE ? ljm_template_check(s) : NULL;
+    if (why)
+      return why;
+    if (strlen(s) >= LJM_PATH_MAX - 128)
+      return "file name too long";
+    strcpy(field, s);
+    return NULL;
+  case LJM_T_BOOL:
+    if (ljm_parse_bool(s, &b))
+      return "not a yes/no value (use yes, no, on, off, true, false, 1 or 0)";
+    *(int *)field = b;
+    return NULL;
+  case LJM_T_SIGNAL:
+    if (ljm_parse_signal(s, &b))
+      return "not a signal this can use (use USR1, USR2, RTMIN+N or RTMAX-N)";
+    *(int *)field = b;
+    return NULL;
+  case LJM_T_SIZE:
+  case LJM_T_DURATION:
+    err = v->type == LJM_T_SIZE ? ljm_parse_size(s, &u)
+				: ljm_parse_duration(s, &u);
+    if (err == EINVAL)
+      return v->type == LJM_T_SIZE
+	? "not a size (digits with an optional K, M or G suffix)"
+	: "not a duration (digits with an optional ms, s, m or h suffix)";
+    if (err == ERANGE || ((u < v->min || u > v->max) && !(u == 0 && v->zero_ok)))
+      return "out of range";
+    *(uint64_t *)field = u;
+    return NULL;
+  }
+  return "unknown type";
+}
+
+int ljm_config_load(struct ljm_config *c, ljm_getenv_fn get, void *ud,
+		    char msgs[][LJM_MSG_MAX], int nmsgs)
+{
+  size_t i;
+  int bad = 0;
+  const char *out;
+
+  ljm_config_defaults(c);
+  out = get("LJMPROF_OUT", ud);
+  if (out == NULL || *out == '\0')
+    return 0;
+  for (i = 0; i < ljm_nvars; i++) {
+    const struct ljm_var *v = &ljm_vars[i];
+    const char *s = get(v->name, ud), *why;
+    if (s == NULL || *s == '\0')
+      continue;
+    why = ljm_parse_value(v, s, c);
+    if (why) {
+      if (bad < nmsgs) {
+	if (strcmp(why, "out of range") == 0)
+	  snprintf(msgs[bad], LJM_MSG_MAX, "%s=%.200s: out of range (%s); "
+		   "profiling is off", v->name, s, v->range);
+	else
+	  snprintf(msgs[bad], LJM_MSG_MAX, "%s=%.200s: %s; profiling is off",
+		   v->name, s, why);
+      }
+      bad++;
+    }
+  }
+  if (bad == 0 && !c->start && c->signo == 0) {
+    if (bad < nmsgs)
+      snprintf(msgs[bad], LJM_MSG_MAX, "LJMPROF_START=%.200s: nothing would "
+	       "ever start profiling without LJMPROF_SIGNAL; profiling is off",
+	       get("LJMPROF_START", ud));
+    bad++;
+  }
+  return bad;
+}
+
+const char *ljm_config_show(const struct ljm_var *v,
+			    const struct ljm_config *c, char *buf, size_t n)
+{
+  const char *field = (const char *)c + v->off;
+  switch (v->type) {
+  case LJM_T_TEMPLATE:
+  case LJM_T_PATH:
+    snprintf(buf, n, "%s", field[0] ? field : "(none)");
+    break;
+  case LJM_T_BOOL:
+    snprintf(buf, n, "%s", *(const int *)field ? "yes" : "no");
+    break;
+  case LJM_T_SIGNAL:
+    ljm_signal_name(*(const int *)field, buf, n);
+    break;
+  case LJM_T_SIZE:
+    snprintf(buf, n, "%llu", (unsigned long long)*(const uint64_t *)field);
+    break;
+  case LJM_T_DURATION:
+    snprintf(buf, n, "%llums", (unsigned long long)*(const uint64_t *)field);
+    break;
+  }
+  return buf;
+}

@@ -1,0 +1,139 @@
+/*
+** ljmprof shim: the names of the files the streams go to.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#include <errno.h>
+#include <string.h>
+
+#include "ljm_config.h"
+#include "outpath.h"
+
+/* -- Helpers ------------------------------------------------------------- */
+
+/* Append s to buf[*pos], keep room for the terminator. */
+static int put(char *buf, size_t n, size_t *pos, const char *s, size_t len)
+{
+  if (*pos + len >= n)
+    return ENAMETOOLONG;
+  memcpy(buf + *pos, s, len);
+  *pos += len;
+  buf[*pos] = '\0';
+  return 0;
+}
+
+static int put_num(char *buf, size_t n, size_t *pos, const char *prefix,
+		   unsigned long v)
+{
+  char tmp[32];
+  size_t i = sizeof(tmp);
+  do {
+    tmp[--i] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  if (prefix && put(buf, n, pos, prefix, strlen(prefix)))
+    return ENAMETOOLONG;
+  return put(buf, n, pos, tmp + i, sizeof(tmp) - i);
+}
+
+/* -- Templates ----------------------------------------------------------- */
+
+const char *ljm_template_check(const char *tmpl)
+{
+  const char *p;
+  size_t len = strlen(tmpl);
+  if (len == 0)
+    return "empty file name";
+  if (len > LJM_PATH_MAX - 128)
+    return "file name too long";
+  if (tmpl[len - 1] == '/')
+    return "names a folder, not a file";
+  for (p = tmpl; *p; p++) {
+    if (*p != '%')
+      continue;
+    p++;
+    if (*p != 'p' && *p != 'n' && *p != 's' && *p != '%')
+      return "unknown %-sequence (use %p pid, %n VM number, "
+	     "%s stream number, %% a %)";
+  }
+  return NULL;
+}
+
+int ljm_template_absolute(char *buf, size_t n, const char *tmpl,
+			  const char *cwd)
+{
+  size_t pos = 0;
+  buf[0] = '\0';
+  if (tmpl[0] == '/' || cwd == NULL || cwd[0] != '/')
+    return put(buf, n, &pos, tmpl, strlen(tmpl));
+  if (put(buf, n, &pos, cwd, strlen(cwd)))
+    return ENAMETOOLONG;
+  if (pos > 0 && buf[pos - 1] != '/' && put(buf, n, &pos, "/", 1))
+    return ENAMETOOLONG;
+  while (tmpl[0] == '.' && tmpl[1] == '/')
+    tmpl += 2;
+  return put(buf, n, &pos, tmpl, strlen(tmpl));
+}
+
+/* -- Names --------------------------------------------------------------- */
+
+int ljm_outpath(char *buf, size_t n, const char *tmpl,
+		const struct ljm_name *k)
+{
+  const char *p;
+  size_t pos = 0, base = 0, ext = 0, len;
+  int has_p = 0, has_n = 0, has_s = 0;
+  char tags[96];
+  size_t tpos = 0;
+
+  if (n == 0)
+    return ENAMETOOLONG;
+  buf[0] = '\0';
+  for (p = tmpl; *p; p++) {
+    int err = 0;
+    if (*p != '%') {
+      err = put(buf, n, &pos, p, 1);
+      if (*p == '/')
+	base = pos;
+    } else {
+      switch (p[1]) {
+      case 'p': has_p = 1; err = put_num(buf, n, &pos, NULL, (unsigned long)k->pid); break;
+      case 'n': has_n = 1; err = put_num(buf, n, &pos, NULL, k->vm); break;
+      case 's': has_s = 1; err = put_num(buf, n, &pos, NULL, k->stream); break;
+      case '%': err = put(buf, n, &pos, "%", 1); break;
+      default: err = put(buf, n, &pos, p, p[1] ? 2 : 1); break;
+      }
+      if (p[1])
+	p++;
+    }
+    if (err)
+      return err;
+  }
+
+  /* Tags for what the template leaves out. */
+  tags[0] = '\0';
+  if (k->tag_pid && !has_p)
+    put_num(tags, sizeof(tags), &tpos, ".", (unsigned long)k->pid);
+  if (k->vm > 1 && !has_n)
+    put_num(tags, sizeof(tags), &tpos, ".vm", k->vm);
+  if (k->stream > 1 && !has_s)
+    put_num(tags, sizeof(tags), &tpos, ".s", k->stream);
+  if (tpos == 0)
+    return 0;
+
+  /* Before the extension of the last component: the last dot that is
+  ** not its first character. */
+  len = pos;
+  ext = len;
+  for (p = buf + len; p > buf + base + 1; p--)
+    if (p[-1] == '.') {
+      ext = (size_t)(p - 1 - buf);
+      break;
+    }
+  if (len + tpos >= n)
+    return ENAMETOOLONG;
+  memmove(buf + ext + tpos, buf + ext, len - ext + 1);
+  memcpy(buf + ext, tags, tpos);
+  return 0;
+}

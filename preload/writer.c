@@ -1,0 +1,122 @@
+/*
+** ljmprof shim: the file a stream goes to.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ljm_config.h"
+#include "writer.h"
+
+int ljm_out_open(struct ljm_out *o, const char *path)
+{
+  struct stat st;
+  int fd, fl;
+
+  o->fd = -1;
+  o->written = 0;
+  do
+    fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+	      0666);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0)
+    return errno;
+  /* Writes block as usual; O_NONBLOCK was only for opening a FIFO. */
+  fl = fcntl(fd, F_GETFL);
+  if (fl >= 0)
+    (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    return err;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    close(fd);
+    return EISDIR;
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+    close(fd);
+    return EBUSY;
+  }
+  if (S_ISREG(st.st_mode) && st.st_size != 0 && ftruncate(fd, 0) != 0) {
+    int err = errno;
+    close(fd);
+    return err;
+  }
+  o->fd = fd;
+  o->dev = st.st_dev;
+  o->ino = st.st_ino;
+  return 0;
+}
+
+int ljm_out_write(struct ljm_out *o, const void *data, size_t len)
+{
+  const char *p = data;
+  struct stat st;
+
+  if (o->fd < 0)
+    return EBADF;
+  if (fstat(o->fd, &st) != 0)
+    return errno;
+  if (st.st_dev != o->dev || st.st_ino != o->ino)
+    return EBADF;
+  while (len > 0) {
+    ssize_t n = write(o->fd, p, len);
+    if (n < 0) {
+      if (errno == EINTR)
+	continue;
+      return errno;
+    }
+    if (n == 0)
+      return EIO;
+    p += n;
+    len -= (size_t)n;
+    o->written += (uint64_t)n;
+  }
+  return 0;
+}
+
+int ljm_out_close(struct ljm_out *o)
+{
+  int fd = o->fd;
+  o->fd = -1;
+  if (fd < 0)
+    return 0;
+  /* Linux closes the fd even when close reports EINTR: never retry. */
+  if (close(fd) != 0 && errno != EINTR)
+    return errno;
+  return 0;
+}
+
+int ljm_manifest_add(const char *manifest, const char *name)
+{
+  char line[LJM_PATH_MAX + 1];
+  size_t len = strlen(name);
+  ssize_t n;
+  int fd, err = 0;
+
+  if (len + 1 > sizeof(line))
+    return ENAMETOOLONG;
+  memcpy(line, name, len);
+  line[len++] = '\n';
+  fd = open(manifest, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY,
+	    0666);
+  if (fd < 0)
+    return errno;
+  do
+    n = write(fd, line, len);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    err = errno;
+  else if ((size_t)n != len)
+    err = EIO;
+  close(fd);
+  return err;
+}

@@ -1,0 +1,39 @@
+/*
+** ljmprof shim: the file a stream goes to.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#ifndef LJM_WRITER_H
+#define LJM_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct ljm_out {
+  int fd;		/* -1 when closed. */
+  dev_t dev;		/* Identity of the file we opened, to notice an */
+  ino_t ino;		/* fd closed and reused behind our back. */
+  uint64_t written;	/* Bytes written so far. */
+};
+
+/*
+** Open path for a new stream: O_WRONLY|O_CREAT|O_CLOEXEC, never blocking
+** on a FIFO, then an exclusive flock(2) so that two processes never write
+** the same file, then truncated if it is a regular file. Returns 0, EBUSY
+** when another process holds the file, or the errno of the failure.
+*/
+int ljm_out_open(struct ljm_out *o, const char *path);
+
+/* Write all len bytes (EINTR and partial writes handled). 0 or errno;
+** EBADF when the fd no longer refers to the file we opened. */
+int ljm_out_write(struct ljm_out *o, const void *data, size_t len);
+
+/* Close; 0 or errno. Safe on a closed ljm_out. */
+int ljm_out_close(struct ljm_out *o);
+
+/* Append "name\n" to the manifest file in one write. 0 or errno. */
+int ljm_manifest_add(const char *manifest, const char *name);
+
+#endif

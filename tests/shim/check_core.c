@@ -1,0 +1,593 @@
+/*
+** Unit tests of the shim's core, linked directly (no preloading): the
+** environment table and its parsing, file names, the writer, the ELF
+** questions, the on/off policy.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ljm_config.h"
+#include "elfinfo.h"
+#include "msg.h"
+#include "outpath.h"
+#include "writer.h"
+
+/* -- A fake environment ---------------------------------------------------- */
+
+struct fakeenv {
+  const char *names[8];
+  const char *values[8];
+  int n;
+};
+
+static const char *fake_get(const char *name, void *ud)
+{
+  struct fakeenv *e = ud;
+  int i;
+  for (i = 0; i < e->n; i++)
+    if (strcmp(e->names[i], name) == 0)
+      return e->values[i];
+  return NULL;
+}
+
+static void fake_set(struct fakeenv *e, const char *name, const char *value)
+{
+  e->names[e->n] = name;
+  e->values[e->n] = value;
+  e->n++;
+}
+
+static int load(struct fakeenv *e, struct ljm_config *c, char msgs[][LJM_MSG_MAX])
+{
+  return ljm_config_load(c, fake_get, e, msgs, LJM_NVARS_MAX);
+}
+
+/* Values that no variable of a type accepts. */
+static const char *const bad_values[][10] = {
+  [LJM_T_TEMPLATE] = { "x.%q", "dir/", "%", "a%zb", NULL },
+  [LJM_T_PATH] = { NULL },
+  [LJM_T_SIZE] = { "12q", "-1", " 4096", "4096 ", "0x1000", "1.5M", "4KB",
+		   "99999999999999999999999", NULL },
+  [LJM_T_BOOL] = { "2", "yess", "y", "enable", "-1", NULL },
+  [LJM_T_SIGNAL] = { "KILL", "SIGSTOP", "9", "USR3", "RTMIN+999", "RTMIN-1",
+		     "SEGV", NULL },
+  [LJM_T_DURATION] = { "1.5", "10x", "-3", "ms", "5 s",
+		       "99999999999999999999", "31d", NULL },
+};
+
+/* -- The table ------------------------------------------------------------ */
+
+START_TEST(table_is_complete)
+{
+  size_t i, j;
+  ck_assert_uint_le(ljm_nvars, LJM_NVARS_MAX);
+  for (i = 0; i < ljm_nvars; i++) {
+    const struct ljm_var *v = &ljm_vars[i];
+    ck_assert_str_eq(v->name, v->name);
+    ck_assert_int_eq(strncmp(v->name, "LJMPROF_", 8), 0);
+    ck_assert_ptr_nonnull(v->meaning);
+    ck_assert_uint_gt(strlen(v->meaning), 20);
+    ck_assert_ptr_nonnull(v->range);
+    ck_assert_ptr_nonnull(v->example);
+    for (j = 0; j < i; j++)
+      ck_assert_str_ne(v->name, ljm_vars[j].name);
+  }
+  ck_assert_str_eq(ljm_vars[0].name, "LJMPROF_OUT");
+}
+END_TEST
+
+/* Every variable accepts its documented example. */
+START_TEST(examples_parse)
+{
+  size_t i;
+  for (i = 0; i < ljm_nvars; i++) {
+    struct fakeenv e = { {0}, {0}, 0 };
+    struct ljm_config c;
+    char msgs[LJM_NVARS_MAX][LJM_MSG_MAX];
+    fake_set(&e, "LJMPROF_OUT", "x.bin");
+    fake_set(&e, "LJMPROF_SIGNAL", "USR2");	/* START=no needs it. */
+    fake_set(&e, ljm_vars[i].name, ljm_vars[i].example);
+    ck_assert_msg(load(&e, &c, msgs) == 0, "%s=%s: %s", ljm_vars[i].name,
+		  ljm_vars[i].example, msgs[0]);
+  }
+}
+END_TEST
+
+/* The documented defaults are the ones in effect. */
+START_TEST(defaults_match_the_table)
+{
+  size_t i;
+  struct ljm_config d, c;
+  ljm_config_defaults(&d);
+  for (i = 0; i < ljm_nvars; i++) {
+    const struct ljm_var *v = &ljm_vars[i];
+    if (v->def[0] == '\0' || strcmp(v->def, "none") == 0)
+      continue;
+    ljm_config_defaults(&c);
+    ck_assert_msg(ljm_parse_value(v, v->def, &c) == NULL, "%s", v->name);
+    ck_assert_msg(memcmp(&c, &d, sizeof(c)) == 0, "default of %s", v->name);
+  }
+  ck_assert_int_eq(d.signo, 0);
+  ck_assert_str_eq(d.out, "");
+}
+END_TEST
+
+/* Every invalid value of every variable: one message, in the format
+** "NAME=value: why; profiling is off". */
+START_TEST(bad_values_are_reported)
+{
+  size_t i, j, tried = 0;
+  for (i = 0; i < ljm_nvars; i++) {
+    const struct ljm_var *v = &ljm_vars[i];
+    for (j = 0; bad_values[v->type][j]; j++) {
+      struct fakeenv e = { {0}, {0}, 0 };
+      struct ljm_config c;
+      char msgs[LJM_NVARS_MAX][LJM_MSG_MAX], head[128];
+      const char *s = bad_values[v->type][j];
+      if (strcmp(v->name, "LJMPROF_OUT") != 0)
+	fake_set(&e, "LJMPROF_OUT", "x.bin");
+      fake_set(&e, v->name, s);
+      ck_assert_msg(load(&e, &c, msgs) == 1, "%s=%s accepted", v->name, s);
+      snprintf(head, sizeof(head), "%s=%s: ", v->name, s);
+      ck_assert_msg(strncmp(msgs[0], head, strlen(head)) == 0, "%s", msgs[0]);
+      ck_assert_msg(strstr(msgs[0], "; profiling is off") != NULL, "%s",
+		    msgs[0]);
+      ck_assert_ptr_null(strchr(msgs[0], '\n'));
+      tried++;
+    }
+  }
+  ck_assert_uint_gt(tried, 30);
+}
+END_TEST
+
+/* Numbers just outside each documented range are refused, the bounds
+** accepted. */
+START_TEST(ranges)
+{
+  size_t i;
+  for (i = 0; i < ljm_nvars; i++) {
+    const struct ljm_var *v = &ljm_vars[i];
+    struct ljm_config c;
+    char s[64];
+    if (v->type != LJM_T_SIZE && v->type != LJM_T_DURATION)
+      continue;
+    ljm_config_defaults(&c);
+    snprintf(s, sizeof(s), "%llu%s", (unsigned long long)v->max,
+	     v->type == LJM_T_DURATION ? "ms" : "");
+    ck_assert_msg(ljm_parse_value(v, s, &c) == NULL, "%s=%s", v->name, s);
+    snprintf(s, sizeof(s), "%llu%s", (unsigned long long)v->max + 1,
+	     v->type == LJM_T_DURATION ? "ms" : "");
+    ck_assert_msg(ljm_parse_value(v, s, &c) != NULL, "%s=%s", v->name, s);
+    if (v->min > 0) {
+      snprintf(s, sizeof(s), "%llu%s", (unsigned long long)v->min - 1,
+	       v->type == LJM_T_DURATION ? "ms" : "");
+      ck_assert_msg((ljm_parse_value(v, s, &c) == NULL) ==
+		    (v->min == 1 && v->zero_ok), "%s=%s", v->name, s);
+    }
+    ck_assert_msg((ljm_parse_value(v, "0", &c) == NULL) ==
+		  (v->min == 0 || v->zero_ok), "%s=0", v->name);
+  }
+}
+END_TEST
+
+START_TEST(parsers)
+{
+  uint64_t u;
+  int b, s;
+  ck_assert_int_eq(ljm_parse_size("4096", &u), 0); ck_assert_uint_eq(u, 4096);
+  ck_assert_int_eq(ljm_parse_size("64K", &u), 0); ck_assert_uint_eq(u, 65536);
+  ck_assert_int_eq(ljm_parse_size("4m", &u), 0); ck_assert_uint_eq(u, 4 << 20);
+  ck_assert_int_eq(ljm_parse_size("1G", &u), 0); ck_assert_uint_eq(u, 1 << 30);
+  ck_assert_int_eq(ljm_parse_size("17179869184G", &u), ERANGE);
+  ck_assert_int_eq(ljm_parse_size("", &u), EINVAL);
+  ck_assert_int_eq(ljm_parse_duration("250ms", &u), 0); ck_assert_uint_eq(u, 250);
+  ck_assert_int_eq(ljm_parse_duration("3", &u), 0); ck_assert_uint_eq(u, 3000);
+  ck_assert_int_eq(ljm_parse_duration("2m", &u), 0); ck_assert_uint_eq(u, 120000);
+  ck_assert_int_eq(ljm_parse_duration("1h", &u), 0); ck_assert_uint_eq(u, 3600000);
+  ck_assert_int_eq(ljm_parse_bool("Yes", &b), 0); ck_assert_int_eq(b, 1);
+  ck_assert_int_eq(ljm_parse_bool("OFF", &b), 0); ck_assert_int_eq(b, 0);
+  ck_assert_int_eq(ljm_parse_signal("USR2", &s), 0); ck_assert_int_eq(s, SIGUSR2);
+  ck_assert_int_eq(ljm_parse_signal("sigusr1", &s), 0); ck_assert_int_eq(s, SIGUSR1);
+  ck_assert_int_eq(ljm_parse_signal("RTMIN+2", &s), 0); ck_assert_int_eq(s, SIGRTMIN + 2);
+  ck_assert_int_eq(ljm_parse_signal("SIGRTMAX-1", &s), 0); ck_assert_int_eq(s, SIGRTMAX - 1);
+  ck_assert_int_eq(ljm_parse_signal("RTMAX", &s), 0); ck_assert_int_eq(s, SIGRTMAX);
+}
+END_TEST
+
+START_TEST(unset_means_nothing)
+{
+  struct fakeenv e = { {0}, {0}, 0 };
+  struct ljm_config c;
+  char msgs[LJM_NVARS_MAX][LJM_MSG_MAX];
+  /* Without LJMPROF_OUT, even bad values of the others are not looked at. */
+  fake_set(&e, "LJMPROF_BUFSIZE", "garbage");
+  ck_assert_int_eq(load(&e, &c, msgs), 0);
+  ck_assert_str_eq(c.out, "");
+  /* Empty counts as unset. */
+  e.n = 0;
+  fake_set(&e, "LJMPROF_OUT", "");
+  ck_assert_int_eq(load(&e, &c, msgs), 0);
+  ck_assert_str_eq(c.out, "");
+  e.n = 0;
+  fake_set(&e, "LJMPROF_OUT", "a.bin");
+  fake_set(&e, "LJMPROF_BUFSIZE", "");
+  ck_assert_int_eq(load(&e, &c, msgs), 0);
+  ck_assert_uint_eq(c.bufsize, 4 << 20);
+}
+END_TEST
+
+START_TEST(start_off_needs_a_signal)
+{
+  struct fakeenv e = { {0}, {0}, 0 };
+  struct ljm_config c;
+  char msgs[LJM_NVARS_MAX][LJM_MSG_MAX];
+  fake_set(&e, "LJMPROF_OUT", "a.bin");
+  fake_set(&e, "LJMPROF_START", "no");
+  ck_assert_int_eq(load(&e, &c, msgs), 1);
+  ck_assert_int_eq(strncmp(msgs[0], "LJMPROF_START=no: ", 18), 0);
+  fake_set(&e, "LJMPROF_SIGNAL", "USR1");
+  ck_assert_int_eq(load(&e, &c, msgs), 0);
+  ck_assert_int_eq(c.start, 0);
+  ck_assert_int_eq(c.signo, SIGUSR1);
+}
+END_TEST
+
+START_TEST(show_round_trips)
+{
+  size_t i;
+  struct fakeenv e = { {0}, {0}, 0 };
+  struct ljm_config c, c2;
+  char msgs[LJM_NVARS_MAX][LJM_MSG_MAX], buf[LJM_PATH_MAX];
+  for (i = 0; i < ljm_nvars; i++)
+    fake_set(&e, ljm_vars[i].name, ljm_vars[i].example);
+  ck_assert_int_eq(load(&e, &c, msgs), 0);
+  ljm_config_defaults(&c2);
+  for (i = 0; i < ljm_nvars; i++) {
+    const char *s = ljm_config_show(&ljm_vars[i], &c, buf, sizeof(buf));
+    ck_assert_msg(ljm_parse_value(&ljm_vars[i], s, &c2) == NULL, "%s", s);
+  }
+  ck_assert_int_eq(memcmp(&c, &c2, sizeof(c)), 0);
+}
+END_TEST
+
+/* -- File names ------------------------------------------------------------ */
+
+static const char *name(const char *tmpl, long pid, unsigned vm,
+			unsigned stream, int tag_pid)
+{
+  static char buf[LJM_PATH_MAX];
+  struct ljm_name k = { pid, vm, stream, tag_pid };
+  ck_assert_int_eq(ljm_outpath(buf, sizeof(buf), tmpl, &k), 0);
+  return buf;
+}
+
+START_TEST(names)
+{
+  ck_assert_str_eq(name("x.bin", 42, 1, 1, 0), "x.bin");
+  ck_assert_str_eq(name("x.bin", 42, 2, 1, 0), "x.vm2.bin");
+  ck_assert_str_eq(name("x.bin", 42, 1, 3, 0), "x.s3.bin");
+  ck_assert_str_eq(name("x.bin", 42, 1, 1, 1), "x.42.bin");
+  ck_assert_str_eq(name("x.bin", 42, 2, 3, 1), "x.42.vm2.s3.bin");
+  ck_assert_str_eq(name("out", 42, 2, 1, 0), "out.vm2");
+  ck_assert_str_eq(name("/a.d/out", 42, 2, 1, 0), "/a.d/out.vm2");
+  ck_assert_str_eq(name("/tmp/.hidden", 42, 1, 1, 1), "/tmp/.hidden.42");
+  ck_assert_str_eq(name("x.tar.gz", 42, 2, 1, 0), "x.tar.vm2.gz");
+  ck_assert_str_eq(name("x.%p.bin", 42, 1, 1, 0), "x.42.bin");
+  ck_assert_str_eq(name("x.%p.bin", 42, 1, 1, 1), "x.42.bin");
+  ck_assert_str_eq(name("x-%p-%n-%s.bin", 7, 2, 3, 1), "x-7-2-3.bin");
+  ck_assert_str_eq(name("x-%n.bin", 7, 2, 3, 0), "x-2.s3.bin");
+  ck_assert_str_eq(name("100%%.bin", 7, 1, 1, 0), "100%.bin");
+  ck_assert_str_eq(name("d/%p/x.bin", 7, 1, 2, 0), "d/7/x.s2.bin");
+}
+END_TEST
+
+/* No two (pid, VM, stream) give the same name, for several templates. */
+START_TEST(names_are_unique)
+{
+  static const char *const tmpls[] = { "x.bin", "x", "x.%p.bin", "p%n.bin",
+				       "%s-%n" };
+  size_t t;
+  for (t = 0; t < sizeof(tmpls) / sizeof(tmpls[0]); t++) {
+    char seen[64][64];
+    int n = 0, a, b;
+    long pid;
+    unsigned vm, st;
+    for (pid = 100; pid <= 101; pid++)
+      for (vm = 1; vm <= 4; vm++)
+	for (st = 1; st <= 4; st++) {
+	  /* The original process (pid 100) names without pid tag; its
+	  ** forked child (101) tags. */
+	  snprintf(seen[n++], 64, "%s", name(tmpls[t], pid, vm, st, pid == 101));
+	}
+    for (a = 0; a < n; a++)
+      for (b = a + 1; b < n; b++)
+	ck_assert_msg(strcmp(seen[a], seen[b]) != 0, "%s: %s twice", tmpls[t],
+		      seen[a]);
+  }
+}
+END_TEST
+
+START_TEST(templates)
+{
+  char buf[64];
+  struct ljm_name k = { 1, 1, 1, 0 };
+  ck_assert_ptr_null(ljm_template_check("x.bin"));
+  ck_assert_ptr_null(ljm_template_check("/tmp/%p/%n.%s.bin"));
+  ck_assert_ptr_nonnull(ljm_template_check(""));
+  ck_assert_ptr_nonnull(ljm_template_check("dir/"));
+  ck_assert_ptr_nonnull(ljm_template_check("x%d"));
+  ck_assert_int_eq(ljm_template_absolute(buf, sizeof(buf), "./x.bin", "/w"), 0);
+  ck_assert_str_eq(buf, "/w/x.bin");
+  ck_assert_int_eq(ljm_template_absolute(buf, sizeof(buf), "x.bin", "/"), 0);
+  ck_assert_str_eq(buf, "/x.bin");
+  ck_assert_int_eq(ljm_template_absolute(buf, sizeof(buf), "/a/x", "/w"), 0);
+  ck_assert_str_eq(buf, "/a/x");
+  ck_assert_int_eq(ljm_outpath(buf, 8, "abcdefgh", &k), ENAMETOOLONG);
+  k.vm = 2;
+  ck_assert_int_eq(ljm_outpath(buf, 9, "abc.bin", &k), ENAMETOOLONG);
+}
+END_TEST
+
+/* -- The writer ----------------------------------------------------------- */
+
+static char tmpdir[] = "/tmp/ljmprof-unit.XXXXXX";
+
+static void mk_tmpdir(void)
+{
+  ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void rm_tmpdir(void)
+{
+  char cmd[128];
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+  if (system(cmd) != 0)
+    fprintf(stderr, "cannot remove %s\n", tmpdir);
+}
+
+START_TEST(writer_writes)
+{
+  struct ljm_out o;
+  char path[256], buf[64];
+  int fd, fl;
+  snprintf(path, sizeof(path), "%s/w.bin", tmpdir);
+  /* Old content goes. */
+  fd = open(path, O_WRONLY | O_CREAT, 0600);
+  ck_assert_int_eq(write(fd, "old content that is long", 24), 24);
+  close(fd);
+  ck_assert_int_eq(ljm_out_open(&o, path), 0);
+  fl = fcntl(o.fd, F_GETFD);
+  ck_assert(fl & FD_CLOEXEC);
+  ck_assert(!(fcntl(o.fd, F_GETFL) & O_NONBLOCK));
+  ck_assert_int_eq(ljm_out_write(&o, "ljs", 3), 0);
+  ck_assert_int_eq(ljm_out_write(&o, "\x80", 1), 0);
+  ck_assert_uint_eq(o.written, 4);
+  ck_assert_int_eq(ljm_out_close(&o), 0);
+  ck_assert_int_eq(ljm_out_close(&o), 0);	/* Twice is fine. */
+  fd = open(path, O_RDONLY);
+  ck_assert_int_eq(read(fd, buf, sizeof(buf)), 4);
+  ck_assert_int_eq(memcmp(buf, "ljs\x80", 4), 0);
+  close(fd);
+}
+END_TEST
+
+START_TEST(writer_errors)
+{
+  struct ljm_out o;
+  char path[256];
+  int fd;
+  snprintf(path, sizeof(path), "%s/missing/w.bin", tmpdir);
+  ck_assert_int_eq(ljm_out_open(&o, path), ENOENT);
+  ck_assert_int_eq(ljm_out_open(&o, tmpdir), EISDIR);
+  ck_assert_int_eq(ljm_out_open(&o, "/dev/full"), 0);
+  ck_assert_int_eq(ljm_out_write(&o, "abc", 3), ENOSPC);
+  ck_assert_int_eq(ljm_out_close(&o), 0);
+  /* Closed behind our back, and the number reused for another file. */
+  snprintf(path, sizeof(path), "%s/a.bin", tmpdir);
+  ck_assert_int_eq(ljm_out_open(&o, path), 0);
+  close(o.fd);
+  ck_assert_int_eq(ljm_out_write(&o, "abc", 3), EBADF);
+  snprintf(path, sizeof(path), "%s/other", tmpdir);
+  fd = open(path, O_WRONLY | O_CREAT, 0600);
+  ck_assert_int_eq(fd, o.fd);
+  ck_assert_int_eq(ljm_out_write(&o, "abc", 3), EBADF);
+  close(fd);
+  ck_assert(access(path, F_OK) == 0);
+  {
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(st.st_size, 0);
+  }
+}
+END_TEST
+
+/* A FIFO with no reader: open fails at once instead of blocking. */
+START_TEST(writer_fifo)
+{
+  struct ljm_out o;
+  char path[256];
+  snprintf(path, sizeof(path), "%s/fifo", tmpdir);
+  ck_assert_int_eq(mkfifo(path, 0600), 0);
+  ck_assert_int_eq(ljm_out_open(&o, path), ENXIO);
+}
+END_TEST
+
+/* Another process holds the file: EBUSY, and its content stays. */
+START_TEST(writer_lock)
+{
+  struct ljm_out o, o2;
+  char path[256];
+  int p[2], st;
+  pid_t pid;
+  char c;
+  struct stat sb;
+  snprintf(path, sizeof(path), "%s/locked.bin", tmpdir);
+  ck_assert_int_eq(pipe(p), 0);
+  pid = fork();
+  if (pid == 0) {
+    if (ljm_out_open(&o, path) != 0 || ljm_out_write(&o, "abcd", 4) != 0)
+      _exit(1);
+    if (write(p[1], "x", 1) != 1)
+      _exit(1);
+    sleep(2);
+    _exit(0);
+  }
+  close(p[1]);
+  ck_assert_int_eq(read(p[0], &c, 1), 1);
+  ck_assert_int_eq(ljm_out_open(&o2, path), EBUSY);
+  ck_assert_int_eq(stat(path, &sb), 0);
+  ck_assert_int_eq(sb.st_size, 4);
+  kill(pid, SIGKILL);
+  waitpid(pid, &st, 0);
+  /* Free again once that process is gone. */
+  ck_assert_int_eq(ljm_out_open(&o2, path), 0);
+  ck_assert_int_eq(ljm_out_close(&o2), 0);
+  close(p[0]);
+}
+END_TEST
+
+START_TEST(manifest)
+{
+  char path[256], buf[64];
+  int fd;
+  snprintf(path, sizeof(path), "%s/manifest", tmpdir);
+  ck_assert_int_eq(ljm_manifest_add(path, "/a/x.bin"), 0);
+  ck_assert_int_eq(ljm_manifest_add(path, "/a/x.vm2.bin"), 0);
+  fd = open(path, O_RDONLY);
+  ck_assert_int_eq(read(fd, buf, sizeof(buf)), 22);
+  ck_assert_int_eq(memcmp(buf, "/a/x.bin\n/a/x.vm2.bin\n", 22), 0);
+  close(fd);
+}
+END_TEST
+
+/* -- ELF and policy -------------------------------------------------------- */
+
+START_TEST(elf)
+{
+  char lib[LJM_PATH_MAX];
+  const char *sys = getenv("SYSTEM_LUAJIT_LIB");
+  ck_assert_int_eq(ljm_elf_defines("/nonexistent", "x"), -1);
+  ck_assert_int_eq(ljm_elf_defines("/etc/passwd", "x"), -1);
+  ck_assert_ptr_null(ljm_elf_flavour("/etc/passwd"));
+  if (sys && *sys) {
+    ck_assert_int_eq(ljm_elf_defines(sys, "luaL_newstate"), 1);
+    ck_assert_int_eq(ljm_elf_defines(sys, "no_such_symbol_here"), 0);
+    ck_assert_int_eq(ljm_elf_defines(sys, "malloc"), 0);	/* Imported. */
+    ck_assert_int_eq(ljm_elf_needs(sys, "libc.so.6"), 1);
+    ck_assert_int_eq(ljm_elf_needs(sys, "libluajit-5.1.so.2"), 0);
+    ck_assert_ptr_nonnull(ljm_elf_flavour(sys));
+    ck_assert_int_eq(ljm_system_luajit(lib, sizeof(lib)), 0);
+  }
+  if (access("/usr/bin/luajit", R_OK) == 0 &&
+      ljm_elf_needs("/usr/bin/luajit", "libluajit-5.1.so.2") == 0)
+    ck_assert_int_eq(ljm_elf_defines("/usr/bin/luajit", "luaL_newstate"), 1);
+  ck_assert_int_eq(ljm_elf_defines("/bin/sh", "luaL_newstate"), 0);
+}
+END_TEST
+
+START_TEST(policy)
+{
+  /* On from the start. */
+  ck_assert_int_eq(ljm_want(1, 0, 1000, 1000, 0, 0), 1);
+  /* Each toggle flips. */
+  ck_assert_int_eq(ljm_want(1, 0, 1000, 2000, 1, 1500), 0);
+  ck_assert_int_eq(ljm_want(1, 0, 1000, 2000, 2, 1500), 1);
+  /* Off at start: the first signal turns on. */
+  ck_assert_int_eq(ljm_want(0, 0, 1000, 2000, 0, 0), 0);
+  ck_assert_int_eq(ljm_want(0, 0, 1000, 2000, 1, 1500), 1);
+  /* A delay: off, then on. */
+  ck_assert_int_eq(ljm_want(1, 500, 1000, 1400, 0, 0), 0);
+  ck_assert_int_eq(ljm_want(1, 500, 1000, 1500, 0, 0), 1);
+  /* A signal during the delay starts at once and cancels it. */
+  ck_assert_int_eq(ljm_want(1, 500, 1000, 1400, 1, 1200), 1);
+  ck_assert_int_eq(ljm_want(1, 500, 1000, 9999, 1, 1200), 1);
+  ck_assert_int_eq(ljm_want(1, 500, 1000, 9999, 2, 1200), 0);
+  /* A signal after the delay turns off. */
+  ck_assert_int_eq(ljm_want(1, 500, 1000, 9999, 1, 1600), 0);
+}
+END_TEST
+
+START_TEST(messages)
+{
+  int p[2], saved = dup(2);
+  char buf[LJM_MSG_MAX * 5];
+  ssize_t n;
+  ck_assert_int_eq(pipe(p), 0);
+  dup2(p[1], 2);
+  errno = 1234;
+  ljm_msg("hello %s %d", "world", 42);
+  ck_assert_int_eq(errno, 1234);
+  memset(buf, 'y', 2000);
+  buf[2000] = '\0';
+  ljm_msg("%s", buf);	/* Too long: cut, still one line. */
+  dup2(saved, 2);
+  close(p[1]);
+  n = read(p[0], buf, sizeof(buf) - 1);
+  ck_assert_int_gt(n, 0);
+  buf[n] = '\0';
+  ck_assert_int_eq(strncmp(buf, "ljmprof: hello world 42\nljmprof: yyy", 36), 0);
+  ck_assert_int_eq(buf[n - 1], '\n');
+  ck_assert_ptr_eq(strchr(buf + 24, '\n'), buf + n - 1);
+  close(p[0]);
+}
+END_TEST
+
+/* -- Main ------------------------------------------------------------------- */
+
+static Suite *suite(void)
+{
+  Suite *s = suite_create("shim core");
+  TCase *tc = tcase_create("config");
+  tcase_add_test(tc, table_is_complete);
+  tcase_add_test(tc, examples_parse);
+  tcase_add_test(tc, defaults_match_the_table);
+  tcase_add_test(tc, bad_values_are_reported);
+  tcase_add_test(tc, ranges);
+  tcase_add_test(tc, parsers);
+  tcase_add_test(tc, unset_means_nothing);
+  tcase_add_test(tc, start_off_needs_a_signal);
+  tcase_add_test(tc, show_round_trips);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("outpath");
+  tcase_add_test(tc, names);
+  tcase_add_test(tc, names_are_unique);
+  tcase_add_test(tc, templates);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("writer");
+  tcase_add_unchecked_fixture(tc, mk_tmpdir, rm_tmpdir);
+  tcase_add_test(tc, writer_writes);
+  tcase_add_test(tc, writer_errors);
+  tcase_add_test(tc, writer_fifo);
+  tcase_add_test(tc, writer_lock);
+  tcase_add_test(tc, manifest);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("misc");
+  tcase_add_test(tc, elf);
+  tcase_add_test(tc, policy);
+  tcase_add_test(tc, messages);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(suite());
+  int failed;
+  srunner_run_all(sr, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}
