@@ -1,0 +1,26 @@
+# bench/: `make bench`, the profiler's cost and the parser's speed
+# (issue 6). Not part of `make all` or `make check`; see bench/README.md.
+# Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+
+# Built only by `make bench`.
+EXTRA_PROGRAMS = bench/runbench
+bench_runbench_SOURCES = bench/runbench.c
+bench_runbench_LDADD = -lm
+CLEANFILES += bench/runbench bench/results.txt
+
+BENCH_WORKLOADS = bench/workloads/common.lua bench/workloads/strings.lua \
+	bench/workloads/tables.lua bench/workloads/closures.lua \
+	bench/workloads/modules.lua
+EXTRA_DIST += bench/README.md bench/run $(BENCH_WORKLOADS)
+
+# Options through the environment: BENCH_RUNS, BENCH_ONLY, BENCH_SCALE,
+# BENCH_VARIANTS, BENCH_PARSER, BENCH_PARSER_MB, BENCH_TMP (see the README).
+bench: bench/runbench preload/libljmprof.so src/luajit tools/ljmprof
+	RUNBENCH='$(abs_top_builddir)/bench/runbench' \
+	LJMPROF_SHIM='$(abs_top_builddir)/preload/libljmprof.so' \
+	LJMPROF_LUAJIT='$(abs_top_builddir)/src/luajit' \
+	LJMPROF_CLI='$(abs_top_builddir)/tools/ljmprof' \
+	SYSTEM_LUAJIT_LIB='$(SYSTEM_LUAJIT_LIB)' \
+	BENCH_WORKLOADS_DIR='$(abs_top_srcdir)/bench/workloads' \
+	  $(SHELL) $(srcdir)/bench/run 2>&1 | tee bench/results.txt
+.PHONY: bench

@@ -1,0 +1,932 @@
+/*
+** runbench: the ljmprof benchmark driver.
+**
+**   runbench workloads [options]   the profiler's cost: every workload run
+**                                  under each variant, interleaved
+**   runbench parser [options]      the parser's speed on large profiles
+**   runbench count FILE...         events in memprof streams, by kind
+**
+** Wall time is measured around fork/wait4 with CLOCK_MONOTONIC; peak RSS
+** and CPU time come from the child's own rusage (wait4), so nothing the
+** driver does is counted. Variants are interleaved run by run (A B C A B C
+** ...), with the starting variant rotated each round, and every summary is
+** a median and a minimum. See bench/README.md.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define MAXRUNS 101
+#define MAXARGS 16
+#define MAXENV 512
+
+/* -- Small helpers ------------------------------------------------------- */
+
+static void die(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("runbench: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  exit(2);
+}
+
+static double now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, int n)
+{
+  double s[MAXRUNS];
+  if (n <= 0) return NAN;
+  memcpy(s, v, (size_t)n * sizeof(double));
+  qsort(s, (size_t)n, sizeof(double), cmp_double);
+  return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+static double minimum(const double *v, int n)
+{
+  double m = INFINITY;
+  int i;
+  for (i = 0; i < n; i++) if (v[i] < m) m = v[i];
+  return m;
+}
+
+static void loadavg(char *buf, size_t len)
+{
+  FILE *f = fopen("/proc/loadavg", "r");
+  double a = 0, b = 0, c = 0;
+  if (f) {
+    if (fscanf(f, "%lf %lf %lf", &a, &b, &c) != 3) a = b = c = -1;
+    fclose(f);
+  }
+  snprintf(buf, len, "%.2f %.2f %.2f", a, b, c);
+}
+
+static char *fmtstr(const char *fmt, ...)
+{
+  char *p;
+  va_list ap;
+  va_start(ap, fmt);
+  if (vasprintf(&p, fmt, ap) < 0) die("out of memory");
+  va_end(ap);
+  return p;
+}
+
+/* Sum of the sizes of the regular files in dir, and their number. */
+static uint64_t dir_bytes(const char *dir, int *nfiles)
+{
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  uint64_t sum = 0;
+  *nfiles = 0;
+  if (!d) return 0;
+  while ((e = readdir(d)) != NULL) {
+    struct stat st;
+    char *p;
+    if (e->d_name[0] == '.') continue;
+    p = fmtstr("%s/%s", dir, e->d_name);
+    if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+      sum += (uint64_t)st.st_size;
+      (*nfiles)++;
+    }
+    free(p);
+  }
+  closedir(d);
+  return sum;
+}
+
+/* The first regular file in dir (caller frees), or NULL. */
+static char *dir_first(const char *dir)
+{
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  char *r = NULL;
+  if (!d) return NULL;
+  while ((e = readdir(d)) != NULL)
+    if (e->d_name[0] != '.') { r = fmtstr("%s/%s", dir, e->d_name); break; }
+  closedir(d);
+  return r;
+}
+
+static void dir_clear(const char *dir)
+{
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  if (!d) return;
+  while ((e = readdir(d)) != NULL) {
+    char *p;
+    if (e->d_name[0] == '.') continue;
+    p = fmtstr("%s/%s", dir, e->d_name);
+    unlink(p);
+    free(p);
+  }
+  closedir(d);
+}
+
+/* -- Running a child ----------------------------------------------------- */
+
+struct run {
+  double wall, cpu;
+  long maxrss_kb;
+  int status;
+};
+
+/*
+** Run argv with the driver's environment minus LD_PRELOAD, LD_LIBRARY_PATH
+** and LJMPROF_*, plus setenv (NAME=VALUE strings, NULL-terminated).
+** stdout and stderr go to the given files (NULL: /dev/null).
+*/
+static struct run run_child(char *const argv[], char *const setenv_[],
+			    const char *out, const char *err)
+{
+  char *envp[MAXENV];
+  int n = 0, i;
+  pid_t pid;
+  struct rusage ru;
+  struct run r;
+  double t0;
+  int st;
+  for (i = 0; environ[i] && n < MAXENV - 16; i++) {
+    const char *e = environ[i];
+    if (strncmp(e, "LD_PRELOAD=", 11) == 0 ||
+	strncmp(e, "LD_LIBRARY_PATH=", 16) == 0 ||
+	strncmp(e, "LJMPROF_", 8) == 0)
+      continue;
+    envp[n++] = (char *)e;
+  }
+  for (i = 0; setenv_ && setenv_[i] && n < MAXENV - 1; i++)
+    envp[n++] = setenv_[i];
+  envp[n] = NULL;
+  fflush(NULL);
+  t0 = now();
+  pid = fork();
+  if (pid < 0) die("fork: %s", strerror(errno));
+  if (pid == 0) {
+    int fo = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fe = open(err ? err : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fo < 0 || fe < 0) _exit(126);
+    dup2(fo, 1);
+    dup2(fe, 2);
+    close(fo);
+    close(fe);
+    execve(argv[0], argv, envp);
+    _exit(127);
+  }
+  if (wait4(pid, &st, 0, &ru) < 0) die("wait4: %s", strerror(errno));
+  r.wall = now() - t0;
+  r.cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+	  (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+  r.maxrss_kb = ru.ru_maxrss;
+  r.status = st;
+  return r;
+}
+
+static int run_ok(const struct run *r)
+{
+  return WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0;
+}
+
+static void print_file(const char *path, const char *prefix, int maxlines)
+{
+  FILE *f = fopen(path, "r");
+  char line[4096];
+  int n = 0;
+  if (!f) return;
+  while (fgets(line, sizeof line, f) && n++ < maxlines)
+    printf("%s%s", prefix, line);
+  fclose(f);
+}
+
+/* -- Counting the events of a memprof stream (FORMAT.md) ----------------- */
+
+struct counts {
+  uint64_t alloc, free_, realloc, sym_lfunc, sym_cfunc, sym_trace;
+  uint64_t symtab_entries;	/* In the symbol table section. */
+  uint64_t sym_bytes;		/* Bytes of symbol events. */
+  uint64_t bytes;
+  int complete;			/* Epilogue seen. */
+  const char *error;
+};
+
+struct cur { const uint8_t *p, *e; int bad; };
+
+static inline uint64_t uleb(struct cur *c)
+{
+  uint64_t v = 0;
+  int sh = 0;
+  while (c->p < c->e) {
+    uint8_t b = *c->p++;
+    v |= (uint64_t)(b & 0x7f) << sh;
+    if (!(b & 0x80)) return v;
+    sh += 7;
+    if (sh > 63) break;
+  }
+  c->bad = 1;
+  return 0;
+}
+
+static inline void skip_str(struct cur *c)
+{
+  uint64_t n = uleb(c);
+  if ((uint64_t)(c->e - c->p) < n) { c->bad = 1; c->p = c->e; return; }
+  c->p += n;
+}
+
+static int count_stream(const uint8_t *buf, size_t len, struct counts *k)
+{
+  struct cur c = { buf, buf + len, 0 };
+  memset(k, 0, sizeof *k);
+  k->bytes = len;
+  if (len < 7 || memcmp(buf, "ljs", 3) != 0) { k->error = "no symtab magic"; return -1; }
+  c.p += 7;
+  for (;;) {
+    uint8_t h;
+    if (c.p >= c.e) { k->error = "truncated symtab"; return -1; }
+    h = *c.p++;
+    if (h & 0x80) break;
+    switch (h & 3) {
+    case 0: uleb(&c); skip_str(&c); uleb(&c); break;
+    case 1: uleb(&c); skip_str(&c); break;
+    case 2: uleb(&c); uleb(&c); uleb(&c); break;
+    default: k->error = "bad symtab entry"; return -1;
+    }
+    if (c.bad) { k->error = "truncated symtab"; return -1; }
+    k->symtab_entries++;
+  }
+  if (c.e - c.p < 7 || memcmp(c.p, "ljm", 3) != 0) { k->error = "no event magic"; return -1; }
+  c.p += 7;
+  while (c.p < c.e) {
+    const uint8_t *start = c.p;
+    uint8_t h = *c.p++;
+    int ev = h & 3, src = (h >> 2) & 7;
+    if (h & 0x80) { k->complete = 1; break; }
+    if (ev == 0) {
+      switch (src) {
+      case 2: uleb(&c); skip_str(&c); uleb(&c); k->sym_lfunc++; break;
+      case 3: uleb(&c); skip_str(&c); k->sym_cfunc++; break;
+      case 4: uleb(&c); uleb(&c); uleb(&c); k->sym_trace++; break;
+      default: k->error = "bad symbol event"; return -1;
+      }
+      if (!c.bad) k->sym_bytes += (uint64_t)(c.p - start);
+    } else {
+      switch (src) {
+      case 1: break;
+      case 2: uleb(&c); uleb(&c); break;
+      case 3: uleb(&c); break;
+      case 4: uleb(&c); break;
+      default: k->error = "bad event source"; return -1;
+      }
+      uleb(&c); uleb(&c);
+      if (ev == 3) { uleb(&c); uleb(&c); }
+      if (!c.bad) {
+	if (ev == 1) k->alloc++;
+	else if (ev == 2) k->free_++;
+	else k->realloc++;
+      }
+    }
+    if (c.bad) { k->error = "truncated"; break; }
+  }
+  return 0;
+}
+
+static int count_file(const char *path, struct counts *k, double *secs)
+{
+  int fd = open(path, O_RDONLY);
+  struct stat st;
+  void *m;
+  double t0 = now();
+  int r;
+  memset(k, 0, sizeof *k);
+  if (fd < 0 || fstat(fd, &st) < 0) {
+    k->error = "cannot open";
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  if (st.st_size == 0) { close(fd); k->error = "empty"; return -1; }
+  m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) { k->error = "mmap failed"; return -1; }
+  madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+  r = count_stream(m, (size_t)st.st_size, k);
+  munmap(m, (size_t)st.st_size);
+  if (secs) *secs = now() - t0;
+  return r;
+}
+
+static uint64_t events_of(const struct counts *k)
+{
+  return k->alloc + k->free_ + k->realloc + k->sym_lfunc + k->sym_cfunc +
+	 k->sym_trace;
+}
+
+static void print_counts(const char *prefix, const struct counts *k)
+{
+  uint64_t ev = events_of(k);
+  printf("%s%" PRIu64 " bytes, %" PRIu64 " events (alloc %" PRIu64
+	 ", free %" PRIu64 ", realloc %" PRIu64 ", symbol %" PRIu64
+	 " = lfunc %" PRIu64 " + cfunc %" PRIu64 " + trace %" PRIu64
+	 "), symtab %" PRIu64 " entries, %.2f bytes/event, %s%s%s\n",
+	 prefix, k->bytes, ev, k->alloc, k->free_, k->realloc,
+	 k->sym_lfunc + k->sym_cfunc + k->sym_trace, k->sym_lfunc,
+	 k->sym_cfunc, k->sym_trace, k->symtab_entries,
+	 ev ? (double)k->bytes / (double)ev : 0.0,
+	 k->complete ? "complete" : "NOT complete",
+	 k->error ? ": " : "", k->error ? k->error : "");
+}
+
+static int cmd_count(int argc, char **argv)
+{
+  int i, rc = 0;
+  for (i = 1; i < argc; i++) {
+    struct counts k;
+    double secs = 0;
+    char *pre = fmtstr("%s: ", argv[i]);
+    if (count_file(argv[i], &k, &secs) < 0) rc = 1;
+    print_counts(pre, &k);
+    printf("%s%.3f s, %.0f MB/s\n", pre, secs, k.bytes / 1e6 / secs);
+    free(pre);
+  }
+  return rc;
+}
+
+/* -- Options shared by the subcommands ---------------------------------- */
+
+static struct {
+  int runs;
+  const char *luajit;	/* Reference: the system's (static) luajit. */
+  const char *frontend;	/* The dynamic frontend, src/luajit. */
+  const char *syslibdir;	/* Holds libluajit-5.1.so.2 -> the system's. */
+  const char *shim;
+  const char *cli;
+  const char *wdir;	/* Workload scripts. */
+  const char *tmp;
+  const char *only;	/* Comma list of workload names, or NULL. */
+  const char *variants;	/* Comma list of variant names, or NULL. */
+  double scale;
+  double parser_mb;	/* Size of the big profile. */
+  int parser_runs;
+  const char *tsv;	/* Append the summary there. */
+} opt = {
+  9, "/usr/bin/luajit", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+  1.0, 1024, 3, NULL
+};
+
+static void parse_opts(int argc, char **argv)
+{
+  int i;
+  for (i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = strchr(a, '=');
+    size_t kl = v ? (size_t)(v - a) : strlen(a);
+    if (!v) die("option %s needs =VALUE", a);
+    v++;
+#define OPT(name) (kl == strlen(name) && strncmp(a, name, kl) == 0)
+    if (OPT("--runs")) opt.runs = atoi(v);
+    else if (OPT("--luajit")) opt.luajit = v;
+    else if (OPT("--frontend")) opt.frontend = v;
+    else if (OPT("--syslibdir")) opt.syslibdir = v;
+    else if (OPT("--shim")) opt.shim = v;
+    else if (OPT("--cli")) opt.cli = v;
+    else if (OPT("--workloads")) opt.wdir = v;
+    else if (OPT("--tmp")) opt.tmp = v;
+    else if (OPT("--only")) opt.only = v;
+    else if (OPT("--variants")) opt.variants = v;
+    else if (OPT("--scale")) opt.scale = atof(v);
+    else if (OPT("--parser-mb")) opt.parser_mb = atof(v);
+    else if (OPT("--parser-runs")) opt.parser_runs = atoi(v);
+    else if (OPT("--tsv")) opt.tsv = v;
+    else die("unknown option %s", a);
+#undef OPT
+  }
+  if (opt.runs < 1 || opt.runs > MAXRUNS) die("--runs must be 1..%d", MAXRUNS);
+  if (opt.parser_runs < 1 || opt.parser_runs > MAXRUNS) die("bad --parser-runs");
+  if (!opt.tmp) die("--tmp=DIR is required");
+}
+
+static int in_list(const char *list, const char *name)
+{
+  size_t n = strlen(name);
+  const char *p = list;
+  if (!list) return 1;
+  while (*p) {
+    const char *q = strchr(p, ',');
+    size_t l = q ? (size_t)(q - p) : strlen(p);
+    if (l == n && strncmp(p, name, n) == 0) return 1;
+    if (!q) break;
+    p = q + 1;
+  }
+  return 0;
+}
+
+/* -- Workloads and variants --------------------------------------------- */
+
+struct workload {
+  const char *name, *script, *jopt, *what;
+  double scale;
+};
+
+static const struct workload workloads[] = {
+  { "strings", "strings.lua", NULL, "concat, format, table.concat, gsub", 1 },
+  { "tables", "tables.lua", NULL, "small tables created and dropped", 1 },
+  { "closures", "closures.lua", NULL, "closures, growing tables (realloc)", 1 },
+  { "modules", "modules.lua", NULL, "250k generated chunks via load()", 1 },
+  { "strings-joff", "strings.lua", "-joff", "strings, JIT off", 1 },
+  { "modules-joff", "modules.lua", "-joff", "modules, JIT off", 1 },
+};
+#define NWORK (int)(sizeof workloads / sizeof workloads[0])
+
+enum { P_FRONTEND, P_STATIC };
+
+struct variant {
+  const char *name, *what;
+  int prog, syslib, preload, out;
+};
+
+/* The first one is the baseline of the ratios. */
+static const struct variant variants[] = {
+  { "sys", "frontend + system libluajit (LD_LIBRARY_PATH)", P_FRONTEND, 1, 0, 0 },
+  { "inert", "sys + LD_PRELOAD shim, no LJMPROF_OUT", P_FRONTEND, 1, 1, 0 },
+  { "prof", "inert + LJMPROF_OUT (profiling to a file)", P_FRONTEND, 1, 1, 1 },
+  { "patched", "frontend + patched libluajit (RUNPATH), no shim", P_FRONTEND, 0, 0, 0 },
+  { "static", "/usr/bin/luajit (static, for reference)", P_STATIC, 0, 0, 0 },
+};
+#define NVAR (int)(sizeof variants / sizeof variants[0])
+
+struct wresult {
+  const struct workload *w;
+  int nvar, vidx[NVAR];
+  double wall[NVAR][MAXRUNS], cpu[NVAR][MAXRUNS], rss[NVAR][MAXRUNS];
+  double sbytes[MAXRUNS];
+  int nruns[NVAR], nstream;
+  double gc[NVAR][MAXRUNS], peak[NVAR][MAXRUNS];	/* Per run. */
+  char checksum[NVAR][64];
+  int checksum_bad;
+  int failed;
+  struct counts k;
+  int have_counts;
+  char load_before[64], load_after[64];
+};
+
+/* "name checksum=N gc_cycles=N peak_kb=N" */
+static int parse_output(const char *path, char *sum, size_t sumlen,
+			long *gc, long *peak)
+{
+  FILE *f = fopen(path, "r");
+  char line[1024];
+  int ok = 0;
+  if (!f) return 0;
+  while (fgets(line, sizeof line, f)) {
+    char *c = strstr(line, "checksum="), *g = strstr(line, "gc_cycles="),
+	 *p = strstr(line, "peak_kb=");
+    if (c && g && p) {
+      size_t n = strcspn(c + 9, " \n");
+      if (n >= sumlen) n = sumlen - 1;
+      memcpy(sum, c + 9, n);
+      sum[n] = 0;
+      *gc = atol(g + 10);
+      *peak = atol(p + 8);
+      ok = 1;
+    }
+  }
+  fclose(f);
+  return ok;
+}
+
+static void build_argv(const struct variant *v, const struct workload *w,
+		       double scale, char **av)
+{
+  int n = 0;
+  av[n++] = (char *)(v->prog == P_STATIC ? opt.luajit : opt.frontend);
+  if (w->jopt) av[n++] = (char *)w->jopt;
+  av[n++] = fmtstr("%s/%s", opt.wdir, w->script);
+  av[n++] = fmtstr("%g", w->scale * scale);
+  av[n] = NULL;
+}
+
+static void build_env(const struct variant *v, const char *outpath, char **ev)
+{
+  int n = 0;
+  if (v->syslib) ev[n++] = fmtstr("LD_LIBRARY_PATH=%s", opt.syslibdir);
+  if (v->preload) ev[n++] = fmtstr("LD_PRELOAD=%s", opt.shim);
+  if (v->out) ev[n++] = fmtstr("LJMPROF_OUT=%s", outpath);
+  ev[n] = NULL;
+}
+
+static void run_workload(struct wresult *R)
+{
+  const struct workload *w = R->w;
+  char *outdir = fmtstr("%s/stream", opt.tmp);
+  char *outpath = fmtstr("%s/%s.bin", outdir, w->name);
+  char *sout = fmtstr("%s/stdout", opt.tmp), *serr = fmtstr("%s/stderr", opt.tmp);
+  int round, j;
+  mkdir(outdir, 0755);
+  dir_clear(outdir);
+  loadavg(R->load_before, sizeof R->load_before);
+  printf("== %s: %s (%s %g, %s), %d interleaved runs per variant, "
+	 "load before: %s\n", w->name, w->what, w->script, w->scale * opt.scale,
+	 w->jopt ? "JIT off" : "JIT on", opt.runs, R->load_before);
+  fflush(stdout);
+  for (round = 0; round < opt.runs && !R->failed; round++) {
+    for (j = 0; j < R->nvar; j++) {
+      int vi = (round + j) % R->nvar;	/* Rotate the starting variant. */
+      const struct variant *v = &variants[R->vidx[vi]];
+      char *av[MAXARGS], *ev[8], sum[64];
+      long gc = -1, peak = -1;
+      struct run r;
+      build_argv(v, w, opt.scale, av);
+      build_env(v, outpath, ev);
+      r = run_child(av, ev, sout, serr);
+      if (!run_ok(&r) || !parse_output(sout, sum, sizeof sum, &gc, &peak)) {
+	printf("!! %s/%s failed (status 0x%x); its output:\n", w->name,
+	       v->name, r.status);
+	print_file(sout, "   stdout: ", 10);
+	print_file(serr, "   stderr: ", 20);
+	R->failed = 1;
+	break;
+      }
+      {
+	struct stat st;
+	if (stat(serr, &st) == 0 && st.st_size > 0 && round == 0) {
+	  printf("   note: %s/%s wrote to stderr:\n", w->name, v->name);
+	  print_file(serr, "   stderr: ", 5);
+	}
+      }
+      R->wall[vi][R->nruns[vi]] = r.wall;
+      R->cpu[vi][R->nruns[vi]] = r.cpu;
+      R->rss[vi][R->nruns[vi]] = r.maxrss_kb / 1024.0;
+      R->gc[vi][R->nruns[vi]] = (double)gc;
+      R->peak[vi][R->nruns[vi]] = (double)peak;
+      R->nruns[vi]++;
+      if (!R->checksum[vi][0])
+	snprintf(R->checksum[vi], sizeof R->checksum[vi], "%s", sum);
+      else if (strcmp(sum, R->checksum[vi]) != 0)
+	R->checksum_bad = 1;
+      if (strcmp(sum, R->checksum[0]) != 0 && R->checksum[0][0])
+	R->checksum_bad = 1;
+      if (v->out) {
+	int nf;
+	uint64_t b = dir_bytes(outdir, &nf);
+	if (nf == 0 && round == 0) {
+	  printf("!! %s/%s wrote no stream file\n", w->name, v->name);
+	  print_file(serr, "   stderr: ", 20);
+	}
+	if (nf > 0) R->sbytes[R->nstream++] = (double)b;
+	if (!R->have_counts && nf > 0) {
+	  char *f = dir_first(outdir);
+	  if (f) {
+	    count_file(f, &R->k, NULL);
+	    R->have_counts = 1;
+	    if (nf > 1)
+	      printf("   note: %d stream files; events counted in %s\n", nf, f);
+	    free(f);
+	  }
+	}
+	dir_clear(outdir);
+      }
+      free(av[w->jopt ? 2 : 1]);
+      free(av[w->jopt ? 3 : 2]);
+      for (int e = 0; ev[e]; e++) free(ev[e]);
+    }
+  }
+  loadavg(R->load_after, sizeof R->load_after);
+  rmdir(outdir);
+  unlink(sout);
+  unlink(serr);
+  free(outdir); free(outpath); free(sout); free(serr);
+}
+
+/* "median [min..max]" of integer samples, or "median" when all equal. */
+static void range(char *buf, size_t len, const double *v, int n)
+{
+  double lo = minimum(v, n), hi = v[0];
+  int i;
+  for (i = 1; i < n; i++) if (v[i] > hi) hi = v[i];
+  if (lo == hi) snprintf(buf, len, "%.0f", lo);
+  else snprintf(buf, len, "%.0f [%.0f..%.0f]", median(v, n), lo, hi);
+}
+
+static void print_workload(const struct wresult *R)
+{
+  int j;
+  double bmed = median(R->wall[0], R->nruns[0]);
+  double bmin = minimum(R->wall[0], R->nruns[0]);
+  printf("   %-8s %9s %9s %8s %8s %8s %9s %16s %16s\n", "variant", "median_s",
+	 "min_s", "med/sys", "min/sys", "cpu_s", "maxrss_MB", "gc_cycles",
+	 "peak_kB");
+  for (j = 0; j < R->nvar; j++) {
+    const struct variant *v = &variants[R->vidx[j]];
+    double med = median(R->wall[j], R->nruns[j]);
+    double mn = minimum(R->wall[j], R->nruns[j]);
+    char gc[48], pk[48];
+    if (R->nruns[j] == 0) continue;
+    range(gc, sizeof gc, R->gc[j], R->nruns[j]);
+    range(pk, sizeof pk, R->peak[j], R->nruns[j]);
+    printf("   %-8s %9.3f %9.3f %8.3f %8.3f %8.3f %9.1f %16s %16s\n", v->name,
+	   med, mn, med / bmed, mn / bmin, median(R->cpu[j], R->nruns[j]),
+	   median(R->rss[j], R->nruns[j]), gc, pk);
+  }
+  printf("   checksums %s", R->checksum_bad ? "DIFFER between runs or variants!" : "identical");
+  printf("; load after: %s\n", R->load_after);
+  if (R->have_counts) {
+    printf("   stream (median of %d runs): %.0f bytes; first run: ", R->nstream,
+	   median(R->sbytes, R->nstream));
+    print_counts("", &R->k);
+  }
+  printf("\n");
+  fflush(stdout);
+}
+
+static int vindex(const struct wresult *R, const char *name)
+{
+  int j;
+  for (j = 0; j < R->nvar; j++)
+    if (strcmp(variants[R->vidx[j]].name, name) == 0) return j;
+  return -1;
+}
+
+static int cmd_workloads(int argc, char **argv)
+{
+  struct wresult *res;
+  int i, j, n = 0, nvar = 0, vidx[NVAR];
+  FILE *tsv = NULL;
+  parse_opts(argc, argv);
+  if (!opt.frontend || !opt.wdir) die("--frontend and --workloads are required");
+  for (j = 0; j < NVAR; j++) {
+    const struct variant *v = &variants[j];
+    if (j > 0 && !in_list(opt.variants, v->name)) continue;
+    if (v->syslib && !opt.syslibdir) continue;
+    if ((v->preload || v->out) && !opt.shim) continue;
+    if (v->prog == P_STATIC && access(opt.luajit, X_OK) != 0) continue;
+    vidx[nvar++] = j;
+  }
+  if (!opt.syslibdir) die("--syslibdir is required (the baseline)");
+  res = calloc(NWORK, sizeof *res);
+  if (!res) die("out of memory");
+  printf("variants (ratios are against the first):\n");
+  for (j = 0; j < nvar; j++)
+    printf("   %-8s %s\n", variants[vidx[j]].name, variants[vidx[j]].what);
+  printf("\n");
+  for (i = 0; i < NWORK; i++) {
+    struct wresult *R;
+    if (!in_list(opt.only, workloads[i].name)) continue;
+    R = &res[n++];
+    R->w = &workloads[i];
+    R->nvar = nvar;
+    memcpy(R->vidx, vidx, sizeof vidx);
+    run_workload(R);
+    print_workload(R);
+  }
+  /* Summary against the targets of issue 6. */
+  printf("== summary: wall-time ratios of medians against sys [ratio of "
+	 "minima]; prof CPU: ratio of median user+sys CPU times\n");
+  printf("| workload | sys median s | inert | inert CPU | prof | prof vs inert | "
+	 "prof CPU | bytes/event | events | MB written | GC cycles sys / prof | "
+	 "peak kB sys / prof | load |\n");
+  printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  if (opt.tsv) tsv = fopen(opt.tsv, "a");
+  for (i = 0; i < n; i++) {
+    const struct wresult *R = &res[i];
+    int s = 0, in = vindex(R, "inert"), pr = vindex(R, "prof");
+    double smed = median(R->wall[s], R->nruns[s]);
+    double smin = minimum(R->wall[s], R->nruns[s]);
+    char ib[64] = "-", pb[64] = "-", pib[64] = "-", bpe[32] = "-",
+	 evs[32] = "-", mb[32] = "-", gc[128] = "-", pk[128] = "-",
+	 cb[32] = "-", icb[32] = "-";
+    if (R->failed) {
+      printf("| %s | FAILED |\n", R->w->name);
+      continue;
+    }
+    if (in >= 0)
+      snprintf(ib, sizeof ib, "%.3f [%.3f]",
+	       median(R->wall[in], R->nruns[in]) / smed,
+	       minimum(R->wall[in], R->nruns[in]) / smin);
+    if (pr >= 0) {
+      snprintf(pb, sizeof pb, "%.3f [%.3f]",
+	       median(R->wall[pr], R->nruns[pr]) / smed,
+	       minimum(R->wall[pr], R->nruns[pr]) / smin);
+      char a[48], b[48];
+      range(a, sizeof a, R->gc[s], R->nruns[s]);
+      range(b, sizeof b, R->gc[pr], R->nruns[pr]);
+      snprintf(gc, sizeof gc, "%s / %s", a, b);
+      range(a, sizeof a, R->peak[s], R->nruns[s]);
+      range(b, sizeof b, R->peak[pr], R->nruns[pr]);
+      snprintf(pk, sizeof pk, "%s / %s", a, b);
+    }
+    if (in >= 0)
+      snprintf(icb, sizeof icb, "%.3f", median(R->cpu[in], R->nruns[in]) /
+	       median(R->cpu[s], R->nruns[s]));
+    if (pr >= 0)
+      snprintf(cb, sizeof cb, "%.3f", median(R->cpu[pr], R->nruns[pr]) /
+	       median(R->cpu[s], R->nruns[s]));
+    if (pr >= 0 && in >= 0)
+      snprintf(pib, sizeof pib, "%.3f",
+	       median(R->wall[pr], R->nruns[pr]) /
+	       median(R->wall[in], R->nruns[in]));
+    if (R->have_counts) {
+      uint64_t ev = events_of(&R->k);
+      snprintf(bpe, sizeof bpe, "%.2f", ev ? (double)R->k.bytes / ev : 0.0);
+      snprintf(evs, sizeof evs, "%.2fM", ev / 1e6);
+      snprintf(mb, sizeof mb, "%.0f", R->k.bytes / 1e6);
+    }
+    printf("| %s | %.3f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+	   R->w->name, smed, ib, icb, pb, pib, cb, bpe, evs, mb, gc, pk,
+	   R->load_after);
+    if (tsv)
+      fprintf(tsv, "%s\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", R->w->name, smed,
+	      ib, pb, bpe, evs, gc, pk, R->load_after);
+  }
+  if (tsv) fclose(tsv);
+  {
+    int bad = 0;
+    for (i = 0; i < n; i++) bad |= res[i].failed;
+    free(res);
+    return bad;
+  }
+}
+
+/* -- Parser benchmark ---------------------------------------------------- */
+
+/* Profile workload w at the given scale into dir; returns the file (caller
+** frees) or NULL. */
+static char *make_profile(const struct workload *w, double scale,
+			  const char *dir, double *secs)
+{
+  const struct variant *v = &variants[2];	/* prof */
+  char *outpath = fmtstr("%s/%s.bin", dir, w->name);
+  char *serr = fmtstr("%s/stderr", opt.tmp);
+  char *av[MAXARGS], *ev[8];
+  struct run r;
+  mkdir(dir, 0755);
+  dir_clear(dir);
+  build_argv(v, w, scale, av);
+  build_env(v, outpath, ev);
+  r = run_child(av, ev, NULL, serr);
+  *secs = r.wall;
+  free(outpath);
+  if (!run_ok(&r)) {
+    printf("!! profiling %s at scale %g failed (status 0x%x)\n", w->name,
+	   scale, r.status);
+    print_file(serr, "   stderr: ", 20);
+    free(serr);
+    return NULL;
+  }
+  unlink(serr);
+  free(serr);
+  return dir_first(dir);
+}
+
+struct ptool {
+  const char *name;
+  char *av[MAXARGS];
+  double wall[MAXRUNS], rss[MAXRUNS];
+  int n, status;
+};
+
+static void parser_bench(const char *label, const char *file)
+{
+  struct counts k;
+  double csecs = 0;
+  struct ptool t[4];
+  int nt = 0, round, j;
+  char la[64], lb[64];
+  uint64_t ev;
+  memset(t, 0, sizeof t);
+  count_file(file, &k, &csecs);
+  ev = events_of(&k);
+  loadavg(lb, sizeof lb);
+  printf("== parser: %s: %s\n", label, file);
+  print_counts("   ", &k);
+  t[nt].name = "cat >/dev/null";
+  t[nt].av[0] = "/bin/cat"; t[nt].av[1] = (char *)file; nt++;
+  t[nt].name = "report";
+  t[nt].av[0] = (char *)opt.cli; t[nt].av[1] = "report";
+  t[nt].av[2] = (char *)file; nt++;
+  t[nt].name = "report --leak-only";
+  t[nt].av[0] = (char *)opt.cli; t[nt].av[1] = "report";
+  t[nt].av[2] = "--leak-only"; t[nt].av[3] = (char *)file; nt++;
+  t[nt].name = "stat";
+  t[nt].av[0] = (char *)opt.cli; t[nt].av[1] = "stat";
+  t[nt].av[2] = (char *)file; nt++;
+  {
+    char *o = fmtstr("%s/stat.out", opt.tmp);
+    struct run r = run_child(t[3].av, NULL, o, NULL);
+    printf("   ljmprof stat (exit %d):\n", WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1);
+    print_file(o, "      ", 40);
+    unlink(o);
+    free(o);
+  }
+  printf("   load before: %s\n", lb);
+  for (round = 0; round < opt.parser_runs; round++)
+    for (j = 0; j < nt; j++) {
+      struct ptool *p = &t[(round + j) % nt];
+      struct run r = run_child(p->av, NULL, NULL, NULL);
+      p->wall[p->n] = r.wall;
+      p->rss[p->n] = r.maxrss_kb / 1024.0;
+      p->n++;
+      if (!run_ok(&r)) p->status = r.status;
+    }
+  loadavg(la, sizeof la);
+  printf("   %-20s %9s %9s %9s %10s %10s %9s\n", "tool", "median_s", "min_s",
+	 "MB/s", "Mevents/s", "maxrss_MB", "vs cat");
+  {
+    double catmed = median(t[0].wall, t[0].n);
+    for (j = 0; j < nt; j++) {
+      double med = median(t[j].wall, t[j].n), mn = minimum(t[j].wall, t[j].n);
+      printf("   %-20s %9.3f %9.3f %9.1f %10.2f %10.1f %9.2f%s\n", t[j].name,
+	     med, mn, k.bytes / 1e6 / med, ev / 1e6 / med,
+	     median(t[j].rss, t[j].n), med / catmed,
+	     t[j].status ? "  (non-zero exit!)" : "");
+    }
+    printf("   %-20s %9.3f %9s %9.1f %10.2f %10s   (runbench's own minimal event counter, mmap)\n",
+	   "count (floor)", csecs, "-", k.bytes / 1e6 / csecs, ev / 1e6 / csecs, "-");
+  }
+  printf("   load after: %s\n\n", la);
+  fflush(stdout);
+}
+
+static int cmd_parser(int argc, char **argv)
+{
+  const struct workload *big = &workloads[1];	/* tables: small live heap */
+  const struct workload *mods = &workloads[3];	/* modules: many chunks */
+  char *dir;
+  char *f;
+  double secs;
+  struct counts k;
+  double scale;
+  parse_opts(argc, argv);
+  if (!opt.cli || !opt.shim || !opt.frontend || !opt.wdir || !opt.syslibdir)
+    die("--cli, --shim, --frontend, --workloads and --syslibdir are required");
+  dir = fmtstr("%s/parser", opt.tmp);
+  /* Measure the stream rate at scale 1, then size the big profile. */
+  f = make_profile(big, 1.0, dir, &secs);
+  if (!f) return 1;
+  count_file(f, &k, NULL);
+  free(f);
+  scale = ceil(opt.parser_mb * 1e6 / (double)k.bytes * 1.05 * 10) / 10;
+  printf("== parser: profiling %s at scale %g for a %.0f MB profile "
+	 "(scale 1 gave %.1f MB in %.2f s)\n", big->name, scale, opt.parser_mb,
+	 k.bytes / 1e6, secs);
+  fflush(stdout);
+  f = make_profile(big, scale, dir, &secs);
+  if (!f) return 1;
+  printf("   written in %.1f s\n", secs);
+  parser_bench("small live heap, few symbols", f);
+  unlink(f);
+  free(f);
+  f = make_profile(mods, 1.0, dir, &secs);
+  if (!f) return 1;
+  parser_bench("module loading: one chunk name per loaded chunk", f);
+  unlink(f);
+  free(f);
+  dir_clear(dir);
+  rmdir(dir);
+  free(dir);
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  if (argc >= 2 && strcmp(argv[1], "workloads") == 0)
+    return cmd_workloads(argc - 1, argv + 1);
+  if (argc >= 2 && strcmp(argv[1], "parser") == 0)
+    return cmd_parser(argc - 1, argv + 1);
+  if (argc >= 2 && strcmp(argv[1], "count") == 0)
+    return cmd_count(argc - 1, argv + 1);
+  fprintf(stderr,
+	  "usage: runbench workloads|parser [--OPTION=VALUE...]\n"
+	  "       runbench count FILE...\n"
+	  "see bench/README.md\n");
+  return 2;
+}
