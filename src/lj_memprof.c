@@ -1,0 +1,699 @@
+/*
+** Memory profiler: every allocation, reallocation and free of a VM, with
+** its source, as a memprof (version 3) stream.
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+**
+** While profiling, the VM's allocator is wrapped: g->allocf points to
+** memprof_alloc and g->allocd to the profiler state. That is how the
+** state hangs off the VM: no global, no lock, one profiler per VM.
+*/
+
+#define lj_memprof_c
+#define LUA_CORE
+
+#include "lj_obj.h"
+#include "lj_memprof.h"
+
+#if LJ_HASMEMPROF
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <link.h>
+#include <elf.h>
+
+#include "lj_gc.h"
+#include "lj_frame.h"
+#include "lj_bc.h"
+#include "lj_debug.h"
+#include "lj_dispatch.h"
+#if LJ_HASJIT
+#include "lj_jit.h"
+#include "lj_trace.h"
+#endif
+#include "lj_memprof_format.h"
+
+/* Lifecycle hooks for an embedder in the same object (see ljmprof.h). */
+void (*ljmprof_hook_newstate)(lua_State *L) = NULL;
+void (*ljmprof_hook_close)(lua_State *L) = NULL;
+
+/* -- Profiler state ------------------------------------------------------ */
+
+/* Longest event: header + 6 ULEB128 (location 2, body 4). */
+#define MP_EVMAX	(1 + 6*LJM_FMT_ULEB128_MAX)
+
+/* At most this many C symbols are taken from one object. */
+#define MP_MAXSYMS	(1u << 18)
+
+/* Executable address range of a shared object whose symbols were dumped. */
+typedef struct MPRange {
+  uintptr_t lo;			/* First address. */
+  uintptr_t hi;			/* One past the last address. */
+} MPRange;
+
+typedef struct MemProf {
+  global_State *g;		/* The profiled VM. */
+  lua_Alloc allocf;		/* Wrapped allocator. */
+  void *allocd;			/* Its opaque pointer. */
+  uint8_t *buf;			/* Output buffer (malloc, not the Lua heap). */
+  uint8_t *pos;			/* Write position in buf. */
+  uint8_t *lim;			/* Flush before an event past this point. */
+  uint8_t *end;			/* End of buf. */
+  ljmprof_writer writer;	/* Where the bytes go. */
+  void *ctx;			/* Writer and poll context. */
+  lj_memprof_release release;	/* Owner's cleanup for ctx, or NULL. */
+  const volatile sig_atomic_t *pollflag;  /* Safe-point flag or NULL. */
+  ljmprof_poll poll;		/* Safe-point callback. */
+  sig_atomic_t pollseen;	/* *pollflag when last seen. */
+  int err;			/* errno of a failed write: halted. */
+  MPRange *ranges;		/* Objects whose C symbols are in the stream. */
+  size_t nranges;		/* Used entries in ranges. */
+  size_t szranges;		/* Allocated entries in ranges. */
+  uintptr_t lastcf;		/* Last C function known to be covered. */
+  unsigned long long adds;	/* dlpi_adds at the last walk of the objects. */
+} MemProf;
+
+static void *memprof_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
+
+/* The profiler of a VM, or NULL. */
+static LJ_AINLINE MemProf *memprof_get(global_State *g)
+{
+  return g->allocf == memprof_alloc ? (MemProf *)g->allocd : NULL;
+}
+
+/* -- Output buffer ------------------------------------------------------- */
+
+static LJ_AINLINE uint8_t *mp_uleb(uint8_t *p, uint64_t v)
+{
+  for (; v >= 0x80; v >>= 7)
+    *p++ = (uint8_t)(v | 0x80);
+  *p++ = (uint8_t)v;
+  return p;
+}
+
+/* Hand the buffer to the writer. A failure halts the profiler. */
+static void mp_flush(MemProf *mp)
+{
+  size_t n = (size_t)(mp->pos - mp->buf);
+  mp->pos = mp->buf;
+  if (n && !mp->err) {
+    int e = mp->writer(mp->ctx, mp->buf, n);
+    if (e) mp->err = e > 0 ? e : EIO;
+  }
+}
+
+/* Make room for one header and a few ULEB128 values. */
+static LJ_AINLINE void mp_reserve(MemProf *mp)
+{
+  if (LJ_UNLIKELY(mp->pos > mp->lim)) mp_flush(mp);
+}
+
+static void mp_putu(MemProf *mp, uint64_t v)
+{
+  mp_reserve(mp);
+  mp->pos = mp_uleb(mp->pos, v);
+}
+
+static void mp_putbyte(MemProf *mp, uint8_t b)
+{
+  mp_reserve(mp);
+  *mp->pos++ = b;
+}
+
+/* A string: length, then the bytes, flushing as often as needed. */
+static void mp_putstr(MemProf *mp, const char *s, size_t len)
+{
+  mp_putu(mp, len);
+  while (len) {
+    size_t room = (size_t)(mp->end - mp->pos), n = len < room ? len : room;
+    memcpy(mp->pos, s, n);
+    mp->pos += n; s += n; len -= n;
+    if (len) mp_flush(mp);
+  }
+}
+
+static void mp_puthdr(MemProf *mp, uint8_t m2)
+{
+  uint8_t *p;
+  mp_reserve(mp);
+  p = mp->pos;
+  p[0] = 'l'; p[1] = 'j'; p[2] = m2; p[3] = LJM_FMT_VERSION;
+  p[4] = p[5] = p[6] = 0;
+  mp->pos = p + LJM_FMT_HDRLEN;
+}
+
+/* -- Symbols: prototypes and traces --------------------------------------- */
+
+/* Header byte of a symbol: in the start table, or as an event later. */
+#define MP_SYMHDR(ev, kind, src)	((ev) ? (LJM_EV_SYMTAB|(src)) : (kind))
+
+static void mp_symproto(MemProf *mp, GCproto *pt, int ev)
+{
+  GCstr *name = proto_chunkname(pt);
+  mp_putbyte(mp, MP_SYMHDR(ev, LJM_SYMTAB_LFUNC, LJM_SRC_LFUNC));
+  mp_putu(mp, (uintptr_t)pt);
+  mp_putstr(mp, strdata(name), name->len);
+  mp_putu(mp, pt->firstline > 0 ? (uint64_t)pt->firstline : 0);
+}
+
+#if LJ_HASJIT
+static void mp_symtrace(MemProf *mp, GCtrace *T, int ev)
+{
+  GCproto *pt = &gcref(T->startpt)->pt;
+  BCPos pos = proto_bcpos(pt, mref(T->startpc, const BCIns));
+  mp_putbyte(mp, MP_SYMHDR(ev, LJM_SYMTAB_TRACE, LJM_SRC_TRACE));
+  mp_putu(mp, T->traceno);
+  mp_putu(mp, (uintptr_t)pt);
+  mp_putu(mp, (uint64_t)lj_debug_line(pt, pos));
+}
+#endif
+
+/* Every live prototype and trace. Safe in the middle of a GC cycle. */
+static void mp_dumpvm(MemProf *mp)
+{
+  global_State *g = mp->g;
+  GCobj *o;
+  for (o = gcref(g->gc.root); o != NULL; o = gcref(o->gch.nextgc))
+    if (o->gch.gct == ~LJ_TPROTO && !isdead(g, o))
+      mp_symproto(mp, &o->pt, 0);
+#if LJ_HASJIT
+  {
+    jit_State *J = G2J(g);
+    MSize i;
+    for (i = 1; i < J->sizetrace; i++) {
+      GCtrace *T = (GCtrace *)gcref(J->trace[i]);
+      if (T != NULL && !isdead(g, obj2gco(T)))
+	mp_symtrace(mp, T, 0);
+    }
+  }
+#endif
+}
+
+/* -- Symbols: C functions of the loaded ELF objects ---------------------- */
+
+/* Emit one C function symbol. */
+static void mp_symcfunc(MemProf *mp, uintptr_t addr, const char *name,
+			size_t len, int ev)
+{
+  mp_putbyte(mp, MP_SYMHDR(ev, LJM_SYMTAB_CFUNC, LJM_SRC_CFUNC));
+  mp_putu(mp, addr);
+  mp_putstr(mp, name, len);
+}
+
+/* Emit the STT_FUNC symbols of a symbol table. strsz bounds the names. */
+static void mp_symtab(MemProf *mp, uintptr_t base, const ElfW(Sym) *sym,
+		      size_t n, const char *str, size_t strsz, int ev)
+{
+  size_t i;
+  if (n > MP_MAXSYMS) n = MP_MAXSYMS;
+  for (i = 0; i < n && !mp->err; i++) {
+    const ElfW(Sym) *s = &sym[i];
+    if ((s->st_info & 0xf) == STT_FUNC && s->st_value != 0 &&
+	s->st_shndx != SHN_UNDEF && s->st_name < strsz) {
+      const char *name = str + s->st_name;
+      size_t len = strnlen(name, strsz - s->st_name);
+      if (len) mp_symcfunc(mp, base + s->st_value, name, len, ev);
+    }
+  }
+}
+
+/* Try .symtab from the object's file. Returns 0 if there is none. */
+static int mp_elffile(MemProf *mp, const char *path, uintptr_t base, int ev)
+{
+  int fd = open(path, O_RDONLY|O_CLOEXEC), found = 0;
+  struct stat st;
+  void *map;
+  size_t sz;
+  if (fd < 0) return 0;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      (size_t)st.st_size < sizeof(ElfW(Ehdr))) {
+    close(fd);
+    return 0;
+  }
+  sz = (size_t)st.st_size;
+  map = mmap(NULL, sz, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED) return 0;
+  {
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)map;
+    const ElfW(Shdr) *sh;
+    size_t i;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	eh->e_shentsize != sizeof(ElfW(Shdr)) || eh->e_shoff == 0 ||
+	eh->e_shoff > sz || eh->e_shnum > (sz - eh->e_shoff) / sizeof(ElfW(Shdr)))
+      goto done;
+    sh = (const ElfW(Shdr) *)((const char *)map + eh->e_shoff);
+    for (i = 0; i < eh->e_shnum; i++) {
+      if (sh[i].sh_type == SHT_SYMTAB && sh[i].sh_link < eh->e_shnum &&
+	  sh[i].sh_entsize == sizeof(ElfW(Sym))) {
+	const ElfW(Shdr) *ss = &sh[sh[i].sh_link];
+	if (sh[i].sh_offset > sz || sh[i].sh_size > sz - sh[i].sh_offset ||
+	    ss->sh_offset > sz || ss->sh_size > sz - ss->sh_offset)
+	  break;
+	/* Executables (ET_EXEC) have absolute addresses and base 0. */
+	mp_symtab(mp, base,
+		  (const ElfW(Sym) *)((const char *)map + sh[i].sh_offset),
+		  sh[i].sh_size / sizeof(ElfW(Sym)),
+		  (const char *)map + ss->sh_offset, ss->sh_size, ev);
+	found = 1;
+	break;
+      }
+    }
+  }
+done:
+  munmap(map, sz);
+  return found;
+}
+
+/* Number of symbols from a GNU hash table: the highest chain end + 1. */
+static size_t mp_gnuhashcount(const uint32_t *h)
+{
+  uint32_t nbuckets = h[0], symoffs = h[1], bloomsz = h[2], i, max = 0;
+  const uint32_t *buckets = h + 4 + bloomsz * (sizeof(ElfW(Addr)) / 4);
+  const uint32_t *chain = buckets + nbuckets;
+  for (i = 0; i < nbuckets; i++)
+    if (buckets[i] > max) max = buckets[i];
+  if (max < symoffs) return symoffs;
+  while (!(chain[max - symoffs] & 1)) max++;
+  return (size_t)max + 1;
+}
+
+/* Fall back to .dynsym, found through the object's dynamic section. */
+static void mp_elfdyn(MemProf *mp, struct dl_phdr_info *info, int ev)
+{
+  const ElfW(Dyn) *dyn = NULL;
+  const ElfW(Sym) *sym = NULL;
+  const char *str = NULL;
+  size_t strsz = 0, n = 0;
+  uintptr_t base = (uintptr_t)info->dlpi_addr;
+  int i;
+  for (i = 0; i < info->dlpi_phnum; i++)
+    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+      dyn = (const ElfW(Dyn) *)(base + info->dlpi_phdr[i].p_vaddr);
+  if (dyn == NULL) return;
+  /* ld.so relocates these entries in place, except in the vDSO. */
+#define MP_DYNPTR(d) \
+  ((uintptr_t)(d)->d_un.d_ptr < base ? base + (d)->d_un.d_ptr : (d)->d_un.d_ptr)
+  for (; dyn->d_tag != DT_NULL; dyn++) {
+    switch (dyn->d_tag) {
+    case DT_SYMTAB: sym = (const ElfW(Sym) *)MP_DYNPTR(dyn); break;
+    case DT_STRTAB: str = (const char *)MP_DYNPTR(dyn); break;
+    case DT_STRSZ: strsz = dyn->d_un.d_val; break;
+    case DT_HASH: n = ((const uint32_t *)MP_DYNPTR(dyn))[1]; break;
+    case DT_GNU_HASH:
+      if (n == 0) n = mp_gnuhashcount((const uint32_t *)MP_DYNPTR(dyn));
+      break;
+    default: break;
+    }
+  }
+#undef MP_DYNPTR
+  if (sym && str && strsz && n)
+    mp_symtab(mp, base, sym, n, str, strsz, ev);
+}
+
+/* Is addr inside an object whose symbols are already in the stream? */
+static int mp_known(MemProf *mp, uintptr_t addr)
+{
+  size_t i;
+  for (i = 0; i < mp->nranges; i++)
+    if (addr >= mp->ranges[i].lo && addr < mp->ranges[i].hi)
+      return 1;
+  return 0;
+}
+
+static int mp_addrange(MemProf *mp, uintptr_t lo, uintptr_t hi)
+{
+  if (mp->nranges == mp->szranges) {
+    size_t nsz = mp->szranges ? 2*mp->szranges : 64;
+    MPRange *r = (MPRange *)realloc(mp->ranges, nsz * sizeof(MPRange));
+    if (r == NULL) return 0;
+    mp->ranges = r;
+    mp->szranges = nsz;
+  }
+  mp->ranges[mp->nranges].lo = lo;
+  mp->ranges[mp->nranges].hi = hi;
+  mp->nranges++;
+  return 1;
+}
+
+typedef struct MPWalk {
+  MemProf *mp;			/* Profiler. */
+  int ev;			/* Emit symbol events (else: start table). */
+  int first;			/* First object of this walk. */
+} MPWalk;
+
+static int mp_walkobj(struct dl_phdr_info *info, size_t size, void *data)
+{
+  MPWalk *w = (MPWalk *)data;
+  MemProf *mp = w->mp;
+  uintptr_t base = (uintptr_t)info->dlpi_addr;
+  const char *name = info->dlpi_name;
+  int i, known = 1, exec = 0;
+  if (w->first) {
+    w->first = 0;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs)) {
+      if (w->ev && info->dlpi_adds == mp->adds)
+	return 1;  /* Nothing was loaded since the last walk. */
+      mp->adds = info->dlpi_adds;
+    }
+  }
+  for (i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+      exec = 1;
+      if (!mp_known(mp, base + ph->p_vaddr)) known = 0;
+    }
+  }
+  if (!exec || known) return 0;
+  for (i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
+	!mp_addrange(mp, base + ph->p_vaddr, base + ph->p_vaddr + ph->p_memsz))
+      return 1;  /* Out of memory: stop here, try again later. */
+  }
+  if (name == NULL || name[0] == '\0')
+    name = "/proc/self/exe";  /* The main program. */
+  if (!mp_elffile(mp, name, base, w->ev))
+    mp_elfdyn(mp, info, w->ev);
+  return mp->err ? 1 : 0;
+}
+
+/* Dump the symbols of every object not dumped yet. */
+static void mp_walkobjs(MemProf *mp, int ev)
+{
+  MPWalk w;
+  w.mp = mp;
+  w.ev = ev;
+  w.first = 1;
+  dl_iterate_phdr(mp_walkobj, &w);
+}
+
+/* Before an event names a C function: make sure its object is dumped. */
+static LJ_NOINLINE void mp_cfunc(MemProf *mp, uintptr_t addr)
+{
+  if (!mp_known(mp, addr))
+    mp_walkobjs(mp, 1);
+  mp->lastcf = addr;
+}
+
+/* -- Attribution --------------------------------------------------------- */
+
+/* Line of the instruction before ins in pt, or 0. */
+static LJ_AINLINE BCLine mp_line(GCproto *pt, const BCIns *ins)
+{
+  BCPos pos = proto_bcpos(pt, ins) - 1;
+  return pos < pt->sizebc ? lj_debug_line(pt, pos) : 0;
+}
+
+static LJ_AINLINE int mp_isfunc(cTValue *frame)
+{
+  return frame_gc(frame)->gch.gct == ~LJ_TFUNC;
+}
+
+/*
+** Where an event comes from: source bits, and up to two location values.
+** Returns the source; *a and *b get the location.
+*/
+static uint8_t mp_where(MemProf *mp, void *optr, uint64_t *a, uint64_t *b)
+{
+  global_State *g = mp->g;
+  int32_t st = g->vmstate;
+  lua_State *L;
+  cTValue *frame;
+  GCfunc *fn;
+#if LJ_HASJIT
+  if (st > 0) {  /* JIT-compiled code: the trace number. */
+    *a = (uint64_t)st;
+    return LJM_SRC_TRACE;
+  }
+#endif
+  /* 0: a new VM that has not run yet. Else GC, exit, recorder, opt., asm. */
+  if (st != ~LJ_VMST_INTERP && st != ~LJ_VMST_C && st != 0)
+    return LJM_SRC_INTERNAL;
+  L = (lua_State *)gcref(g->cur_L);
+  if (L == NULL || (optr != NULL && optr == tvref(L->stack)))
+    return LJM_SRC_INTERNAL;  /* No Lua code runs, or stack resizing. */
+  frame = L->base - 1;
+  if (frame <= tvref(L->stack) + LJ_FR2 || !mp_isfunc(frame))
+    return LJM_SRC_INTERNAL;  /* Bottom or dummy frame. */
+  fn = frame_func(frame);
+  if (isluafunc(fn)) {  /* Lua function on top: its current line. */
+    void *cf = cframe_raw(L->cframe);
+    const BCIns *ins;
+    GCproto *pt = funcproto(fn);
+    BCLine line;
+    if (cf == NULL || (void *)cframe_pc(cf) == (void *)cframe_L(cf) ||
+	(ins = cframe_pc(cf)) == NULL || (line = mp_line(pt, ins)) == 0)
+      return LJM_SRC_INTERNAL;
+    *a = (uintptr_t)pt;
+    *b = (uint64_t)line;
+    return LJM_SRC_LFUNC;
+  }
+  if (isffunc(fn)) {  /* A built-in: charged to its Lua caller, if any. */
+    cTValue *nf = frame;
+    int i;
+    for (i = 0; i < 8; i++) {
+      cTValue *pf;
+      const BCIns *ins;
+      if (frame_islua(nf)) {
+	pf = frame_prevl(nf);
+	ins = frame_pc(nf);
+#if LJ_HASFFI
+      } else if (frame_iscont(nf) && !frame_iscont_fficb(nf)) {
+#else
+      } else if (frame_iscont(nf)) {
+#endif
+	pf = frame_prevd(nf);
+	ins = frame_contpc(nf);
+      } else if (frame_ispcall(nf)) {  /* pcall(builtin, ...) */
+	pf = frame_prevd(nf);
+	if (pf > tvref(L->stack) + LJ_FR2 && mp_isfunc(pf) &&
+	    isffunc(frame_func(pf))) {
+	  nf = pf;
+	  continue;
+	}
+	break;
+      } else {
+	break;
+      }
+      if (pf > tvref(L->stack) + LJ_FR2 && mp_isfunc(pf) &&
+	  isluafunc(frame_func(pf))) {
+	GCproto *pt = funcproto(frame_func(pf));
+	BCLine line = mp_line(pt, ins);
+	if (line == 0) break;
+	*a = (uintptr_t)pt;
+	*b = (uint64_t)line;
+	return LJM_SRC_LFUNC;
+      }
+      break;
+    }
+  }
+  *a = (uintptr_t)fn->c.f;  /* lua_CFunction, or built-in not called from Lua. */
+  return LJM_SRC_CFUNC;
+}
+
+/* -- Allocator wrapper ----------------------------------------------------- */
+
+static LJ_NOINLINE void mp_event(MemProf *mp, void *optr, size_t osize,
+				 void *nptr, size_t nsize)
+{
+  uint64_t a = 0, b = 0;
+  uint8_t ev, src;
+  uint8_t *p;
+  if (nsize == 0) {
+    if (optr == NULL) return;
+    ev = LJM_EV_FREE;
+  } else if (nptr == NULL) {
+    return;  /* Failed: nothing changed. */
+  } else {
+    ev = optr == NULL ? LJM_EV_ALLOC : LJM_EV_REALLOC;
+  }
+  src = mp_where(mp, optr, &a, &b);
+  if (src == LJM_SRC_CFUNC && (uintptr_t)a != mp->lastcf)
+    mp_cfunc(mp, (uintptr_t)a);  /* May emit symbol events first. */
+  mp_reserve(mp);
+  p = mp->pos;
+  *p++ = ev | src;
+  if (src != LJM_SRC_INTERNAL) {
+    p = mp_uleb(p, a);
+    if (src == LJM_SRC_LFUNC) p = mp_uleb(p, b);
+  }
+  if (ev != LJM_EV_ALLOC) {
+    p = mp_uleb(p, (uintptr_t)optr);
+    p = mp_uleb(p, osize);
+  }
+  if (ev != LJM_EV_FREE) {
+    p = mp_uleb(p, (uintptr_t)nptr);
+    p = mp_uleb(p, nsize);
+  }
+  mp->pos = p;
+}
+
+/* Safe point: the callback may stop, abandon or restart the profiler. */
+static LJ_NOINLINE void *mp_poll(MemProf *mp, void *ptr, size_t osize,
+				 size_t nsize)
+{
+  global_State *g = mp->g;
+  mp->pollseen = *mp->pollflag;
+  mp->poll(mainthread(g), mp->ctx);
+  /* mp may be gone now: go through whatever allocator the VM has. */
+  return g->allocf(g->allocd, ptr, osize, nsize);
+}
+
+static void *memprof_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  MemProf *mp = (MemProf *)ud;
+  void *nptr;
+  if (LJ_UNLIKELY(mp->pollflag != NULL) && *mp->pollflag != mp->pollseen)
+    return mp_poll(mp, ptr, osize, nsize);
+  nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
+  if (LJ_LIKELY(!mp->err))
+    mp_event(mp, ptr, osize, nptr, nsize);
+  return nptr;
+}
+
+/* -- Start and stop ------------------------------------------------------ */
+
+static void mp_free(MemProf *mp)
+{
+  if (mp->release) mp->release(mp->ctx);
+  free(mp->ranges);
+  free(mp->buf);
+  free(mp);
+}
+
+int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
+		     lj_memprof_release release)
+{
+  global_State *g = G(L);
+  MemProf *mp;
+  size_t sz;
+  if (opt == NULL || opt->writer == NULL || memprof_get(g) != NULL ||
+      (opt->poll_flag != NULL && opt->poll == NULL))
+    return LJMPROF_ERRUSE;
+  sz = opt->bufsize ? opt->bufsize : LJMPROF_BUFSIZE_DEFAULT;
+  if (sz < LJMPROF_BUFSIZE_MIN) sz = LJMPROF_BUFSIZE_MIN;
+  mp = (MemProf *)calloc(1, sizeof(MemProf));
+  if (mp == NULL) return LJMPROF_ERRMEM;
+  mp->buf = (uint8_t *)malloc(sz);
+  if (mp->buf == NULL) {
+    free(mp);
+    return LJMPROF_ERRMEM;
+  }
+  mp->g = g;
+  mp->pos = mp->buf;
+  mp->end = mp->buf + sz;
+  mp->lim = mp->end - MP_EVMAX;
+  mp->writer = opt->writer;
+  mp->ctx = opt->ctx;
+  mp->pollflag = opt->poll_flag;
+  mp->poll = opt->poll;
+  if (mp->pollflag) mp->pollseen = *mp->pollflag;
+  mp->lastcf = ~(uintptr_t)0;
+  /* Symbol table, then the event section header. */
+  mp_puthdr(mp, LJM_SYMTAB_M2);
+  mp_dumpvm(mp);
+  mp_walkobjs(mp, 0);
+  mp_putbyte(mp, LJM_SYMTAB_FINAL);
+  mp_puthdr(mp, LJM_EVENTS_M2);
+  if (mp->err) {
+    int e = mp->err;
+    mp_free(mp);
+    errno = e;
+    return LJMPROF_ERRIO;
+  }
+  mp->release = release;  /* Owned by the profiler from now on. */
+  mp->allocf = g->allocf;
+  mp->allocd = g->allocd;
+  g->allocd = mp;
+  g->allocf = memprof_alloc;
+  return LJMPROF_OK;
+}
+
+/* Stop the profiler. release: only one started with it (NULL: any). */
+static int mp_stop(lua_State *L, int write, int any,
+		   lj_memprof_release release)
+{
+  global_State *g = G(L);
+  MemProf *mp = memprof_get(g);
+  int e;
+  if (mp == NULL || (!any && mp->release != release))
+    return LJMPROF_ERRUSE;
+  g->allocf = mp->allocf;
+  g->allocd = mp->allocd;
+  if (write && !mp->err) {
+    mp_putbyte(mp, LJM_EV_EPILOGUE);
+    mp_flush(mp);
+  }
+  e = write ? mp->err : 0;
+  mp_free(mp);
+  if (e) {
+    errno = e;
+    return LJMPROF_ERRIO;
+  }
+  return LJMPROF_OK;
+}
+
+int lj_memprof_stop(lua_State *L, lj_memprof_release release)
+{
+  return mp_stop(L, 1, 0, release);
+}
+
+/* -- VM lifecycle and new symbols ------------------------------------------ */
+
+void lj_memprof_newstate(lua_State *L)
+{
+  if (ljmprof_hook_newstate) ljmprof_hook_newstate(L);
+}
+
+void lj_memprof_close(lua_State *L)
+{
+  if (ljmprof_hook_close) ljmprof_hook_close(L);
+  if (memprof_get(G(L)) != NULL)
+    mp_stop(L, 1, 1, NULL);  /* Complete the stream before the VM goes. */
+}
+
+void lj_memprof_addproto(global_State *g, GCproto *pt)
+{
+  MemProf *mp = memprof_get(g);
+  if (mp != NULL && !mp->err)
+    mp_symproto(mp, pt, 1);
+}
+
+#if LJ_HASJIT
+void lj_memprof_addtrace(global_State *g, struct GCtrace *T)
+{
+  MemProf *mp = memprof_get(g);
+  if (mp != NULL && !mp->err)
+    mp_symtrace(mp, T, 1);
+}
+#endif
+
+/* -- Public API ------------------------------------------------------------ */
+
+LUA_API int ljmprof_start(lua_State *L, const ljmprof_opt *opt)
+{
+  return lj_memprof_start(L, opt, NULL);
+}
+
+LUA_API int ljmprof_stop(lua_State *L)
+{
+  return mp_stop(L, 1, 1, NULL);
+}
+
+LUA_API int ljmprof_abandon(lua_State *L)
+{
+  return mp_stop(L, 0, 1, NULL);
+}
+
+LUA_API int ljmprof_running(lua_State *L)
+{
+  return memprof_get(G(L)) != NULL;
+}
+
+#endif

@@ -1,0 +1,48 @@
+/*
+** Memory profiler: every allocation, reallocation and free of a VM, with
+** its source, as a memprof (version 3) stream. See ljmprof.h for the API.
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#ifndef _LJ_MEMPROF_H
+#define _LJ_MEMPROF_H
+
+#include "lj_obj.h"
+
+/* The profiler needs ELF, dl_iterate_phdr and POSIX I/O. */
+#if !defined(LUAJIT_DISABLE_MEMPROF) && LJ_TARGET_LINUX
+#define LJ_HASMEMPROF		1
+#else
+#define LJ_HASMEMPROF		0
+#endif
+
+#if LJ_HASMEMPROF
+
+#include "ljmprof.h"
+
+/* Called when a stream owned by the VM itself (misc.memprof) ends. */
+typedef void (*lj_memprof_release)(void *ctx);
+
+LJ_FUNC int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
+			     lj_memprof_release release);
+/* Stop a profiler started with the same release function. */
+LJ_FUNC int lj_memprof_stop(lua_State *L, lj_memprof_release release);
+
+/* VM lifecycle (lua_newstate, lua_close). */
+LJ_FUNC void lj_memprof_newstate(lua_State *L);
+LJ_FUNC void lj_memprof_close(lua_State *L);
+
+/* New symbols while profiling. */
+LJ_FUNC void lj_memprof_addproto(global_State *g, GCproto *pt);
+#if LJ_HASJIT
+LJ_FUNC void lj_memprof_addtrace(global_State *g, struct GCtrace *T);
+#endif
+
+/* The misc library: misc.memprof.start(path), misc.memprof.stop(). */
+LJ_FUNC int luaopen_misc(lua_State *L);
+
+#define LJ_MISCLIBNAME		"misc"
+
+#endif
+
+#endif
