@@ -17,8 +17,8 @@ preload_libljmcore_a_CPPFLAGS = $(AM_CPPFLAGS) $(LJM_DEFS)
 
 # The entry points (shim.c) and the VM registry, linked into the VM.
 noinst_LIBRARIES += preload/libshim.a
-preload_libshim_a_SOURCES = preload/shim.c \
-	$(LJM_CORE_SOURCES)
+preload_libshim_a_SOURCES = preload/shim.c preload/registry.c \
+	preload/registry.h $(LJM_CORE_SOURCES)
 preload_libshim_a_CPPFLAGS = $(AM_CPPFLAGS) $(LJM_DEFS) \
 	-I$(top_builddir)/$(LJ_TREE)/src
 preload_libshim_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden

@@ -1,0 +1,27 @@
+/*
+** ljmprof shim: the VMs of the process and what happens to their
+** profilers at creation, at safe points, at close, at fork and at exit.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#ifndef LJM_REGISTRY_H
+#define LJM_REGISTRY_H
+
+#include "lua.h"
+
+#include "ljm_config.h"
+
+/* Set up from the environment (constructor). Returns non-zero when
+** LJMPROF_OUT is set, i.e. when the hooks must be installed. */
+int ljm_reg_init(void);
+
+void ljm_reg_newstate(lua_State *L);	/* A VM was created. */
+void ljm_reg_close(lua_State *L);	/* A VM is about to be closed. */
+void ljm_reg_exit(void);		/* The process exits. */
+
+void ljm_reg_fork_prepare(void);
+void ljm_reg_fork_parent(void);
+void ljm_reg_fork_child(void);
+
+#endif
