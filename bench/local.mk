@@ -22,5 +22,6 @@ bench: bench/runbench preload/libljmprof.so src/luajit tools/ljmprof
 	LJMPROF_CLI='$(abs_top_builddir)/tools/ljmprof' \
 	SYSTEM_LUAJIT_LIB='$(SYSTEM_LUAJIT_LIB)' \
 	BENCH_WORKLOADS_DIR='$(abs_top_srcdir)/bench/workloads' \
+	BENCH_GEN='$(abs_top_builddir)/tests/tools/gen_stream' \
 	  $(SHELL) $(srcdir)/bench/run 2>&1 | tee bench/results.txt
 .PHONY: bench
