@@ -7,3 +7,21 @@ tests_shim_check_core_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/preload
 tests_shim_check_core_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_shim_check_core_LDADD = preload/libljmcore.a $(CHECK_LIBS)
 TESTS += tests/shim/check_core
+
+# C hosts built against the system's LuaJIT, like real programs.
+if HAVE_SYSLUAJIT
+check_PROGRAMS += tests/hosts/mthost tests/hosts/forkhost
+tests_hosts_mthost_SOURCES = tests/hosts/mthost.c
+tests_hosts_mthost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS) -pthread
+tests_hosts_mthost_LDADD = $(SYSLUAJIT_LIBS) -lpthread
+tests_hosts_forkhost_SOURCES = tests/hosts/forkhost.c
+tests_hosts_forkhost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS)
+tests_hosts_forkhost_LDADD = $(SYSLUAJIT_LIBS)
+endif
+
+SHIM_TESTS = tests/shim/basic.test tests/shim/lifecycle.test \
+	tests/shim/threads.test tests/shim/fork.test
+TESTS += $(SHIM_TESTS)
+EXTRA_DIST += $(SHIM_TESTS) tests/shim/shim.sh tests/shim/alloc.lua \
+	tests/shim/threads.lua tests/shim/fork.lua
+check_SCRIPTS += tools/ljmprof

@@ -1,0 +1,67 @@
+# Helpers for the shim's end-to-end tests (sourced after tests/lib.sh).
+
+hosts_dir=${top_builddir:-.}/tests/hosts
+lhost=$hosts_dir/lhost
+
+# under ENV... CMD...: run CMD with the shim preloaded (output to
+# $scratch/out and $scratch/err, status in $status).
+under() {
+	set +e
+	env LD_PRELOAD="$LJMPROF_SHIM" "$@" >"$scratch/out" 2>"$scratch/err"
+	status=$?
+	set -e
+}
+
+# plain CMD...: the same without the shim (to $scratch/out0, err0, status0).
+plain() {
+	set +e
+	"$@" >"$scratch/out0" 2>"$scratch/err0"
+	status0=$?
+	set -e
+}
+
+have_cli() { [ -x "${LJMPROF_CLI:-}" ]; }
+
+# stream_ok FILE: a complete, valid stream.
+stream_ok() {
+	[ -s "$1" ] || fail "$1: missing or empty"
+	[ "$(head -c 3 "$1")" = ljs ] || fail "$1: no symbol table magic"
+	[ "$(tail -c 1 "$1" | od -An -tx1 | tr -d ' ')" = 80 ] || fail "$1: no epilogue"
+	if have_cli; then
+		"$LJMPROF_CLI" stat "$1" >"$scratch/stat" 2>&1 ||
+			{ cat "$scratch/stat" >&2; fail "$1: ljmprof stat failed"; }
+		grep -q '^stream: *complete' "$scratch/stat" ||
+			{ cat "$scratch/stat" >&2; fail "$1: not complete"; }
+		n=$(sed -n 's/^events: *//p' "$scratch/stat")
+		[ "${n:-0}" -gt 0 ] || fail "$1: no events"
+	fi
+}
+
+# report FILE: the text report (to stdout).
+report() {
+	"$LJMPROF_CLI" report "$1"
+}
+
+# no_stray DIR FILES...: DIR holds exactly FILES (names).
+only_files() {
+	d=$1; shift
+	want=$(for f in "$@"; do echo "$f"; done | LC_ALL=C sort)
+	got=$(ls -A "$d" | LC_ALL=C sort)
+	[ "$want" = "$got" ] || { echo "want: $want" >&2; echo "got: $got" >&2; fail "files in $d differ"; }
+}
+
+# Exactly one line on stderr, matching the extended regex.
+one_message() {
+	n=$(grep -c '^ljmprof: ' "$scratch/err" || true)
+	[ "$n" = 1 ] || { cat "$scratch/err" >&2; fail "$n ljmprof: lines on stderr, wanted 1"; }
+	grep -Eq "$1" "$scratch/err" || { cat "$scratch/err" >&2; fail "message does not match '$1'"; }
+}
+
+no_message() {
+	if grep -q '^ljmprof: ' "$scratch/err"; then
+		cat "$scratch/err" >&2
+		fail "unexpected ljmprof: message"
+	fi
+}
+
+need_lhost() { [ -x "$lhost" ] || skip "no tests/hosts/lhost (no system libluajit-5.1-dev)"; }
