@@ -119,7 +119,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
   opterr = 0;
   optind = 1;
   while ((opt = getopt_long(argc, argv,
-			    c->is_stat ? "f:Hmh" : "f:lHg:n:mh",
+			    c->is_stat ? ":f:Hmh" : ":f:lHg:n:mh",
 			    c->is_stat ? stat_opts : report_opts,
 			    NULL)) != -1) {
     switch (opt) {
@@ -180,7 +180,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	char s[3] = {'-', (char)optopt, 0};
 	return usage_error(c, "unknown option", s);
       }
-      return usage_error(c, "unknown or incomplete option", argv[optind - 1]);
+      return usage_error(c, "unknown option", argv[optind - 1]);
     }
   }
   if (optind >= argc)
@@ -261,6 +261,7 @@ static int run(struct cli *c, int argc, char **argv)
     struct mp_report_input in = {(const char *const *)files, (size_t)nfiles,
 				 truncated, events};
     mp_profile_init(p, c->group);
+    p->no_overrides = c->is_stat;
     for (i = 0; i < nfiles; i++) {
       enum mp_load_result r = mp_load_file(p, files[i], &events[i]);
       if (r == MP_LOAD_ERROR)
@@ -278,6 +279,7 @@ static int run(struct cli *c, int argc, char **argv)
 				   &truncated[i], &events[i]};
       enum mp_load_result r;
       mp_profile_init(p, c->group);
+      p->no_overrides = c->is_stat;
       r = mp_load_file(p, files[i], &events[i]);
       if (r == MP_LOAD_ERROR) {
 	status = LJMPROF_EXIT_ERROR;

@@ -23,6 +23,7 @@ struct progress {
   int shown;
   double start, last;
   int64_t size;
+  const char *path;
 };
 
 static double now(void)
@@ -32,9 +33,10 @@ static double now(void)
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void progress_tick(struct progress *pr, const char *path,
-			  uint64_t offset)
+static void progress_tick(void *ctx, uint64_t offset)
 {
+  struct progress *pr = ctx;
+  const char *path = pr->path;
   double t = now();
   if (t - pr->start < 1.0 || t - pr->last < 0.25)
     return;
@@ -60,7 +62,6 @@ enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
 {
   struct progress pr = {0};
   struct mp_reader *r;
-  struct mp_event ev;
   enum mp_status st;
   struct stat sb;
   int64_t size = -1;
@@ -101,26 +102,16 @@ enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
   pr.size = size;
   pr.start = pr.last = pr.on ? now() : 0;
 
-  while ((st = mp_reader_next(r, &ev)) == MP_OK) {
-    if (ev.type < MP_EV_SYM_LFUNC) {
-      n++;
-      if (pr.on && (n & 0xfffff) == 0)
-	progress_tick(&pr, shown, mp_reader_offset(r));
-    }
-    if (mp_profile_event(p, &ev) < 0) {
-      progress_done(&pr);
-      ljmprof_error("%s: out of memory at byte %llu", shown,
-		    (unsigned long long)ev.offset);
-      st = MP_ERROR;
-      goto failed;
-    }
-  }
+  pr.path = shown;
+  st = mp_profile_read(p, r, &n, pr.on ? progress_tick : NULL, &pr);
   progress_done(&pr);
-  if (st == MP_ERROR)
+  if (st == MP_ERROR && p->oom)
+    ljmprof_error("%s: out of memory at byte %llu", shown,
+		  (unsigned long long)mp_reader_offset(r));
+  else if (st == MP_ERROR)
     ljmprof_error("%s: byte %llu: %s", shown,
 		  (unsigned long long)mp_reader_error_offset(r),
 		  mp_reader_error(r));
-failed:
   *events = n;
   if (st == MP_ERROR) {
     res = MP_LOAD_ERROR;

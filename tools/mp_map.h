@@ -43,6 +43,13 @@ static inline size_t mp_map_home(const struct mp_map *m, uint64_t key)
   return (size_t)((mp_map_hash(key) >> 20) & m->mask);
 }
 
+/* Start loading the home slot of key: the table is too big for caches. */
+static inline void mp_map_prefetch(const struct mp_map *m, uint64_t key)
+{
+  if (m->slots)
+    __builtin_prefetch(&m->slots[mp_map_home(m, key)]);
+}
+
 /* The entry for key, or NULL. */
 static inline struct mp_map_entry *mp_map_find(struct mp_map *m, uint64_t key)
 {

@@ -22,7 +22,7 @@ void mp_profile_init(struct mp_profile *p, enum mp_group group)
   mp_symtab_init(&p->symtab);
   mp_map_init(&p->heap);
   mp_map_init(&p->overrides);
-  p->cache_gen = 1;
+  memset(p->cache_gen, 0xff, sizeof(p->cache_gen));
 }
 
 void mp_profile_free(struct mp_profile *p)
@@ -170,22 +170,38 @@ static void resolve(struct mp_profile *p, const struct mp_event *ev,
   }
 }
 
+/* Forget cached locations of one source. */
+static void invalidate(struct mp_profile *p, unsigned src)
+{
+  uint32_t *gen = &p->cache_gen[src >> 2];
+  if (++*gen == 0) {
+    /* Wrapped: old entries could look valid again. */
+    unsigned i;
+    for (i = 0; i < MP_LOC_CACHE; i++)
+      if (p->cache[i].src == src)
+	p->cache[i].src = 0;
+    *gen = 1;
+  }
+}
+
 static int64_t event_loc(struct mp_profile *p, const struct mp_event *ev)
 {
-  size_t slot = (size_t)((ev->loc * 0x9e3779b97f4a7c15ull + ev->loc_line * 31 +
-			  ev->src) >> 52) & (MP_LOC_CACHE - 1);
+  size_t slot = (size_t)(((ev->loc ^ ev->loc_line << 40 ^ ev->src) *
+			  0x9e3779b97f4a7c15ull) >> (64 - MP_LOC_CACHE_BITS));
   struct mp_loc_cache_entry *c = &p->cache[slot];
   struct mp_loc k;
   int64_t id;
 
-  if (c->gen == p->cache_gen && c->loc == ev->loc && c->line == ev->loc_line &&
+  uint32_t gen = p->cache_gen[ev->src >> 2];
+
+  if (c->gen == gen && c->loc == ev->loc && c->line == ev->loc_line &&
       c->src == ev->src)
     return c->id;
   resolve(p, ev, &k);
   id = loc_intern(p, &k);
   if (id < 0)
     return -1;
-  c->gen = p->cache_gen;
+  c->gen = gen;
   c->loc = ev->loc;
   c->line = ev->loc_line;
   c->src = ev->src;
@@ -200,11 +216,10 @@ static int add_symbol(struct mp_profile *p, const struct mp_event *ev)
   uint32_t name;
   int rc = 0;
 
-  /* Any cached resolution may now be stale. */
-  if (++p->cache_gen == 0) {
-    memset(p->cache, 0, sizeof(p->cache));
-    p->cache_gen = 1;
-  }
+  /* Cached resolutions of this source may now be stale. A prototype
+  ** only changes Lua locations: traces are named when defined. */
+  invalidate(p, ev->type == MP_EV_SYM_LFUNC ? LJM_SRC_LFUNC :
+		ev->type == MP_EV_SYM_CFUNC ? LJM_SRC_CFUNC : LJM_SRC_TRACE);
   if (!ev->in_symtab)
     p->file.n_sym_events++;
   switch (ev->type) {
@@ -261,6 +276,8 @@ static int release_block(struct mp_profile *p, uint32_t at, uint64_t addr,
   key = e->b << 32 | (uint64_t)at << 1 | (uint64_t)is_free;
   size = e->a;
   mp_map_remove(&p->heap, e);
+  if (p->no_overrides)
+    return 0;
   ov = mp_map_insert(&p->overrides, key, &added);
   if (!ov)
     return -1;
@@ -360,6 +377,52 @@ oom:
   return -1;
 }
 
+#define BATCH 16
+
+static void prefetch_event(struct mp_profile *p, const struct mp_event *ev)
+{
+  if (ev->type != MP_EV_ALLOC)
+    mp_map_prefetch(&p->heap, ev->old_addr);
+  if (ev->type != MP_EV_FREE)
+    mp_map_prefetch(&p->heap, ev->new_addr);
+}
+
+enum mp_status mp_profile_read(struct mp_profile *p, struct mp_reader *r,
+			       uint64_t *events,
+			       void (*tick)(void *ctx, uint64_t offset),
+			       void *ctx)
+{
+  struct mp_event batch[BATCH];
+  enum mp_status st = MP_OK;
+  uint64_t n = 0;
+  int i, k;
+
+  while (st == MP_OK) {
+    /* Symbol events end a batch: their names live in the reader's
+    ** buffer only until the next read. */
+    for (k = 0; k < BATCH; k++) {
+      st = mp_reader_next(r, &batch[k]);
+      if (st != MP_OK)
+	break;
+      if (batch[k].type >= MP_EV_SYM_LFUNC) {
+	k++;
+	break;
+      }
+      prefetch_event(p, &batch[k]);
+    }
+    for (i = 0; i < k; i++) {
+      if (mp_profile_event(p, &batch[i]) < 0) {
+	*events = n;
+	return MP_ERROR;
+      }
+      if (batch[i].type < MP_EV_SYM_LFUNC && (++n & 0xfffff) == 0 && tick)
+	tick(ctx, mp_reader_offset(r));
+    }
+  }
+  *events = n;
+  return st;
+}
+
 void mp_profile_end_file(struct mp_profile *p, int truncated)
 {
   struct mp_summary *t = &p->total, *f = &p->file;
@@ -391,10 +454,9 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
   mp_symtab_free(&p->symtab);
   mp_symtab_init(&p->symtab);
   mp_map_clear(&p->heap);
-  if (++p->cache_gen == 0) {
-    memset(p->cache, 0, sizeof(p->cache));
-    p->cache_gen = 1;
-  }
+  invalidate(p, LJM_SRC_LFUNC);
+  invalidate(p, LJM_SRC_CFUNC);
+  invalidate(p, LJM_SRC_TRACE);
 }
 
 static int cmp_override(const void *a, const void *b)

@@ -78,12 +78,14 @@ struct mp_summary {
   uint64_t files, truncated_files;
 };
 
-#define MP_LOC_CACHE 4096
+/* Location cache: big enough for the hot lines of a large program. */
+#define MP_LOC_CACHE_BITS 14
+#define MP_LOC_CACHE (1u << MP_LOC_CACHE_BITS)
 
 struct mp_loc_cache_entry {
   uint64_t loc, line;	/* Event location fields. */
   uint32_t src;
-  uint32_t gen;		/* Valid when equal to the profile's generation. */
+  uint32_t gen;		/* Valid when equal to cache_gen[src]. */
   uint32_t id;
 };
 
@@ -98,10 +100,11 @@ struct mp_profile {
   uint32_t loc_mask;
   struct mp_map overrides;	/* orig << 32 | loc << 1 | is_free -> count, bytes. */
   struct mp_loc_cache_entry cache[MP_LOC_CACHE];
-  uint32_t cache_gen;
+  uint32_t cache_gen[8];	/* Per source: bumped when its symbols change. */
   struct mp_summary file;	/* The file being read. */
   struct mp_summary total;	/* Files finished so far. */
   int oom;			/* Out of memory: results are incomplete. */
+  int no_overrides;		/* Skip override pairs (stat needs none). */
 };
 
 void mp_profile_init(struct mp_profile *p, enum mp_group group);
@@ -109,6 +112,18 @@ void mp_profile_free(struct mp_profile *p);
 
 /* Account one event. Returns 0, or -1 when out of memory. */
 int mp_profile_event(struct mp_profile *p, const struct mp_event *ev);
+
+/*
+** Read every event of r into p. Memory events are taken in small batches
+** whose heap slots are prefetched first: on big heaps the parser waits
+** for memory more than it computes. tick (may be NULL) is called every
+** 2^20 memory events. *events gets the memory events accounted. Returns
+** the reader's final status, or MP_ERROR with p->oom set.
+*/
+enum mp_status mp_profile_read(struct mp_profile *p, struct mp_reader *r,
+			       uint64_t *events,
+			       void (*tick)(void *ctx, uint64_t offset),
+			       void *ctx);
 
 /*
 ** Close the current file: fold its summary into total and forget its

@@ -209,7 +209,9 @@ static enum decode_result get_string(struct mp_reader *r, const uint8_t **pp,
     return fail_at(r, at, "string length %llu exceeds the limit of %llu",
 		   (unsigned long long)n, (unsigned long long)MP_STRING_MAX);
   after = r->base + (uint64_t)(p - r->buf) + n;
-  if (r->size >= 0 && after > (uint64_t)r->size)
+  /* A stream cut inside a name is truncated; a long string that cannot
+  ** fit is garbage. Either way nothing is allocated before data arrives. */
+  if (r->size >= 0 && after > (uint64_t)r->size && n > MP_STRING_CUT_MAX)
     return fail_at(r, at, "string length %llu runs past the end of the input",
 		   (unsigned long long)n);
   if ((uint64_t)(end - p) < n) {

@@ -48,6 +48,11 @@ enum mp_status {
 
 /* Longest string accepted (chunk names can be whole source texts). */
 #define MP_STRING_MAX ((uint64_t)64 << 20)
+/*
+** A string that runs past the end of a file is taken as a truncated
+** stream when it is at most this long, and as garbage when longer.
+*/
+#define MP_STRING_CUT_MAX ((uint64_t)1 << 20)
 
 struct mp_reader;
 

@@ -10,6 +10,7 @@
 #define MP_ULEB_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "lj_memprof_format.h"
 
@@ -38,6 +39,28 @@ static inline enum mp_uleb_status mp_uleb_read(const uint8_t **pp,
     *pp = p + 1;
     return MP_ULEB_OK;
   }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (end - p >= 8) {
+    /* Up to 8 bytes (addresses take 6 or 7) without a branch per byte:
+    ** find the last byte by its clear high bit, then squeeze the 7-bit
+    ** groups together in three steps. */
+    uint64_t x, last;
+    memcpy(&x, p, 8);
+    last = ~x & 0x8080808080808080ull;
+    if (last) {
+      unsigned nbytes = ((unsigned)__builtin_ctzll(last) >> 3) + 1;
+      if (nbytes < 8)
+	x &= (1ull << (nbytes * 8)) - 1;
+      x &= 0x7f7f7f7f7f7f7f7full;
+      x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
+      x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
+      x = ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
+      *out = x;
+      *pp = p + nbytes;
+      return MP_ULEB_OK;
+    }
+  }
+#endif
   v = 0;
   shift = 0;
   for (i = 0; i < LJM_FMT_ULEB128_MAX; i++, shift += 7) {

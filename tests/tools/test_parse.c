@@ -1,0 +1,484 @@
+/*
+** Unit tests of the parsing core: ULEB128 decoding, the hash map, the
+** symbol tables, the reader on valid, truncated and broken streams, and
+** the aggregator's sums.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lj_memprof_format.h"
+#include "mp_map.h"
+#include "mp_profile.h"
+#include "mp_reader.h"
+#include "mp_symtab.h"
+#include "mp_uleb.h"
+#include "mp_writer.h"
+
+/* -- ULEB128 ------------------------------------------------------------- */
+
+static enum mp_uleb_status decode(const uint8_t *buf, size_t len, uint64_t *v,
+				  size_t *used)
+{
+  const uint8_t *p = buf;
+  enum mp_uleb_status st = mp_uleb_read(&p, buf + len, v);
+  *used = (size_t)(p - buf);
+  return st;
+}
+
+START_TEST(uleb_round_trip)
+{
+  static const uint64_t values[] = {
+    0, 1, 127, 128, 255, 16383, 16384, (1ull << 21) - 1, 1ull << 35,
+    0x7fffffffffffull, 1ull << 56, (1ull << 63) - 1, 1ull << 63, UINT64_MAX
+  };
+  size_t i, pad;
+  for (i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+    for (pad = 0; pad <= 12; pad += 12) {
+      /* With and without bytes after the value (fast and careful paths). */
+      uint8_t buf[32];
+      uint64_t v = 0;
+      size_t used;
+      unsigned n = mp_uleb_write(buf, values[i]);
+      memset(buf + n, 0xff, sizeof(buf) - n);
+      ck_assert_int_eq(decode(buf, n + pad, &v, &used), MP_ULEB_OK);
+      ck_assert_uint_eq(v, values[i]);
+      ck_assert_uint_eq(used, n);
+    }
+}
+END_TEST
+
+START_TEST(uleb_errors)
+{
+  uint8_t buf[16];
+  uint64_t v = 42;
+  size_t used;
+
+  /* Ends inside the value. */
+  buf[0] = 0x80;
+  buf[1] = 0x80;
+  ck_assert_int_eq(decode(buf, 2, &v, &used), MP_ULEB_SHORT);
+  ck_assert_uint_eq(used, 0);
+  ck_assert_int_eq(decode(buf, 0, &v, &used), MP_ULEB_SHORT);
+  /* 11 bytes. */
+  memset(buf, 0x80, sizeof(buf));
+  buf[10] = 0x01;
+  ck_assert_int_eq(decode(buf, sizeof(buf), &v, &used), MP_ULEB_TOOLONG);
+  /* 10 bytes whose last carries more than bit 63. */
+  memset(buf, 0xff, 9);
+  buf[9] = 0x02;
+  ck_assert_int_eq(decode(buf, 10, &v, &used), MP_ULEB_OVERFLOW);
+  buf[9] = 0x01;
+  ck_assert_int_eq(decode(buf, 10, &v, &used), MP_ULEB_OK);
+  ck_assert_uint_eq(v, UINT64_MAX);
+}
+END_TEST
+
+/* -- Hash map ------------------------------------------------------------ */
+
+START_TEST(map_against_reference)
+{
+  enum { N = 200000, KEYS = 50000 };
+  struct mp_map m;
+  static uint64_t ref[KEYS];	/* Value + 1, 0 when absent. */
+  uint64_t rng = 12345, count = 0;
+  int i;
+
+  memset(ref, 0, sizeof(ref));
+  mp_map_init(&m);
+  for (i = 0; i < N; i++) {
+    uint64_t k, key;
+    struct mp_map_entry *e;
+    int added;
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    k = (rng >> 33) % KEYS;
+    /* Heap-like keys, and key 0 among them. */
+    key = k * 16;
+    e = mp_map_find(&m, key);
+    ck_assert_int_eq(e != NULL, ref[k] != 0);
+    if (e)
+      ck_assert_uint_eq(e->a, ref[k] - 1);
+    if ((rng >> 20) & 1) {
+      e = mp_map_insert(&m, key, &added);
+      ck_assert_ptr_nonnull(e);
+      ck_assert_int_eq(added, ref[k] == 0);
+      count += (uint64_t)added;
+      e->a = (uint64_t)i;
+      ref[k] = (uint64_t)i + 1;
+    } else if (e) {
+      mp_map_remove(&m, e);
+      ref[k] = 0;
+      count--;
+    }
+    ck_assert_uint_eq(m.count, count);
+  }
+  for (i = 0; i < KEYS; i++) {
+    struct mp_map_entry *e = mp_map_find(&m, (uint64_t)i * 16);
+    ck_assert_int_eq(e != NULL, ref[i] != 0);
+  }
+  mp_map_free(&m);
+}
+END_TEST
+
+START_TEST(map_millions)
+{
+  struct mp_map m;
+  uint64_t i;
+  int added;
+  mp_map_init(&m);
+  for (i = 1; i <= 2000000; i++)
+    mp_map_insert(&m, 0x7f0000000000ull + i * 32, &added)->a = i;
+  ck_assert_uint_eq(m.count, 2000000);
+  for (i = 1; i <= 2000000; i += 2)
+    mp_map_remove(&m, mp_map_find(&m, 0x7f0000000000ull + i * 32));
+  for (i = 1; i <= 2000000; i++) {
+    struct mp_map_entry *e = mp_map_find(&m, 0x7f0000000000ull + i * 32);
+    if (i & 1)
+      ck_assert_ptr_null(e);
+    else
+      ck_assert_uint_eq(e->a, i);
+  }
+  mp_map_free(&m);
+}
+END_TEST
+
+/* -- Symbols ------------------------------------------------------------- */
+
+START_TEST(csym_nearest_and_latest)
+{
+  struct mp_symtab t;
+  struct mp_csym cs;
+  int i;
+
+  mp_symtab_init(&t);
+  ck_assert_int_eq(mp_symtab_csym(&t, 0x1000, &cs), 0);
+  mp_symtab_add_csym(&t, 0x1000, 1);
+  mp_symtab_add_csym(&t, 0x3000, 3);
+  mp_symtab_add_csym(&t, 0x2000, 2);
+  ck_assert_int_eq(mp_symtab_csym(&t, 0xfff, &cs), 0);
+  ck_assert_int_eq(mp_symtab_csym(&t, 0x1000, &cs), 1);
+  ck_assert_uint_eq(cs.name, 1);
+  ck_assert_int_eq(mp_symtab_csym(&t, 0x2fff, &cs), 1);
+  ck_assert_uint_eq(cs.name, 2);
+  ck_assert_uint_eq(cs.addr, 0x2000);
+  ck_assert_int_eq(mp_symtab_csym(&t, UINT64_MAX, &cs), 1);
+  ck_assert_uint_eq(cs.name, 3);
+  /* Redefinitions win, however the runs are merged. */
+  for (i = 0; i < 100; i++) {
+    mp_symtab_add_csym(&t, 0x2000, 100 + (uint32_t)i);
+    mp_symtab_add_csym(&t, 0x10000 + (uint64_t)i * 16, 1000 + (uint32_t)i);
+    ck_assert_int_eq(mp_symtab_csym(&t, 0x2010, &cs), 1);
+    ck_assert_uint_eq(cs.name, 100 + (uint32_t)i);
+    ck_assert_int_eq(mp_symtab_csym(&t, 0x10000 + (uint64_t)i * 16 + 8, &cs), 1);
+    ck_assert_uint_eq(cs.name, 1000 + (uint32_t)i);
+  }
+  mp_symtab_free(&t);
+}
+END_TEST
+
+START_TEST(proto_and_trace_redefinition)
+{
+  struct mp_symtab t;
+  struct mp_proto pt;
+  struct mp_trace tr;
+
+  mp_symtab_init(&t);
+  mp_symtab_add_proto(&t, 0x1000, 7, 5);
+  mp_symtab_add_trace(&t, 1, 0x1000, 6);
+  mp_symtab_add_proto(&t, 0x1000, 8, 20);
+  ck_assert_int_eq(mp_symtab_proto(&t, 0x1000, &pt), 1);
+  ck_assert_uint_eq(pt.chunk, 8);
+  ck_assert_uint_eq(pt.linedefined, 20);
+  /* The trace keeps the chunk its prototype had when it was defined. */
+  ck_assert_int_eq(mp_symtab_trace(&t, 1, &tr), 1);
+  ck_assert_uint_eq(tr.chunk, 7);
+  ck_assert_uint_eq(tr.line, 6);
+  mp_symtab_add_trace(&t, 2, 0x9999, 3);
+  ck_assert_int_eq(mp_symtab_trace(&t, 2, &tr), 1);
+  ck_assert_uint_eq(tr.chunk, MP_NO_STRING);
+  ck_assert_uint_eq(tr.proto, 0x9999);
+  ck_assert_int_eq(mp_symtab_trace(&t, 3, &tr), 0);
+  ck_assert_int_eq(mp_symtab_proto(&t, 0x2000, &pt), 0);
+  mp_symtab_free(&t);
+}
+END_TEST
+
+/* -- Reader -------------------------------------------------------------- */
+
+/* A small valid stream with every kind of item. */
+static void sample_stream(struct mpw *w)
+{
+  mpw_init_mem(w);
+  mpw_symtab_begin(w);
+  mpw_symtab_lfunc(w, 0x1000, "@a.lua", 0);
+  mpw_symtab_cfunc(w, 0x7000, "cfn");
+  mpw_symtab_trace(w, 1, 0x1000, 3);
+  mpw_symtab_end(w);
+  mpw_alloc(w, mpw_lua(0x1000, 2), 0x7f0000001000ull, 100);
+  mpw_alloc(w, mpw_internal(), 0x7f0000002000ull, 200);
+  mpw_sym_lfunc(w, 0x1000, "@b.lua", 4);
+  mpw_realloc(w, mpw_c(0x7010), 0x7f0000001000ull, 100, 0x7f0000003000ull,
+	      300);
+  mpw_free_ev(w, mpw_trace(1), 0x7f0000002000ull, 200);
+  mpw_epilogue(w);
+}
+
+/* Read everything; return the final status and count memory events. */
+static enum mp_status read_all(const uint8_t *data, size_t len,
+			       unsigned *events, unsigned *symbols,
+			       char *err, size_t errlen, uint64_t *erroff)
+{
+  struct mp_reader *r = mp_reader_new_mem(data, len);
+  struct mp_event ev;
+  enum mp_status st;
+  *events = *symbols = 0;
+  while ((st = mp_reader_next(r, &ev)) == MP_OK) {
+    if (ev.type >= MP_EV_SYM_LFUNC)
+      (*symbols)++;
+    else
+      (*events)++;
+  }
+  if (err) {
+    snprintf(err, errlen, "%s", mp_reader_error(r));
+    *erroff = mp_reader_error_offset(r);
+  }
+  /* Asking again repeats the answer. */
+  ck_assert_int_eq(mp_reader_next(r, &ev), st);
+  mp_reader_free(r);
+  return st;
+}
+
+START_TEST(reader_valid_stream)
+{
+  struct mpw w;
+  struct mp_reader *r;
+  struct mp_event ev;
+
+  sample_stream(&w);
+  r = mp_reader_new_mem(w.mem, w.len);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_int_eq(ev.type, MP_EV_SYM_LFUNC);
+  ck_assert_int_eq(ev.in_symtab, 1);
+  ck_assert_uint_eq(ev.sym_addr, 0x1000);
+  ck_assert_uint_eq(ev.name_len, 6);
+  ck_assert(memcmp(ev.name, "@a.lua", 6) == 0);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_int_eq(ev.type, MP_EV_SYM_CFUNC);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_int_eq(ev.type, MP_EV_SYM_TRACE);
+  ck_assert_uint_eq(ev.sym_addr, 1);
+  ck_assert_uint_eq(ev.sym_proto, 0x1000);
+  ck_assert_uint_eq(ev.sym_line, 3);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_int_eq(ev.type, MP_EV_ALLOC);
+  ck_assert_uint_eq(ev.src, LJM_SRC_LFUNC);
+  ck_assert_uint_eq(ev.loc, 0x1000);
+  ck_assert_uint_eq(ev.loc_line, 2);
+  ck_assert_uint_eq(ev.new_addr, 0x7f0000001000ull);
+  ck_assert_uint_eq(ev.new_size, 100);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_uint_eq(ev.src, LJM_SRC_INTERNAL);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_int_eq(ev.type, MP_EV_SYM_LFUNC);
+  ck_assert_int_eq(ev.in_symtab, 0);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_int_eq(ev.type, MP_EV_REALLOC);
+  ck_assert_uint_eq(ev.src, LJM_SRC_CFUNC);
+  ck_assert_uint_eq(ev.loc, 0x7010);
+  ck_assert_uint_eq(ev.old_size, 100);
+  ck_assert_uint_eq(ev.new_addr, 0x7f0000003000ull);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_int_eq(ev.type, MP_EV_FREE);
+  ck_assert_uint_eq(ev.src, LJM_SRC_TRACE);
+  ck_assert_uint_eq(ev.loc, 1);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_END);
+  mp_reader_free(r);
+  mpw_free(&w);
+}
+END_TEST
+
+START_TEST(reader_every_prefix_is_truncated)
+{
+  struct mpw w;
+  size_t cut;
+  unsigned last_events = 0;
+
+  sample_stream(&w);
+  for (cut = 1; cut < w.len; cut++) {
+    unsigned events, symbols;
+    ck_assert_int_eq(read_all(w.mem, cut, &events, &symbols, NULL, 0, NULL),
+		     MP_TRUNCATED);
+    ck_assert_uint_ge(events, last_events);
+    last_events = events;
+  }
+  ck_assert_uint_eq(last_events, 4);
+  mpw_free(&w);
+}
+END_TEST
+
+/* Expect an error with this message fragment at this offset. */
+static void expect_error(const uint8_t *data, size_t len, const char *what,
+			 uint64_t offset)
+{
+  char err[256];
+  uint64_t off;
+  unsigned events, symbols;
+  ck_assert_int_eq(read_all(data, len, &events, &symbols, err, sizeof(err),
+			    &off), MP_ERROR);
+  ck_assert_msg(strstr(err, what) != NULL, "'%s' lacks '%s'", err, what);
+  ck_assert_uint_eq(off, offset);
+}
+
+START_TEST(reader_garbage)
+{
+  expect_error((const uint8_t *)"", 0, "empty", 0);
+  expect_error((const uint8_t *)"hello world", 11, "not a memprof stream", 0);
+  expect_error((const uint8_t *)"ljs\x04\0\0\0", 7,
+	       "unsupported symbol table version 4", 3);
+  expect_error((const uint8_t *)"ljs\x03\0\1\0", 7, "reserved", 5);
+  expect_error((const uint8_t *)"ljs\x03\0\0\0\x03", 8, "unknown symbol kind 3",
+	       7);
+  expect_error((const uint8_t *)"ljs\x03\0\0\0\x44", 8,
+	       "invalid symbol table entry header 0x44", 7);
+  expect_error((const uint8_t *)"ljs\x03\0\0\0\x80ljm\x02\0\0\0\x80", 15,
+	       "unsupported event version 2", 11);
+  expect_error((const uint8_t *)"ljs\x03\0\0\0\x80ljx", 11,
+	       "bad magic of the event section", 10);
+}
+END_TEST
+
+START_TEST(reader_garbage_events)
+{
+  struct mpw w;
+  size_t base;
+
+  /* Header bits, sources, ULEB128 length, string length, trailing data. */
+  mpw_init_mem(&w);
+  mpw_symtab_begin(&w);
+  mpw_symtab_end(&w);
+  base = w.len;
+  mpw_byte(&w, 0x61);	/* Unused bits set. */
+  expect_error(w.mem, w.len, "unused bits", base);
+  w.len = base;
+  mpw_byte(&w, 0x1d);	/* Source 7. */
+  expect_error(w.mem, w.len, "invalid event source", base);
+  w.len = base;
+  mpw_byte(&w, 0x04);	/* Symbol event with the internal source. */
+  expect_error(w.mem, w.len, "invalid symbol event", base);
+  w.len = base;
+  mpw_byte(&w, LJM_EV_ALLOC | LJM_SRC_INTERNAL);
+  {
+    int i;
+    for (i = 0; i < 11; i++)
+      mpw_byte(&w, 0x80);
+    mpw_byte(&w, 0);
+  }
+  expect_error(w.mem, w.len, "ULEB128 longer than 10 bytes", base + 1);
+  w.len = base;
+  mpw_byte(&w, LJM_EV_SYMTAB | LJM_SRC_LFUNC);
+  mpw_uleb(&w, 0x1000);
+  mpw_uleb(&w, MP_STRING_CUT_MAX + 1);	/* String past the end. */
+  mpw_byte(&w, 'x');
+  expect_error(w.mem, w.len, "runs past the end", base + 3);
+  {
+    /* A short one is a stream cut inside a name. */
+    unsigned events, symbols;
+    w.len = base;
+    mpw_byte(&w, LJM_EV_SYMTAB | LJM_SRC_LFUNC);
+    mpw_uleb(&w, 0x1000);
+    mpw_uleb(&w, 100);
+    mpw_byte(&w, 'x');
+    ck_assert_int_eq(read_all(w.mem, w.len, &events, &symbols, NULL, 0, NULL),
+		     MP_TRUNCATED);
+  }
+  w.len = base;
+  mpw_byte(&w, LJM_EV_SYMTAB | LJM_SRC_LFUNC);
+  mpw_uleb(&w, 0x1000);
+  mpw_uleb(&w, MP_STRING_MAX + 1);
+  expect_error(w.mem, w.len, "exceeds the limit", base + 3);
+  w.len = base;
+  mpw_alloc(&w, mpw_internal(), 0x1000, 1ull << 50);
+  expect_error(w.mem, w.len, "impossible size", base + 3);
+  w.len = base;
+  mpw_epilogue(&w);
+  mpw_byte(&w, 0);
+  expect_error(w.mem, w.len, "after the epilogue", base + 1);
+  mpw_free(&w);
+}
+END_TEST
+
+/* -- Aggregation --------------------------------------------------------- */
+
+START_TEST(profile_sums_and_peak)
+{
+  struct mpw w;
+  struct mp_profile *p = malloc(sizeof(*p));
+  struct mp_reader *r;
+  uint64_t n;
+  struct mp_override *ov;
+  size_t nov;
+
+  sample_stream(&w);
+  mp_profile_init(p, MP_GROUP_LINE);
+  r = mp_reader_new_mem(w.mem, w.len);
+  ck_assert_int_eq(mp_profile_read(p, r, &n, NULL, NULL), MP_END);
+  ck_assert_uint_eq(n, 4);
+  ck_assert_uint_eq(p->file.n_alloc, 2);
+  ck_assert_uint_eq(p->file.n_realloc, 1);
+  ck_assert_uint_eq(p->file.n_free, 1);
+  ck_assert_uint_eq(p->file.peak_bytes, 500);	/* 300 + 200 after event 3. */
+  ck_assert_uint_eq(p->file.peak_event, 3);
+  ck_assert_uint_eq(p->file.live_bytes, 300);
+  ck_assert_uint_eq(p->file.n_sym_events, 1);
+  /* @a.lua:2, INTERNAL, cfn:0x7000, TRACE [1] started at @a.lua:3. */
+  ck_assert_uint_eq(p->nlocs, 4);
+  ov = mp_profile_overrides(p, &nov);
+  ck_assert_uint_eq(nov, 2);
+  ck_assert_int_eq(ov[0].is_free, 0);	/* cfn's realloc of @a.lua:2's block. */
+  ck_assert_uint_eq(ov[0].orig, 0);
+  ck_assert_int_eq(ov[1].is_free, 1);	/* The trace's free of INTERNAL's. */
+  ck_assert_uint_eq(ov[1].orig, 1);
+  ck_assert_uint_eq(ov[1].bytes, 200);
+  free(ov);
+  mp_reader_free(r);
+  mp_profile_end_file(p, 0);
+  ck_assert_uint_eq(p->total.peak_bytes, 500);
+  ck_assert_uint_eq(p->heap.count, 0);
+  mp_profile_free(p);
+  free(p);
+  mpw_free(&w);
+}
+END_TEST
+
+static Suite *parse_suite(void)
+{
+  Suite *s = suite_create("parse");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, uleb_round_trip);
+  tcase_add_test(tc, uleb_errors);
+  tcase_add_test(tc, map_against_reference);
+  tcase_add_test(tc, map_millions);
+  tcase_add_test(tc, csym_nearest_and_latest);
+  tcase_add_test(tc, proto_and_trace_redefinition);
+  tcase_add_test(tc, reader_valid_stream);
+  tcase_add_test(tc, reader_every_prefix_is_truncated);
+  tcase_add_test(tc, reader_garbage);
+  tcase_add_test(tc, reader_garbage_events);
+  tcase_add_test(tc, profile_sums_and_peak);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(parse_suite());
+  int failed;
+  srunner_run_all(sr, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
