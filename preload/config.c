@@ -60,11 +60,11 @@ const struct ljm_var ljm_vars[] = {
     "(skip a warm-up). A VM starts at its first allocation after the "
     "delay; a LJMPROF_SIGNAL received before then starts it at once.",
     "30s", OFF(delay_ms), 0, 30ULL * 24 * 3600 * 1000, 1 },
-  { "LJMPROF_MAXSIZE", LJM_T_SIZE, "0", "0 (no cap), or 64K to 1T",
-    "End a stream cleanly once it has reached this size (it may overshoot "
-    "by up to one buffer). That VM then stays off until the next "
-    "LJMPROF_SIGNAL.",
-    "100M", OFF(maxsize), 64 * KIB, 1024 * GIB, 1 },
+  { "LJMPROF_MAXSIZE", LJM_T_SIZE, "0", "0 (no cap), or 1M to 1T",
+    "End a stream cleanly once it has reached this size, the symbol table "
+    "written at start included (it may overshoot by up to one buffer). "
+    "That VM then stays off until the next LJMPROF_SIGNAL.",
+    "100M", OFF(maxsize), MIB, 1024 * GIB, 1 },
   { "LJMPROF_MANIFEST", LJM_T_PATH, "", "a file name",
     "Append the name of every stream file opened, one per line, to this "
     "file (ljmprof record uses it to list what was written).",

@@ -46,7 +46,7 @@
 #endif
 
 /* Allocations between two looks at the clock while a delay is pending. */
-#define LJM_DELAY_COUNT	1024
+#define LJM_DELAY_COUNT	64
 
 /* One VM. */
 struct ljm_vm {

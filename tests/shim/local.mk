@@ -20,8 +20,16 @@ tests_hosts_forkhost_LDADD = $(SYSLUAJIT_LIBS)
 endif
 
 SHIM_TESTS = tests/shim/basic.test tests/shim/lifecycle.test \
-	tests/shim/threads.test tests/shim/fork.test
+	tests/shim/threads.test tests/shim/fork.test tests/shim/errors.test \
+	tests/shim/signal.test tests/shim/options.test
 TESTS += $(SHIM_TESTS)
 EXTRA_DIST += $(SHIM_TESTS) tests/shim/shim.sh tests/shim/alloc.lua \
-	tests/shim/threads.lua tests/shim/fork.lua
+	tests/shim/threads.lua tests/shim/fork.lua tests/shim/closefd.lua \
+	tests/shim/toggle.lua tests/shim/server.lua
 check_SCRIPTS += tools/ljmprof
+if HAVE_SYSLUAJIT
+check_PROGRAMS += tests/hosts/errnohost
+tests_hosts_errnohost_SOURCES = tests/hosts/errnohost.c
+tests_hosts_errnohost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS)
+tests_hosts_errnohost_LDADD = $(SYSLUAJIT_LIBS)
+endif

@@ -65,3 +65,13 @@ no_message() {
 }
 
 need_lhost() { [ -x "$lhost" ] || skip "no tests/hosts/lhost (no system libluajit-5.1-dev)"; }
+
+# allocs REPORT SUFFIX: number of allocation events at the location whose
+# name ends with SUFFIX (e.g. toggle.lua:11), from a text report; 0 if none.
+allocs() {
+	awk -v loc="$2" '
+		/^ALLOCATIONS/ { on = 1; next }
+		/^[A-Z]+$/ { on = 0 }
+		on && index($0, loc ": ") { sub(/.*: /, ""); n += $1 }
+		END { print n + 0 }' "$1"
+}
