@@ -15,7 +15,6 @@
 
 #define _GNU_SOURCE
 #include "config.h"
-#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <link.h>
@@ -27,7 +26,6 @@
 #include <unistd.h>
 
 #include "lua.h"
-#include "lauxlib.h"
 #include "lj_obj.h"
 #include "ljmprof.h"
 
@@ -486,13 +484,19 @@ static int find_other_luajit(struct dl_phdr_info *info, size_t size,
   return 0;
 }
 
-/* The main program defines luaL_newstate itself: LuaJIT is linked in. */
+/* The main program defines luaL_newstate itself: LuaJIT is linked in.
+** (Read from the file: dlsym would answer with our own definition, since
+** we are linked -Bsymbolic.) */
+static int main_is_static(void)
+{
+  return ljm_elf_defines("/proc/self/exe", "luaL_newstate") == 1;
+}
+
 static void warn_static(void)
 {
-  void *p = dlsym(RTLD_DEFAULT, "luaL_newstate");
   char exe[LJM_PATH_MAX];
   ssize_t n;
-  if (p == NULL || p == (void *)luaL_newstate)
+  if (!main_is_static())
     return;
   n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   exe[n > 0 ? n : 0] = '\0';
@@ -528,7 +532,7 @@ void ljm_reg_exit(void)
   }
   exiting = 1;
   if (vm_count == 0 && !forked_child) {
-    if (cfg_bad && dlsym(RTLD_DEFAULT, "luaL_newstate") != (void *)luaL_newstate)
+    if (cfg_bad && main_is_static())
       tell_config();
     warn_static();
   }

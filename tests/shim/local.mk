@@ -21,11 +21,11 @@ endif
 
 SHIM_TESTS = tests/shim/basic.test tests/shim/lifecycle.test \
 	tests/shim/threads.test tests/shim/fork.test tests/shim/errors.test \
-	tests/shim/signal.test tests/shim/options.test
+	tests/shim/signal.test tests/shim/options.test tests/shim/inherit.test
 TESTS += $(SHIM_TESTS)
 EXTRA_DIST += $(SHIM_TESTS) tests/shim/shim.sh tests/shim/alloc.lua \
 	tests/shim/threads.lua tests/shim/fork.lua tests/shim/closefd.lua \
-	tests/shim/toggle.lua tests/shim/server.lua
+	tests/shim/toggle.lua tests/shim/server.lua tests/shim/spawn.lua
 check_SCRIPTS += tools/ljmprof
 if HAVE_SYSLUAJIT
 check_PROGRAMS += tests/hosts/errnohost
