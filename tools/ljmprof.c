@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "record.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -24,6 +25,8 @@ static const struct ljmprof_command commands[] = {
 				 "freed or leaked"},
   {"stat", ljmprof_cmd_stat, "event counts, peak and final live heap of "
 			     "a profile"},
+  {"record", ljmprof_cmd_record, "run a program with every Lua VM it "
+				 "creates profiled"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -34,6 +34,10 @@ tools_ljmprof_SOURCES = \
 	tools/cmd_report.c \
 	tools/mp_load.c tools/mp_load.h
 tools_ljmprof_LDADD = tools/libmpparse.a
+# ljmprof record: checks its options with the shim's own table and parser.
+tools_ljmprof_SOURCES += tools/record.c tools/record.h
+tools_ljmprof_CPPFLAGS += -I$(top_srcdir)/preload $(LJM_DEFS)
+tools_ljmprof_LDADD += preload/libljmcore.a
 
 dist_man_MANS += doc/ljmprof.1
 EXTRA_DIST += doc/json-schema.md

@@ -21,7 +21,8 @@ endif
 
 SHIM_TESTS = tests/shim/basic.test tests/shim/lifecycle.test \
 	tests/shim/threads.test tests/shim/fork.test tests/shim/errors.test \
-	tests/shim/signal.test tests/shim/options.test tests/shim/inherit.test
+	tests/shim/signal.test tests/shim/options.test tests/shim/inherit.test \
+	tests/shim/record.test
 TESTS += $(SHIM_TESTS)
 EXTRA_DIST += $(SHIM_TESTS) tests/shim/shim.sh tests/shim/alloc.lua \
 	tests/shim/threads.lua tests/shim/fork.lua tests/shim/closefd.lua \

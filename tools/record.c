@@ -1,0 +1,528 @@
+/*
+** ljmprof record [-o FILE] [OPTION]... -- PROGRAM [ARG]...
+**
+** Sets LD_PRELOAD and the LJMPROF_* variables, runs the program, waits
+** for it, lists the streams written (the shim appends each file it opens
+** to a manifest that we give it), and returns the program's exit status.
+** Options are checked with the shim's own parser and table, so that they
+** accept exactly what the environment variables accept. A program that
+** links LuaJIT statically (Debian's /usr/bin/luajit, or a script whose
+** #! line names it) is replaced by the bundled dynamic frontend.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#define _GNU_SOURCE
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ljm_config.h"
+#include "elfinfo.h"
+#include "record.h"
+
+#ifndef LJM_LIBDIR
+#define LJM_LIBDIR "/usr/lib/ljmprof"
+#endif
+
+#define EXIT_USAGE	2
+#define EXIT_NORUN	127
+
+static pid_t child;	/* The program, for forwarded signals. */
+
+static void rec_error(const char *fmt, ...)
+  __attribute__((format(printf, 1, 2)));
+
+static void rec_error(const char *fmt, ...)
+{
+  va_list ap;
+  fflush(stdout);
+  fputs("ljmprof: record: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+/* -- Help ---------------------------------------------------------------- */
+
+/* Print text wrapped at 72 columns, indented. */
+static void wrap(FILE *out, const char *s, int indent)
+{
+  int col = indent;
+  fprintf(out, "%*s", indent, "");
+  while (*s) {
+    const char *w = s;
+    int len;
+    while (*w && *w != ' ')
+      w++;
+    len = (int)(w - s);
+    if (col > indent && col + 1 + len > 76) {
+      fprintf(out, "\n%*s", indent, "");
+      col = indent;
+    } else if (col > indent) {
+      fputc(' ', out);
+      col++;
+    }
+    fwrite(s, 1, (size_t)len, out);
+    col += len;
+    s = *w ? w + 1 : w;
+  }
+  fputc('\n', out);
+}
+
+static void usage(FILE *out, int full)
+{
+  size_t i;
+  fputs("Usage: ljmprof record [-o FILE] [OPTION]... -- PROGRAM [ARG]...\n"
+	"\n"
+	"Run PROGRAM with libljmprof.so preloaded: every Lua VM it creates\n"
+	"is profiled into its own file. Prints the files written on stderr\n"
+	"and exits with the program's exit status (128+N if killed by\n"
+	"signal N; 127 if it could not be run; 2 for a usage error).\n"
+	"\n"
+	"Options (each sets the variable in brackets; without it, the\n"
+	"variable keeps the value in the environment):\n"
+	"  -o, --output=FILE      file name template [LJMPROF_OUT]\n"
+	"                         (default ljmprof.bin)\n"
+	"  -b, --bufsize=SIZE     buffer per VM [LJMPROF_BUFSIZE]\n"
+	"  -s, --signal=SIG       toggle profiling on SIG [LJMPROF_SIGNAL]\n"
+	"      --no-start         wait for the first signal [LJMPROF_START=no]\n"
+	"  -d, --delay=TIME       start after TIME [LJMPROF_DELAY]\n"
+	"  -m, --max-size=SIZE    end streams at SIZE [LJMPROF_MAXSIZE]\n"
+	"  -v, --verbose          settings, files opened and closed\n"
+	"                         [LJMPROF_VERBOSE]\n"
+	"      --shim=PATH        the libljmprof.so to preload\n"
+	"  -h, --help             this help, with the environment variables\n"
+	"\n"
+	"A program that links LuaJIT statically (Debian's /usr/bin/luajit)\n"
+	"cannot be profiled by a preloaded library; for luajit, record runs\n"
+	"the bundled dynamic frontend instead, and says so.\n", out);
+  if (!full)
+    return;
+  fputs("\nEnvironment variables read by libljmprof.so:\n", out);
+  for (i = 0; i < ljm_nvars; i++) {
+    const struct ljm_var *v = &ljm_vars[i];
+    fprintf(out, "\n  %s (default: %s; accepted: %s)\n", v->name,
+	    v->def[0] ? v->def : "unset", v->range);
+    wrap(out, v->meaning, 4);
+  }
+}
+
+/* -- Finding things --------------------------------------------------------- */
+
+static int is_file(const char *path)
+{
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* dir of our own executable, into buf. */
+static int self_dir(char *buf, size_t n)
+{
+  ssize_t len = readlink("/proc/self/exe", buf, n - 1);
+  char *slash;
+  if (len <= 0)
+    return -1;
+  buf[len] = '\0';
+  slash = strrchr(buf, '/');
+  if (slash == NULL)
+    return -1;
+  *slash = '\0';
+  return 0;
+}
+
+/*
+** One of ours: env override, then the build tree (tools/../REL), then
+** the installed folder (LJM_LIBDIR/NAME).
+*/
+static int find_ours(char *buf, size_t n, const char *env, const char *rel,
+		     const char *name)
+{
+  char dir[PATH_MAX];
+  const char *e = getenv(env);
+  if (e && *e && is_file(e)) {
+    snprintf(buf, n, "%s", e);
+    return 0;
+  }
+  if (self_dir(dir, sizeof(dir)) == 0 &&
+      (size_t)snprintf(buf, n, "%s/../%s", dir, rel) < n && is_file(buf)) {
+    char real[PATH_MAX];
+    if (realpath(buf, real))
+      snprintf(buf, n, "%s", real);
+    return 0;
+  }
+  if ((size_t)snprintf(buf, n, "%s/%s", LJM_LIBDIR, name) < n && is_file(buf))
+    return 0;
+  return -1;
+}
+
+/* PROGRAM as execvp would find it. */
+static int which(const char *prog, char *buf, size_t n)
+{
+  const char *path = getenv("PATH"), *p;
+  if (strchr(prog, '/')) {
+    snprintf(buf, n, "%s", prog);
+    return access(buf, X_OK);
+  }
+  if (path == NULL)
+    path = "/usr/local/bin:/usr/bin:/bin";
+  for (p = path;; ) {
+    const char *end = strchr(p, ':');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if ((size_t)snprintf(buf, n, "%.*s/%s", (int)len, len ? p : ".", prog) < n &&
+	is_file(buf) && access(buf, X_OK) == 0)
+      return 0;
+    if (end == NULL)
+      break;
+    p = end + 1;
+  }
+  return -1;
+}
+
+/* A program with LuaJIT linked in rather than loaded. */
+static int links_luajit_statically(const char *path)
+{
+  return ljm_elf_defines(path, "luaL_newstate") == 1 &&
+	 ljm_elf_needs(path, "libluajit-5.1.so.2") != 1;
+}
+
+static int is_luajit_name(const char *path)
+{
+  const char *b = strrchr(path, '/');
+  b = b ? b + 1 : path;
+  return strncmp(b, "luajit", 6) == 0;
+}
+
+/*
+** If PROGRAM is a statically linked luajit, or a script whose #! line
+** runs one (directly or through env), the interpreter to replace: its
+** path into interp, 1 for a script, 2 for the program itself; else 0.
+*/
+static int static_luajit(const char *path, char *interp, size_t n)
+{
+  char line[512], *p, *arg;
+  FILE *f;
+  if (is_luajit_name(path) && links_luajit_statically(path)) {
+    snprintf(interp, n, "%s", path);
+    return 2;
+  }
+  f = fopen(path, "r");
+  if (f == NULL)
+    return 0;
+  if (fgets(line, sizeof(line), f) == NULL || strncmp(line, "#!", 2) != 0) {
+    fclose(f);
+    return 0;
+  }
+  fclose(f);
+  line[strcspn(line, "\r\n")] = '\0';
+  p = line + 2 + strspn(line + 2, " \t");
+  arg = p + strcspn(p, " \t");
+  if (*arg) {
+    *arg++ = '\0';
+    arg += strspn(arg, " \t");
+    arg[strcspn(arg, " \t")] = '\0';
+  }
+  if (strcmp(p, "/usr/bin/env") == 0 || strcmp(p, "/bin/env") == 0) {
+    if (*arg == '\0' || which(arg, interp, n) != 0)
+      return 0;
+  } else {
+    snprintf(interp, n, "%s", p);
+  }
+  return is_luajit_name(interp) && links_luajit_statically(interp) ? 1 : 0;
+}
+
+/* -- Options --------------------------------------------------------------- */
+
+static const struct ljm_var *var(const char *name)
+{
+  size_t i;
+  for (i = 0; i < ljm_nvars; i++)
+    if (strcmp(ljm_vars[i].name, name) == 0)
+      return &ljm_vars[i];
+  return NULL;
+}
+
+/* Check value with the shim's parser, then put it in the environment. */
+static int set_var(const char *opt, const char *name, const char *value)
+{
+  struct ljm_config c;
+  const struct ljm_var *v = var(name);
+  const char *why;
+  ljm_config_defaults(&c);
+  why = v ? ljm_parse_value(v, value, &c) : "unknown variable";
+  if (why) {
+    rec_error("%s=%s: %s%s%s", opt, value, why,
+	      strcmp(why, "out of range") == 0 ? ", accepted: " : "",
+	      strcmp(why, "out of range") == 0 ? v->range : "");
+    return -1;
+  }
+  setenv(name, value, 1);
+  return 0;
+}
+
+/* -- Running ---------------------------------------------------------------- */
+
+static void forward(int sig)
+{
+  if (child > 0)
+    kill(child, sig);
+}
+
+/* Print each file of the manifest once, with its size. */
+static int list_files(const char *manifest)
+{
+  char line[LJM_PATH_MAX + 2], (*seen)[LJM_PATH_MAX + 2] = NULL;
+  size_t nseen = 0, i;
+  int n = 0;
+  FILE *f = fopen(manifest, "r");
+  if (f == NULL)
+    return 0;
+  while (fgets(line, sizeof(line), f)) {
+    struct stat st;
+    line[strcspn(line, "\n")] = '\0';
+    for (i = 0; i < nseen; i++)
+      if (strcmp(seen[i], line) == 0)
+	break;
+    if (i < nseen || line[0] == '\0')
+      continue;
+    if (nseen % 16 == 0) {
+      void *p = realloc(seen, (nseen + 16) * sizeof(*seen));
+      if (p == NULL)
+	break;
+      seen = p;
+    }
+    strcpy(seen[nseen++], line);
+    if (stat(line, &st) == 0)
+      fprintf(stderr, "ljmprof: wrote %s (%lld bytes)\n", line,
+	      (long long)st.st_size);
+    else
+      fprintf(stderr, "ljmprof: wrote %s (since removed)\n", line);
+    n++;
+  }
+  free(seen);
+  fclose(f);
+  return n;
+}
+
+int ljmprof_cmd_record(int argc, char **argv)
+{
+  static const struct option longopts[] = {
+    { "output", required_argument, NULL, 'o' },
+    { "bufsize", required_argument, NULL, 'b' },
+    { "signal", required_argument, NULL, 's' },
+    { "no-start", no_argument, NULL, 'N' },
+    { "delay", required_argument, NULL, 'd' },
+    { "max-size", required_argument, NULL, 'm' },
+    { "verbose", no_argument, NULL, 'v' },
+    { "shim", required_argument, NULL, 'S' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 }
+  };
+  char shim[PATH_MAX], prog[PATH_MAX], interp[PATH_MAX], frontend[PATH_MAX];
+  char manifest[] = "/tmp/ljmprof-record.XXXXXX";
+  const char *out = NULL, *shim_opt = NULL, *tmpdir;
+  char **args, *preload;
+  struct sigaction sa, old_int, old_quit, old_term, old_hup, old_sig;
+  int opt, status, kind = 0, nfiles, fd, i, sig = 0;
+  char manifest_path[PATH_MAX];
+  pid_t w;
+
+  optind = 1;
+  while ((opt = getopt_long(argc, argv, "+o:b:s:d:m:vh", longopts, NULL)) != -1) {
+    switch (opt) {
+    case 'o':
+      out = optarg;
+      if (set_var("--output", "LJMPROF_OUT", optarg)) return EXIT_USAGE;
+      break;
+    case 'b':
+      if (set_var("--bufsize", "LJMPROF_BUFSIZE", optarg)) return EXIT_USAGE;
+      break;
+    case 's':
+      if (set_var("--signal", "LJMPROF_SIGNAL", optarg)) return EXIT_USAGE;
+      ljm_parse_signal(optarg, &sig);
+      break;
+    case 'N':
+      setenv("LJMPROF_START", "no", 1);
+      break;
+    case 'd':
+      if (set_var("--delay", "LJMPROF_DELAY", optarg)) return EXIT_USAGE;
+      break;
+    case 'm':
+      if (set_var("--max-size", "LJMPROF_MAXSIZE", optarg)) return EXIT_USAGE;
+      break;
+    case 'v':
+      setenv("LJMPROF_VERBOSE", "yes", 1);
+      break;
+    case 'S':
+      shim_opt = optarg;
+      break;
+    case 'h':
+      usage(stdout, 1);
+      return 0;
+    default:
+      usage(stderr, 0);
+      return EXIT_USAGE;
+    }
+  }
+  if (optind >= argc) {
+    rec_error("no program to run");
+    usage(stderr, 0);
+    return EXIT_USAGE;
+  }
+  if (out == NULL) {
+    const char *e = getenv("LJMPROF_OUT");
+    if (e == NULL || *e == '\0')
+      setenv("LJMPROF_OUT", "ljmprof.bin", 1);
+    else if (set_var("LJMPROF_OUT", "LJMPROF_OUT", e))
+      return EXIT_USAGE;
+  }
+  if (getenv("LJMPROF_START") && !getenv("LJMPROF_SIGNAL") &&
+      strcmp(getenv("LJMPROF_START"), "no") == 0) {
+    rec_error("--no-start needs --signal");
+    return EXIT_USAGE;
+  }
+  if (sig == 0 && getenv("LJMPROF_SIGNAL"))
+    ljm_parse_signal(getenv("LJMPROF_SIGNAL"), &sig);
+
+  /* The shim. */
+  if (shim_opt) {
+    if (!is_file(shim_opt)) {
+      rec_error("--shim=%s: no such file", shim_opt);
+      return EXIT_USAGE;
+    }
+    snprintf(shim, sizeof(shim), "%s", shim_opt);
+  } else if (find_ours(shim, sizeof(shim), "LJMPROF_SHIM",
+		       "preload/libljmprof.so", "libljmprof.so") != 0) {
+    rec_error("cannot find libljmprof.so (looked in %s); give --shim=PATH",
+	      LJM_LIBDIR);
+    return EXIT_NORUN;
+  }
+
+  /* The program, or the frontend in place of a static luajit. */
+  args = argv + optind;
+  if (which(args[0], prog, sizeof(prog)) == 0 &&
+      (kind = static_luajit(prog, interp, sizeof(interp))) != 0) {
+    if (find_ours(frontend, sizeof(frontend), "LJMPROF_LUAJIT", "src/luajit",
+		  "luajit") != 0) {
+      rec_error("%s links LuaJIT statically and the bundled dynamic "
+		"frontend is missing: its VMs cannot be profiled", interp);
+    } else if (kind == 2) {
+      fprintf(stderr, "ljmprof: %s links LuaJIT statically; running the "
+	      "bundled dynamic frontend %s instead\n", prog, frontend);
+      args[0] = frontend;
+    } else {
+      /* A script: run it with the frontend as its interpreter. */
+      char **a = calloc((size_t)(argc - optind) + 2, sizeof(*a));
+      if (a == NULL) {
+	rec_error("out of memory");
+	return EXIT_NORUN;
+      }
+      fprintf(stderr, "ljmprof: %s runs %s, which links LuaJIT statically; "
+	      "running it with the bundled dynamic frontend %s instead\n",
+	      prog, interp, frontend);
+      a[0] = frontend;
+      a[1] = prog;
+      for (i = 1; optind + i < argc; i++)
+	a[i + 1] = args[i];
+      args = a;
+    }
+  }
+
+  /* The manifest, where the shim lists the files it opens. */
+  tmpdir = getenv("TMPDIR");
+  if (tmpdir && *tmpdir && strlen(tmpdir) < sizeof(manifest_path) - 32)
+    snprintf(manifest_path, sizeof(manifest_path),
+	     "%s/ljmprof-record.XXXXXX", tmpdir);
+  else
+    snprintf(manifest_path, sizeof(manifest_path), "%s", manifest);
+  fd = mkstemp(manifest_path);
+  if (fd < 0) {
+    rec_error("cannot create a temporary file: %s", strerror(errno));
+    return EXIT_NORUN;
+  }
+  close(fd);
+  setenv("LJMPROF_MANIFEST", manifest_path, 1);
+
+  /* LD_PRELOAD: ours first, the user's after. */
+  {
+    const char *old = getenv("LD_PRELOAD");
+    size_t len = strlen(shim) + (old ? strlen(old) : 0) + 2;
+    preload = malloc(len);
+    if (preload == NULL) {
+      rec_error("out of memory");
+      unlink(manifest_path);
+      return EXIT_NORUN;
+    }
+    snprintf(preload, len, "%s%s%s", shim, old && *old ? ":" : "",
+	     old ? old : "");
+  }
+
+  /* Like system(): the terminal's ^C and ^\ are for the program; other
+  ** signals sent to us are passed on. */
+  memset(&sa, 0, sizeof(sa));
+  sigemptyset(&sa.sa_mask);
+  sa.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGQUIT, &sa, &old_quit);
+  sa.sa_handler = forward;
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGTERM, &sa, &old_term);
+  sigaction(SIGHUP, &sa, &old_hup);
+  if (sig)
+    sigaction(sig, &sa, &old_sig);
+
+  fflush(NULL);
+  child = fork();
+  if (child < 0) {
+    rec_error("fork: %s", strerror(errno));
+    unlink(manifest_path);
+    return EXIT_NORUN;
+  }
+  if (child == 0) {
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
+    if (sig)
+      sigaction(sig, &old_sig, NULL);
+    setenv("LD_PRELOAD", preload, 1);
+    execvp(args[0], args);
+    fprintf(stderr, "ljmprof: record: cannot run %s: %s\n", args[0],
+	    strerror(errno));
+    _exit(EXIT_NORUN);
+  }
+  do
+    w = waitpid(child, &status, 0);
+  while (w < 0 && errno == EINTR);
+  free(preload);
+
+  nfiles = list_files(manifest_path);
+  unlink(manifest_path);
+  if (w < 0) {
+    rec_error("waitpid: %s", strerror(errno));
+    return EXIT_NORUN;
+  }
+  if (nfiles == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NORUN))
+    fprintf(stderr, "ljmprof: no stream was written: %s created no Lua VM "
+	    "through libljmprof.so\n", args[0]);
+  if (WIFSIGNALED(status)) {
+    fprintf(stderr, "ljmprof: %s was killed by signal %d\n", args[0],
+	    WTERMSIG(status));
+    return 128 + WTERMSIG(status);
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
