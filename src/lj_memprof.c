@@ -432,8 +432,15 @@ static uint8_t mp_where(MemProf *mp, void *optr, uint64_t *a, uint64_t *b)
     return LJM_SRC_TRACE;
   }
 #endif
-  /* 0: a new VM that has not run yet. Else GC, exit, recorder, opt., asm. */
-  if (st != ~LJ_VMST_INTERP && st != ~LJ_VMST_C && st != 0)
+  /*
+  ** 0: a new VM that has not run yet. While a trace is recorded, the
+  ** interpreter runs each instruction after the recorder has seen it, in
+  ** the RECORD state too: the recorder itself runs in a C frame without a
+  ** bytecode PC, which the Lua case below charges to INTERNAL.
+  ** GC, trace exit, optimizer, assembler: internal.
+  */
+  if (st != ~LJ_VMST_INTERP && st != ~LJ_VMST_C && st != 0 &&
+      st != ~LJ_VMST_RECORD)
     return LJM_SRC_INTERNAL;
   L = (lua_State *)gcref(g->cur_L);
   if (L == NULL || (optr != NULL && optr == tvref(L->stack)))

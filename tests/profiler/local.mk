@@ -1,1 +1,34 @@
 # Tests of the in-VM profiler (Check and end-to-end through the Lua API).
+# Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+
+# The patched VM's PIC objects, linked straight into the test: it reaches
+# the public API and, through the tree's headers, the internals.
+PROF_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/$(LJ_TREE)/src \
+	-I$(top_srcdir)/src -I$(top_srcdir)/tests/profiler
+
+check_PROGRAMS += tests/profiler/check_memprof tests/profiler/mpcheck \
+	tests/profiler/cmod.so
+tests_profiler_check_memprof_SOURCES = tests/profiler/check_memprof.c \
+	tests/profiler/mpread.c tests/profiler/mpread.h
+tests_profiler_check_memprof_CPPFLAGS = $(PROF_CPPFLAGS)
+tests_profiler_check_memprof_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -pthread
+# -E: the C module loaded by the tests binds to this program's lua_*.
+tests_profiler_check_memprof_LDFLAGS = -Wl,-E -Wl,--wrap=syscall -pthread
+tests_profiler_check_memprof_LDADD = $(LJ_OBJS) $(CHECK_LIBS) $(LJ_LIBS)
+$(tests_profiler_check_memprof_OBJECTS): $(LJ_TREE)/.built
+
+# Reads a stream, checks it, prints counts (for the shell tests).
+tests_profiler_mpcheck_SOURCES = tests/profiler/mpcheck.c \
+	tests/profiler/mpread.c tests/profiler/mpread.h
+tests_profiler_mpcheck_CPPFLAGS = $(PROF_CPPFLAGS)
+
+# A C module that the tests require while profiling.
+tests_profiler_cmod_so_SOURCES = tests/profiler/cmod.c
+tests_profiler_cmod_so_CPPFLAGS = $(PROF_CPPFLAGS)
+tests_profiler_cmod_so_CFLAGS = $(AM_CFLAGS) -fPIC
+tests_profiler_cmod_so_LDFLAGS = -shared
+$(tests_profiler_cmod_so_OBJECTS): $(LJ_TREE)/.built
+
+PROFILER_TESTS = tests/profiler/luaapi.test tests/profiler/unchanged.test
+TESTS += tests/profiler/check_memprof $(PROFILER_TESTS)
+EXTRA_DIST += $(PROFILER_TESTS) $(wildcard $(srcdir)/tests/profiler/progs/*.lua)

@@ -1,0 +1,791 @@
+/*
+** Tests of the in-VM memory profiler, driving the patched VM directly
+** (linked from its PIC objects) and reading the stream back with a
+** minimal reader. Every test asserts exact counts at exact locations.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdarg.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "lua.h"
+#include "lauxlib.h"
+#include "lualib.h"
+#include "ljmprof.h"
+
+#include "mpread.h"
+
+/* -- Helpers -------------------------------------------------------------- */
+
+/* An in-memory writer that can be told to fail. */
+typedef struct membuf {
+  unsigned char *data;
+  size_t len, cap;
+  int calls;			/* Writer calls so far. */
+  int failat;			/* Fail from this call on (0: never). */
+} membuf;
+
+static int mem_write(void *ctx, const void *data, size_t len)
+{
+  membuf *m = ctx;
+  m->calls++;
+  if (m->failat && m->calls >= m->failat)
+    return EIO;
+  if (m->len + len > m->cap) {
+    m->cap = (m->len + len) * 2;
+    m->data = realloc(m->data, m->cap);
+  }
+  memcpy(m->data + m->len, data, len);
+  m->len += len;
+  return 0;
+}
+
+/*
+** The VM seeds its string hashes from getrandom: a fixed seed makes the
+** collector's pace repeatable from one VM to the next (link with
+** --wrap=syscall; LuaJIT calls syscall() for getrandom only).
+*/
+static int fixed_seed;
+long __real_syscall(long no, ...);
+long __wrap_syscall(long no, ...);
+long __wrap_syscall(long no, ...)
+{
+  va_list ap;
+  void *buf;
+  size_t len;
+  unsigned int flags;
+  va_start(ap, no);
+  buf = va_arg(ap, void *);
+  len = va_arg(ap, size_t);
+  flags = va_arg(ap, unsigned int);
+  va_end(ap);
+  if (no == SYS_getrandom && fixed_seed) {
+    memset(buf, 0x5a, len);
+    return (long)len;
+  }
+  return __real_syscall(no, buf, len, flags);
+}
+
+/*
+** A new VM whose string table is already big, so that the counts below
+** do not depend on when the table grows (its growth is charged to the
+** line that interns the string that makes it grow).
+*/
+static lua_State *newvm(void)
+{
+  lua_State *L = luaL_newstate();
+  ck_assert_ptr_nonnull(L);
+  luaL_openlibs(L);
+  if (luaL_dostring(L, "WARM = {} for i = 1, 40000 do WARM[i] = 'w' .. i end"
+		       " string.rep('x', 16384)"))
+    ck_abort_msg("warm-up: %s", lua_tostring(L, -1));
+  return L;
+}
+
+static void start(lua_State *L, membuf *m, size_t bufsize)
+{
+  ljmprof_opt opt;
+  memset(&opt, 0, sizeof(opt));
+  opt.writer = mem_write;
+  opt.ctx = m;
+  opt.bufsize = bufsize;
+  ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
+}
+
+/* Run a chunk under a name; the chunk must not fail. */
+static void run(lua_State *L, const char *name, const char *code)
+{
+  if (luaL_loadbuffer(L, code, strlen(code), name) || lua_pcall(L, 0, 0, 0))
+    ck_abort_msg("%s: %s", name, lua_tostring(L, -1));
+}
+
+/* Stop, parse, and check that the stream is complete and resolvable. */
+static void finish(lua_State *L, membuf *m, mpr_stats *st)
+{
+  char err[256];
+  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
+  ck_assert_int_eq(mpr_parse(m->data, m->len, st, err, sizeof(err)), 0);
+  ck_assert_int_eq(st->complete, 1);
+  if (st->unresolved) mpr_dump(st);
+  ck_assert_int_eq(st->unresolved, 0);
+  free(m->data);
+  memset(m, 0, sizeof(*m));
+}
+
+#define ck_count(st, ev, loc, n) do { \
+  unsigned long c_ = mpr_count((st), (ev), (loc)); \
+  if (c_ != (unsigned long)(n)) mpr_dump(st); \
+  ck_assert_msg(c_ == (unsigned long)(n), "%s at %s: %lu, expected %lu", \
+		#ev, (loc), c_, (unsigned long)(n)); \
+} while (0)
+
+/* -- Attribution ------------------------------------------------------------ */
+
+static const char t20_code[] =
+  "local function f(n)\n"				/* 1 */
+  "  local t = {0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0}\n" /* 2 */
+  "  for i = 1, 20 do\n"				/* 3 */
+  "    t[i] = 's' .. (i + n)\n"				/* 4 */
+  "  end\n"						/* 5 */
+  "  return t\n"					/* 6 */
+  "end\n"						/* 7 */
+  "f(1000)\n"		/* 8: warm up the VM's temporary buffer. */
+  "T = f(2000)\n"					/* 9 */
+  "T = nil\n"						/* 10 */
+  "collectgarbage()\n";					/* 11 */
+
+START_TEST(table_of_strings)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  luaL_loadbuffer(L, t20_code, sizeof(t20_code) - 1, "@t20.lua");
+  start(L, &m, 0);
+  ck_assert_int_eq(lua_pcall(L, 0, 0, 0), 0);
+  ljmprof_running(L);
+  finish(L, &m, &st);
+  /* Two calls of f: 20 new strings each, at line 4. */
+  ck_count(&st, MPR_ALLOC, "@t20.lua:4", 40);
+  ck_count(&st, MPR_REALLOC, "@t20.lua:4", 0);
+  /* Each table: the GCtab and its array part (too big to colocate). */
+  ck_count(&st, MPR_ALLOC, "@t20.lua:2", 4);
+  /* The frees of the collector are internal. */
+  ck_assert_uint_eq(mpr_count_prefix(&st, MPR_FREE, "@t20.lua"), 0);
+  ck_assert_uint_ge(mpr_count(&st, MPR_FREE, "INTERNAL"), 44);
+  mpr_free(&st);
+  lua_close(L);
+}
+END_TEST
+
+/* FORMAT.md section 5, loaded from a string while profiling. */
+static const char strchunk[] =
+  "local M = {\n"
+  "  tmp = string.rep(\"tmpstr\", 100) -- line 2\n"
+  "}\n"
+  "function M.payload()\n"
+  "  local _ = string.rep(\"payloadstr\", 100) -- line 6\n"
+  "end\n"
+  "return M\n";
+
+static void check_strchunk(const char *how, const char *prefix, int nline2)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  char loc[600], name[512];
+  lua_pushstring(L, strchunk);
+  lua_setglobal(L, "CODE");
+  run(L, "=setup",
+      "local dir = os.getenv('TMPDIR') or '/tmp'\n"
+      "DIR = dir .. '/ljmprof-check-' .. tostring(os.time()) .. '-' .. "
+      "  tostring({}):sub(8)\n"
+      "assert(os.execute('mkdir -p ' .. DIR) == 0)\n"
+      "local f = assert(io.open(DIR .. '/strchunk.lua', 'w'))\n"
+      "f:write(CODE) f:close()\n"
+      "package.path = DIR .. '/?.lua'\n"
+      "BC = string.dump(assert(load(CODE, 'strchunk')))\n"
+      "string.rep('x', 4096)\n");  /* Warm up the temporary buffer. */
+  lua_getglobal(L, "DIR");
+  snprintf(name, sizeof(name), "%s%s", strncmp(prefix, "@DIR", 4) ? "" : "@",
+	   strncmp(prefix, "@DIR", 4) ? prefix : lua_tostring(L, -1));
+  if (!strncmp(prefix, "@DIR", 4))
+    strncat(name, prefix + 4, sizeof(name) - strlen(name) - 1);
+  lua_pop(L, 1);
+  start(L, &m, 0);
+  run(L, "=main", how);
+  finish(L, &m, &st);
+  run(L, "=cleanup", "os.remove(DIR .. '/strchunk.lua') os.remove(DIR)");
+  snprintf(loc, sizeof(loc), "%s:2", name);
+  ck_count(&st, MPR_ALLOC, loc, nline2);
+  snprintf(loc, sizeof(loc), "%s:6", name);
+  ck_count(&st, MPR_ALLOC, loc, 1);
+  mpr_free(&st);
+  lua_close(L);
+}
+
+START_TEST(worked_example_load)
+{
+  check_strchunk("local M = load(CODE, 'strchunk')() M.payload()", "strchunk", 1);
+}
+END_TEST
+
+START_TEST(worked_example_loadfile)
+{
+  check_strchunk("local M = loadfile(DIR .. '/strchunk.lua')() M.payload()",
+		 "@DIR/strchunk.lua", 1);
+}
+END_TEST
+
+START_TEST(worked_example_require)
+{
+  check_strchunk("local M = require('strchunk') M.payload()",
+		 "@DIR/strchunk.lua", 1);
+}
+END_TEST
+
+START_TEST(worked_example_dump)
+{
+  /*
+  ** A dump drops the constructor template's key "tmp" (its value is not a
+  ** constant), so line 2 also allocates the table's hash part.
+  */
+  check_strchunk("local M = load(BC, 'ignored')() M.payload()", "strchunk", 2);
+}
+END_TEST
+
+/* A lua_CFunction that allocates: a table and a string. */
+static int cf_alloc(lua_State *L)
+{
+  lua_createtable(L, 0, 0);
+  lua_pushliteral(L, "a string made by cf_alloc, unique in this test");
+  lua_setfield(L, -2, "s");
+  return 1;
+}
+
+START_TEST(builtin_and_cfunction)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  lua_pushcfunction(L, cf_alloc);
+  lua_setglobal(L, "cf_alloc");
+  run(L, "=warm", "string.rep('x', 8192)");
+  start(L, &m, 0);
+  run(L, "@b.lua",
+      "local s = string.rep('ab', 1000)\n"	/* 1: built-in: this line. */
+      "local t = cf_alloc()\n"			/* 2: the C function. */
+      "local u = string.format('%s-%d', s, 7)\n"); /* 3 */
+  finish(L, &m, &st);
+  ck_count(&st, MPR_ALLOC, "@b.lua:1", 1);
+  /* Table, its hash part for "s", and the string. */
+  ck_count(&st, MPR_ALLOC, "cf_alloc", 3);
+  ck_count(&st, MPR_ALLOC, "@b.lua:2", 0);
+  ck_count(&st, MPR_ALLOC, "@b.lua:3", 1);
+  mpr_free(&st);
+  lua_close(L);
+}
+END_TEST
+
+START_TEST(cmodule_required_midrun)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  const char *bd = getenv("top_builddir");
+  char code[1024];
+  snprintf(code, sizeof(code),
+	   "package.cpath = '%s/tests/profiler/?.so'\n"
+	   "local cmod = require('cmod')\n"
+	   "T = cmod.alloc()\n", bd ? bd : ".");
+  start(L, &m, 0);
+  run(L, "@c.lua", code);
+  finish(L, &m, &st);
+  /* A table with 4 array slots: the GCtab and the array part. */
+  ck_count(&st, MPR_ALLOC, "cmod_alloc", 2);
+  ck_assert_uint_ge(st.symevents, 1);
+  mpr_free(&st);
+  lua_close(L);
+}
+END_TEST
+
+/* -- Coroutines, stacks, errors ---------------------------------------------- */
+
+START_TEST(coroutine)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  start(L, &m, 0);
+  run(L, "@co.lua",
+      "local co = coroutine.wrap(function()\n"	/* 1 */
+      "  local a = {}\n"				/* 2 */
+      "  coroutine.yield()\n"			/* 3 */
+      "  local b = {}\n"				/* 4 */
+      "end)\n"					/* 5 */
+      "co()\n"					/* 6 */
+      "local c = {}\n"				/* 7 */
+      "co()\n"					/* 8 */
+      "local d = {}\n");				/* 9 */
+  finish(L, &m, &st);
+  ck_count(&st, MPR_ALLOC, "@co.lua:2", 1);
+  ck_count(&st, MPR_ALLOC, "@co.lua:4", 1);
+  ck_count(&st, MPR_ALLOC, "@co.lua:7", 1);
+  ck_count(&st, MPR_ALLOC, "@co.lua:9", 1);
+  mpr_free(&st);
+  lua_close(L);
+}
+END_TEST
+
+/* Resume a coroutine from C, then allocate: charged to this C function. */
+static int cf_resume(lua_State *L)
+{
+  lua_State *co = lua_tothread(L, 1);
+  lua_resume(co, 0);
+  lua_createtable(L, 0, 0);
+  return 1;
+}
+
+START_TEST(coroutine_resumed_from_c)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  lua_pushcfunction(L, cf_resume);
+  lua_setglobal(L, "cf_resume");
+  start(L, &m, 0);
+  run(L, "@cr.lua",
+      "local co = coroutine.create(function()\n"	/* 1 */
+      "  local a = {}\n"				/* 2 */
+      "  coroutine.yield()\n"			/* 3 */
+      "end)\n"					/* 4 */
+      "local t = cf_resume(co)\n");		/* 5 */
+  finish(L, &m, &st);
+  ck_count(&st, MPR_ALLOC, "@cr.lua:2", 1);
+  ck_count(&st, MPR_ALLOC, "cf_resume", 1);
+  ck_count(&st, MPR_ALLOC, "@cr.lua:3", 0);
+  mpr_free(&st);
+  lua_close(L);
+}
+END_TEST
+
+START_TEST(stack_resize_is_internal)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  start(L, &m, 0);
+  run(L, "@stk.lua",
+      "local function rec(n) if n == 0 then return 0 end return 1 + rec(n - 1) end\n"
+      "assert(rec(20000) == 20000)\n");
+  finish(L, &m, &st);
+  ck_assert_uint_eq(mpr_count_prefix(&st, MPR_REALLOC, "@stk.lua"), 0);
+  ck_assert_uint_ge(mpr_count(&st, MPR_REALLOC, "INTERNAL"), 5);
+  mpr_free(&st);
+  lua_close(L);
+}
+END_TEST
+
+START_TEST(error_caught_by_pcall)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  start(L, &m, 0);
+  run(L, "@err.lua",
+      "local function heavy()\n"		/* 1 */
+      "  for i = 1, 10 do local x = {} end\n"	/* 2 */
+      "  error({})\n"				/* 3 */
+      "end\n"					/* 4 */
+      "local ok, e = pcall(heavy)\n"		/* 5 */
+      "assert(not ok)\n"				/* 6 */
+      "local after = {}\n");			/* 7 */
+  finish(L, &m, &st);
+  ck_count(&st, MPR_ALLOC, "@err.lua:2", 10);
+  ck_count(&st, MPR_ALLOC, "@err.lua:3", 1);
+  ck_count(&st, MPR_ALLOC, "@err.lua:7", 1);
+  mpr_free(&st);
+  lua_close(L);
+}
+END_TEST
+
+/* -- JIT ------------------------------------------------------------------- */
+
+START_TEST(jit_trace)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  unsigned long interp, traced;
+  size_t i;
+  int found = 0;
+  run(L, "=setup", "jit.on() jit.flush() jit.opt.start('hotloop=5')\n"
+		   "T = require('table.new')(200, 0)");
+  start(L, &m, 0);
+  run(L, "@jit.lua",
+      "local t = T\n"				/* 1 */
+      "for i = 1, 200 do\n"			/* 2 */
+      "  t[i] = {}\n"				/* 3 */
+      "end\n");					/* 4 */
+  finish(L, &m, &st);
+  interp = mpr_count(&st, MPR_ALLOC, "@jit.lua:3");
+  traced = mpr_count_prefix(&st, MPR_ALLOC, "TRACE [");
+  if (interp + traced != 200 || interp == 0 || traced == 0) mpr_dump(&st);
+  ck_assert_uint_eq(interp + traced, 200);
+  ck_assert_uint_gt(interp, 0);
+  ck_assert_uint_gt(traced, 0);
+  for (i = 0; i < st.ntraces; i++)
+    if (!strcmp(st.traces[i], "TRACE [1] started at @jit.lua:2")) found = 1;
+  ck_assert_msg(found, "no symbol for the loop's trace");
+  ck_count(&st, MPR_ALLOC, "TRACE [1] started at @jit.lua:2", traced);
+  mpr_free(&st);
+  lua_close(L);
+}
+END_TEST
+
+/* -- Symbols that change while profiling ---------------------------------- */
+
+START_TEST(proto_address_reuse)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  char loc[64];
+  int i;
+  run(L, "=setup", "jit.off()");
+  start(L, &m, 0);
+  run(L, "=reuse",
+      "for i = 1, 50 do\n"
+      "  local f = load('local t = {}\\nreturn t', 'chunk' .. i)\n"
+      "  f()\n"
+      "  f = nil\n"
+      "  collectgarbage()\n"
+      "end\n");
+  finish(L, &m, &st);
+  for (i = 1; i <= 50; i++) {
+    snprintf(loc, sizeof(loc), "chunk%d:1", i);
+    ck_count(&st, MPR_ALLOC, loc, 1);
+  }
+  mpr_free(&st);
+  lua_close(L);
+}
+END_TEST
+
+/* -- Several VMs ---------------------------------------------------------- */
+
+typedef struct vmjob {
+  const char *name;		/* Chunk name. */
+  membuf m;
+  mpr_stats st;
+  int ok;
+} vmjob;
+
+static void *vm_thread(void *arg)
+{
+  vmjob *j = arg;
+  lua_State *L = luaL_newstate();
+  ljmprof_opt opt;
+  char err[256];
+  const char code[] =
+    "local t = T\n"
+    "for i = 1, 5000 do t[i] = 'q_' .. i end\n"
+    "return #t\n";
+  luaL_openlibs(L);
+  if (luaL_dostring(L, "jit.off() T = require('table.new')(5000, 0)"
+		       " WARM = {} for i = 1, 40000 do WARM[i] = 'w' .. i end"))
+    return NULL;
+  memset(&opt, 0, sizeof(opt));
+  opt.writer = mem_write;
+  opt.ctx = &j->m;
+  opt.bufsize = 4096;
+  if (ljmprof_start(L, &opt) != LJMPROF_OK) return NULL;
+  if (luaL_loadbuffer(L, code, sizeof(code) - 1, j->name) ||
+      lua_pcall(L, 0, 1, 0) || lua_tointeger(L, -1) != 5000)
+    return NULL;
+  if (ljmprof_stop(L) != LJMPROF_OK) return NULL;
+  lua_close(L);
+  if (mpr_parse(j->m.data, j->m.len, &j->st, err, sizeof(err)) == 0 &&
+      j->st.complete && !j->st.unresolved)
+    j->ok = 1;
+  return NULL;
+}
+
+START_TEST(two_vms_two_threads)
+{
+  vmjob a = { "@vm_a.lua", {0}, {0}, 0 }, b = { "@vm_b.lua", {0}, {0}, 0 };
+  pthread_t ta, tb;
+  ck_assert_int_eq(pthread_create(&ta, NULL, vm_thread, &a), 0);
+  ck_assert_int_eq(pthread_create(&tb, NULL, vm_thread, &b), 0);
+  pthread_join(ta, NULL);
+  pthread_join(tb, NULL);
+  ck_assert(a.ok && b.ok);
+  ck_count(&a.st, MPR_ALLOC, "@vm_a.lua:2", 5000);
+  ck_count(&b.st, MPR_ALLOC, "@vm_b.lua:2", 5000);
+  ck_assert_uint_eq(mpr_count_prefix(&a.st, MPR_ALLOC, "@vm_b"), 0);
+  ck_assert_uint_eq(mpr_count_prefix(&b.st, MPR_ALLOC, "@vm_a"), 0);
+  mpr_free(&a.st); mpr_free(&b.st);
+  free(a.m.data); free(b.m.data);
+}
+END_TEST
+
+/* -- Errors and lifecycle ------------------------------------------------- */
+
+START_TEST(failing_writer)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  char err[256];
+  start(L, &m, 4096);
+  m.failat = m.calls + 3;  /* Two more flushes work. */
+  run(L, "@w.lua",
+      "local t = {}\n"
+      "for i = 1, 20000 do t[i] = 'v' .. i end\n"
+      "RESULT = #t\n");
+  lua_getglobal(L, "RESULT");
+  ck_assert_int_eq(lua_tointeger(L, -1), 20000);
+  ck_assert_int_eq(ljmprof_running(L), 1);  /* Halted, not gone. */
+  errno = 0;
+  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_ERRIO);
+  ck_assert_int_eq(errno, EIO);
+  ck_assert_int_eq(ljmprof_running(L), 0);
+  ck_assert_int_eq(m.calls, m.failat);
+  /* What was written is a valid, truncated stream. */
+  ck_assert_int_eq(mpr_parse(m.data, m.len, &st, err, sizeof(err)), 0);
+  ck_assert_int_eq(st.complete, 0);
+  ck_assert_uint_gt(mpr_count(&st, MPR_ALLOC, "@w.lua:2"), 0);
+  mpr_free(&st);
+  free(m.data);
+  run(L, "=after", "local t = {} for i = 1, 100 do t[i] = {} end");
+  lua_close(L);
+}
+END_TEST
+
+START_TEST(start_stop_twice)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  ljmprof_opt opt;
+  memset(&opt, 0, sizeof(opt));
+  ck_assert_int_eq(ljmprof_running(L), 0);
+  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_ERRUSE);
+  ck_assert_int_eq(ljmprof_abandon(L), LJMPROF_ERRUSE);
+  ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_ERRUSE);  /* No writer. */
+  start(L, &m, 0);
+  ck_assert_int_eq(ljmprof_running(L), 1);
+  opt.writer = mem_write;
+  opt.ctx = &m;
+  ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_ERRUSE);
+  run(L, "=x", "local t = {}");
+  finish(L, &m, &st);
+  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_ERRUSE);
+  mpr_free(&st);
+  /* Again on the same VM, then abandon: nothing more is written. */
+  start(L, &m, 0);
+  ck_assert_int_eq(ljmprof_abandon(L), LJMPROF_OK);
+  ck_assert_int_eq(m.calls, 0);
+  ck_assert_int_eq(ljmprof_running(L), 0);
+  lua_close(L);
+  free(m.data);
+}
+END_TEST
+
+START_TEST(close_while_profiling)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  char err[256];
+  run(L, "=setup", "jit.off()");
+  start(L, &m, 0);
+  run(L, "@cl.lua", "T = {} for i = 1, 100 do T[i] = {} end");
+  lua_close(L);
+  ck_assert_int_eq(mpr_parse(m.data, m.len, &st, err, sizeof(err)), 0);
+  ck_assert_int_eq(st.complete, 1);
+  /* 100 tables, T, and T's first array part (then reallocated). */
+  ck_count(&st, MPR_ALLOC, "@cl.lua:1", 100 + 1 + 1);
+  mpr_free(&st);
+  free(m.data);
+}
+END_TEST
+
+/* The hooks run on lua_newstate and first thing in lua_close. */
+static int hook_calls;
+static membuf hook_m;
+static void hook_new(lua_State *L)
+{
+  hook_calls++;
+  start(L, &hook_m, 0);
+}
+static void hook_close(lua_State *L)
+{
+  hook_calls += 10;
+  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
+}
+
+START_TEST(lifecycle_hooks)
+{
+  lua_State *L;
+  mpr_stats st;
+  char err[256];
+  ljmprof_hook_newstate = hook_new;
+  ljmprof_hook_close = hook_close;
+  L = newvm();
+  ck_assert_int_eq(hook_calls, 1);
+  ck_assert_int_eq(ljmprof_running(L), 1);
+  run(L, "@h.lua", "local t = {}");
+  lua_close(L);
+  ck_assert_int_eq(hook_calls, 11);
+  ljmprof_hook_newstate = NULL;
+  ljmprof_hook_close = NULL;
+  ck_assert_int_eq(mpr_parse(hook_m.data, hook_m.len, &st, err, sizeof(err)), 0);
+  ck_assert_int_eq(st.complete, 1);
+  ck_count(&st, MPR_ALLOC, "@h.lua:1", 1);
+  mpr_free(&st);
+}
+END_TEST
+
+/* The safe-point poll: stop and restart from inside the allocator. */
+static volatile sig_atomic_t poll_flag;
+static membuf poll_m2;
+static int poll_calls;
+static void poll_cb(lua_State *L, void *ctx)
+{
+  ljmprof_opt opt;
+  (void)ctx;
+  poll_calls++;
+  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
+  memset(&opt, 0, sizeof(opt));
+  opt.writer = mem_write;
+  opt.ctx = &poll_m2;
+  ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
+}
+
+static int cf_setflag(lua_State *L)
+{
+  (void)L;
+  poll_flag++;
+  return 0;
+}
+
+START_TEST(poll_restart)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  ljmprof_opt opt;
+  char err[256];
+  run(L, "=setup", "jit.off()");
+  lua_pushcfunction(L, cf_setflag);
+  lua_setglobal(L, "setflag");
+  memset(&opt, 0, sizeof(opt));
+  opt.writer = mem_write;
+  opt.ctx = &m;
+  opt.poll_flag = &poll_flag;
+  opt.poll = poll_cb;
+  ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
+  run(L, "@p.lua",
+      "local t = {}\n"				/* 1 */
+      "for i = 1, 1000 do t[i] = {} end\n"	/* 2 */
+      "setflag()\n"				/* 3 */
+      "for i = 1, 1000 do t[i] = {} end\n");	/* 4 */
+  ck_assert_int_eq(poll_calls, 1);
+  ck_assert_int_eq(mpr_parse(m.data, m.len, &st, err, sizeof(err)), 0);
+  ck_assert_int_eq(st.complete, 1);
+  /* 1000 tables and t's first array part (then reallocated). */
+  ck_count(&st, MPR_ALLOC, "@p.lua:2", 1000 + 1);
+  ck_count(&st, MPR_ALLOC, "@p.lua:4", 0);
+  mpr_free(&st);
+  finish(L, &poll_m2, &st);
+  /* The allocation that triggered the poll went to the new profiler. */
+  ck_count(&st, MPR_ALLOC, "@p.lua:4", 1000);
+  mpr_free(&st);
+  free(m.data);
+  lua_close(L);
+}
+END_TEST
+
+/* -- The collector and the VM are unchanged by profiling ------------------- */
+
+static const char gc_code[] =
+  "jit.off()\n"
+  "local cycles = 0\n"
+  "local function arm()\n"
+  "  local p = newproxy(true)\n"
+  "  getmetatable(p).__gc = function() cycles = cycles + 1 arm() end\n"
+  "end\n"
+  "arm()\n"
+  "local out = {}\n"
+  "local keep = {}\n"
+  "for phase = 1, 4 do\n"
+  "  for i = 1, 20000 do\n"
+  "    local s = string.rep('p' .. phase, i % 50) .. i\n"
+  "    if i % 7 == 0 then keep[#keep + 1] = { s, i } end\n"
+  "  end\n"
+  "  if phase == 2 then keep = {} end\n"
+  "  out[#out + 1] = string.format('%d %.3f %d', phase, collectgarbage('count'), cycles)\n"
+  "end\n"
+  "RESULT = table.concat(out, ';')\n";
+
+static char *gc_run(int profile)
+{
+  lua_State *L = luaL_newstate();
+  membuf m = {0};
+  char *r;
+  luaL_openlibs(L);
+  if (profile) start(L, &m, 0);
+  run(L, "=gc", gc_code);
+  lua_getglobal(L, "RESULT");
+  r = strdup(lua_tostring(L, -1));
+  if (profile) ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
+  lua_close(L);
+  free(m.data);
+  return r;
+}
+
+START_TEST(collector_unchanged)
+{
+  char *off, *off2, *on;
+  fixed_seed = 1;
+  off = gc_run(0);
+  off2 = gc_run(0);
+  on = gc_run(1);
+  fixed_seed = 0;
+  ck_assert_str_eq(off2, off);  /* The test itself is repeatable. */
+  ck_assert_str_eq(on, off);
+  ck_assert_ptr_nonnull(strstr(off, "4 "));
+  free(off);
+  free(off2);
+  free(on);
+}
+END_TEST
+
+/* -- Suite ------------------------------------------------------------------- */
+
+static Suite *memprof_suite(void)
+{
+  Suite *s = suite_create("memprof");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, table_of_strings);
+  tcase_add_test(tc, worked_example_load);
+  tcase_add_test(tc, worked_example_loadfile);
+  tcase_add_test(tc, worked_example_require);
+  tcase_add_test(tc, worked_example_dump);
+  tcase_add_test(tc, builtin_and_cfunction);
+  tcase_add_test(tc, cmodule_required_midrun);
+  tcase_add_test(tc, coroutine);
+  tcase_add_test(tc, coroutine_resumed_from_c);
+  tcase_add_test(tc, stack_resize_is_internal);
+  tcase_add_test(tc, error_caught_by_pcall);
+  tcase_add_test(tc, jit_trace);
+  tcase_add_test(tc, proto_address_reuse);
+  tcase_add_test(tc, two_vms_two_threads);
+  tcase_add_test(tc, failing_writer);
+  tcase_add_test(tc, start_stop_twice);
+  tcase_add_test(tc, close_while_profiling);
+  tcase_add_test(tc, lifecycle_hooks);
+  tcase_add_test(tc, poll_restart);
+  tcase_add_test(tc, collector_unchanged);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(memprof_suite());
+  int failed;
+  srunner_run_all(sr, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,54 @@
+/*
+** A minimal memprof stream reader for the profiler's tests: names every
+** event as FORMAT.md section 3 says, against the symbols known at that
+** point of the stream, and counts events per (kind, location).
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#ifndef MPREAD_H
+#define MPREAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { MPR_ALLOC = 1, MPR_FREE = 2, MPR_REALLOC = 3 };
+
+typedef struct mpr_row {
+  int ev;			/* MPR_ALLOC, MPR_FREE, MPR_REALLOC. */
+  char *loc;			/* Location name. */
+  unsigned long count;		/* Events. */
+  uint64_t nbytes;		/* Sum of new sizes. */
+} mpr_row;
+
+typedef struct mpr_stats {
+  mpr_row *rows;		/* One per (ev, loc). */
+  size_t nrows, szrows;
+  unsigned long events;		/* All alloc/free/realloc events. */
+  unsigned long symevents;	/* Symbol events in the event section. */
+  unsigned long startsyms[3];	/* Start table entries: Lua, C, trace. */
+  unsigned long unresolved;	/* Events naming an unknown symbol. */
+  int complete;			/* The epilogue was seen. */
+  char **traces;		/* Names of traces announced, in order. */
+  size_t ntraces;
+} mpr_stats;
+
+/*
+** Parse a stream. Returns 0 if every byte up to the end (or the epilogue)
+** parsed; a truncated last event is not an error (complete stays 0).
+** Returns -1 on malformed input, with a message in err.
+*/
+int mpr_parse(const uint8_t *p, size_t len, mpr_stats *st, char *err,
+	      size_t errsz);
+int mpr_parse_file(const char *path, mpr_stats *st, char *err, size_t errsz);
+void mpr_free(mpr_stats *st);
+
+/* Events of kind ev at loc (exact name), or their new bytes. */
+unsigned long mpr_count(const mpr_stats *st, int ev, const char *loc);
+uint64_t mpr_bytes(const mpr_stats *st, int ev, const char *loc);
+/* Events of kind ev at locations starting with prefix. */
+unsigned long mpr_count_prefix(const mpr_stats *st, int ev, const char *prefix);
+/* Print all rows (for failing tests). */
+void mpr_dump(const mpr_stats *st);
+
+#endif
