@@ -23,6 +23,9 @@ SHIM_TESTS = tests/shim/basic.test tests/shim/lifecycle.test \
 	tests/shim/threads.test tests/shim/fork.test tests/shim/errors.test \
 	tests/shim/signal.test tests/shim/options.test tests/shim/inherit.test \
 	tests/shim/record.test
+# Real programs that embed LuaJIT; each skips when its package is missing.
+SHIM_TESTS += tests/shim/nvim.test tests/shim/sysbench.test \
+	tests/shim/wrk.test tests/shim/lupa.test
 TESTS += $(SHIM_TESTS)
 EXTRA_DIST += $(SHIM_TESTS) tests/shim/shim.sh tests/shim/alloc.lua \
 	tests/shim/threads.lua tests/shim/fork.lua tests/shim/closefd.lua \

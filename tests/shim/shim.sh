@@ -75,3 +75,11 @@ allocs() {
 		on && index($0, loc ": ") { sub(/.*: /, ""); n += $1 }
 		END { print n + 0 }' "$1"
 }
+
+# need_host PROGRAM PACKAGE: skip unless PROGRAM exists and loads the
+# system's libluajit-5.1.so.2 dynamically (so the shim can serve it).
+need_host() {
+	p=$(command -v "$1" 2>/dev/null) || skip "$1 not installed (Debian package $2)"
+	ldd "$p" 2>/dev/null | grep -q 'libluajit-5\.1\.so\.2' ||
+		skip "$p does not link libluajit-5.1.so.2 dynamically"
+}
