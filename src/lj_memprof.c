@@ -11,6 +11,11 @@
 #define lj_memprof_c
 #define LUA_CORE
 
+/* For dl_iterate_phdr. Must be defined before any system includes. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
 #include "lj_obj.h"
 #include "lj_memprof.h"
 

@@ -35,6 +35,7 @@ LJ_FUNC void lj_memprof_close(lua_State *L);
 /* New symbols while profiling. */
 LJ_FUNC void lj_memprof_addproto(global_State *g, GCproto *pt);
 #if LJ_HASJIT
+struct GCtrace;
 LJ_FUNC void lj_memprof_addtrace(global_State *g, struct GCtrace *T);
 #endif
 
