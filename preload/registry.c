@@ -159,6 +159,7 @@ static int writer(void *ctx, const void *data, size_t len)
 }
 
 static void poll_cb(lua_State *L, void *ctx);
+static void check_other_luajit(void);
 
 static void start_stream(struct ljm_vm *vm)
 {
@@ -451,6 +452,8 @@ void ljm_reg_close(lua_State *L)
       *pp = vm->next;
       break;
     }
+  if (vm && !exiting)
+    check_other_luajit();
   pthread_mutex_unlock(&lock);
   if (vm == NULL) {
     errno = saved;
@@ -480,8 +483,19 @@ static int find_other_luajit(struct dl_phdr_info *info, size_t size,
     ljm_msg("a second LuaJIT library was loaded from %s: the VMs it "
 	    "creates are not profiled", info->dlpi_name);
     *(int *)data = 1;
+    return 1;
   }
   return 0;
+}
+
+/* Say once if the program loaded a LuaJIT library by path (a second VM
+** implementation that we do not see). At each lua_close and at exit:
+** a library loaded with ffi.load is gone once its VM is closed. */
+static void check_other_luajit(void)
+{
+  static int told;
+  if (!told)
+    dl_iterate_phdr(find_other_luajit, &told);
 }
 
 /* The main program defines luaL_newstate itself: LuaJIT is linked in.
@@ -510,7 +524,7 @@ static void warn_static(void)
 void ljm_reg_exit(void)
 {
   struct ljm_vm *vm;
-  int saved = errno, other = 0;
+  int saved = errno;
 
   pthread_mutex_lock(&lock);
   if (exiting) {
@@ -536,7 +550,7 @@ void ljm_reg_exit(void)
       tell_config();
     warn_static();
   }
-  dl_iterate_phdr(find_other_luajit, &other);
+  check_other_luajit();
   pthread_mutex_unlock(&lock);
   errno = saved;
 }
