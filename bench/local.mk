@@ -6,7 +6,7 @@
 EXTRA_PROGRAMS = bench/runbench
 bench_runbench_SOURCES = bench/runbench.c
 bench_runbench_LDADD = -lm
-CLEANFILES += bench/runbench bench/results.txt
+CLEANFILES += bench/runbench bench/results.txt bench/results.status
 
 BENCH_WORKLOADS = bench/workloads/common.lua bench/workloads/strings.lua \
 	bench/workloads/tables.lua bench/workloads/closures.lua \
@@ -23,5 +23,7 @@ bench: bench/runbench preload/libljmprof.so src/luajit tools/ljmprof
 	SYSTEM_LUAJIT_LIB='$(SYSTEM_LUAJIT_LIB)' \
 	BENCH_WORKLOADS_DIR='$(abs_top_srcdir)/bench/workloads' \
 	BENCH_GEN='$(abs_top_builddir)/tests/tools/gen_stream' \
-	  $(SHELL) $(srcdir)/bench/run 2>&1 | tee bench/results.txt
+	  $(SHELL) -c '$(SHELL) "$$0" 2>&1; echo $$? >bench/results.status' \
+	  $(srcdir)/bench/run | tee bench/results.txt
+	@exit `cat bench/results.status`
 .PHONY: bench

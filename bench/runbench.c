@@ -159,7 +159,7 @@ static void dir_clear(const char *dir)
 /* -- Running a child ----------------------------------------------------- */
 
 struct run {
-  double wall, cpu;
+  double wall, cpu, sys;
   long maxrss_kb;
   int status;
 };
@@ -209,6 +209,7 @@ static struct run run_child(char *const argv[], char *const setenv_[],
   r.wall = now() - t0;
   r.cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
 	  (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+  r.sys = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
   r.maxrss_kb = ru.ru_maxrss;
   r.status = st;
   return r;
@@ -491,7 +492,8 @@ static const struct variant variants[] = {
 struct wresult {
   const struct workload *w;
   int nvar, vidx[NVAR];
-  double wall[NVAR][MAXRUNS], cpu[NVAR][MAXRUNS], rss[NVAR][MAXRUNS];
+  double wall[NVAR][MAXRUNS], cpu[NVAR][MAXRUNS], sys[NVAR][MAXRUNS];
+  double rss[NVAR][MAXRUNS];
   double sbytes[MAXRUNS];
   int nruns[NVAR], nstream;
   double gc[NVAR][MAXRUNS], peak[NVAR][MAXRUNS];	/* Per run. */
@@ -589,6 +591,7 @@ static void run_workload(struct wresult *R)
       }
       R->wall[vi][R->nruns[vi]] = r.wall;
       R->cpu[vi][R->nruns[vi]] = r.cpu;
+      R->sys[vi][R->nruns[vi]] = r.sys;
       R->rss[vi][R->nruns[vi]] = r.maxrss_kb / 1024.0;
       R->gc[vi][R->nruns[vi]] = (double)gc;
       R->peak[vi][R->nruns[vi]] = (double)peak;
@@ -646,9 +649,9 @@ static void print_workload(const struct wresult *R)
   int j;
   double bmed = median(R->wall[0], R->nruns[0]);
   double bmin = minimum(R->wall[0], R->nruns[0]);
-  printf("   %-8s %9s %9s %8s %8s %8s %9s %16s %16s\n", "variant", "median_s",
-	 "min_s", "med/sys", "min/sys", "cpu_s", "maxrss_MB", "gc_cycles",
-	 "peak_kB");
+  printf("   %-8s %9s %9s %8s %8s %8s %8s %9s %16s %16s\n", "variant",
+	 "median_s", "min_s", "med/sys", "min/sys", "cpu_s", "of_sys_s",
+	 "maxrss_MB", "gc_cycles", "peak_kB");
   for (j = 0; j < R->nvar; j++) {
     const struct variant *v = &variants[R->vidx[j]];
     double med = median(R->wall[j], R->nruns[j]);
@@ -657,8 +660,9 @@ static void print_workload(const struct wresult *R)
     if (R->nruns[j] == 0) continue;
     range(gc, sizeof gc, R->gc[j], R->nruns[j]);
     range(pk, sizeof pk, R->peak[j], R->nruns[j]);
-    printf("   %-8s %9.3f %9.3f %8.3f %8.3f %8.3f %9.1f %16s %16s\n", v->name,
-	   med, mn, med / bmed, mn / bmin, median(R->cpu[j], R->nruns[j]),
+    printf("   %-8s %9.3f %9.3f %8.3f %8.3f %8.3f %8.3f %9.1f %16s %16s\n",
+	   v->name, med, mn, med / bmed, mn / bmin,
+	   median(R->cpu[j], R->nruns[j]), median(R->sys[j], R->nruns[j]),
 	   median(R->rss[j], R->nruns[j]), gc, pk);
   }
   printf("   checksums %s", R->checksum_bad ? "DIFFER between runs or variants!" : "identical");
@@ -716,8 +720,8 @@ static int cmd_workloads(int argc, char **argv)
   printf("== summary: wall-time ratios of medians against sys [ratio of "
 	 "minima]; prof CPU: ratio of median user+sys CPU times\n");
   printf("| workload | sys median s | inert | inert CPU | prof | prof vs inert | "
-	 "prof CPU | bytes/event | events | MB written | GC cycles sys / prof | "
-	 "peak kB sys / prof | load |\n");
+	 "prof CPU | bytes/event | events | MB written | GC cycles inert / prof | "
+	 "peak kB inert / prof | load |\n");
   printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   if (opt.tsv) tsv = fopen(opt.tsv, "a");
   for (i = 0; i < n; i++) {
@@ -741,10 +745,11 @@ static int cmd_workloads(int argc, char **argv)
 	       median(R->wall[pr], R->nruns[pr]) / smed,
 	       minimum(R->wall[pr], R->nruns[pr]) / smin);
       char a[48], b[48];
-      range(a, sizeof a, R->gc[s], R->nruns[s]);
+      int base = in >= 0 ? in : s;
+      range(a, sizeof a, R->gc[base], R->nruns[base]);
       range(b, sizeof b, R->gc[pr], R->nruns[pr]);
       snprintf(gc, sizeof gc, "%s / %s", a, b);
-      range(a, sizeof a, R->peak[s], R->nruns[s]);
+      range(a, sizeof a, R->peak[base], R->nruns[base]);
       range(b, sizeof b, R->peak[pr], R->nruns[pr]);
       snprintf(pk, sizeof pk, "%s / %s", a, b);
     }
@@ -826,6 +831,8 @@ static void parser_bench(const char *label, const char *file)
   int nt = 0, round, j;
   char la[64], lb[64];
   uint64_t ev;
+  /* MB/s and Mevents/s are on the median wall time; MB/cpu_s on the
+  ** median user+sys time, which a loaded machine disturbs less. */
   memset(t, 0, sizeof t);
   count_file(file, &k, &csecs);
   ev = events_of(&k);
@@ -863,19 +870,21 @@ static void parser_bench(const char *label, const char *file)
       if (!run_ok(&r)) p->status = r.status;
     }
   loadavg(la, sizeof la);
-  printf("   %-20s %9s %9s %9s %9s %10s %10s %9s\n", "tool", "median_s",
-	 "min_s", "cpu_s", "MB/s", "Mevents/s", "maxrss_MB", "vs cat");
+  printf("   %-20s %9s %9s %9s %9s %10s %9s %10s %9s\n", "tool", "median_s",
+	 "min_s", "cpu_s", "MB/s", "Mevents/s", "MB/cpu_s", "maxrss_MB",
+	 "vs cat");
   {
     double catmed = median(t[0].wall, t[0].n);
     for (j = 0; j < nt; j++) {
       double med = median(t[j].wall, t[j].n), mn = minimum(t[j].wall, t[j].n);
-      printf("   %-20s %9.3f %9.3f %9.3f %9.1f %10.2f %10.1f %9.2f%s\n",
-	     t[j].name, med, mn, median(t[j].cpu, t[j].n),
-	     k.bytes / 1e6 / med, ev / 1e6 / med,
+      double cpu = median(t[j].cpu, t[j].n);
+      printf("   %-20s %9.3f %9.3f %9.3f %9.1f %10.2f %9.1f %10.1f %9.2f%s\n",
+	     t[j].name, med, mn, cpu, k.bytes / 1e6 / med, ev / 1e6 / med,
+	     k.bytes / 1e6 / cpu,
 	     median(t[j].rss, t[j].n), med / catmed,
 	     t[j].status ? "  (non-zero exit!)" : "");
     }
-    printf("   %-20s %9.3f %9s %9s %9.1f %10.2f %10s   (runbench's own minimal event counter, mmap)\n",
+    printf("   %-20s %9.3f %9s %9s %9.1f %10.2f %9s %10s   (runbench's own minimal event counter, mmap)\n",
 	   "count (floor)", csecs, "-", "-", k.bytes / 1e6 / csecs, ev / 1e6 / csecs, "-");
   }
   printf("   load after: %s\n\n", la);
