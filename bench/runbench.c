@@ -885,7 +885,7 @@ static void parser_bench(const char *label, const char *file)
 	     t[j].status ? "  (non-zero exit!)" : "");
     }
     printf("   %-20s %9.3f %9s %9s %9.1f %10.2f %9s %10s   (runbench's own minimal event counter, mmap)\n",
-	   "count (floor)", csecs, "-", "-", k.bytes / 1e6 / csecs, ev / 1e6 / csecs, "-");
+	   "count (floor)", csecs, "-", "-", k.bytes / 1e6 / csecs, ev / 1e6 / csecs, "-", "-");
   }
   printf("   load after: %s\n\n", la);
   fflush(stdout);
