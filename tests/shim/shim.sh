@@ -5,9 +5,29 @@ lhost=$hosts_dir/lhost
 
 # under ENV... CMD...: run CMD with the shim preloaded (output to
 # $scratch/out and $scratch/err, status in $status).
+# LJMPROF_TEST_WRAPPER (e.g. "valgrind -q --error-exitcode=99") goes
+# before CMD: make check LJMPROF_TEST_WRAPPER=... runs the hosts under it.
 under() {
 	set +e
-	env LD_PRELOAD="$LJMPROF_SHIM" "$@" >"$scratch/out" 2>"$scratch/err"
+	if [ -n "${LJMPROF_TEST_WRAPPER:-}" ]; then
+		# The NAME=VALUE words first, then the wrapper, then CMD.
+		n=0
+		for a in "$@"; do
+			case $a in *=*) n=$((n + 1)) ;; *) break ;; esac
+		done
+		(
+			i=0
+			for a in "$@"; do
+				[ $i -lt $n ] || break
+				export "$a"
+				i=$((i + 1))
+			done
+			shift $n
+			exec env LD_PRELOAD="$LJMPROF_SHIM" $LJMPROF_TEST_WRAPPER "$@"
+		) >"$scratch/out" 2>"$scratch/err"
+	else
+		env LD_PRELOAD="$LJMPROF_SHIM" "$@" >"$scratch/out" 2>"$scratch/err"
+	fi
 	status=$?
 	set -e
 }
