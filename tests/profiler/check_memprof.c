@@ -289,9 +289,15 @@ START_TEST(cmodule_required_midrun)
   start(L, &m, 0);
   run(L, "@c.lua", code);
   finish(L, &m, &st);
-  /* A table with 4 array slots: the GCtab and the array part. */
+  /* A table with 40 array slots: the GCtab and the array part. */
   ck_count(&st, MPR_ALLOC, "cmod_alloc", 2);
+  /* cmod.so is stripped, GNU hash only: its .dynsym came as events. */
+  ck_assert_uint_eq(mpr_csym_count(&st, "cmod_alloc"), 1);
   ck_assert_uint_ge(st.symevents, 1);
+  /* libc's .dynsym (SysV hash) was in the start table. */
+  ck_assert_uint_ge(mpr_csym_count(&st, "malloc"), 1);
+  /* This program's .symtab too (static functions included). */
+  ck_assert_uint_eq(mpr_csym_count(&st, "cf_alloc"), 1);
   mpr_free(&st);
   lua_close(L);
 }
@@ -431,6 +437,29 @@ START_TEST(jit_trace)
 }
 END_TEST
 
+START_TEST(trace_alive_at_start)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  run(L, "=setup", "jit.on() jit.flush() jit.opt.start('hotloop=5')\n"
+		   "T = require('table.new')(200, 0)\n"
+		   "F = load('local t = T\\n"
+		   "for i = 1, 100 do t[i] = {} end', '@pre.lua')\n"
+		   "F()");
+  start(L, &m, 0);
+  run(L, "=again", "F()");
+  finish(L, &m, &st);
+  ck_assert_uint_ge(st.startsyms[2], 1);
+  ck_assert_uint_eq(st.ntraces, 1);
+  ck_assert_str_eq(st.traces[0], "TRACE [1] started at @pre.lua:2");
+  /* The trace runs all 100 iterations, but it may exit once at the end. */
+  ck_count(&st, MPR_ALLOC, "TRACE [1] started at @pre.lua:2", 100);
+  mpr_free(&st);
+  lua_close(L);
+}
+END_TEST
+
 /* -- Symbols that change while profiling ---------------------------------- */
 
 START_TEST(proto_address_reuse)
@@ -454,6 +483,8 @@ START_TEST(proto_address_reuse)
     snprintf(loc, sizeof(loc), "chunk%d:1", i);
     ck_count(&st, MPR_ALLOC, loc, 1);
   }
+  /* The allocator did give a freed prototype's address to a new one. */
+  ck_assert_uint_ge(st.redefined, 1);
   mpr_free(&st);
   lua_close(L);
 }
@@ -768,6 +799,7 @@ static Suite *memprof_suite(void)
   tcase_add_test(tc, stack_resize_is_internal);
   tcase_add_test(tc, error_caught_by_pcall);
   tcase_add_test(tc, jit_trace);
+  tcase_add_test(tc, trace_alive_at_start);
   tcase_add_test(tc, proto_address_reuse);
   tcase_add_test(tc, two_vms_two_threads);
   tcase_add_test(tc, failing_writer);

@@ -22,11 +22,12 @@ tests_profiler_mpcheck_SOURCES = tests/profiler/mpcheck.c \
 	tests/profiler/mpread.c tests/profiler/mpread.h
 tests_profiler_mpcheck_CPPFLAGS = $(PROF_CPPFLAGS)
 
-# A C module that the tests require while profiling.
+# A C module that the tests require while profiling: stripped, with a GNU
+# hash table only (libc, found at start, has a SysV one too).
 tests_profiler_cmod_so_SOURCES = tests/profiler/cmod.c
 tests_profiler_cmod_so_CPPFLAGS = $(PROF_CPPFLAGS)
 tests_profiler_cmod_so_CFLAGS = $(AM_CFLAGS) -fPIC
-tests_profiler_cmod_so_LDFLAGS = -shared
+tests_profiler_cmod_so_LDFLAGS = -shared -s -Wl,--hash-style=gnu
 $(tests_profiler_cmod_so_OBJECTS): $(LJ_TREE)/.built
 
 PROFILER_TESTS = tests/profiler/luaapi.test tests/profiler/unchanged.test

@@ -27,9 +27,11 @@ static size_t map_slot(const mpr_map *m, uint64_t k)
   return i;
 }
 
-static void map_put(mpr_map *m, uint64_t k, char *v)
+/* Returns 1 if k was known. */
+static int map_put(mpr_map *m, uint64_t k, char *v)
 {
   size_t i;
+  int known;
   if (2 * (m->used + 1) > m->size) {
     mpr_map n;
     size_t j;
@@ -49,9 +51,11 @@ static void map_put(mpr_map *m, uint64_t k, char *v)
     *m = n;
   }
   i = map_slot(m, k);
-  if (m->vals[i]) free(m->vals[i]); else m->used++;
+  known = m->vals[i] != NULL;
+  if (known) free(m->vals[i]); else m->used++;
   m->keys[i] = k;
   m->vals[i] = v;
+  return known;
 }
 
 static const char *map_get(const mpr_map *m, uint64_t k)
@@ -132,11 +136,16 @@ static int rd_sym(rd *r, int kind)
     char *name = rd_str(r);
     rd_u(r);
     if (r->trunc) { free(name); return -1; }
-    map_put(&r->protos, a, name);
+    if (map_put(&r->protos, a, name)) r->st->redefined++;
   } else if (kind == LJM_SYMTAB_CFUNC) {
     uint64_t a = rd_u(r);
     char *name = rd_str(r);
     if (r->trunc) { free(name); return -1; }
+    if (r->st->ncsyms == r->st->szcsyms) {
+      r->st->szcsyms = r->st->szcsyms ? 2 * r->st->szcsyms : 1024;
+      r->st->csyms = realloc(r->st->csyms, r->st->szcsyms * sizeof(char *));
+    }
+    r->st->csyms[r->st->ncsyms++] = strdup(name);
     map_put(&r->cfuncs, a, name);
   } else {
     uint64_t no = rd_u(r), pt = rd_u(r), line = rd_u(r);
@@ -309,6 +318,8 @@ void mpr_free(mpr_stats *st)
   size_t i;
   for (i = 0; i < st->nrows; i++) free(st->rows[i].loc);
   for (i = 0; i < st->ntraces; i++) free(st->traces[i]);
+  for (i = 0; i < st->ncsyms; i++) free(st->csyms[i]);
+  free(st->csyms);
   free(st->rows);
   free(st->traces);
   memset(st, 0, sizeof(*st));
@@ -339,6 +350,15 @@ unsigned long mpr_count_prefix(const mpr_stats *st, int ev, const char *prefix)
   for (i = 0; i < st->nrows; i++)
     if (st->rows[i].ev == ev && !strncmp(st->rows[i].loc, prefix, n))
       c += st->rows[i].count;
+  return c;
+}
+
+unsigned long mpr_csym_count(const mpr_stats *st, const char *name)
+{
+  size_t i;
+  unsigned long c = 0;
+  for (i = 0; i < st->ncsyms; i++)
+    if (!strcmp(st->csyms[i], name)) c++;
   return c;
 }
 

@@ -31,6 +31,9 @@ typedef struct mpr_stats {
   int complete;			/* The epilogue was seen. */
   char **traces;		/* Names of traces announced, in order. */
   size_t ntraces;
+  char **csyms;			/* Names of C symbols announced. */
+  size_t ncsyms, szcsyms;
+  unsigned long redefined;	/* Prototypes announced at a known address. */
 } mpr_stats;
 
 /*
@@ -48,6 +51,8 @@ unsigned long mpr_count(const mpr_stats *st, int ev, const char *loc);
 uint64_t mpr_bytes(const mpr_stats *st, int ev, const char *loc);
 /* Events of kind ev at locations starting with prefix. */
 unsigned long mpr_count_prefix(const mpr_stats *st, int ev, const char *prefix);
+/* C symbols announced under this name (start table and events). */
+unsigned long mpr_csym_count(const mpr_stats *st, const char *name);
 /* Print all rows (for failing tests). */
 void mpr_dump(const mpr_stats *st);
 
