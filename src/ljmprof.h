@@ -19,7 +19,8 @@
 
 /* Status codes returned by ljmprof_start/ljmprof_stop. */
 #define LJMPROF_OK	0	/* Success. */
-#define LJMPROF_ERRUSE	1	/* Already running (start) / not running (stop). */
+#define LJMPROF_ERRUSE	1	/* Already running or bad options (start) /
+				** not running (stop, abandon). */
 #define LJMPROF_ERRMEM	2	/* Out of memory for the profiler's own state. */
 #define LJMPROF_ERRIO	3	/* The writer failed; errno holds its error. */
 
@@ -30,6 +31,8 @@
 ** Writer: consume len bytes at data. Return 0 on success or an errno value.
 ** On failure the profiler halts (no more writes), keeps the error and the
 ** VM runs on; ljmprof_stop then returns LJMPROF_ERRIO with errno set.
+** It is called from inside the VM's allocator: it must not call into the
+** VM (no lua_* calls on any of its states).
 */
 typedef int (*ljmprof_writer)(void *ctx, const void *data, size_t len);
 
@@ -45,12 +48,19 @@ typedef void (*ljmprof_poll)(lua_State *L, void *ctx);
 typedef struct ljmprof_opt {
   ljmprof_writer writer;	/* Required. */
   void *ctx;			/* Passed to writer and poll. */
-  size_t bufsize;		/* 0: LJMPROF_BUFSIZE_DEFAULT. */
+  size_t bufsize;		/* 0: LJMPROF_BUFSIZE_DEFAULT; at least _MIN. */
   const volatile sig_atomic_t *poll_flag;	/* NULL: no safe-point polling. */
-  ljmprof_poll poll;		/* Called when *poll_flag changes. */
+  ljmprof_poll poll;		/* Called when *poll_flag changes (required
+				** with poll_flag). */
 } ljmprof_opt;
 
-/* Start profiling the VM of L: symbol table, then events. */
+/*
+** Start profiling the VM of L: symbol table, then events. Returns
+** LJMPROF_ERRUSE if a profiler runs on it already (or is halted), if
+** writer is NULL, or poll_flag is set without poll; LJMPROF_ERRMEM; or
+** LJMPROF_ERRIO (errno set) if the writer fails while the symbol table is
+** written, in which case nothing runs.
+*/
 LUA_API int ljmprof_start(lua_State *L, const ljmprof_opt *opt);
 
 /* Write the epilogue, flush, restore the VM's allocator, free the state. */
