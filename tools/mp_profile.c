@@ -184,11 +184,15 @@ static void invalidate(struct mp_profile *p, unsigned src)
   }
 }
 
+static inline size_t cache_slot(const struct mp_event *ev)
+{
+  return (size_t)(((ev->loc ^ ev->loc_line << 40 ^ ev->src) *
+		   0x9e3779b97f4a7c15ull) >> (64 - MP_LOC_CACHE_BITS));
+}
+
 static int64_t event_loc(struct mp_profile *p, const struct mp_event *ev)
 {
-  size_t slot = (size_t)(((ev->loc ^ ev->loc_line << 40 ^ ev->src) *
-			  0x9e3779b97f4a7c15ull) >> (64 - MP_LOC_CACHE_BITS));
-  struct mp_loc_cache_entry *c = &p->cache[slot];
+  struct mp_loc_cache_entry *c = &p->cache[cache_slot(ev)];
   struct mp_loc k;
   int64_t id;
 
@@ -320,21 +324,13 @@ static int create_block(struct mp_profile *p, uint32_t at, uint64_t addr,
   return 0;
 }
 
-int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)
+/* Account a memory event whose location is already resolved to id. */
+static int account(struct mp_profile *p, const struct mp_event *ev,
+		   uint32_t id)
 {
-  int64_t id;
-  struct mp_loc *l;
+  struct mp_loc *l = &p->locs[id];
   uint64_t evno;
 
-  if (ev->type >= MP_EV_SYM_LFUNC) {
-    if (add_symbol(p, ev) < 0)
-      goto oom;
-    return 0;
-  }
-  id = event_loc(p, ev);
-  if (id < 0)
-    goto oom;
-  l = &p->locs[id];
   switch (ev->type) {
   case MP_EV_ALLOC:
     p->file.n_alloc++;
@@ -377,14 +373,58 @@ oom:
   return -1;
 }
 
+int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)
+{
+  int64_t id;
+
+  if (ev->type >= MP_EV_SYM_LFUNC) {
+    if (add_symbol(p, ev) < 0)
+      goto oom;
+    return 0;
+  }
+  id = event_loc(p, ev);
+  if (id < 0)
+    goto oom;
+  return account(p, ev, (uint32_t)id);
+oom:
+  p->oom = 1;
+  return -1;
+}
+
 #define BATCH 16
 
+/* Stage 1: start loading the heap slots and the location cache entry. */
 static void prefetch_event(struct mp_profile *p, const struct mp_event *ev)
 {
   if (ev->type != MP_EV_ALLOC)
     mp_map_prefetch(&p->heap, ev->old_addr);
   if (ev->type != MP_EV_FREE)
     mp_map_prefetch(&p->heap, ev->new_addr);
+  __builtin_prefetch(&p->cache[cache_slot(ev)]);
+}
+
+/*
+** Stage 2: resolve the location, then start loading what accounting will
+** touch: the location, the location that owns the old block, and the
+** override pair of the two. The heap may change before stage 3 gets
+** there; these are only hints.
+*/
+static int64_t prepare_event(struct mp_profile *p, const struct mp_event *ev)
+{
+  int64_t id = event_loc(p, ev);
+  if (id < 0)
+    return id;
+  __builtin_prefetch(&p->locs[id]);
+  if (ev->type != MP_EV_ALLOC && ev->old_addr) {
+    struct mp_map_entry *e = mp_map_find(&p->heap, ev->old_addr);
+    if (e) {
+      __builtin_prefetch(&p->locs[e->b]);
+      if (!p->no_overrides)
+	mp_map_prefetch(&p->overrides, e->b << 32 | (uint64_t)id << 1 |
+			(uint64_t)(ev->type == MP_EV_FREE));
+    }
+  }
+  return id;
 }
 
 enum mp_status mp_profile_read(struct mp_profile *p, struct mp_reader *r,
@@ -393,13 +433,14 @@ enum mp_status mp_profile_read(struct mp_profile *p, struct mp_reader *r,
 			       void *ctx)
 {
   struct mp_event batch[BATCH];
+  int64_t ids[BATCH];
   enum mp_status st = MP_OK;
   uint64_t n = 0;
   int i, k;
 
   while (st == MP_OK) {
     /* Symbol events end a batch: their names live in the reader's
-    ** buffer only until the next read. */
+    ** buffer only until the next read, and they change resolution. */
     for (k = 0; k < BATCH; k++) {
       st = mp_reader_next(r, &batch[k]);
       if (st != MP_OK)
@@ -410,17 +451,28 @@ enum mp_status mp_profile_read(struct mp_profile *p, struct mp_reader *r,
       }
       prefetch_event(p, &batch[k]);
     }
+    for (i = 0; i < k; i++)
+      if (batch[i].type < MP_EV_SYM_LFUNC &&
+	  (ids[i] = prepare_event(p, &batch[i])) < 0)
+	goto oom;
     for (i = 0; i < k; i++) {
-      if (mp_profile_event(p, &batch[i]) < 0) {
-	*events = n;
-	return MP_ERROR;
+      if (batch[i].type >= MP_EV_SYM_LFUNC) {
+	if (mp_profile_event(p, &batch[i]) < 0)
+	  goto oom;
+	continue;
       }
-      if (batch[i].type < MP_EV_SYM_LFUNC && (++n & 0xfffff) == 0 && tick)
+      if (account(p, &batch[i], (uint32_t)ids[i]) < 0)
+	goto oom;
+      if ((++n & 0xfffff) == 0 && tick)
 	tick(ctx, mp_reader_offset(r));
     }
   }
   *events = n;
   return st;
+oom:
+  p->oom = 1;
+  *events = n;
+  return MP_ERROR;
 }
 
 void mp_profile_end_file(struct mp_profile *p, int truncated)
