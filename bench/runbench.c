@@ -484,6 +484,8 @@ static const struct variant variants[] = {
   { "sys", "frontend + system libluajit (LD_LIBRARY_PATH)", P_FRONTEND, 1, 0, 0 },
   { "inert", "sys + LD_PRELOAD shim, no LJMPROF_OUT", P_FRONTEND, 1, 1, 0 },
   { "prof", "inert + LJMPROF_OUT (profiling to a file)", P_FRONTEND, 1, 1, 1 },
+  { "null", "inert + LJMPROF_OUT=/dev/null (recording without file I/O)",
+    P_FRONTEND, 1, 1, 2 },
   { "patched", "frontend + patched libluajit (RUNPATH), no shim", P_FRONTEND, 0, 0, 0 },
   { "static", "/usr/bin/luajit (static, for reference)", P_STATIC, 0, 0, 0 },
 };
@@ -546,7 +548,8 @@ static void build_env(const struct variant *v, const char *outpath, char **ev)
   int n = 0;
   if (v->syslib) ev[n++] = fmtstr("LD_LIBRARY_PATH=%s", opt.syslibdir);
   if (v->preload) ev[n++] = fmtstr("LD_PRELOAD=%s", opt.shim);
-  if (v->out) ev[n++] = fmtstr("LJMPROF_OUT=%s", outpath);
+  if (v->out == 1) ev[n++] = fmtstr("LJMPROF_OUT=%s", outpath);
+  if (v->out == 2) ev[n++] = fmtstr("LJMPROF_OUT=/dev/null");
   ev[n] = NULL;
 }
 
@@ -602,7 +605,7 @@ static void run_workload(struct wresult *R)
 	R->checksum_bad = 1;
       if (strcmp(sum, R->checksum[0]) != 0 && R->checksum[0][0])
 	R->checksum_bad = 1;
-      if (v->out) {
+      if (v->out == 1) {
 	int nf;
 	uint64_t b = dir_bytes(outdir, &nf);
 	if (nf == 0 && round == 0) {
@@ -720,9 +723,9 @@ static int cmd_workloads(int argc, char **argv)
   printf("== summary: wall-time ratios of medians against sys [ratio of "
 	 "minima]; prof CPU: ratio of median user+sys CPU times\n");
   printf("| workload | sys median s | inert | inert CPU | prof | prof vs inert | "
-	 "prof CPU | bytes/event | events | MB written | GC cycles inert / prof | "
+	 "prof CPU | /dev/null | bytes/event | events | MB written | GC cycles inert / prof | "
 	 "peak kB inert / prof | load |\n");
-  printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   if (opt.tsv) tsv = fopen(opt.tsv, "a");
   for (i = 0; i < n; i++) {
     const struct wresult *R = &res[i];
@@ -731,7 +734,8 @@ static int cmd_workloads(int argc, char **argv)
     double smin = minimum(R->wall[s], R->nruns[s]);
     char ib[64] = "-", pb[64] = "-", pib[64] = "-", bpe[32] = "-",
 	 evs[32] = "-", mb[32] = "-", gc[128] = "-", pk[128] = "-",
-	 cb[32] = "-", icb[32] = "-";
+	 cb[32] = "-", icb[32] = "-", nb[64] = "-";
+    int nu = vindex(R, "null");
     if (R->failed) {
       printf("| %s | FAILED |\n", R->w->name);
       continue;
@@ -753,6 +757,10 @@ static int cmd_workloads(int argc, char **argv)
       range(b, sizeof b, R->peak[pr], R->nruns[pr]);
       snprintf(pk, sizeof pk, "%s / %s", a, b);
     }
+    if (nu >= 0)
+      snprintf(nb, sizeof nb, "%.3f [%.3f]",
+	       median(R->wall[nu], R->nruns[nu]) / smed,
+	       minimum(R->wall[nu], R->nruns[nu]) / smin);
     if (in >= 0)
       snprintf(icb, sizeof icb, "%.3f", median(R->cpu[in], R->nruns[in]) /
 	       median(R->cpu[s], R->nruns[s]));
@@ -769,8 +777,8 @@ static int cmd_workloads(int argc, char **argv)
       snprintf(evs, sizeof evs, "%.2fM", ev / 1e6);
       snprintf(mb, sizeof mb, "%.0f", R->k.bytes / 1e6);
     }
-    printf("| %s | %.3f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-	   R->w->name, smed, ib, icb, pb, pib, cb, bpe, evs, mb, gc, pk,
+    printf("| %s | %.3f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+	   R->w->name, smed, ib, icb, pb, pib, cb, nb, bpe, evs, mb, gc, pk,
 	   R->load_after);
     if (tsv)
       fprintf(tsv, "%s\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", R->w->name, smed,
