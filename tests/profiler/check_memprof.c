@@ -725,6 +725,86 @@ START_TEST(poll_restart)
 }
 END_TEST
 
+/*
+** Restart from the poll at random points: in the middle of GC steps,
+** sweeps, the parser, trace recording. Every stream must be complete.
+*/
+#define NSTREAMS 400
+static membuf stress_m[NSTREAMS];
+static int stress_n;
+static volatile sig_atomic_t stress_flag;
+static volatile int stress_done;
+
+static void stress_poll(lua_State *L, void *ctx)
+{
+  ljmprof_opt opt;
+  (void)ctx;
+  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
+  if (stress_n + 1 >= NSTREAMS) return;
+  memset(&opt, 0, sizeof(opt));
+  opt.writer = mem_write;
+  opt.ctx = &stress_m[++stress_n];
+  opt.bufsize = 8192;
+  opt.poll_flag = &stress_flag;
+  opt.poll = stress_poll;
+  ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
+}
+
+static void *stress_ticker(void *arg)
+{
+  (void)arg;
+  while (!stress_done) {
+    stress_flag++;
+    usleep(300);
+  }
+  return NULL;
+}
+
+START_TEST(poll_stress)
+{
+  lua_State *L = newvm();
+  ljmprof_opt opt;
+  pthread_t t;
+  mpr_stats st;
+  char err[256];
+  int i;
+  memset(&opt, 0, sizeof(opt));
+  opt.writer = mem_write;
+  opt.ctx = &stress_m[0];
+  opt.bufsize = 8192;
+  opt.poll_flag = &stress_flag;
+  opt.poll = stress_poll;
+  ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
+  ck_assert_int_eq(pthread_create(&t, NULL, stress_ticker, NULL), 0);
+  run(L, "=stress",
+      "jit.opt.start('hotloop=3')\n"
+      "local keep = {}\n"
+      "for round = 1, 30 do\n"
+      "  for i = 1, 3000 do\n"
+      "    local f = load('return {' .. i .. ', \"' .. round .. '\"}', 'c' .. i % 50)\n"
+      "    keep[i % 500 + 1] = { f(), tostring(i) .. round }\n"
+      "  end\n"
+      "  collectgarbage('step', 100)\n"
+      "end\n"
+      "RESULT = #keep\n");
+  stress_done = 1;
+  pthread_join(t, NULL);
+  lua_getglobal(L, "RESULT");
+  ck_assert_int_eq(lua_tointeger(L, -1), 500);
+  if (ljmprof_running(L)) ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
+  ck_assert_int_ge(stress_n, 5);
+  for (i = 0; i <= stress_n; i++) {
+    ck_assert_int_eq(mpr_parse(stress_m[i].data, stress_m[i].len, &st, err,
+			       sizeof(err)), 0);
+    ck_assert_int_eq(st.complete, 1);
+    ck_assert_uint_eq(st.unresolved, 0);
+    mpr_free(&st);
+    free(stress_m[i].data);
+  }
+  lua_close(L);
+}
+END_TEST
+
 /* -- The collector and the VM are unchanged by profiling ------------------- */
 
 static const char gc_code[] =
@@ -807,6 +887,7 @@ static Suite *memprof_suite(void)
   tcase_add_test(tc, close_while_profiling);
   tcase_add_test(tc, lifecycle_hooks);
   tcase_add_test(tc, poll_restart);
+  tcase_add_test(tc, poll_stress);
   tcase_add_test(tc, collector_unchanged);
   suite_add_tcase(s, tc);
   return s;
