@@ -78,6 +78,7 @@ CLEANFILES += tests/fuzz/fuzz_parse
 tests/fuzz/fuzz_parse: $(addprefix $(srcdir)/,$(FUZZ_SOURCES))
 	@$(MKDIR_P) tests/fuzz
 	$(AM_V_CCLD)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
-	  -fno-sanitize-recover=undefined -I$(top_builddir) $(MP_CPPFLAGS) \
+	  -fno-sanitize-recover=undefined -DMP_LOC_CACHE_BITS=4 \
+	  -I$(top_builddir) $(MP_CPPFLAGS) \
 	  -o $@ $(filter %.c,$(addprefix $(srcdir)/,$(FUZZ_SOURCES)))
 endif

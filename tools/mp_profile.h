@@ -78,8 +78,11 @@ struct mp_summary {
   uint64_t files, truncated_files;
 };
 
-/* Location cache: big enough for the hot lines of a large program. */
+/* Location cache: big enough for the hot lines of a large program.
+** (The fuzz target makes it tiny, to run fast and hit collisions.) */
+#ifndef MP_LOC_CACHE_BITS
 #define MP_LOC_CACHE_BITS 14
+#endif
 #define MP_LOC_CACHE (1u << MP_LOC_CACHE_BITS)
 
 struct mp_loc_cache_entry {
