@@ -14,6 +14,7 @@
 #include "mp_map.h"
 #include "mp_profile.h"
 #include "mp_reader.h"
+#include "mp_strings.h"
 #include "mp_symtab.h"
 #include "mp_uleb.h"
 #include "mp_writer.h"
@@ -176,6 +177,70 @@ START_TEST(csym_nearest_and_latest)
     ck_assert_uint_eq(cs.name, 1000 + (uint32_t)i);
   }
   mp_symtab_free(&t);
+}
+END_TEST
+
+START_TEST(csym_against_brute_force)
+{
+  enum { N = 3000 };
+  static uint64_t addrs[N];
+  static uint32_t names[N];
+  struct mp_symtab t;
+  uint64_t rng = 99;
+  int i, j, q;
+
+  mp_symtab_init(&t);
+  for (i = 0; i < N; i++) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    /* Few distinct addresses, so that redefinitions are common. */
+    addrs[i] = ((rng >> 33) % 500) * 64;
+    names[i] = (uint32_t)i;
+    mp_symtab_add_csym(&t, addrs[i], names[i]);
+    for (q = 0; q < 3; q++) {
+      uint64_t want_addr = 0, at;
+      int found = 0;
+      uint32_t want_name = 0;
+      struct mp_csym cs;
+      rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+      at = (rng >> 33) % (500 * 64 + 100);
+      /* The latest definition of the highest address <= at. */
+      for (j = 0; j <= i; j++)
+	if (addrs[j] <= at && (!found || addrs[j] >= want_addr)) {
+	  found = 1;
+	  want_addr = addrs[j];
+	  want_name = names[j];
+	}
+      ck_assert_int_eq(mp_symtab_csym(&t, at, &cs), found);
+      if (found) {
+	ck_assert_uint_eq(cs.addr, want_addr);
+	ck_assert_uint_eq(cs.name, want_name);
+      }
+    }
+  }
+  mp_symtab_free(&t);
+}
+END_TEST
+
+START_TEST(strings_intern)
+{
+  struct mp_strings s;
+  char buf[32];
+  int i;
+  uint32_t a, b;
+
+  mp_strings_init(&s);
+  a = mp_strings_intern(&s, "@app.lua", 8);
+  b = mp_strings_intern(&s, "@app.lua\0x", 10);	/* Bytes, not C strings. */
+  ck_assert_uint_ne(a, b);
+  ck_assert_uint_eq(mp_strings_intern(&s, "@app.lua", 8), a);
+  ck_assert_uint_eq(mp_strings_get(&s, b)->len, 10);
+  for (i = 0; i < 100000; i++) {
+    int n = snprintf(buf, sizeof(buf), "sym%d", i);
+    ck_assert_uint_eq(mp_strings_intern(&s, buf, (size_t)n), (uint32_t)i + 2);
+  }
+  ck_assert_str_eq(mp_strings_get(&s, 12345 + 2)->data, "sym12345");
+  ck_assert_uint_eq(mp_strings_intern(&s, "sym777", 6), 777 + 2);
+  mp_strings_free(&s);
 }
 END_TEST
 
@@ -463,6 +528,8 @@ static Suite *parse_suite(void)
   tcase_add_test(tc, map_against_reference);
   tcase_add_test(tc, map_millions);
   tcase_add_test(tc, csym_nearest_and_latest);
+  tcase_add_test(tc, csym_against_brute_force);
+  tcase_add_test(tc, strings_intern);
   tcase_add_test(tc, proto_and_trace_redefinition);
   tcase_add_test(tc, reader_valid_stream);
   tcase_add_test(tc, reader_every_prefix_is_truncated);
