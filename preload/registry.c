@@ -58,6 +58,8 @@ struct ljm_vm {
   int halted;			/* Cap reached or I/O error: off until toggled. */
   int failed;			/* The writer failed on the current stream. */
   int idle;			/* Our allocator wrapper is installed. */
+  int buried;			/* The program set an allocator over our
+				   wrapper: it stays a pass-through. */
   int done;			/* Finished at exit: never act again. */
   lua_Alloc allocf;		/* Allocator under the idle wrapper. */
   void *allocd;			/* Its user data. */
@@ -256,6 +258,8 @@ static void *idle_slow(struct ljm_vm *vm, void *ptr, size_t osize,
   int saved = errno;
   lua_Alloc f;
   void *ud;
+  if (vm->buried)
+    return vm->allocf(vm->allocd, ptr, osize, nsize);
   vm->seen_epoch = __atomic_load_n(&epoch, __ATOMIC_SEQ_CST);
   reconcile(vm);
   errno = saved;
@@ -276,7 +280,7 @@ static void *idle_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 
 static void idle_install(struct ljm_vm *vm)
 {
-  if (vm->idle)
+  if (vm->idle || vm->buried)
     return;
   vm->allocf = lua_getallocf(vm->L, &vm->allocd);
   vm->seen_epoch = __atomic_load_n(&epoch, __ATOMIC_SEQ_CST);
@@ -286,9 +290,15 @@ static void idle_install(struct ljm_vm *vm)
 
 static void idle_remove(struct ljm_vm *vm)
 {
+  void *ud;
   if (!vm->idle)
     return;
-  lua_setallocf(vm->L, vm->allocf, vm->allocd);
+  /* Only if still ours: a program may have set an allocator of its own
+  ** since (then its allocator calls ours, or not at all). */
+  if (lua_getallocf(vm->L, &ud) == idle_alloc && ud == vm)
+    lua_setallocf(vm->L, vm->allocf, vm->allocd);
+  else
+    vm->buried = 1;
   vm->idle = 0;
 }
 
@@ -469,7 +479,9 @@ void ljm_reg_close(lua_State *L)
     }
     stop_stream(vm);
   }
-  free(vm);
+  /* A buried wrapper may still be called while the VM is torn down. */
+  if (!vm->buried)
+    free(vm);
   errno = saved;
 }
 

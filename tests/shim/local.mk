@@ -37,3 +37,9 @@ tests_hosts_errnohost_SOURCES = tests/hosts/errnohost.c
 tests_hosts_errnohost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS)
 tests_hosts_errnohost_LDADD = $(SYSLUAJIT_LIBS)
 endif
+if HAVE_SYSLUAJIT
+check_PROGRAMS += tests/hosts/allochost
+tests_hosts_allochost_SOURCES = tests/hosts/allochost.c
+tests_hosts_allochost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS)
+tests_hosts_allochost_LDADD = $(SYSLUAJIT_LIBS)
+endif
