@@ -190,6 +190,13 @@ static void start_stream(struct ljm_vm *vm)
     vm->halted = 1;
     return;
   }
+  if (ljm_out_is_stdout(&vm->out)) {
+    ljm_msg("%s is the program's standard output; VM %u is not profiled",
+	    vm->path, vm->num);
+    ljm_out_close(&vm->out);
+    vm->halted = 1;
+    return;
+  }
   if (cfg.manifest[0])
     (void)ljm_manifest_add(cfg.manifest, vm->path);
   memset(&opt, 0, sizeof(opt));

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "ljm_config.h"
@@ -81,6 +82,19 @@ int ljm_out_write(struct ljm_out *o, const void *data, size_t len)
     o->written += (uint64_t)n;
   }
   return 0;
+}
+
+int ljm_out_is_stdout(const struct ljm_out *o)
+{
+  struct stat st;
+  if (o->fd < 0 || fstat(1, &st) != 0)
+    return 0;
+  if (st.st_dev != o->dev || st.st_ino != o->ino)
+    return 0;
+  /* Both going to /dev/null is harmless (benchmarks do it). */
+  if (S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3)
+    return 0;
+  return 1;
 }
 
 int ljm_out_close(struct ljm_out *o)

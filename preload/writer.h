@@ -30,6 +30,10 @@ int ljm_out_open(struct ljm_out *o, const char *path);
 ** EBADF when the fd no longer refers to the file we opened. */
 int ljm_out_write(struct ljm_out *o, const void *data, size_t len);
 
+/* Non-zero if o is the file the program's standard output (fd 1) goes
+** to, /dev/null excepted: a stream must never mix with the output. */
+int ljm_out_is_stdout(const struct ljm_out *o);
+
 /* Close; 0 or errno. Safe on a closed ljm_out. */
 int ljm_out_close(struct ljm_out *o);
 

@@ -459,6 +459,37 @@ START_TEST(writer_lock)
 }
 END_TEST
 
+/* Never the program's standard output, except /dev/null. */
+START_TEST(writer_not_stdout)
+{
+  struct ljm_out o;
+  char path[256];
+  int saved = dup(1), fd;
+  snprintf(path, sizeof(path), "%s/stdout", tmpdir);
+  fd = open(path, O_WRONLY | O_CREAT, 0600);
+  ck_assert_int_ge(fd, 0);
+  dup2(fd, 1);
+  close(fd);
+  ck_assert_int_eq(ljm_out_open(&o, path), 0);
+  ck_assert(ljm_out_is_stdout(&o));
+  ljm_out_close(&o);
+  ck_assert_int_eq(ljm_out_open(&o, "/dev/stdout"), 0);
+  ck_assert(ljm_out_is_stdout(&o));
+  ljm_out_close(&o);
+  fd = open("/dev/null", O_WRONLY);
+  dup2(fd, 1);
+  close(fd);
+  ck_assert_int_eq(ljm_out_open(&o, "/dev/null"), 0);
+  ck_assert(!ljm_out_is_stdout(&o));
+  ljm_out_close(&o);
+  ck_assert_int_eq(ljm_out_open(&o, path), 0);
+  ck_assert(!ljm_out_is_stdout(&o));
+  ljm_out_close(&o);
+  dup2(saved, 1);
+  close(saved);
+}
+END_TEST
+
 START_TEST(manifest)
 {
   char path[256], buf[64];
@@ -572,6 +603,7 @@ static Suite *suite(void)
   tcase_add_test(tc, writer_errors);
   tcase_add_test(tc, writer_fifo);
   tcase_add_test(tc, writer_lock);
+  tcase_add_test(tc, writer_not_stdout);
   tcase_add_test(tc, manifest);
   suite_add_tcase(s, tc);
   tc = tcase_create("misc");
