@@ -61,12 +61,12 @@ TESTS += tests/tools/test_parse tests/tools/golden.test \
 	tests/tools/errors.test tests/tools/bench.test
 EXTRA_DIST += tests/tools/golden.test tests/tools/errors.test \
 	tests/tools/bench.test tests/tools/regen-golden \
-	$(wildcard $(srcdir)/tests/tools/golden/*)
+	tests/tools/golden
 
 # -- Fuzzing: libFuzzer with ASan and UBSan, when clang has it ---------------
 
 EXTRA_DIST += tests/fuzz/run-fuzz tests/fuzz/fuzz_parse.c \
-	$(wildcard $(srcdir)/tests/fuzz/corpus/*)
+	tests/fuzz/corpus
 TESTS += tests/fuzz/run-fuzz
 
 FUZZ_SOURCES = tests/fuzz/fuzz_parse.c $(tools_libmpparse_a_SOURCES)
