@@ -15,6 +15,7 @@
 
 #define _GNU_SOURCE
 #include "config.h"
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <link.h>
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lua.h"
@@ -45,6 +47,9 @@
 
 /* Allocations between two looks at the clock while a delay is pending. */
 #define LJM_DELAY_COUNT	64
+/* At exit, how long VMs running on other threads get to finish at a safe
+** point of their own before the exiting thread finishes them. */
+#define LJM_EXIT_WAIT_MS	50
 
 /* One VM. */
 struct ljm_vm {
@@ -60,6 +65,7 @@ struct ljm_vm {
   int idle;			/* Our allocator wrapper is installed. */
   int buried;			/* The program set an allocator over our
 				   wrapper: it stays a pass-through. */
+  int claim;			/* Set (atomically) by whoever finishes it at exit. */
   int done;			/* Finished at exit: never act again. */
   lua_Alloc allocf;		/* Allocator under the idle wrapper. */
   void *allocd;			/* Its user data. */
@@ -78,6 +84,8 @@ static int cfg_bad;			/* Number of bad values. */
 static int cfg_told;			/* Bad values reported. */
 static int first_done;			/* First-VM work done. */
 static int exiting;			/* Exit processing ran. */
+static int exit_req;			/* Exit processing began: VMs that
+					   reach a safe point finish there. */
 static uint64_t t0_ms;			/* Start of the program. */
 static pid_t self_pid;			/* getpid(), kept up to date at fork. */
 static int forked_child;		/* Forked from a profiling process. */
@@ -311,6 +319,26 @@ static void idle_remove(struct ljm_vm *vm)
 
 /* -- Safe points ----------------------------------------------------------- */
 
+/* The end at exit, once per VM (the VM's own thread at a safe point, or
+** the exiting thread, whichever claims it first). */
+static void finish(struct ljm_vm *vm)
+{
+  int zero = 0;
+  if (!__atomic_compare_exchange_n(&vm->claim, &zero, 1, 0, __ATOMIC_ACQ_REL,
+				   __ATOMIC_ACQUIRE))
+    return;
+  idle_remove(vm);
+  if (vm->owner != self_pid) {
+    if (vm->running)
+      ljmprof_abandon(vm->L);	/* Never flush the parent's bytes. */
+    ljm_out_close(&vm->out);
+    vm->running = 0;
+  } else {
+    stop_stream(vm);
+  }
+  __atomic_store_n(&vm->done, 1, __ATOMIC_RELEASE);
+}
+
 /* Bring the VM's profiler to the state the settings, signals, fork and
 ** errors ask for. On the VM's thread. */
 static void reconcile(struct ljm_vm *vm)
@@ -318,7 +346,13 @@ static void reconcile(struct ljm_vm *vm)
   unsigned t;
   int want;
 
-  if (vm->done || exiting)
+  if (__atomic_load_n(&vm->done, __ATOMIC_ACQUIRE))
+    return;
+  if (__atomic_load_n(&exit_req, __ATOMIC_ACQUIRE)) {
+    finish(vm);		/* On its own thread: no race with its allocator. */
+    return;
+  }
+  if (exiting)
     return;
   idle_remove(vm);
   disown(vm);
@@ -540,6 +574,30 @@ static void warn_static(void)
 	  exe[0] ? exe : "the program", LJM_LIBDIR);
 }
 
+/* Whether the process has threads besides this one. */
+static int other_threads(void)
+{
+  DIR *d = opendir("/proc/self/task");
+  struct dirent *e;
+  int n = 0;
+  if (d == NULL)
+    return 1;
+  while ((e = readdir(d)) != NULL)
+    if (e->d_name[0] != '.')
+      n++;
+  closedir(d);
+  return n > 1;
+}
+
+static int all_done(void)
+{
+  struct ljm_vm *vm;
+  for (vm = vms; vm; vm = vm->next)
+    if (!__atomic_load_n(&vm->done, __ATOMIC_ACQUIRE))
+      return 0;
+  return 1;
+}
+
 void ljm_reg_exit(void)
 {
   struct ljm_vm *vm;
@@ -551,17 +609,28 @@ void ljm_reg_exit(void)
     errno = saved;
     return;
   }
-  for (vm = vms; vm; vm = vm->next) {
-    idle_remove(vm);
-    if (vm->owner != self_pid) {
-      if (vm->running)
-	ljmprof_abandon(vm->L);	/* Never flush the parent's bytes. */
-      ljm_out_close(&vm->out);
-      vm->running = 0;
-    } else {
-      stop_stream(vm);
+  /* Other threads may still be running VMs: ask every VM to finish at
+  ** its next allocation, on its own thread, and give running ones a
+  ** moment to do so; finish the others (idle, or whose thread is gone)
+  ** from here. */
+  __atomic_store_n(&exit_req, 1, __ATOMIC_RELEASE);
+  bump_epoch();
+  if (vms && other_threads()) {
+    int ms;
+    for (ms = 0; ms < LJM_EXIT_WAIT_MS && !all_done(); ms++) {
+      struct timespec ts = { 0, 1000000 };
+      nanosleep(&ts, NULL);
     }
-    vm->done = 1;
+  }
+  for (vm = vms; vm; vm = vm->next) {
+    int ms;
+    finish(vm);
+    /* Claimed by its own thread just now: let it complete. */
+    for (ms = 0; ms < 1000 && !__atomic_load_n(&vm->done, __ATOMIC_ACQUIRE);
+	 ms++) {
+      struct timespec ts = { 0, 1000000 };
+      nanosleep(&ts, NULL);
+    }
   }
   exiting = 1;
   if (vm_count == 0 && !forked_child) {
