@@ -378,8 +378,10 @@ static int mp_walkobj(struct dl_phdr_info *info, size_t size, void *data)
   for (i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
-	!mp_addrange(mp, base + ph->p_vaddr, base + ph->p_vaddr + ph->p_memsz))
-      return 1;  /* Out of memory: stop here, try again later. */
+	!mp_addrange(mp, base + ph->p_vaddr, base + ph->p_vaddr + ph->p_memsz)) {
+      mp->adds = 0;  /* Out of memory: stop here, walk again next time. */
+      return 1;
+    }
   }
   if (name == NULL || name[0] == '\0')
     name = "/proc/self/exe";  /* The main program. */
