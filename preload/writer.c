@@ -42,7 +42,9 @@ int ljm_out_open(struct ljm_out *o, const char *path)
     close(fd);
     return EISDIR;
   }
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+  /* Only files are claimed: /dev/null or a FIFO may well be shared. */
+  if (S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) != 0 &&
+      errno == EWOULDBLOCK) {
     close(fd);
     return EBUSY;
   }

@@ -20,8 +20,8 @@ struct ljm_out {
 
 /*
 ** Open path for a new stream: O_WRONLY|O_CREAT|O_CLOEXEC, never blocking
-** on a FIFO, then an exclusive flock(2) so that two processes never write
-** the same file, then truncated if it is a regular file. Returns 0, EBUSY
+** on a FIFO, then, for a regular file, an exclusive flock(2) so that two
+** processes never write the same file, and truncation. Returns 0, EBUSY
 ** when another process holds the file, or the errno of the failure.
 */
 int ljm_out_open(struct ljm_out *o, const char *path);
