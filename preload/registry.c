@@ -221,6 +221,8 @@ static void start_stream(struct ljm_vm *vm)
 	      r == LJMPROF_ERRMEM ? "out of memory" :
 	      r == LJMPROF_ERRUSE ? "already running" : strerror(errno));
     ljm_out_close(&vm->out);
+    if (access(vm->path, F_OK) == 0 && !ljm_path_is_device(vm->path))
+      unlink(vm->path);		/* Empty: not a stream. */
     vm->halted = 1;
     return;
   }
@@ -238,6 +240,15 @@ static void stop_stream(struct ljm_vm *vm)
   r = ljmprof_stop(vm->L);
   err = ljm_out_close(&vm->out);
   if (r == LJMPROF_ERRIO || vm->failed) {
+    vm->halted = 1;
+  } else if (r == LJMPROF_ERRUSE) {
+    /* The program put an allocator of its own over the profiler's. */
+    int empty = vm->out.written == 0 && !ljm_path_is_device(vm->path);
+    if (empty)
+      unlink(vm->path);
+    ljm_msg("VM %u: the profiler was no longer in place (the program set "
+	    "its own allocator): %s %s", vm->num, vm->path,
+	    empty ? "not written" : "ends without its epilogue");
     vm->halted = 1;
   } else if (err) {
     ljm_msg("closing %s: %s", vm->path, strerror(err));

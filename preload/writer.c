@@ -111,6 +111,12 @@ int ljm_out_close(struct ljm_out *o)
   return 0;
 }
 
+int ljm_path_is_device(const char *path)
+{
+  struct stat st;
+  return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+}
+
 int ljm_manifest_add(const char *manifest, const char *name)
 {
   char line[LJM_PATH_MAX + 1];

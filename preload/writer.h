@@ -37,6 +37,9 @@ int ljm_out_is_stdout(const struct ljm_out *o);
 /* Close; 0 or errno. Safe on a closed ljm_out. */
 int ljm_out_close(struct ljm_out *o);
 
+/* Non-zero if path exists and is not a regular file. */
+int ljm_path_is_device(const char *path);
+
 /* Append "name\n" to the manifest file in one write. 0 or errno. */
 int ljm_manifest_add(const char *manifest, const char *name);
 
