@@ -10,13 +10,20 @@ TESTS += tests/shim/check_core
 
 # C hosts built against the system's LuaJIT, like real programs.
 if HAVE_SYSLUAJIT
-check_PROGRAMS += tests/hosts/mthost tests/hosts/forkhost
+check_PROGRAMS += tests/hosts/mthost tests/hosts/forkhost \
+	tests/hosts/errnohost tests/hosts/allochost
 tests_hosts_mthost_SOURCES = tests/hosts/mthost.c
 tests_hosts_mthost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS) -pthread
 tests_hosts_mthost_LDADD = $(SYSLUAJIT_LIBS) -lpthread
 tests_hosts_forkhost_SOURCES = tests/hosts/forkhost.c
 tests_hosts_forkhost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS)
 tests_hosts_forkhost_LDADD = $(SYSLUAJIT_LIBS)
+tests_hosts_errnohost_SOURCES = tests/hosts/errnohost.c
+tests_hosts_errnohost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS)
+tests_hosts_errnohost_LDADD = $(SYSLUAJIT_LIBS)
+tests_hosts_allochost_SOURCES = tests/hosts/allochost.c
+tests_hosts_allochost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS)
+tests_hosts_allochost_LDADD = $(SYSLUAJIT_LIBS)
 endif
 
 SHIM_TESTS = tests/shim/basic.test tests/shim/lifecycle.test \
@@ -31,15 +38,3 @@ EXTRA_DIST += $(SHIM_TESTS) tests/shim/shim.sh tests/shim/alloc.lua \
 	tests/shim/threads.lua tests/shim/fork.lua tests/shim/closefd.lua \
 	tests/shim/toggle.lua tests/shim/server.lua tests/shim/spawn.lua
 check_SCRIPTS += tools/ljmprof
-if HAVE_SYSLUAJIT
-check_PROGRAMS += tests/hosts/errnohost
-tests_hosts_errnohost_SOURCES = tests/hosts/errnohost.c
-tests_hosts_errnohost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS)
-tests_hosts_errnohost_LDADD = $(SYSLUAJIT_LIBS)
-endif
-if HAVE_SYSLUAJIT
-check_PROGRAMS += tests/hosts/allochost
-tests_hosts_allochost_SOURCES = tests/hosts/allochost.c
-tests_hosts_allochost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS)
-tests_hosts_allochost_LDADD = $(SYSLUAJIT_LIBS)
-endif

@@ -1,6 +1,11 @@
 # Helpers for the shim's end-to-end tests (sourced after tests/lib.sh).
 
 hosts_dir=${top_builddir:-.}/tests/hosts
+
+# No setting of the shim's from the caller's environment leaks in.
+for v in $(sed -n 's/^  { "\(LJMPROF_[A-Z]*\)".*/\1/p' "$top_srcdir/preload/config.c"); do
+	unset "$v"
+done
 lhost=$hosts_dir/lhost
 
 # under ENV... CMD...: run CMD with the shim preloaded (output to
