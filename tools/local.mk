@@ -17,6 +17,7 @@ tools_libmpparse_a_SOURCES = \
 	tools/mp_reader.c tools/mp_reader.h \
 	tools/mp_strings.c tools/mp_strings.h \
 	tools/mp_map.c tools/mp_map.h \
+	tools/mp_heap.c tools/mp_heap.h \
 	tools/mp_symtab.c tools/mp_symtab.h \
 	tools/mp_profile.c tools/mp_profile.h \
 	tools/mp_names.c tools/mp_names.h \

@@ -20,7 +20,7 @@ void mp_profile_init(struct mp_profile *p, enum mp_group group)
   p->group = group;
   mp_strings_init(&p->strings);
   mp_symtab_init(&p->symtab);
-  mp_map_init(&p->heap);
+  mp_heap_init(&p->heap);
   mp_map_init(&p->overrides);
   memset(p->cache_gen, 0xff, sizeof(p->cache_gen));
 }
@@ -29,7 +29,7 @@ void mp_profile_free(struct mp_profile *p)
 {
   mp_strings_free(&p->strings);
   mp_symtab_free(&p->symtab);
-  mp_map_free(&p->heap);
+  mp_heap_free(&p->heap);
   mp_map_free(&p->overrides);
   free(p->locs);
   free(p->loc_slots);
@@ -257,36 +257,32 @@ static int add_symbol(struct mp_profile *p, const struct mp_event *ev)
 static int release_block(struct mp_profile *p, uint32_t at, uint64_t addr,
 			 uint64_t size, int is_free)
 {
-  struct mp_map_entry *e;
+  struct mp_block b;
   struct mp_loc *orig;
   struct mp_map_entry *ov;
-  uint64_t key;
   int added;
 
   if (addr == 0)
     return 0;	/* free(NULL), realloc(NULL, n): nothing was held. */
-  e = mp_map_find(&p->heap, addr);
-  if (!e) {
+  if (!mp_heap_take(&p->heap, addr, &b)) {
     p->file.untracked_frees++;
     p->file.untracked_bytes += size;
     return 0;
   }
-  orig = &p->locs[e->b];
+  orig = &p->locs[b.loc];
   orig->released++;
-  orig->held_bytes -= e->a;
+  orig->held_bytes -= b.size;
   orig->held_blocks--;
-  p->file.live_bytes -= e->a;
+  p->file.live_bytes -= b.size;
   p->file.live_blocks--;
-  key = e->b << 32 | (uint64_t)at << 1 | (uint64_t)is_free;
-  size = e->a;
-  mp_map_remove(&p->heap, e);
   if (p->no_overrides)
     return 0;
-  ov = mp_map_insert(&p->overrides, key, &added);
+  ov = mp_map_insert(&p->overrides, (uint64_t)b.loc << 32 |
+		     (uint64_t)at << 1 | (uint64_t)is_free, &added);
   if (!ov)
     return -1;
   ov->a++;
-  ov->b += size;
+  ov->b += b.size;
   return 0;
 }
 
@@ -294,27 +290,25 @@ static int release_block(struct mp_profile *p, uint32_t at, uint64_t addr,
 static int create_block(struct mp_profile *p, uint32_t at, uint64_t addr,
 			uint64_t size)
 {
-  struct mp_map_entry *e;
+  struct mp_block old;
   struct mp_loc *l;
-  int added;
+  int rc;
 
   if (addr == 0)
     return 0;	/* A failed allocation holds nothing. */
-  e = mp_map_insert(&p->heap, addr, &added);
-  if (!e)
+  rc = mp_heap_put(&p->heap, addr, size, at, &old);
+  if (rc < 0)
     return -1;
-  if (!added) {
+  if (rc == 1) {
     /* The stream never freed the previous block here: drop it. */
-    struct mp_loc *old = &p->locs[e->b];
-    old->released++;
-    old->held_bytes -= e->a;
-    old->held_blocks--;
-    p->file.live_bytes -= e->a;
+    struct mp_loc *o = &p->locs[old.loc];
+    o->released++;
+    o->held_bytes -= old.size;
+    o->held_blocks--;
+    p->file.live_bytes -= old.size;
     p->file.live_blocks--;
     p->file.overwritten++;
   }
-  e->a = size;
-  e->b = at;
   l = &p->locs[at];
   l->created++;
   l->held_bytes += size;
@@ -397,9 +391,9 @@ oom:
 static void prefetch_event(struct mp_profile *p, const struct mp_event *ev)
 {
   if (ev->type != MP_EV_ALLOC)
-    mp_map_prefetch(&p->heap, ev->old_addr);
+    mp_heap_prefetch(&p->heap, ev->old_addr);
   if (ev->type != MP_EV_FREE)
-    mp_map_prefetch(&p->heap, ev->new_addr);
+    mp_heap_prefetch(&p->heap, ev->new_addr);
   __builtin_prefetch(&p->cache[cache_slot(ev)]);
 }
 
@@ -416,12 +410,12 @@ static int64_t prepare_event(struct mp_profile *p, const struct mp_event *ev)
     return id;
   __builtin_prefetch(&p->locs[id]);
   if (ev->type != MP_EV_ALLOC && ev->old_addr) {
-    struct mp_map_entry *e = mp_map_find(&p->heap, ev->old_addr);
-    if (e) {
-      __builtin_prefetch(&p->locs[e->b]);
+    struct mp_block b;
+    if (mp_heap_peek(&p->heap, ev->old_addr, &b)) {
+      __builtin_prefetch(&p->locs[b.loc]);
       if (!p->no_overrides)
-	mp_map_prefetch(&p->overrides, e->b << 32 | (uint64_t)id << 1 |
-			(uint64_t)(ev->type == MP_EV_FREE));
+	mp_map_prefetch(&p->overrides, (uint64_t)b.loc << 32 |
+			(uint64_t)id << 1 | (uint64_t)(ev->type == MP_EV_FREE));
     }
   }
   return id;
@@ -505,7 +499,7 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
   /* The next file is another process: its addresses mean other things. */
   mp_symtab_free(&p->symtab);
   mp_symtab_init(&p->symtab);
-  mp_map_clear(&p->heap);
+  mp_heap_clear(&p->heap);
   invalidate(p, LJM_SRC_LFUNC);
   invalidate(p, LJM_SRC_CFUNC);
   invalidate(p, LJM_SRC_TRACE);

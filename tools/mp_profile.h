@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "mp_heap.h"
 #include "mp_map.h"
 #include "mp_reader.h"
 #include "mp_strings.h"
@@ -96,7 +97,7 @@ struct mp_profile {
   enum mp_group group;
   struct mp_strings strings;	/* Shared by all merged files. */
   struct mp_symtab symtab;	/* Per file. */
-  struct mp_map heap;		/* Per file: addr -> a: size, b: loc id. */
+  struct mp_heap heap;		/* Per file: the live blocks. */
   struct mp_loc *locs;
   uint32_t nlocs, locs_cap;
   uint32_t *loc_slots;		/* Location hash: id + 1, 0 is empty. */

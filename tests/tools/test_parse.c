@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "lj_memprof_format.h"
+#include "mp_heap.h"
 #include "mp_map.h"
 #include "mp_profile.h"
 #include "mp_reader.h"
@@ -146,6 +147,61 @@ START_TEST(map_millions)
       ck_assert_uint_eq(e->a, i);
   }
   mp_map_free(&m);
+}
+END_TEST
+
+START_TEST(heap_against_reference)
+{
+  enum { N = 300000, KEYS = 40000 };
+  static struct { int live; uint64_t size; uint32_t loc; } ref[KEYS];
+  struct mp_heap h;
+  uint64_t rng = 777, live = 0;
+  int i;
+
+  memset(ref, 0, sizeof(ref));
+  mp_heap_init(&h);
+  for (i = 0; i < N; i++) {
+    uint64_t k, addr, size;
+    uint32_t loc;
+    struct mp_block b;
+    int rc;
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    k = (rng >> 33) % KEYS;
+    addr = k * 48;	/* Address 0 included. */
+    /* Mostly packable; some sizes and owners that are not. */
+    size = (rng >> 8) % 1000 == 0 ? (1ull << 41) + k : (rng >> 16) % 5000;
+    loc = (rng >> 4) % 997 == 0 ? (1u << 25) + (uint32_t)k : (uint32_t)k % 300;
+    if ((rng >> 50) & 1) {
+      rc = mp_heap_put(&h, addr, size, loc, &b);
+      ck_assert_int_eq(rc, ref[k].live);
+      if (rc == 1) {
+	ck_assert_uint_eq(b.size, ref[k].size);
+	ck_assert_uint_eq(b.loc, ref[k].loc);
+      } else {
+	live++;
+      }
+      ref[k].live = 1;
+      ref[k].size = size;
+      ref[k].loc = loc;
+    } else {
+      rc = mp_heap_take(&h, addr, &b);
+      ck_assert_int_eq(rc, ref[k].live);
+      if (rc) {
+	ck_assert_uint_eq(b.size, ref[k].size);
+	ck_assert_uint_eq(b.loc, ref[k].loc);
+	live--;
+      }
+      ref[k].live = 0;
+    }
+    ck_assert_uint_eq(mp_heap_count(&h), live);
+  }
+  for (i = 0; i < KEYS; i++) {
+    struct mp_block b;
+    ck_assert_int_eq(mp_heap_peek(&h, (uint64_t)i * 48, &b), ref[i].live);
+  }
+  mp_heap_clear(&h);
+  ck_assert_uint_eq(mp_heap_count(&h), 0);
+  mp_heap_free(&h);
 }
 END_TEST
 
@@ -614,7 +670,7 @@ START_TEST(profile_sums_and_peak)
   mp_reader_free(r);
   mp_profile_end_file(p, 0);
   ck_assert_uint_eq(p->total.peak_bytes, 500);
-  ck_assert_uint_eq(p->heap.count, 0);
+  ck_assert_uint_eq(mp_heap_count(&p->heap), 0);
   mp_profile_free(p);
   free(p);
   mpw_free(&w);
@@ -630,6 +686,7 @@ static Suite *parse_suite(void)
   tcase_add_test(tc, uleb_errors);
   tcase_add_test(tc, map_against_reference);
   tcase_add_test(tc, map_millions);
+  tcase_add_test(tc, heap_against_reference);
   tcase_add_test(tc, csym_nearest_and_latest);
   tcase_add_test(tc, csym_against_brute_force);
   tcase_add_test(tc, strings_intern);

@@ -1,0 +1,180 @@
+/*
+** The live heap; see mp_heap.h.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mp_heap.h"
+
+#define MIN_SLOTS 1024
+#define LOC_MASK ((1ull << MP_HEAP_LOC_BITS) - 1)
+
+void mp_heap_init(struct mp_heap *h)
+{
+  memset(h, 0, sizeof(*h));
+  mp_map_init(&h->big);
+}
+
+void mp_heap_free(struct mp_heap *h)
+{
+  free(h->slots);
+  mp_map_free(&h->big);
+  memset(h, 0, sizeof(*h));
+}
+
+void mp_heap_clear(struct mp_heap *h)
+{
+  if (h->slots)
+    memset(h->slots, 0, (h->mask + 1) * sizeof(*h->slots));
+  h->used = 0;
+  mp_map_clear(&h->big);
+}
+
+static int fits(uint64_t addr, uint64_t size, uint32_t loc)
+{
+  return addr != 0 && size < (1ull << MP_HEAP_SIZE_BITS) && loc <= LOC_MASK;
+}
+
+static void unpack(uint64_t packed, struct mp_block *out)
+{
+  out->size = packed >> MP_HEAP_LOC_BITS;
+  out->loc = (uint32_t)(packed & LOC_MASK);
+}
+
+static struct mp_heap_slot *find(const struct mp_heap *h, uint64_t addr)
+{
+  uint64_t i;
+  if (!h->slots || addr == 0)
+    return NULL;
+  for (i = mp_heap_home(h, addr); ; i = (i + 1) & h->mask) {
+    struct mp_heap_slot *s = &h->slots[i];
+    if (s->addr == addr)
+      return s;
+    if (s->addr == 0)
+      return NULL;
+  }
+}
+
+int mp_heap_peek(const struct mp_heap *h, uint64_t addr, struct mp_block *out)
+{
+  const struct mp_heap_slot *s = find(h, addr);
+  if (s) {
+    unpack(s->packed, out);
+    return 1;
+  }
+  if (h->big.count) {
+    struct mp_map_entry *e = mp_map_find((struct mp_map *)&h->big, addr);
+    if (e) {
+      out->size = e->a;
+      out->loc = (uint32_t)e->b;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Remove slot s, pulling later members of its probe run back. */
+static void remove_slot(struct mp_heap *h, struct mp_heap_slot *s)
+{
+  uint64_t hole = (uint64_t)(s - h->slots), j;
+  h->used--;
+  for (j = (hole + 1) & h->mask; h->slots[j].addr; j = (j + 1) & h->mask) {
+    uint64_t home = mp_heap_home(h, h->slots[j].addr);
+    int stays = hole <= j ? (home > hole && home <= j)
+			  : (home > hole || home <= j);
+    if (!stays) {
+      h->slots[hole] = h->slots[j];
+      hole = j;
+    }
+  }
+  h->slots[hole].addr = 0;
+}
+
+int mp_heap_take(struct mp_heap *h, uint64_t addr, struct mp_block *out)
+{
+  struct mp_heap_slot *s = find(h, addr);
+  if (s) {
+    unpack(s->packed, out);
+    remove_slot(h, s);
+    return 1;
+  }
+  if (h->big.count) {
+    struct mp_map_entry *e = mp_map_find(&h->big, addr);
+    if (e) {
+      out->size = e->a;
+      out->loc = (uint32_t)e->b;
+      mp_map_remove(&h->big, e);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static int resize(struct mp_heap *h, uint64_t nslots)
+{
+  struct mp_heap_slot *old = h->slots;
+  uint64_t oldn = old ? h->mask + 1 : 0, i;
+  struct mp_heap_slot *slots;
+
+  if (nslots > SIZE_MAX / sizeof(*slots))
+    return -1;
+  slots = calloc((size_t)nslots, sizeof(*slots));
+  if (!slots)
+    return -1;
+  h->slots = slots;
+  h->mask = nslots - 1;
+  for (i = 0; i < oldn; i++)
+    if (old[i].addr) {
+      uint64_t j = mp_heap_home(h, old[i].addr);
+      while (slots[j].addr)
+	j = (j + 1) & h->mask;
+      slots[j] = old[i];
+    }
+  free(old);
+  return 0;
+}
+
+int mp_heap_put(struct mp_heap *h, uint64_t addr, uint64_t size, uint32_t loc,
+		struct mp_block *old)
+{
+  int replaced;
+  uint64_t i;
+
+  /* At most 70% full: short probe runs, 16 bytes a slot. */
+  if (!h->slots || (h->used + 1) * 10 > (h->mask + 1) * 7)
+    if (resize(h, h->slots ? (h->mask + 1) * 2 : MIN_SLOTS) < 0)
+      return -1;
+  if (fits(addr, size, loc) && !h->big.count) {
+    /* The common case: one probe run finds the address or a free slot. */
+    for (i = mp_heap_home(h, addr); h->slots[i].addr; i = (i + 1) & h->mask)
+      if (h->slots[i].addr == addr) {
+	unpack(h->slots[i].packed, old);
+	h->slots[i].packed = size << MP_HEAP_LOC_BITS | loc;
+	return 1;
+      }
+    h->slots[i].addr = addr;
+    h->slots[i].packed = size << MP_HEAP_LOC_BITS | loc;
+    h->used++;
+    return 0;
+  }
+  replaced = mp_heap_take(h, addr, old);
+
+  if (!fits(addr, size, loc)) {
+    int added;
+    struct mp_map_entry *e = mp_map_insert(&h->big, addr, &added);
+    if (!e)
+      return -1;
+    e->a = size;
+    e->b = loc;
+    return replaced;
+  }
+  for (i = mp_heap_home(h, addr); h->slots[i].addr; i = (i + 1) & h->mask)
+    ;
+  h->slots[i].addr = addr;
+  h->slots[i].packed = size << MP_HEAP_LOC_BITS | loc;
+  h->used++;
+  return replaced;
+}

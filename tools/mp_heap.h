@@ -1,0 +1,73 @@
+/*
+** The live heap: address -> (size, owning location) for every block
+** allocated while profiling and not yet freed. Sized for millions of
+** blocks: a slot is 16 bytes (size and owner packed into one word),
+** linear probing with backward-shift deletion, at most 70% full. The
+** rare block whose size or owner does not fit the packing (and address
+** 0) goes to a small general map beside it.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#ifndef MP_HEAP_H
+#define MP_HEAP_H
+
+#include <stdint.h>
+
+#include "mp_map.h"
+
+#define MP_HEAP_LOC_BITS 24	/* Owners below 2^24 pack... */
+#define MP_HEAP_SIZE_BITS 40	/* ...with sizes below 2^40 (1 TiB). */
+
+struct mp_heap_slot {
+  uint64_t addr;	/* 0: empty. */
+  uint64_t packed;	/* size << MP_HEAP_LOC_BITS | owner. */
+};
+
+struct mp_heap {
+  struct mp_heap_slot *slots;
+  uint64_t mask;	/* Slot count - 1. */
+  uint64_t used;	/* Occupied slots. */
+  struct mp_map big;	/* addr -> a: size, b: owner; what does not pack. */
+};
+
+struct mp_block {
+  uint64_t size;
+  uint32_t loc;
+};
+
+void mp_heap_init(struct mp_heap *h);
+void mp_heap_free(struct mp_heap *h);
+void mp_heap_clear(struct mp_heap *h);
+
+static inline uint64_t mp_heap_count(const struct mp_heap *h)
+{
+  return h->used + h->big.count;
+}
+
+static inline uint64_t mp_heap_home(const struct mp_heap *h, uint64_t addr)
+{
+  return (mp_map_hash(addr) >> 20) & h->mask;
+}
+
+/* Start loading the slot of addr. */
+static inline void mp_heap_prefetch(const struct mp_heap *h, uint64_t addr)
+{
+  if (h->slots)
+    __builtin_prefetch(&h->slots[mp_heap_home(h, addr)]);
+}
+
+/* Look up a block without changing anything; 1 when found. */
+int mp_heap_peek(const struct mp_heap *h, uint64_t addr, struct mp_block *out);
+
+/* Remove a block, returning it; 1 when it was there. */
+int mp_heap_take(struct mp_heap *h, uint64_t addr, struct mp_block *out);
+
+/*
+** Add a block. Returns 0, 1 when a block was already live at addr (it is
+** replaced and returned in *old), or -1 when out of memory.
+*/
+int mp_heap_put(struct mp_heap *h, uint64_t addr, uint64_t size, uint32_t loc,
+		struct mp_block *old);
+
+#endif
