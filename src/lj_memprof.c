@@ -92,8 +92,27 @@ static LJ_AINLINE MemProf *memprof_get(global_State *g)
 
 /* -- Output buffer ------------------------------------------------------- */
 
+/*
+** ULEB128. Fast paths for the common cases: small sizes and line numbers
+** (one byte), and user-space addresses (42 to 48 bits: seven bytes).
+*/
 static LJ_AINLINE uint8_t *mp_uleb(uint8_t *p, uint64_t v)
 {
+  if (LJ_LIKELY(v < 0x80)) {
+    *p = (uint8_t)v;
+    return p + 1;
+  }
+  if (LJ_LIKELY(v - ((uint64_t)1 << 42) <
+		((uint64_t)1 << 49) - ((uint64_t)1 << 42))) {
+    p[0] = (uint8_t)(v | 0x80);
+    p[1] = (uint8_t)((v >> 7) | 0x80);
+    p[2] = (uint8_t)((v >> 14) | 0x80);
+    p[3] = (uint8_t)((v >> 21) | 0x80);
+    p[4] = (uint8_t)((v >> 28) | 0x80);
+    p[5] = (uint8_t)((v >> 35) | 0x80);
+    p[6] = (uint8_t)(v >> 42);
+    return p + 7;
+  }
   for (; v >= 0x80; v >>= 7)
     *p++ = (uint8_t)(v | 0x80);
   *p++ = (uint8_t)v;
