@@ -263,13 +263,23 @@ START_TEST(builtin_and_cfunction)
   run(L, "@b.lua",
       "local s = string.rep('ab', 1000)\n"	/* 1: built-in: this line. */
       "local t = cf_alloc()\n"			/* 2: the C function. */
-      "local u = string.format('%s-%d', s, 7)\n"); /* 3 */
+      "local u = string.format('%s-%d', s, 7)\n" /* 3 */
+      "local ok, v = pcall(string.rep, 'cd', 999)\n"); /* 4: via pcall. */
+  /* A built-in called from C: charged to the built-in itself. */
+  lua_getglobal(L, "string");
+  lua_getfield(L, -1, "rep");
+  lua_pushliteral(L, "ef");
+  lua_pushinteger(L, 998);
+  lua_call(L, 2, 1);
+  lua_pop(L, 2);
   finish(L, &m, &st);
   ck_count(&st, MPR_ALLOC, "@b.lua:1", 1);
   /* Table, its hash part for "s", and the string. */
   ck_count(&st, MPR_ALLOC, "cf_alloc", 3);
   ck_count(&st, MPR_ALLOC, "@b.lua:2", 0);
   ck_count(&st, MPR_ALLOC, "@b.lua:3", 1);
+  ck_count(&st, MPR_ALLOC, "@b.lua:4", 1);
+  ck_count(&st, MPR_ALLOC, "lj_cf_string_rep", 1);
   mpr_free(&st);
   lua_close(L);
 }
