@@ -373,6 +373,40 @@ START_TEST(coroutine_resumed_from_c)
 }
 END_TEST
 
+/* Run a full GC with finalizers on the main thread from a coroutine. */
+static lua_State *gc_mainL;
+static int cf_gc(lua_State *L)
+{
+  lua_gc(gc_mainL, LUA_GCCOLLECT, 0);
+  lua_createtable(L, 0, 0);
+  return 1;
+}
+
+START_TEST(finalizer_on_another_thread)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  gc_mainL = L;
+  lua_pushcfunction(L, cf_gc);
+  lua_setglobal(L, "cf_gc");
+  start(L, &m, 0);
+  run(L, "@fin.lua",
+      "local p = newproxy(true)\n"				/* 1 */
+      "getmetatable(p).__gc = function() local x = {} end\n"	/* 2 */
+      "p = nil\n"						/* 3 */
+      "local co = coroutine.wrap(function() return cf_gc() end)\n" /* 4 */
+      "local t = co()\n");					/* 5 */
+  finish(L, &m, &st);
+  /* The closure, the metatable's hash part, the table in the finalizer. */
+  ck_count(&st, MPR_ALLOC, "@fin.lua:2", 3);
+  ck_count(&st, MPR_ALLOC, "cf_gc", 1);	      /* After it, in the coroutine. */
+  ck_count(&st, MPR_ALLOC, "@fin.lua:5", 0);
+  mpr_free(&st);
+  lua_close(L);
+}
+END_TEST
+
 START_TEST(stack_resize_is_internal)
 {
   lua_State *L = newvm();
@@ -886,6 +920,7 @@ static Suite *memprof_suite(void)
   tcase_add_test(tc, cmodule_required_midrun);
   tcase_add_test(tc, coroutine);
   tcase_add_test(tc, coroutine_resumed_from_c);
+  tcase_add_test(tc, finalizer_on_another_thread);
   tcase_add_test(tc, stack_resize_is_internal);
   tcase_add_test(tc, error_caught_by_pcall);
   tcase_add_test(tc, jit_trace);
