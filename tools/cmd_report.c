@@ -261,7 +261,7 @@ static int run(struct cli *c, int argc, char **argv)
     struct mp_report_input in = {(const char *const *)files, (size_t)nfiles,
 				 truncated, events};
     mp_profile_init(p, c->group);
-    p->no_overrides = c->is_stat;
+    p->no_overrides = p->no_locations = c->is_stat;
     for (i = 0; i < nfiles; i++) {
       enum mp_load_result r = mp_load_file(p, files[i], &events[i]);
       if (r == MP_LOAD_ERROR)
@@ -279,7 +279,7 @@ static int run(struct cli *c, int argc, char **argv)
 				   &truncated[i], &events[i]};
       enum mp_load_result r;
       mp_profile_init(p, c->group);
-      p->no_overrides = c->is_stat;
+      p->no_overrides = p->no_locations = c->is_stat;
       r = mp_load_file(p, files[i], &events[i]);
       if (r == MP_LOAD_ERROR) {
 	status = LJMPROF_EXIT_ERROR;

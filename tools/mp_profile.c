@@ -14,6 +14,8 @@
 #include "lj_memprof_format.h"
 #include "mp_profile.h"
 
+static void reset_cache(struct mp_profile *p);
+
 void mp_profile_init(struct mp_profile *p, enum mp_group group)
 {
   memset(p, 0, sizeof(*p));
@@ -22,7 +24,7 @@ void mp_profile_init(struct mp_profile *p, enum mp_group group)
   mp_symtab_init(&p->symtab);
   mp_heap_init(&p->heap);
   mp_map_init(&p->overrides);
-  memset(p->cache_gen, 0xff, sizeof(p->cache_gen));
+  reset_cache(p);
 }
 
 void mp_profile_free(struct mp_profile *p)
@@ -170,18 +172,34 @@ static void resolve(struct mp_profile *p, const struct mp_event *ev,
   }
 }
 
-/* Forget cached locations of one source. */
-static void invalidate(struct mp_profile *p, unsigned src)
+/* The generation that guards cached resolutions of (src, loc). */
+static inline uint32_t *generation(struct mp_profile *p, unsigned src,
+				   uint64_t loc)
 {
-  uint32_t *gen = &p->cache_gen[src >> 2];
-  if (++*gen == 0) {
-    /* Wrapped: old entries could look valid again. */
-    unsigned i;
-    for (i = 0; i < MP_LOC_CACHE; i++)
-      if (p->cache[i].src == src)
-	p->cache[i].src = 0;
-    *gen = 1;
-  }
+  static uint32_t internal_gen = 1;	/* Internal never changes. */
+  if (src == LJM_SRC_CFUNC)
+    return &p->cfunc_gen;
+  if (src == LJM_SRC_INTERNAL)
+    return &internal_gen;
+  return &p->addr_gen[((loc ^ src) * 0x9e3779b97f4a7c15ull) >>
+		      (64 - MP_ADDR_GEN_BITS)];
+}
+
+static void reset_cache(struct mp_profile *p)
+{
+  unsigned i;
+  memset(p->cache, 0, sizeof(p->cache));	/* Generation 0: invalid. */
+  p->cfunc_gen = 1;
+  for (i = 0; i < MP_ADDR_GENS; i++)
+    p->addr_gen[i] = 1;
+}
+
+/* A symbol changed what (src, loc) resolves to. */
+static void invalidate(struct mp_profile *p, unsigned src, uint64_t loc)
+{
+  uint32_t *gen = generation(p, src, loc);
+  if (++*gen == 0)
+    reset_cache(p);	/* Wrapped: old entries could look valid again. */
 }
 
 static inline size_t cache_slot(const struct mp_event *ev)
@@ -196,7 +214,16 @@ static int64_t event_loc(struct mp_profile *p, const struct mp_event *ev)
   struct mp_loc k;
   int64_t id;
 
-  uint32_t gen = p->cache_gen[ev->src >> 2];
+  if (p->no_locations) {
+    /* Everything in one internal location: only the totals are wanted. */
+    static const struct mp_event internal = {.src = LJM_SRC_INTERNAL};
+    if (p->nlocs)
+      return 0;
+    resolve(p, &internal, &k);
+    return loc_intern(p, &k);
+  }
+
+  uint32_t gen = *generation(p, ev->src, ev->loc);
 
   if (c->gen == gen && c->loc == ev->loc && c->line == ev->loc_line &&
       c->src == ev->src)
@@ -220,12 +247,21 @@ static int add_symbol(struct mp_profile *p, const struct mp_event *ev)
   uint32_t name;
   int rc = 0;
 
-  /* Cached resolutions of this source may now be stale. A prototype
-  ** only changes Lua locations: traces are named when defined. */
+  /* Cached resolutions that this symbol changes are now stale. A
+  ** prototype only changes Lua events at its address: traces are named
+  ** when they are defined. */
   invalidate(p, ev->type == MP_EV_SYM_LFUNC ? LJM_SRC_LFUNC :
-		ev->type == MP_EV_SYM_CFUNC ? LJM_SRC_CFUNC : LJM_SRC_TRACE);
+		ev->type == MP_EV_SYM_CFUNC ? LJM_SRC_CFUNC : LJM_SRC_TRACE,
+	     ev->sym_addr);
   if (!ev->in_symtab)
     p->file.n_sym_events++;
+  if (p->no_locations) {
+    /* Counted, not kept: nothing will be named. */
+    p->file.n_sym_proto += ev->type == MP_EV_SYM_LFUNC;
+    p->file.n_sym_cfunc += ev->type == MP_EV_SYM_CFUNC;
+    p->file.n_sym_trace += ev->type == MP_EV_SYM_TRACE;
+    return 0;
+  }
   switch (ev->type) {
   case MP_EV_SYM_LFUNC:
     p->file.n_sym_proto++;
@@ -500,9 +536,7 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
   mp_symtab_free(&p->symtab);
   mp_symtab_init(&p->symtab);
   mp_heap_clear(&p->heap);
-  invalidate(p, LJM_SRC_LFUNC);
-  invalidate(p, LJM_SRC_CFUNC);
-  invalidate(p, LJM_SRC_TRACE);
+  reset_cache(p);
 }
 
 static int cmp_override(const void *a, const void *b)

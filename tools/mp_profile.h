@@ -86,10 +86,13 @@ struct mp_summary {
 #endif
 #define MP_LOC_CACHE (1u << MP_LOC_CACHE_BITS)
 
+#define MP_ADDR_GEN_BITS 12
+#define MP_ADDR_GENS (1u << MP_ADDR_GEN_BITS)
+
 struct mp_loc_cache_entry {
   uint64_t loc, line;	/* Event location fields. */
   uint32_t src;
-  uint32_t gen;		/* Valid when equal to cache_gen[src]. */
+  uint32_t gen;		/* Valid when equal to the generation of its key. */
   uint32_t id;
 };
 
@@ -104,11 +107,17 @@ struct mp_profile {
   uint32_t loc_mask;
   struct mp_map overrides;	/* orig << 32 | loc << 1 | is_free -> count, bytes. */
   struct mp_loc_cache_entry cache[MP_LOC_CACHE];
-  uint32_t cache_gen[8];	/* Per source: bumped when its symbols change. */
+  /* Generations, bumped when symbols change what a key resolves to: one
+  ** per C-symbol table (any new symbol may be the nearest), one per
+  ** hash slot of prototype addresses and trace numbers (a definition
+  ** changes only its own address or number). */
+  uint32_t cfunc_gen;
+  uint32_t addr_gen[MP_ADDR_GENS];
   struct mp_summary file;	/* The file being read. */
   struct mp_summary total;	/* Files finished so far. */
   int oom;			/* Out of memory: results are incomplete. */
   int no_overrides;		/* Skip override pairs (stat needs none). */
+  int no_locations;		/* One location for all (stat needs none). */
 };
 
 void mp_profile_init(struct mp_profile *p, enum mp_group group);
