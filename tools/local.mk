@@ -20,6 +20,7 @@ tools_libmpparse_a_SOURCES = \
 	tools/mp_heap.c tools/mp_heap.h \
 	tools/mp_symtab.c tools/mp_symtab.h \
 	tools/mp_profile.c tools/mp_profile.h \
+	tools/mp_pipeline.c \
 	tools/mp_names.c tools/mp_names.h \
 	tools/mp_report.c tools/mp_report.h \
 	tools/mp_report_text.c \

@@ -17,6 +17,9 @@
 #include "commands.h"
 #include "mp_load.h"
 
+/* Inputs above this size are decoded on a second thread. */
+#define THREADED_MIN ((int64_t)16 << 20)
+
 /* Progress on a terminal: first after a second, then a few times a second. */
 struct progress {
   int on;
@@ -103,7 +106,11 @@ enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
   pr.start = pr.last = pr.on ? now() : 0;
 
   pr.path = shown;
-  st = mp_profile_read(p, r, &n, pr.on ? progress_tick : NULL, &pr);
+  /* Big or unknown-size input: decode on a second thread. */
+  if (size < 0 || size > THREADED_MIN)
+    st = mp_profile_read_threaded(p, r, &n, pr.on ? progress_tick : NULL, &pr);
+  else
+    st = mp_profile_read(p, r, &n, pr.on ? progress_tick : NULL, &pr);
   progress_done(&pr);
   if (st == MP_ERROR && p->oom)
     ljmprof_error("%s: out of memory at byte %llu", shown,

@@ -457,16 +457,66 @@ static int64_t prepare_event(struct mp_profile *p, const struct mp_event *ev)
   return id;
 }
 
+/* Stages 2 and 3 over evs[0..k), whose stage 1 is done; only the last
+** may be a symbol event. Returns the memory events accounted, or -1. */
+static int run_chunk(struct mp_profile *p, const struct mp_event *evs, int k)
+{
+  int64_t ids[BATCH];
+  int i, n = 0;
+
+  for (i = 0; i < k; i++)
+    if (evs[i].type < MP_EV_SYM_LFUNC &&
+	(ids[i] = prepare_event(p, &evs[i])) < 0)
+      goto oom;
+  for (i = 0; i < k; i++) {
+    if (evs[i].type >= MP_EV_SYM_LFUNC) {
+      if (mp_profile_event(p, &evs[i]) < 0)
+	goto oom;
+      continue;
+    }
+    if (account(p, &evs[i], (uint32_t)ids[i]) < 0)
+      goto oom;
+    n++;
+  }
+  return n;
+oom:
+  p->oom = 1;
+  return -1;
+}
+
+int64_t mp_profile_events(struct mp_profile *p, const struct mp_event *evs,
+			  size_t count)
+{
+  int64_t total = 0;
+  size_t at = 0;
+
+  while (at < count) {
+    int k, n;
+    for (k = 0; k < BATCH && at + (size_t)k < count; k++) {
+      if (evs[at + (size_t)k].type >= MP_EV_SYM_LFUNC) {
+	k++;
+	break;
+      }
+      prefetch_event(p, &evs[at + (size_t)k]);
+    }
+    n = run_chunk(p, evs + at, k);
+    if (n < 0)
+      return -1;
+    total += n;
+    at += (size_t)k;
+  }
+  return total;
+}
+
 enum mp_status mp_profile_read(struct mp_profile *p, struct mp_reader *r,
 			       uint64_t *events,
 			       void (*tick)(void *ctx, uint64_t offset),
 			       void *ctx)
 {
   struct mp_event batch[BATCH];
-  int64_t ids[BATCH];
   enum mp_status st = MP_OK;
   uint64_t n = 0;
-  int i, k;
+  int k, done;
 
   while (st == MP_OK) {
     /* Symbol events end a batch: their names live in the reader's
@@ -481,28 +531,17 @@ enum mp_status mp_profile_read(struct mp_profile *p, struct mp_reader *r,
       }
       prefetch_event(p, &batch[k]);
     }
-    for (i = 0; i < k; i++)
-      if (batch[i].type < MP_EV_SYM_LFUNC &&
-	  (ids[i] = prepare_event(p, &batch[i])) < 0)
-	goto oom;
-    for (i = 0; i < k; i++) {
-      if (batch[i].type >= MP_EV_SYM_LFUNC) {
-	if (mp_profile_event(p, &batch[i]) < 0)
-	  goto oom;
-	continue;
-      }
-      if (account(p, &batch[i], (uint32_t)ids[i]) < 0)
-	goto oom;
-      if ((++n & 0xfffff) == 0 && tick)
-	tick(ctx, mp_reader_offset(r));
+    done = run_chunk(p, batch, k);
+    if (done < 0) {
+      *events = n;
+      return MP_ERROR;
     }
+    if (tick && (n >> 20) != ((n + (uint64_t)done) >> 20))
+      tick(ctx, mp_reader_offset(r));
+    n += (uint64_t)done;
   }
   *events = n;
   return st;
-oom:
-  p->oom = 1;
-  *events = n;
-  return MP_ERROR;
 }
 
 void mp_profile_end_file(struct mp_profile *p, int truncated)

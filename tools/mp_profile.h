@@ -139,6 +139,26 @@ enum mp_status mp_profile_read(struct mp_profile *p, struct mp_reader *r,
 			       void *ctx);
 
 /*
+** Account events already decoded (in stream order), with the same
+** prefetching as mp_profile_read. Returns the memory events accounted,
+** or -1 when out of memory (p->oom set).
+*/
+int64_t mp_profile_events(struct mp_profile *p, const struct mp_event *evs,
+			  size_t count);
+
+/*
+** Like mp_profile_read, but decoding runs on a second thread while this
+** one accounts: the two halves of the work take about as long each on
+** big streams. Same results, same statuses. r belongs to the decoding
+** thread until this returns.
+*/
+enum mp_status mp_profile_read_threaded(struct mp_profile *p,
+					struct mp_reader *r, uint64_t *events,
+					void (*tick)(void *ctx,
+						     uint64_t offset),
+					void *ctx);
+
+/*
 ** Close the current file: fold its summary into total and forget its
 ** symbols and live heap (held bytes per location stay).
 */

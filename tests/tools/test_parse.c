@@ -677,6 +677,47 @@ START_TEST(profile_sums_and_peak)
 }
 END_TEST
 
+START_TEST(profile_threaded_same_as_single)
+{
+  struct mpw w;
+  char *name;
+  FILE *f = tmpfile();
+  struct mp_profile *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+  struct mp_reader *ra, *rb;
+  uint64_t na, nb;
+  uint32_t i;
+
+  long_stream(&w, &name);
+  ck_assert_uint_eq(fwrite(w.mem, 1, w.len, f), w.len);
+  fflush(f);
+  ck_assert_int_eq(lseek(fileno(f), 0, SEEK_SET), 0);
+  mp_profile_init(a, MP_GROUP_LINE);
+  mp_profile_init(b, MP_GROUP_LINE);
+  ra = mp_reader_new_mem(w.mem, w.len);
+  rb = mp_reader_new_fd(fileno(f), -1);
+  ck_assert_int_eq(mp_profile_read(a, ra, &na, NULL, NULL), MP_END);
+  ck_assert_int_eq(mp_profile_read_threaded(b, rb, &nb, NULL, NULL), MP_END);
+  ck_assert_uint_eq(na, nb);
+  ck_assert_uint_eq(na, 200000);
+  ck_assert(memcmp(&a->file, &b->file, sizeof(a->file)) == 0);
+  ck_assert_uint_eq(a->nlocs, b->nlocs);
+  for (i = 0; i < a->nlocs; i++)
+    ck_assert(memcmp(&a->locs[i], &b->locs[i], sizeof(a->locs[i])) == 0);
+  /* The long name made it through the batch's own copy. */
+  ck_assert_uint_eq(a->strings.count, b->strings.count);
+  ck_assert_uint_eq(mp_strings_get(&b->strings, 1)->len, strlen(name));
+  mp_reader_free(ra);
+  mp_reader_free(rb);
+  mp_profile_free(a);
+  mp_profile_free(b);
+  free(a);
+  free(b);
+  fclose(f);
+  free(name);
+  mpw_free(&w);
+}
+END_TEST
+
 static Suite *parse_suite(void)
 {
   Suite *s = suite_create("parse");
@@ -697,6 +738,7 @@ static Suite *parse_suite(void)
   tcase_add_test(tc, reader_garbage_events);
   tcase_add_test(tc, reader_fd_blocks_and_pipes);
   tcase_add_test(tc, profile_sums_and_peak);
+  tcase_add_test(tc, profile_threaded_same_as_single);
   suite_add_tcase(s, tc);
   return s;
 }
