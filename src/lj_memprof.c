@@ -66,12 +66,13 @@ typedef struct MemProf {
   void *allocd;			/* Its opaque pointer. */
   uint8_t *buf;			/* Output buffer (malloc, not the Lua heap). */
   uint8_t *pos;			/* Write position in buf. */
-  uint8_t *lim;			/* Flush before an event past this point. */
+  uint8_t *lim;			/* Flush before an event past this point.
+				** NULL once halted: every event sees it. */
   uint8_t *end;			/* End of buf. */
   ljmprof_writer writer;	/* Where the bytes go. */
   void *ctx;			/* Writer and poll context. */
   lj_memprof_release release;	/* Owner's cleanup for ctx, or NULL. */
-  const volatile sig_atomic_t *pollflag;  /* Safe-point flag or NULL. */
+  const volatile sig_atomic_t *pollflag;  /* Safe-point flag (or mp_nopoll). */
   ljmprof_poll poll;		/* Safe-point callback. */
   sig_atomic_t pollseen;	/* *pollflag when last seen. */
   int err;			/* errno of a failed write: halted. */
@@ -83,6 +84,9 @@ typedef struct MemProf {
 } MemProf;
 
 static void *memprof_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
+
+/* The safe-point flag of a profiler without one: never changes. */
+static const volatile sig_atomic_t mp_nopoll = 0;
 
 /* The profiler of a VM, or NULL. */
 static LJ_AINLINE MemProf *memprof_get(global_State *g)
@@ -126,7 +130,10 @@ static void mp_flush(MemProf *mp)
   mp->pos = mp->buf;
   if (n && !mp->err) {
     int e = mp->writer(mp->ctx, mp->buf, n);
-    if (e) mp->err = e > 0 ? e : EIO;
+    if (e) {
+      mp->err = e > 0 ? e : EIO;
+      mp->lim = NULL;  /* Halted: memprof_alloc checks pos > lim only. */
+    }
   }
 }
 
@@ -532,21 +539,31 @@ static uint8_t mp_where(MemProf *mp, void *optr, uint64_t *a, uint64_t *b)
 
 /* -- Allocator wrapper ----------------------------------------------------- */
 
-static LJ_NOINLINE void mp_event(MemProf *mp, void *optr, size_t osize,
-				 void *nptr, size_t nsize)
+/*
+** The body of an event, after its header and location: the old block of a
+** free or reallocation, the new block of an allocation or reallocation.
+*/
+static LJ_AINLINE uint8_t *mp_body(uint8_t *p, uint8_t ev, void *optr,
+				   size_t osize, void *nptr, size_t nsize)
+{
+  if (ev != LJM_EV_ALLOC) {
+    p = mp_uleb(p, (uintptr_t)optr);
+    p = mp_uleb(p, osize);
+  }
+  if (ev != LJM_EV_FREE) {
+    p = mp_uleb(p, (uintptr_t)nptr);
+    p = mp_uleb(p, nsize);
+  }
+  return p;
+}
+
+/* An event from Lua or C code: find the location, then write it all. */
+static LJ_NOINLINE void mp_event(MemProf *mp, uint8_t ev, void *optr,
+				 size_t osize, void *nptr, size_t nsize)
 {
   uint64_t a = 0, b = 0;
-  uint8_t ev, src;
+  uint8_t src = mp_where(mp, optr, &a, &b);
   uint8_t *p;
-  if (nsize == 0) {
-    if (optr == NULL) return;
-    ev = LJM_EV_FREE;
-  } else if (nptr == NULL) {
-    return;  /* Failed: nothing changed. */
-  } else {
-    ev = optr == NULL ? LJM_EV_ALLOC : LJM_EV_REALLOC;
-  }
-  src = mp_where(mp, optr, &a, &b);
   if (src == LJM_SRC_CFUNC && (uintptr_t)a != mp->lastcf)
     mp_cfunc(mp, (uintptr_t)a);  /* May emit symbol events first. */
   mp_reserve(mp);
@@ -556,15 +573,15 @@ static LJ_NOINLINE void mp_event(MemProf *mp, void *optr, size_t osize,
     p = mp_uleb(p, a);
     if (src == LJM_SRC_LFUNC) p = mp_uleb(p, b);
   }
-  if (ev != LJM_EV_ALLOC) {
-    p = mp_uleb(p, (uintptr_t)optr);
-    p = mp_uleb(p, osize);
-  }
-  if (ev != LJM_EV_FREE) {
-    p = mp_uleb(p, (uintptr_t)nptr);
-    p = mp_uleb(p, nsize);
-  }
-  mp->pos = p;
+  mp->pos = mp_body(p, ev, optr, osize, nptr, nsize);
+}
+
+/* Buffer full, or halted (lim is then NULL). Returns 0 if halted. */
+static LJ_NOINLINE int mp_full(MemProf *mp)
+{
+  if (mp->err) return 0;
+  mp_flush(mp);
+  return !mp->err;
 }
 
 /* Safe point: the callback may stop, abandon or restart the profiler. */
@@ -578,15 +595,55 @@ static LJ_NOINLINE void *mp_poll(MemProf *mp, void *ptr, size_t osize,
   return g->allocf(g->allocd, ptr, osize, nsize);
 }
 
+/*
+** VM states whose events are internal, as a bit mask indexed by
+** vmstate + 8 (the states are ~0 to ~6): GC, trace exit, optimizer,
+** assembler. See mp_where for the others.
+*/
+#define MP_INTERNALST \
+  ((1u << (8 + ~LJ_VMST_GC)) | (1u << (8 + ~LJ_VMST_EXIT)) | \
+   (1u << (8 + ~LJ_VMST_OPT)) | (1u << (8 + ~LJ_VMST_ASM)))
+
+/*
+** The wrapper. The two most frequent sources are written here with a
+** single bound check per event (JIT-compiled code: the trace number; the
+** collector and other internal states: nothing); Lua and C code go
+** through mp_event.
+*/
 static void *memprof_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
   MemProf *mp = (MemProf *)ud;
   void *nptr;
-  if (LJ_UNLIKELY(mp->pollflag != NULL) && *mp->pollflag != mp->pollseen)
+  uint8_t *p, ev;
+  int32_t st;
+  if (LJ_UNLIKELY(*mp->pollflag != mp->pollseen))
     return mp_poll(mp, ptr, osize, nsize);
   nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
-  if (LJ_LIKELY(!mp->err))
-    mp_event(mp, ptr, osize, nptr, nsize);
+  if (nsize == 0) {
+    if (ptr == NULL) return nptr;
+    ev = LJM_EV_FREE;
+  } else if (nptr == NULL) {
+    return nptr;  /* Failed: nothing changed. */
+  } else {
+    ev = ptr == NULL ? LJM_EV_ALLOC : LJM_EV_REALLOC;
+  }
+  if (LJ_UNLIKELY(mp->pos > mp->lim) && !mp_full(mp))
+    return nptr;
+  st = mp->g->vmstate;
+  p = mp->pos;
+#if LJ_HASJIT
+  if (st > 0) {  /* JIT-compiled code: the trace number. */
+    *p = ev | LJM_SRC_TRACE;
+    p = mp_uleb(p + 1, (uint64_t)st);
+  } else
+#endif
+  if (((MP_INTERNALST >> (st + 8)) & 1)) {
+    *p++ = ev | LJM_SRC_INTERNAL;
+  } else {
+    mp_event(mp, ev, ptr, osize, nptr, nsize);
+    return nptr;
+  }
+  mp->pos = mp_body(p, ev, ptr, osize, nptr, nsize);
   return nptr;
 }
 
@@ -624,9 +681,9 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   mp->lim = mp->end - MP_EVMAX;
   mp->writer = opt->writer;
   mp->ctx = opt->ctx;
-  mp->pollflag = opt->poll_flag;
+  mp->pollflag = opt->poll_flag ? opt->poll_flag : &mp_nopoll;
   mp->poll = opt->poll;
-  if (mp->pollflag) mp->pollseen = *mp->pollflag;
+  mp->pollseen = *mp->pollflag;
   mp->lastcf = ~(uintptr_t)0;
   /* Symbol table, then the event section header. */
   mp_puthdr(mp, LJM_SYMTAB_M2);
