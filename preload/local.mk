@@ -43,14 +43,7 @@ preload/libljmprof.so: preload/libshim.a preload/exports.ver $(LJ_TREE)/.built
 all-local: preload/libljmprof.so
 CLEANFILES += preload/libljmprof.so preload/exports.ver
 
-# libljmprof(7): its ENVIRONMENT section is printed by envdoc from the
-# same table the shim parses.
+# envdoc prints the environment table as roff for the man pages (doc/).
 noinst_PROGRAMS = preload/envdoc
 preload_envdoc_SOURCES = preload/envdoc.c
 preload_envdoc_LDADD = preload/libljmcore.a
-man_MANS = doc/libljmprof.7
-doc/libljmprof.7: $(srcdir)/doc/libljmprof.7.in preload/envdoc$(EXEEXT)
-	$(AM_V_GEN)$(MKDIR_P) doc && \
-	  preload/envdoc $(srcdir)/doc/libljmprof.7.in >$@.tmp && mv $@.tmp $@
-CLEANFILES += doc/libljmprof.7
-EXTRA_DIST += doc/libljmprof.7.in

@@ -41,8 +41,6 @@ tools_ljmprof_SOURCES += tools/record.c tools/record.h
 tools_ljmprof_CPPFLAGS += -I$(top_srcdir)/preload $(LJM_DEFS)
 tools_ljmprof_LDADD += preload/libljmcore.a
 
-dist_man_MANS += doc/ljmprof.1
-EXTRA_DIST += doc/json-schema.md
 
 # -- Tests of the parser and the CLI ------------------------------------------
 
