@@ -199,11 +199,22 @@ static int parse_args(struct cli *c, int argc, char **argv)
   return -1;
 }
 
+/* What the report will need: stat no locations, the leak summary and
+** folded stacks no override pairs, only JSON their counts and bytes. */
+static void setup(const struct cli *c, struct mp_profile *p)
+{
+  p->no_locations = c->is_stat;
+  p->no_overrides = c->is_stat || c->ro.leak_only ||
+		    c->ro.format == MP_FORMAT_FOLDED;
+  p->override_values = c->ro.format == MP_FORMAT_JSON;
+}
+
 /* Print one report over p for files[0..n). */
-static int emit(const struct cli *c, const struct mp_profile *p,
+static int emit(const struct cli *c, struct mp_profile *p,
 		const struct mp_report_input *in)
 {
   int rc;
+  mp_profile_done_reading(p);
   if (c->is_stat)
     rc = mp_report_stat(stdout, p, &c->ro, in);
   else if (c->ro.format == MP_FORMAT_JSON)
@@ -261,7 +272,7 @@ static int run(struct cli *c, int argc, char **argv)
     struct mp_report_input in = {(const char *const *)files, (size_t)nfiles,
 				 truncated, events};
     mp_profile_init(p, c->group);
-    p->no_overrides = p->no_locations = c->is_stat;
+    setup(c, p);
     for (i = 0; i < nfiles; i++) {
       enum mp_load_result r = mp_load_file(p, files[i], &events[i]);
       if (r == MP_LOAD_ERROR)
@@ -279,7 +290,7 @@ static int run(struct cli *c, int argc, char **argv)
 				   &truncated[i], &events[i]};
       enum mp_load_result r;
       mp_profile_init(p, c->group);
-      p->no_overrides = p->no_locations = c->is_stat;
+      setup(c, p);
       r = mp_load_file(p, files[i], &events[i]);
       if (r == MP_LOAD_ERROR) {
 	status = LJMPROF_EXIT_ERROR;

@@ -33,7 +33,10 @@ void mp_profile_free(struct mp_profile *p)
   mp_symtab_free(&p->symtab);
   mp_heap_free(&p->heap);
   mp_map_free(&p->overrides);
+  free(p->ovset);
   free(p->locs);
+  free(p->exts);
+  free(p->auxs);
   free(p->loc_slots);
   memset(p, 0, sizeof(*p));
 }
@@ -53,24 +56,110 @@ static uint32_t loc_hash(const struct mp_loc *k)
   return (uint32_t)(h >> 32);
 }
 
-static int loc_same(const struct mp_loc *a, const struct mp_loc *b)
+static inline void rec_addrs(const struct mp_profile *p,
+			     const struct mp_lrec *r, uint64_t *addr,
+			     uint64_t *addr2)
 {
-  return a->kind == b->kind && a->str == b->str && a->line == b->line &&
-	 a->linedefined == b->linedefined && a->addr == b->addr &&
-	 a->addr2 == b->addr2;
+  if (r->aux) {
+    *addr = p->auxs[r->aux - 1].addr;
+    *addr2 = p->auxs[r->aux - 1].addr2;
+  } else {
+    *addr = *addr2 = 0;
+  }
+}
+
+/* The identity fields of a stored location. */
+static void rec_key(const struct mp_profile *p, const struct mp_lrec *r,
+		    struct mp_loc *k)
+{
+  memset(k, 0, sizeof(*k));
+  k->kind = r->kind;
+  k->str = r->str;
+  k->line = r->line;
+  k->linedefined = r->linedefined;
+  rec_addrs(p, r, &k->addr, &k->addr2);
+}
+
+static int loc_same(const struct mp_profile *p, const struct mp_lrec *a,
+		    const struct mp_loc *b)
+{
+  uint64_t addr, addr2;
+  if (a->kind != b->kind || a->str != b->str || a->line != b->line ||
+      a->linedefined != b->linedefined)
+    return 0;
+  rec_addrs(p, a, &addr, &addr2);
+  return addr == b->addr && addr2 == b->addr2;
+}
+
+void mp_profile_loc(const struct mp_profile *p, uint32_t id,
+		    struct mp_loc *out)
+{
+  const struct mp_lrec *r = &p->locs[id];
+  rec_key(p, r, out);
+  out->n_alloc = r->n_alloc;
+  out->alloc_bytes = r->alloc_bytes;
+  if (r->ext) {
+    const struct mp_lext *e = &p->exts[r->ext - 1];
+    out->n_realloc = e->n_realloc;
+    out->realloc_new = e->realloc_new;
+    out->realloc_old = e->realloc_old;
+    out->n_free = e->n_free;
+    out->free_bytes = e->free_bytes;
+  }
+  out->created = r->created;
+  out->released = r->released;
+  out->held_bytes = r->held_bytes;
+  out->held_blocks = r->created - r->released;
+}
+
+/* Grow an array of elements of size sz to hold one more; 0 or -1. */
+static int grow(void **arr, uint32_t n, uint32_t *cap, size_t sz)
+{
+  uint32_t ncap;
+  void *na;
+  if (n < *cap)
+    return 0;
+  ncap = *cap ? *cap * 2 : 256;
+  if (ncap <= *cap)
+    return -1;
+  na = realloc(*arr, (size_t)ncap * sz);
+  if (!na)
+    return -1;
+  *arr = na;
+  *cap = ncap;
+  return 0;
+}
+
+/* The realloc/free counters of a location, made on first use. */
+static inline struct mp_lext *rec_ext(struct mp_profile *p,
+				      struct mp_lrec *r)
+{
+  if (!r->ext) {
+    if (p->nexts >= INT32_MAX ||
+	grow((void **)&p->exts, p->nexts, &p->exts_cap, sizeof(*p->exts)) < 0)
+      return NULL;
+    memset(&p->exts[p->nexts], 0, sizeof(p->exts[0]));
+    r->ext = ++p->nexts;
+  }
+  return &p->exts[r->ext - 1];
 }
 
 static int loc_rehash(struct mp_profile *p)
 {
   uint32_t n = p->loc_mask ? (p->loc_mask + 1) * 2 : 1024;
   uint32_t *slots, i;
+  while (n && n / 2 <= p->nlocs)
+    n *= 2;
   if (n == 0)
     return -1;
   slots = calloc(n, sizeof(*slots));
   if (!slots)
     return -1;
   for (i = 0; i < p->nlocs; i++) {
-    uint32_t j = loc_hash(&p->locs[i]) & (n - 1);
+    struct mp_loc k;
+    uint32_t j;
+    rec_key(p, &p->locs[i], &k);
+    j = loc_hash(&k) & (n - 1);
     while (slots[j])
       j = (j + 1) & (n - 1);
     slots[j] = i + 1;
@@ -89,25 +178,25 @@ static int64_t loc_intern(struct mp_profile *p, const struct mp_loc *k)
     return -1;
   for (j = loc_hash(k) & p->loc_mask; p->loc_slots[j];
        j = (j + 1) & p->loc_mask)
-    if (loc_same(&p->locs[p->loc_slots[j] - 1], k))
+    if (loc_same(p, &p->locs[p->loc_slots[j] - 1], k))
       return p->loc_slots[j] - 1;
   if (p->nlocs >= INT32_MAX)
     return -1;
-  if (p->nlocs == p->locs_cap) {
-    uint32_t ncap = p->locs_cap ? p->locs_cap * 2 : 256;
-    struct mp_loc *locs = realloc(p->locs, ncap * sizeof(*locs));
-    if (!locs)
-      return -1;
-    p->locs = locs;
-    p->locs_cap = ncap;
-  }
+  if (grow((void **)&p->locs, p->nlocs, &p->locs_cap, sizeof(*p->locs)) < 0)
+    return -1;
   memset(&p->locs[p->nlocs], 0, sizeof(p->locs[0]));
+  if (k->addr || k->addr2) {
+    if (grow((void **)&p->auxs, p->nauxs, &p->auxs_cap,
+	     sizeof(*p->auxs)) < 0)
+      return -1;
+    p->auxs[p->nauxs].addr = k->addr;
+    p->auxs[p->nauxs].addr2 = k->addr2;
+    p->locs[p->nlocs].aux = ++p->nauxs;
+  }
   p->locs[p->nlocs].kind = k->kind;
   p->locs[p->nlocs].str = k->str;
   p->locs[p->nlocs].line = k->line;
   p->locs[p->nlocs].linedefined = k->linedefined;
-  p->locs[p->nlocs].addr = k->addr;
-  p->locs[p->nlocs].addr2 = k->addr2;
   p->loc_slots[j] = ++p->nlocs;
   if (p->nlocs * 2 > p->loc_mask + 1 && loc_rehash(p) < 0)
     return -1;
@@ -289,12 +378,91 @@ static int add_symbol(struct mp_profile *p, const struct mp_event *ev)
   return rc;
 }
 
+/* -- Override pairs as a set of keys ------------------------------------ */
+
+static inline uint64_t ovset_home(const struct mp_profile *p, uint64_t key)
+{
+  return (mp_map_hash(key) >> 20) & p->ovset_mask;
+}
+
+static int ovset_grow(struct mp_profile *p)
+{
+  uint64_t n = p->ovset ? (p->ovset_mask + 1) * 2 : 1024, i, j;
+  uint64_t *slots = calloc(n, sizeof(*slots));
+  if (!slots)
+    return -1;
+  for (i = 0; p->ovset && i <= p->ovset_mask; i++) {
+    uint64_t key = p->ovset[i];
+    if (!key)
+      continue;
+    for (j = (mp_map_hash(key) >> 20) & (n - 1); slots[j]; j = (j + 1) & (n - 1))
+      ;
+    slots[j] = key;
+  }
+  free(p->ovset);
+  p->ovset = slots;
+  p->ovset_mask = n - 1;
+  return 0;
+}
+
+static int ovset_add(struct mp_profile *p, uint64_t key)
+{
+  uint64_t j;
+  if (key == 0) {
+    p->ovset_zero = 1;
+    return 0;
+  }
+  if (!p->ovset && ovset_grow(p) < 0)
+    return -1;
+  for (j = ovset_home(p, key); p->ovset[j]; j = (j + 1) & p->ovset_mask)
+    if (p->ovset[j] == key)
+      return 0;
+  p->ovset[j] = key;
+  p->ovset_count++;
+  /* At most 3/4 full: the pairs are most of a many-chunk profile. */
+  if (p->ovset_count * 4 > (p->ovset_mask + 1) * 3 && ovset_grow(p) < 0)
+    return -1;
+  return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+const uint64_t *mp_profile_override_keys(struct mp_profile *p, size_t *count)
+{
+  if (!p->ovset_sorted) {
+    uint64_t i, n = 0;
+    if (p->ovset_zero && !p->ovset && ovset_grow(p) < 0) {
+      *count = 0;
+      return NULL;
+    }
+    for (i = 0; p->ovset && i <= p->ovset_mask; i++)
+      if (p->ovset[i])
+	p->ovset[n++] = p->ovset[i];
+    if (p->ovset_zero) {
+      /* Never full (at most 3/4): key 0 goes in front. */
+      memmove(p->ovset + 1, p->ovset, (size_t)n * sizeof(*p->ovset));
+      p->ovset[0] = 0;
+      n++;
+    }
+    p->ovset_count = n;
+    if (n)
+      qsort(p->ovset, (size_t)n, sizeof(*p->ovset), cmp_u64);
+    p->ovset_sorted = 1;
+  }
+  *count = (size_t)p->ovset_count;
+  return p->ovset_count ? p->ovset : NULL;
+}
+
 /* A block leaves the heap (free, or the old half of a realloc). */
 static int release_block(struct mp_profile *p, uint32_t at, uint64_t addr,
 			 uint64_t size, int is_free)
 {
   struct mp_block b;
-  struct mp_loc *orig;
+  struct mp_lrec *orig;
   struct mp_map_entry *ov;
   int added;
 
@@ -308,11 +476,12 @@ static int release_block(struct mp_profile *p, uint32_t at, uint64_t addr,
   orig = &p->locs[b.loc];
   orig->released++;
   orig->held_bytes -= b.size;
-  orig->held_blocks--;
   p->file.live_bytes -= b.size;
   p->file.live_blocks--;
   if (p->no_overrides)
     return 0;
+  if (!p->override_values)
+    return ovset_add(p, (uint64_t)is_free << 63 | (uint64_t)at << 32 | b.loc);
   ov = mp_map_insert(&p->overrides, (uint64_t)b.loc << 32 |
 		     (uint64_t)at << 1 | (uint64_t)is_free, &added);
   if (!ov)
@@ -327,7 +496,7 @@ static int create_block(struct mp_profile *p, uint32_t at, uint64_t addr,
 			uint64_t size)
 {
   struct mp_block old;
-  struct mp_loc *l;
+  struct mp_lrec *l;
   int rc;
 
   if (addr == 0)
@@ -337,10 +506,9 @@ static int create_block(struct mp_profile *p, uint32_t at, uint64_t addr,
     return -1;
   if (rc == 1) {
     /* The stream never freed the previous block here: drop it. */
-    struct mp_loc *o = &p->locs[old.loc];
+    struct mp_lrec *o = &p->locs[old.loc];
     o->released++;
     o->held_bytes -= old.size;
-    o->held_blocks--;
     p->file.live_bytes -= old.size;
     p->file.live_blocks--;
     p->file.overwritten++;
@@ -348,7 +516,6 @@ static int create_block(struct mp_profile *p, uint32_t at, uint64_t addr,
   l = &p->locs[at];
   l->created++;
   l->held_bytes += size;
-  l->held_blocks++;
   p->file.live_bytes += size;
   p->file.live_blocks++;
   return 0;
@@ -358,7 +525,8 @@ static int create_block(struct mp_profile *p, uint32_t at, uint64_t addr,
 static int account(struct mp_profile *p, const struct mp_event *ev,
 		   uint32_t id)
 {
-  struct mp_loc *l = &p->locs[id];
+  struct mp_lrec *l = &p->locs[id];
+  struct mp_lext *e;
   uint64_t evno;
 
   switch (ev->type) {
@@ -373,8 +541,10 @@ static int account(struct mp_profile *p, const struct mp_event *ev,
   case MP_EV_FREE:
     p->file.n_free++;
     p->file.bytes_freed += ev->old_size;
-    l->n_free++;
-    l->free_bytes += ev->old_size;
+    if (!(e = rec_ext(p, l)))
+      goto oom;
+    e->n_free++;
+    e->free_bytes += ev->old_size;
     if (release_block(p, (uint32_t)id, ev->old_addr, ev->old_size, 1) < 0)
       goto oom;
     break;
@@ -382,9 +552,11 @@ static int account(struct mp_profile *p, const struct mp_event *ev,
     p->file.n_realloc++;
     p->file.bytes_allocated += ev->new_size;
     p->file.bytes_freed += ev->old_size;
-    l->n_realloc++;
-    l->realloc_new += ev->new_size;
-    l->realloc_old += ev->old_size;
+    if (!(e = rec_ext(p, l)))
+      goto oom;
+    e->n_realloc++;
+    e->realloc_new += ev->new_size;
+    e->realloc_old += ev->old_size;
     if (release_block(p, (uint32_t)id, ev->old_addr, ev->old_size, 0) < 0 ||
 	create_block(p, (uint32_t)id, ev->new_addr, ev->new_size) < 0)
       goto oom;
@@ -449,7 +621,7 @@ static int64_t prepare_event(struct mp_profile *p, const struct mp_event *ev)
     struct mp_block b;
     if (mp_heap_peek(&p->heap, ev->old_addr, &b)) {
       __builtin_prefetch(&p->locs[b.loc]);
-      if (!p->no_overrides)
+      if (!p->no_overrides && p->override_values)
 	mp_map_prefetch(&p->overrides, (uint64_t)b.loc << 32 |
 			(uint64_t)id << 1 | (uint64_t)(ev->type == MP_EV_FREE));
     }
@@ -544,6 +716,17 @@ enum mp_status mp_profile_read(struct mp_profile *p, struct mp_reader *r,
   return st;
 }
 
+void mp_profile_done_reading(struct mp_profile *p)
+{
+  mp_symtab_free(&p->symtab);
+  mp_symtab_init(&p->symtab);
+  mp_heap_free(&p->heap);
+  mp_heap_init(&p->heap);
+  free(p->loc_slots);
+  p->loc_slots = NULL;
+  p->loc_mask = 0;
+}
+
 void mp_profile_end_file(struct mp_profile *p, int truncated)
 {
   struct mp_summary *t = &p->total, *f = &p->file;
@@ -597,6 +780,33 @@ struct mp_override *mp_profile_overrides(const struct mp_profile *p,
   struct mp_override *out;
   size_t n = 0;
   uint64_t i, nslots = m->slots ? m->mask + 1 : 0;
+
+  if (!p->override_values) {
+    uint64_t nkeys = p->ovset_sorted ? p->ovset_count :
+		     p->ovset_count + (uint64_t)p->ovset_zero;
+    uint64_t end = p->ovset_sorted ? p->ovset_count :
+		   p->ovset ? p->ovset_mask + 1 : 0;
+    out = malloc((nkeys + 1) * sizeof(*out));
+    if (!out) {
+      *count = 0;
+      return NULL;
+    }
+    if (p->ovset_zero && !p->ovset_sorted)
+      memset(&out[n++], 0, sizeof(*out));
+    for (i = 0; i < end; i++) {
+      uint64_t key = p->ovset[i];
+      if (!key && !p->ovset_sorted)
+	continue;
+      out[n].is_free = (int)(key >> 63);
+      out[n].loc = (uint32_t)(key >> 32) & 0x7fffffffu;
+      out[n].orig = (uint32_t)key;
+      out[n].count = out[n].bytes = 0;
+      n++;
+    }
+    qsort(out, n, sizeof(*out), cmp_override);
+    *count = n;
+    return out;
+  }
 
   out = malloc((m->count + 1) * sizeof(*out));
   if (!out) {

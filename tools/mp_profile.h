@@ -54,6 +54,33 @@ struct mp_loc {
   uint64_t held_bytes, held_blocks;
 };
 
+/*
+** How a location is stored: 64 bytes. A profile that loads thousands of
+** chunks has millions of locations, most of which only allocate, so the
+** reallocation and free counters live in a side record (ext) made on
+** the first such event, and the addresses that only non-Lua locations
+** have in another (aux). held_blocks is created - released.
+*/
+struct mp_lrec {
+  uint32_t kind;
+  uint32_t str;
+  uint32_t line;
+  uint32_t linedefined;
+  uint32_t ext;		/* Index + 1 into exts, or 0. */
+  uint32_t aux;		/* Index + 1 into auxs, or 0: addr, addr2 are 0. */
+  uint64_t n_alloc, alloc_bytes;
+  uint64_t created, released, held_bytes;
+};
+
+struct mp_lext {
+  uint64_t n_realloc, realloc_new, realloc_old;
+  uint64_t n_free, free_bytes;
+};
+
+struct mp_laux {
+  uint64_t addr, addr2;
+};
+
 /* One (event location, location whose block it reallocated or freed). */
 struct mp_override {
   uint32_t loc;		/* Location of the realloc or free. */
@@ -101,11 +128,23 @@ struct mp_profile {
   struct mp_strings strings;	/* Shared by all merged files. */
   struct mp_symtab symtab;	/* Per file. */
   struct mp_heap heap;		/* Per file: the live blocks. */
-  struct mp_loc *locs;
+  struct mp_lrec *locs;
   uint32_t nlocs, locs_cap;
+  struct mp_lext *exts;
+  uint32_t nexts, exts_cap;
+  struct mp_laux *auxs;
+  uint32_t nauxs, auxs_cap;
   uint32_t *loc_slots;		/* Location hash: id + 1, 0 is empty. */
   uint32_t loc_mask;
-  struct mp_map overrides;	/* orig << 32 | loc << 1 | is_free -> count, bytes. */
+  /* Override pairs. With override_values (JSON): a map from
+  ** orig << 32 | loc << 1 | is_free to count, bytes. Without: a set of
+  ** is_free << 63 | loc << 32 | orig (8 bytes a pair: the text report
+  ** prints no counts), sorted in place once reading is done. */
+  struct mp_map overrides;
+  uint64_t *ovset;
+  uint64_t ovset_mask, ovset_count;
+  int ovset_zero;		/* Key 0 is in the set. */
+  int ovset_sorted;		/* ovset[0..ovset_count) is now a sorted array. */
   struct mp_loc_cache_entry cache[MP_LOC_CACHE];
   /* Generations, bumped when symbols change what a key resolves to: one
   ** per C-symbol table (any new symbol may be the nearest), one per
@@ -118,6 +157,7 @@ struct mp_profile {
   int oom;			/* Out of memory: results are incomplete. */
   int no_overrides;		/* Skip override pairs (stat needs none). */
   int no_locations;		/* One location for all (stat needs none). */
+  int override_values;		/* Count and bytes per override pair. */
 };
 
 void mp_profile_init(struct mp_profile *p, enum mp_group group);
@@ -164,8 +204,25 @@ enum mp_status mp_profile_read_threaded(struct mp_profile *p,
 */
 void mp_profile_end_file(struct mp_profile *p, int truncated);
 
-/* All override pairs, sorted by (is_free, loc); free() the result. */
+/* All override pairs, sorted by (is_free, loc); free() the result.
+** Counts and bytes are 0 unless p->override_values was set. */
 struct mp_override *mp_profile_overrides(const struct mp_profile *p,
 					 size_t *count);
+
+/*
+** Without override_values: the pairs as keys is_free << 63 | loc << 32 |
+** orig, sorted; the array belongs to p. No pair may be added afterwards.
+** NULL with *count 0 when there are none.
+*/
+const uint64_t *mp_profile_override_keys(struct mp_profile *p,
+					 size_t *count);
+
+/* Location id as a whole (a copy). */
+void mp_profile_loc(const struct mp_profile *p, uint32_t id,
+		    struct mp_loc *out);
+
+/* Reading is over: drop what only reading needs (symbols, live heap,
+** location hash) before reporting. */
+void mp_profile_done_reading(struct mp_profile *p);
 
 #endif

@@ -21,8 +21,10 @@ int mp_report_names_init(struct mp_report_names *n, const struct mp_profile *p,
   if (!n->off)
     return -1;
   for (i = 0; i < p->nlocs; i++) {
+    struct mp_loc l;
+    mp_profile_loc(p, i, &l);
     n->off[i] = n->buf.len;
-    mp_name_location(&n->buf, p, &n->aliases, &p->locs[i], style);
+    mp_name_location(&n->buf, p, &n->aliases, &l, style);
     mp_buf_add(&n->buf, "", 1);	/* Keep the terminating NUL. */
   }
   if (!n->buf.data)

@@ -60,7 +60,7 @@ static inline const char *mp_report_name(const struct mp_report_names *n,
 }
 
 /* Each writes the whole report to out; 0, or -1 when out of memory. */
-int mp_report_text(FILE *out, const struct mp_profile *p,
+int mp_report_text(FILE *out, struct mp_profile *p,
 		   const struct mp_report_opts *o);
 int mp_report_json(FILE *out, const struct mp_profile *p,
 		   const struct mp_report_opts *o,

@@ -93,8 +93,11 @@ int mp_report_folded(FILE *out, const struct mp_profile *p,
     return -1;
   }
   for (id = 0; id < p->nlocs; id++) {
-    const struct mp_loc *l = &p->locs[id];
-    uint64_t v = o->value == MP_VALUE_ALLOC_BYTES ?
+    struct mp_loc lc;
+    const struct mp_loc *l = &lc;
+    uint64_t v;
+    mp_profile_loc(p, id, &lc);
+    v = o->value == MP_VALUE_ALLOC_BYTES ?
 		 l->alloc_bytes + l->realloc_new :
 		 o->value == MP_VALUE_ALLOC_COUNT ? l->n_alloc + l->n_realloc :
 		 l->held_bytes;

@@ -326,7 +326,8 @@ int mp_report_json(FILE *out, const struct mp_profile *p,
   if (!ov || !rows)
     goto out;
   for (id = 0; id < p->nlocs; id++) {
-    const struct mp_loc *l = &p->locs[id];
+    struct mp_loc l[1];
+    mp_profile_loc(p, id, l);
     rows[nrows].events = l->n_alloc + l->n_realloc + l->n_free;
     rows[nrows].name = mp_report_name(&n, id);
     rows[nrows].loc = id;
@@ -342,7 +343,8 @@ int mp_report_json(FILE *out, const struct mp_profile *p,
   mp_json_summary(out, p, in, "  ");
   fputs(",\n  \"locations\": [", out);
   for (i = 0; i < nrows; i++) {
-    const struct mp_loc *l = &p->locs[rows[i].loc];
+    struct mp_loc l[1];
+    mp_profile_loc(p, rows[i].loc, l);
     fputs(i ? ",\n    {" : "\n    {", out);
     fputs("\"name\": ", out);
     json_cstr(out, rows[i].name);

@@ -48,15 +48,13 @@ static void put_bytes(FILE *out, uint64_t v, int human)
   mp_buf_free(&b);
 }
 
-/* First override of (is_free, loc) in the sorted array, or count. */
-static size_t overrides_at(const struct mp_override *ov, size_t count,
-			   int is_free, uint32_t loc)
+/* First override key with this is_free << 31 | loc prefix, or count. */
+static size_t overrides_at(const uint64_t *ov, size_t count, uint64_t prefix)
 {
   size_t lo = 0, hi = count;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (ov[mid].is_free < is_free ||
-	(ov[mid].is_free == is_free && ov[mid].loc < loc))
+    if ((ov[mid] >> 32) < prefix)
       lo = mid + 1;
     else
       hi = mid;
@@ -67,7 +65,7 @@ static size_t overrides_at(const struct mp_override *ov, size_t count,
 enum section { SEC_ALLOC, SEC_REALLOC, SEC_FREE };
 
 static int section(FILE *out, const struct mp_profile *p,
-		   struct mp_report_names *n, const struct mp_override *ov,
+		   struct mp_report_names *n, const uint64_t *ov,
 		   size_t nov, const struct mp_report_opts *o, enum section sec)
 {
   static const char *const titles[] = {"ALLOCATIONS", "REALLOCATIONS",
@@ -80,8 +78,10 @@ static int section(FILE *out, const struct mp_profile *p,
   if (!rows)
     return -1;
   for (id = 0; id < p->nlocs; id++) {
-    const struct mp_loc *l = &p->locs[id];
-    uint64_t k = sec == SEC_ALLOC ? l->n_alloc :
+    struct mp_loc l[1];
+    uint64_t k;
+    mp_profile_loc(p, id, l);
+    k = sec == SEC_ALLOC ? l->n_alloc :
 		 sec == SEC_REALLOC ? l->n_realloc : l->n_free;
     if (k) {
       rows[nrows].key = k;
@@ -96,12 +96,15 @@ static int section(FILE *out, const struct mp_profile *p,
 
   fprintf(out, "%s\n", titles[sec]);
   for (i = 0; i < nrows; i++) {
-    const struct mp_loc *l = &p->locs[rows[i].loc];
-    uint64_t plus = sec == SEC_ALLOC ? l->alloc_bytes :
-		    sec == SEC_REALLOC ? l->realloc_new : 0;
-    uint64_t minus = sec == SEC_ALLOC ? 0 :
-		     sec == SEC_REALLOC ? l->realloc_old : l->free_bytes;
+    struct mp_loc l[1], ol;
+    uint64_t plus, minus, prefix;
     size_t first, j, norig = 0;
+
+    mp_profile_loc(p, rows[i].loc, l);
+    plus = sec == SEC_ALLOC ? l->alloc_bytes :
+		    sec == SEC_REALLOC ? l->realloc_new : 0;
+    minus = sec == SEC_ALLOC ? 0 :
+	    sec == SEC_REALLOC ? l->realloc_old : l->free_bytes;
 
     mark_alias(n, l);
     fprintf(out, "%s: %llu events\t+", rows[i].name,
@@ -112,9 +115,9 @@ static int section(FILE *out, const struct mp_profile *p,
     fputc('\n', out);
     if (sec == SEC_ALLOC)
       continue;
-    first = overrides_at(ov, nov, sec == SEC_FREE, rows[i].loc);
-    for (j = first; j < nov && ov[j].loc == rows[i].loc &&
-		    ov[j].is_free == (sec == SEC_FREE); j++)
+    prefix = (uint64_t)(sec == SEC_FREE) << 31 | rows[i].loc;
+    first = overrides_at(ov, nov, prefix);
+    for (j = first; j < nov && (ov[j] >> 32) == prefix; j++)
       ;
     if (j == first)
       continue;
@@ -123,10 +126,11 @@ static int section(FILE *out, const struct mp_profile *p,
       free(rows);
       return -1;
     }
-    for (j = first; j < nov && ov[j].loc == rows[i].loc &&
-		    ov[j].is_free == (sec == SEC_FREE); j++) {
-      origs[norig++] = mp_report_name(n, ov[j].orig);
-      mark_alias(n, &p->locs[ov[j].orig]);
+    for (j = first; j < nov && (ov[j] >> 32) == prefix; j++) {
+      uint32_t orig = (uint32_t)ov[j];
+      origs[norig++] = mp_report_name(n, orig);
+      mp_profile_loc(p, orig, &ol);
+      mark_alias(n, &ol);
     }
     qsort(origs, norig, sizeof(*origs), cmp_name);
     fputs("\tOverrides:\n", out);
@@ -162,7 +166,8 @@ static int leak_summary(FILE *out, const struct mp_profile *p,
     nrows = (size_t)o->top;
   fputs("HEAP SUMMARY:\n", out);
   for (i = 0; i < nrows; i++) {
-    const struct mp_loc *l = &p->locs[rows[i].loc];
+    struct mp_loc l[1];
+    mp_profile_loc(p, rows[i].loc, l);
     mark_alias(n, l);
     fprintf(out, "%s holds ", rows[i].name);
     put_bytes(out, l->held_bytes, o->human);
@@ -202,11 +207,11 @@ static void aliases(FILE *out, const struct mp_profile *p,
   }
 }
 
-int mp_report_text(FILE *out, const struct mp_profile *p,
+int mp_report_text(FILE *out, struct mp_profile *p,
 		   const struct mp_report_opts *o)
 {
   struct mp_report_names n;
-  struct mp_override *ov = NULL;
+  const uint64_t *ov = NULL;
   size_t nov = 0;
   int rc = -1;
 
@@ -216,8 +221,8 @@ int mp_report_text(FILE *out, const struct mp_profile *p,
     if (leak_summary(out, p, &n, o) < 0)
       goto out;
   } else {
-    ov = mp_profile_overrides(p, &nov);
-    if (!ov)
+    ov = mp_profile_override_keys(p, &nov);
+    if (!ov && nov)
       goto out;
     if (section(out, p, &n, ov, nov, o, SEC_ALLOC) < 0 ||
 	section(out, p, &n, ov, nov, o, SEC_REALLOC) < 0 ||
@@ -227,7 +232,6 @@ int mp_report_text(FILE *out, const struct mp_profile *p,
   aliases(out, p, &n);
   rc = 0;
 out:
-  free(ov);
   mp_report_names_free(&n);
   return rc;
 }

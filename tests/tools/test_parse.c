@@ -647,6 +647,7 @@ START_TEST(profile_sums_and_peak)
 
   sample_stream(&w);
   mp_profile_init(p, MP_GROUP_LINE);
+  p->override_values = 1;
   r = mp_reader_new_mem(w.mem, w.len);
   ck_assert_int_eq(mp_profile_read(p, r, &n, NULL, NULL), MP_END);
   ck_assert_uint_eq(n, 4);
