@@ -449,8 +449,14 @@ const uint64_t *mp_profile_override_keys(struct mp_profile *p, size_t *count)
       n++;
     }
     p->ovset_count = n;
-    if (n)
+    if (n) {
+      uint64_t *fit;
       qsort(p->ovset, (size_t)n, sizeof(*p->ovset), cmp_u64);
+      /* Give back the empty half of the table before the report. */
+      fit = realloc(p->ovset, (size_t)n * sizeof(*p->ovset));
+      if (fit)
+	p->ovset = fit;
+    }
     p->ovset_sorted = 1;
   }
   *count = (size_t)p->ovset_count;

@@ -13,9 +13,13 @@
 /* One printed line: sort key and what to print. */
 struct row {
   uint64_t key;		/* Event count, or bytes held. */
-  const char *name;
-  uint32_t loc;
+  uint32_t loc;		/* Its name is in row_names (16 bytes a row: a
+			** profile can have millions of locations). */
 };
+
+static const struct mp_report_names *row_names;	/* For cmp_row. */
+
+#define ROW_NAME(r) mp_report_name(row_names, (r)->loc)
 
 /* Largest key first; ties by name so that output is reproducible. */
 static int cmp_row(const void *a, const void *b)
@@ -23,7 +27,7 @@ static int cmp_row(const void *a, const void *b)
   const struct row *x = a, *y = b;
   if (x->key != y->key)
     return x->key > y->key ? -1 : 1;
-  return strcmp(x->name, y->name);
+  return strcmp(ROW_NAME(x), ROW_NAME(y));
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -85,11 +89,11 @@ static int section(FILE *out, const struct mp_profile *p,
 		 sec == SEC_REALLOC ? l->n_realloc : l->n_free;
     if (k) {
       rows[nrows].key = k;
-      rows[nrows].name = mp_report_name(n, id);
       rows[nrows].loc = id;
       nrows++;
     }
   }
+  row_names = n;
   qsort(rows, nrows, sizeof(*rows), cmp_row);
   if (o->top && nrows > o->top)
     nrows = (size_t)o->top;
@@ -107,7 +111,7 @@ static int section(FILE *out, const struct mp_profile *p,
 	    sec == SEC_REALLOC ? l->realloc_old : l->free_bytes;
 
     mark_alias(n, l);
-    fprintf(out, "%s: %llu events\t+", rows[i].name,
+    fprintf(out, "%s: %llu events\t+", mp_report_name(n, rows[i].loc),
 	    (unsigned long long)rows[i].key);
     put_bytes(out, plus, o->human);
     fputs("\t-", out);
@@ -157,10 +161,10 @@ static int leak_summary(FILE *out, const struct mp_profile *p,
   for (id = 0; id < p->nlocs; id++)
     if (p->locs[id].held_bytes) {
       rows[nrows].key = p->locs[id].held_bytes;
-      rows[nrows].name = mp_report_name(n, id);
       rows[nrows].loc = id;
       nrows++;
     }
+  row_names = n;
   qsort(rows, nrows, sizeof(*rows), cmp_row);
   if (o->top && nrows > o->top)
     nrows = (size_t)o->top;
@@ -169,7 +173,7 @@ static int leak_summary(FILE *out, const struct mp_profile *p,
     struct mp_loc l[1];
     mp_profile_loc(p, rows[i].loc, l);
     mark_alias(n, l);
-    fprintf(out, "%s holds ", rows[i].name);
+    fprintf(out, "%s holds ", mp_report_name(n, rows[i].loc));
     put_bytes(out, l->held_bytes, o->human);
     fprintf(out, ": %llu allocs, %llu frees\n",
 	    (unsigned long long)l->created, (unsigned long long)l->released);
