@@ -4,8 +4,11 @@
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 **
 ** While profiling, the VM's allocator is wrapped: g->allocf points to
-** memprof_alloc and g->allocd to the profiler state. That is how the
-** state hangs off the VM: no global, no lock, one profiler per VM.
+** memprof_alloc and g->allocd to the profiler state, which g->memprof
+** (a field added by a patch) also points to: the state hangs off the VM,
+** no global, no lock, one profiler per VM. A host may set an allocator
+** of its own over the wrapper while profiling; g->memprof still finds the
+** state, and stopping then leaves the buried wrapper as a pass-through.
 */
 
 #define lj_memprof_c
@@ -91,7 +94,13 @@ static const volatile sig_atomic_t mp_nopoll = 0;
 /* The profiler of a VM, or NULL. */
 static LJ_AINLINE MemProf *memprof_get(global_State *g)
 {
-  return g->allocf == memprof_alloc ? (MemProf *)g->allocd : NULL;
+  return (MemProf *)g->memprof;
+}
+
+/* Is the profiler's wrapper the VM's allocator (not buried by the host's)? */
+static LJ_AINLINE int memprof_ontop(global_State *g, MemProf *mp)
+{
+  return g->allocf == memprof_alloc && g->allocd == (void *)mp;
 }
 
 /* -- Output buffer ------------------------------------------------------- */
@@ -589,10 +598,15 @@ static LJ_NOINLINE void *mp_poll(MemProf *mp, void *ptr, size_t osize,
 				 size_t nsize)
 {
   global_State *g = mp->g;
+  int ontop = memprof_ontop(g, mp);
   mp->pollseen = *mp->pollflag;
   mp->poll(mainthread(g), mp->ctx);
-  /* mp may be gone now: go through whatever allocator the VM has. */
-  return g->allocf(g->allocd, ptr, osize, nsize);
+  /* On top, mp may be gone now: go through whatever allocator the VM has.
+  ** Buried, mp is never freed (at worst a pass-through now), and the
+  ** host's allocator above it already runs this call. */
+  if (ontop)
+    return g->allocf(g->allocd, ptr, osize, nsize);
+  return memprof_alloc(mp, ptr, osize, nsize);
 }
 
 /*
@@ -702,6 +716,7 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   mp->allocd = g->allocd;
   g->allocd = mp;
   g->allocf = memprof_alloc;
+  g->memprof = mp;
   return LJMPROF_OK;
 }
 
@@ -714,14 +729,35 @@ static int mp_stop(lua_State *L, int write, int any,
   int e;
   if (mp == NULL || (!any && mp->release != release))
     return LJMPROF_ERRUSE;
-  g->allocf = mp->allocf;
-  g->allocd = mp->allocd;
+  g->memprof = NULL;
   if (write && !mp->err) {
     mp_putbyte(mp, LJM_EV_EPILOGUE);
     mp_flush(mp);
   }
   e = write ? mp->err : 0;
-  mp_free(mp);
+  if (memprof_ontop(g, mp)) {
+    g->allocf = mp->allocf;
+    g->allocd = mp->allocd;
+    mp_free(mp);
+  } else {
+    /*
+    ** The host's allocator is above the wrapper and may call it until the
+    ** VM is gone: keep the (small) state as a pass-through to the wrapped
+    ** allocator, free everything else. It is never freed.
+    */
+    if (mp->release) mp->release(mp->ctx);
+    mp->release = NULL;
+    free(mp->ranges);
+    mp->ranges = NULL;
+    mp->nranges = mp->szranges = 0;
+    free(mp->buf);
+    mp->buf = mp->end = NULL;
+    mp->pos = (uint8_t *)mp;  /* Not NULL: pos > lim holds for every event, */
+    mp->lim = NULL;	      /* and mp_full says halted. */
+    mp->err = EINVAL;
+    mp->pollflag = &mp_nopoll;
+    mp->pollseen = 0;
+  }
   if (e) {
     errno = e;
     return LJMPROF_ERRIO;

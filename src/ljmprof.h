@@ -69,13 +69,23 @@ typedef struct ljmprof_opt {
 */
 LUA_API int ljmprof_start(lua_State *L, const ljmprof_opt *opt);
 
-/* Write the epilogue, flush, restore the VM's allocator, free the state. */
+/*
+** Write the epilogue, flush, restore the VM's allocator, free the state.
+** If the host has set an allocator of its own over the profiler's while
+** profiling (lua_setallocf), the stream is still completed and the
+** buffers freed, but the host's allocator stays in place and the
+** profiler's wrapper under it becomes a pass-through to the allocator it
+** wrapped (a few dozen bytes that are never freed, since the host's
+** allocator may call it until the VM is gone). A new profiler can then
+** be started over the host's allocator.
+*/
 LUA_API int ljmprof_stop(lua_State *L);
 
 /*
 ** Drop the profiler without writing anything (buffered bytes are lost),
-** restore the allocator and free the state. For a forked child whose
-** inherited buffer belongs to the parent's stream.
+** restore the allocator (same rule as ljmprof_stop) and free the state.
+** For a forked child whose inherited buffer belongs to the parent's
+** stream.
 */
 LUA_API int ljmprof_abandon(lua_State *L);
 

@@ -673,6 +673,69 @@ START_TEST(close_while_profiling)
 }
 END_TEST
 
+/*
+** A host that sets an allocator of its own over the profiler's while
+** profiling (as memory-limiting embedders do): stopping still completes
+** the stream, the host's allocator stays and keeps working (the buried
+** wrapper passes calls through), and a new profiler starts over it.
+*/
+static lua_Alloc host_inner;
+static void *host_ud;
+static unsigned long host_calls;
+static void *host_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  ck_assert_ptr_eq(ud, &host_calls);
+  host_calls++;
+  return host_inner(host_ud, ptr, osize, nsize);
+}
+
+START_TEST(host_allocator_over_profiler)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  void *ud;
+  run(L, "=setup", "jit.off()");
+  start(L, &m, 0);
+  host_inner = lua_getallocf(L, &host_ud);
+  host_calls = 0;
+  lua_setallocf(L, host_alloc, &host_calls);
+  run(L, "@host.lua", "T = {} for i = 1, 100 do T[i] = {} end");
+  ck_assert_uint_ge(host_calls, 102);
+  ck_assert_int_eq(ljmprof_running(L), 1);
+  finish(L, &m, &st);  /* Stops: OK, with the epilogue. */
+  ck_count(&st, MPR_ALLOC, "@host.lua:1", 100 + 1 + 1);
+  mpr_free(&st);
+  ck_assert_int_eq(ljmprof_running(L), 0);
+  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_ERRUSE);
+  ck_assert_ptr_eq(lua_getallocf(L, &ud), host_alloc);  /* Still the host's. */
+  ck_assert_ptr_eq(ud, &host_calls);
+  /* The buried wrapper passes through: nothing more is written. */
+  host_calls = 0;
+  run(L, "=after", "T = nil collectgarbage() T = {} for i = 1, 100 do T[i] = {} end");
+  ck_assert_uint_ge(host_calls, 102);
+  ck_assert_int_eq(m.calls, 0);
+  ck_assert_uint_eq(m.len, 0);
+  /* A new profiler over the host's allocator, then lua_close finishes it. */
+  start(L, &m, 0);
+  run(L, "@again.lua", "T = {} for i = 1, 50 do T[i] = {} end");
+  ck_assert_int_eq(ljmprof_abandon(L), LJMPROF_OK);
+  ck_assert_ptr_eq(lua_getallocf(L, &ud), host_alloc);
+  ck_assert_uint_eq(m.len, 0);
+  start(L, &m, 0);
+  run(L, "@again.lua", "T = {} for i = 1, 50 do T[i] = {} end");
+  lua_close(L);
+  {
+    char err[256];
+    ck_assert_int_eq(mpr_parse(m.data, m.len, &st, err, sizeof(err)), 0);
+    ck_assert_int_eq(st.complete, 1);
+    ck_count(&st, MPR_ALLOC, "@again.lua:1", 50 + 1 + 1);
+    mpr_free(&st);
+  }
+  free(m.data);
+}
+END_TEST
+
 /* The hooks run on lua_newstate and first thing in lua_close. */
 static int hook_calls;
 static membuf hook_m;
@@ -930,6 +993,7 @@ static Suite *memprof_suite(void)
   tcase_add_test(tc, failing_writer);
   tcase_add_test(tc, start_stop_twice);
   tcase_add_test(tc, close_while_profiling);
+  tcase_add_test(tc, host_allocator_over_profiler);
   tcase_add_test(tc, lifecycle_hooks);
   tcase_add_test(tc, poll_restart);
   tcase_add_test(tc, poll_stress);
