@@ -225,7 +225,7 @@ START_TEST(unset_means_nothing)
   fake_set(&e, "LJMPROF_OUT", "a.bin");
   fake_set(&e, "LJMPROF_BUFSIZE", "");
   ck_assert_int_eq(load(&e, &c, msgs), 0);
-  ck_assert_uint_eq(c.bufsize, 4 << 20);
+  ck_assert_uint_eq(c.bufsize, 1 << 20);
 }
 END_TEST
 
