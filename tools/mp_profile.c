@@ -278,6 +278,7 @@ static void reset_cache(struct mp_profile *p)
 {
   unsigned i;
   memset(p->cache, 0, sizeof(p->cache));	/* Generation 0: invalid. */
+  p->last_id = 0;
   p->cfunc_gen = 1;
   for (i = 0; i < MP_ADDR_GENS; i++)
     p->addr_gen[i] = 1;
@@ -297,7 +298,32 @@ static inline size_t cache_slot(const struct mp_event *ev)
 		   0x9e3779b97f4a7c15ull) >> (64 - MP_LOC_CACHE_BITS));
 }
 
-static int64_t event_loc(struct mp_profile *p, const struct mp_event *ev)
+static int64_t event_loc_slow(struct mp_profile *p, const struct mp_event *ev);
+
+static inline int64_t event_loc(struct mp_profile *p,
+				const struct mp_event *ev)
+{
+  int64_t id;
+  if (ev->src == LJM_SRC_INTERNAL && p->internal_id && !p->no_locations)
+    return p->internal_id - 1;
+  if (p->last_id && ev->loc == p->last_loc && ev->loc_line == p->last_line &&
+      ev->src == p->last_src)
+    return p->last_id - 1;
+  id = event_loc_slow(p, ev);
+  if (id >= 0 && !p->no_locations) {
+    if (ev->src == LJM_SRC_INTERNAL) {
+      p->internal_id = (uint32_t)id + 1;
+    } else {
+      p->last_loc = ev->loc;
+      p->last_line = ev->loc_line;
+      p->last_src = ev->src;
+      p->last_id = (uint32_t)id + 1;
+    }
+  }
+  return id;
+}
+
+static int64_t event_loc_slow(struct mp_profile *p, const struct mp_event *ev)
 {
   struct mp_loc_cache_entry *c = &p->cache[cache_slot(ev)];
   struct mp_loc k;
@@ -339,6 +365,7 @@ static int add_symbol(struct mp_profile *p, const struct mp_event *ev)
   /* Cached resolutions that this symbol changes are now stale. A
   ** prototype only changes Lua events at its address: traces are named
   ** when they are defined. */
+  p->last_id = 0;
   invalidate(p, ev->type == MP_EV_SYM_LFUNC ? LJM_SRC_LFUNC :
 		ev->type == MP_EV_SYM_CFUNC ? LJM_SRC_CFUNC : LJM_SRC_TRACE,
 	     ev->sym_addr);
@@ -600,6 +627,7 @@ oom:
 }
 
 #define BATCH 16
+#define PEEK_MIN_LOCS 65536
 
 /* Stage 1: start loading the heap slots and the location cache entry. */
 static void prefetch_event(struct mp_profile *p, const struct mp_event *ev)
@@ -623,7 +651,10 @@ static int64_t prepare_event(struct mp_profile *p, const struct mp_event *ev)
   if (id < 0)
     return id;
   __builtin_prefetch(&p->locs[id]);
-  if (ev->type != MP_EV_ALLOC && ev->old_addr) {
+  /* Worth a second heap probe only when the locations or the override
+  ** pairs are too many for the caches. */
+  if (ev->type != MP_EV_ALLOC && ev->old_addr &&
+      (p->nlocs > PEEK_MIN_LOCS || (p->override_values && !p->no_overrides))) {
     struct mp_block b;
     if (mp_heap_peek(&p->heap, ev->old_addr, &b)) {
       __builtin_prefetch(&p->locs[b.loc]);

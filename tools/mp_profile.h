@@ -152,6 +152,12 @@ struct mp_profile {
   ** changes only its own address or number). */
   uint32_t cfunc_gen;
   uint32_t addr_gen[MP_ADDR_GENS];
+  /* The resolution of the previous memory event (runs of events from
+  ** one line are the rule), valid until the next symbol; and the id of
+  ** the internal location, which no symbol changes. id + 1, 0: none. */
+  uint64_t last_loc, last_line;
+  uint32_t last_src, last_id;
+  uint32_t internal_id;
   struct mp_summary file;	/* The file being read. */
   struct mp_summary total;	/* Files finished so far. */
   int oom;			/* Out of memory: results are incomplete. */
