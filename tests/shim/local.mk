@@ -29,7 +29,7 @@ endif
 SHIM_TESTS = tests/shim/basic.test tests/shim/lifecycle.test \
 	tests/shim/threads.test tests/shim/fork.test tests/shim/errors.test \
 	tests/shim/signal.test tests/shim/options.test tests/shim/inherit.test \
-	tests/shim/record.test
+	tests/shim/record.test tests/shim/flavour.test
 # Real programs that embed LuaJIT; each skips when its package is missing.
 SHIM_TESTS += tests/shim/nvim.test tests/shim/sysbench.test \
 	tests/shim/wrk.test tests/shim/lupa.test
