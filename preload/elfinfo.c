@@ -80,6 +80,20 @@ static const char *linked_strtab(const struct elf_map *m,
   return (const char *)m->p + st->sh_offset;
 }
 
+/* Map PATH and find its section headers; 0, or -1 with nothing mapped. */
+static int map_sections(const char *path, struct elf_map *m,
+			const Elf64_Shdr **sh, size_t *n)
+{
+  if (map_file(path, m) != 0)
+    return -1;
+  *sh = sections(m, n);
+  if (*sh == NULL) {
+    munmap((void *)m->p, m->size);
+    return -1;
+  }
+  return 0;
+}
+
 int ljm_elf_defines(const char *path, const char *sym)
 {
   struct elf_map m;
@@ -87,13 +101,8 @@ int ljm_elf_defines(const char *path, const char *sym)
   size_t n, i, j, slen = strlen(sym);
   int found = 0;
 
-  if (map_file(path, &m) != 0)
+  if (map_sections(path, &m, &sh, &n) != 0)
     return -1;
-  sh = sections(&m, &n);
-  if (sh == NULL) {
-    munmap((void *)m.p, m.size);
-    return -1;
-  }
   for (i = 0; i < n && !found; i++) {
     const Elf64_Sym *syms;
     const char *str;
@@ -128,13 +137,8 @@ int ljm_elf_needs(const char *path, const char *soname)
   size_t n, i, j, slen = strlen(soname);
   int found = 0;
 
-  if (map_file(path, &m) != 0)
+  if (map_sections(path, &m, &sh, &n) != 0)
     return -1;
-  sh = sections(&m, &n);
-  if (sh == NULL) {
-    munmap((void *)m.p, m.size);
-    return -1;
-  }
   for (i = 0; i < n && !found; i++) {
     const Elf64_Dyn *dyn;
     const char *str;
