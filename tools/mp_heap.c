@@ -77,7 +77,7 @@ int mp_heap_peek(const struct mp_heap *h, uint64_t addr, struct mp_block *out)
 }
 
 /* Remove slot s, pulling later members of its probe run back. */
-static void remove_slot(struct mp_heap *h, struct mp_heap_slot *s)
+void mp_heap_remove_slot(struct mp_heap *h, struct mp_heap_slot *s)
 {
   uint64_t hole = (uint64_t)(s - h->slots), j;
   h->used--;
@@ -93,12 +93,12 @@ static void remove_slot(struct mp_heap *h, struct mp_heap_slot *s)
   h->slots[hole].addr = 0;
 }
 
-int mp_heap_take(struct mp_heap *h, uint64_t addr, struct mp_block *out)
+int mp_heap_take_slow(struct mp_heap *h, uint64_t addr, struct mp_block *out)
 {
   struct mp_heap_slot *s = find(h, addr);
   if (s) {
     unpack(s->packed, out);
-    remove_slot(h, s);
+    mp_heap_remove_slot(h, s);
     return 1;
   }
   if (h->big.count) {
@@ -126,6 +126,7 @@ static int resize(struct mp_heap *h, uint64_t nslots)
     return -1;
   h->slots = slots;
   h->mask = nslots - 1;
+  h->limit = nslots / 10 * 7;
   for (i = 0; i < oldn; i++)
     if (old[i].addr) {
       uint64_t j = mp_heap_home(h, old[i].addr);
@@ -137,8 +138,8 @@ static int resize(struct mp_heap *h, uint64_t nslots)
   return 0;
 }
 
-int mp_heap_put(struct mp_heap *h, uint64_t addr, uint64_t size, uint32_t loc,
-		struct mp_block *old)
+int mp_heap_put_slow(struct mp_heap *h, uint64_t addr, uint64_t size,
+		     uint32_t loc, struct mp_block *old)
 {
   int replaced;
   uint64_t i;
@@ -160,7 +161,7 @@ int mp_heap_put(struct mp_heap *h, uint64_t addr, uint64_t size, uint32_t loc,
     h->used++;
     return 0;
   }
-  replaced = mp_heap_take(h, addr, old);
+  replaced = mp_heap_take_slow(h, addr, old);
 
   if (!fits(addr, size, loc)) {
     int added;

@@ -28,6 +28,7 @@ struct mp_heap {
   struct mp_heap_slot *slots;
   uint64_t mask;	/* Slot count - 1. */
   uint64_t used;	/* Occupied slots. */
+  uint64_t limit;	/* Grow before used reaches this (70%); 0: no slots. */
   struct mp_map big;	/* addr -> a: size, b: owner; what does not pack. */
 };
 
@@ -57,17 +58,61 @@ static inline void mp_heap_prefetch(const struct mp_heap *h, uint64_t addr)
     __builtin_prefetch(&h->slots[mp_heap_home(h, addr)]);
 }
 
+int mp_heap_put_slow(struct mp_heap *h, uint64_t addr, uint64_t size,
+		     uint32_t loc, struct mp_block *old);
+int mp_heap_take_slow(struct mp_heap *h, uint64_t addr, struct mp_block *out);
+void mp_heap_remove_slot(struct mp_heap *h, struct mp_heap_slot *s);
+
 /* Look up a block without changing anything; 1 when found. */
 int mp_heap_peek(const struct mp_heap *h, uint64_t addr, struct mp_block *out);
 
 /* Remove a block, returning it; 1 when it was there. */
-int mp_heap_take(struct mp_heap *h, uint64_t addr, struct mp_block *out);
+static inline int mp_heap_take(struct mp_heap *h, uint64_t addr,
+			       struct mp_block *out)
+{
+  uint64_t i;
+  if (h->slots && addr != 0)
+    for (i = mp_heap_home(h, addr); h->slots[i].addr; i = (i + 1) & h->mask)
+      if (h->slots[i].addr == addr) {
+	uint64_t packed = h->slots[i].packed;
+	out->size = packed >> MP_HEAP_LOC_BITS;
+	out->loc = (uint32_t)(packed & ((1u << MP_HEAP_LOC_BITS) - 1));
+	mp_heap_remove_slot(h, &h->slots[i]);
+	return 1;
+      }
+  if (!h->big.count)
+    return 0;
+  return mp_heap_take_slow(h, addr, out);
+}
 
 /*
 ** Add a block. Returns 0, 1 when a block was already live at addr (it is
 ** replaced and returned in *old), or -1 when out of memory.
 */
-int mp_heap_put(struct mp_heap *h, uint64_t addr, uint64_t size, uint32_t loc,
-		struct mp_block *old);
+static inline int mp_heap_put(struct mp_heap *h, uint64_t addr,
+			      uint64_t size, uint32_t loc,
+			      struct mp_block *old)
+{
+  uint64_t i;
+  if (h->used < h->limit && addr != 0 &&
+      size < (1ull << MP_HEAP_SIZE_BITS) &&
+      loc < (1u << MP_HEAP_LOC_BITS) && !h->big.count) {
+    /* The common case: one probe run finds the address or a free slot. */
+    uint64_t packed = size << MP_HEAP_LOC_BITS | loc;
+    for (i = mp_heap_home(h, addr); h->slots[i].addr; i = (i + 1) & h->mask)
+      if (h->slots[i].addr == addr) {
+	uint64_t was = h->slots[i].packed;
+	old->size = was >> MP_HEAP_LOC_BITS;
+	old->loc = (uint32_t)(was & ((1u << MP_HEAP_LOC_BITS) - 1));
+	h->slots[i].packed = packed;
+	return 1;
+      }
+    h->slots[i].addr = addr;
+    h->slots[i].packed = packed;
+    h->used++;
+    return 0;
+  }
+  return mp_heap_put_slow(h, addr, size, loc, old);
+}
 
 #endif

@@ -304,6 +304,8 @@ static inline int64_t event_loc(struct mp_profile *p,
 				const struct mp_event *ev)
 {
   int64_t id;
+  if (p->no_locations && p->nlocs)
+    return 0;	/* stat: one location for all. */
   if (ev->src == LJM_SRC_INTERNAL && p->internal_id && !p->no_locations)
     return p->internal_id - 1;
   if (p->last_id && ev->loc == p->last_loc && ev->loc_line == p->last_line &&

@@ -429,6 +429,16 @@ static enum mp_status stop(struct mp_reader *r, enum mp_status st)
 
 enum mp_status mp_reader_next(struct mp_reader *r, struct mp_event *ev)
 {
+  if (r->state == ST_EVENTS) {
+    /* The common case: a whole event in the buffer. Anything else
+    ** (an error, the end, a short buffer) is decoded again below. */
+    const uint8_t *p = r->buf + r->pos;
+    if (get_event(r, &p, r->buf + r->len, ev) == D_OK) {
+      r->need = 0;
+      r->pos = (size_t)(p - r->buf);
+      return MP_OK;
+    }
+  }
   for (;;) {
     const uint8_t *start = r->buf + r->pos;
     const uint8_t *p = start;
