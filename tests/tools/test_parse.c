@@ -678,6 +678,56 @@ START_TEST(profile_sums_and_peak)
 }
 END_TEST
 
+/* Without override_values (the text report), pairs are 8-byte keys. */
+START_TEST(profile_override_keys)
+{
+  struct mpw w;
+  struct mp_profile *p = malloc(sizeof(*p));
+  struct mp_reader *r;
+  uint64_t n;
+  struct mp_override *ov;
+  const uint64_t *keys;
+  size_t nov, nkeys;
+  struct mp_loc l;
+
+  sample_stream(&w);
+  mp_profile_init(p, MP_GROUP_LINE);
+  r = mp_reader_new_mem(w.mem, w.len);
+  ck_assert_int_eq(mp_profile_read(p, r, &n, NULL, NULL), MP_END);
+  ov = mp_profile_overrides(p, &nov);
+  ck_assert_uint_eq(nov, 2);
+  ck_assert_int_eq(ov[0].is_free, 0);
+  ck_assert_uint_eq(ov[0].orig, 0);
+  ck_assert_uint_eq(ov[0].count, 0);	/* Not kept. */
+  ck_assert_int_eq(ov[1].is_free, 1);
+  ck_assert_uint_eq(ov[1].orig, 1);
+  keys = mp_profile_override_keys(p, &nkeys);
+  ck_assert_uint_eq(nkeys, 2);
+  ck_assert_uint_eq(keys[0], (uint64_t)ov[0].loc << 32 | ov[0].orig);
+  ck_assert_uint_eq(keys[1], 1ull << 63 | (uint64_t)ov[1].loc << 32 |
+		    ov[1].orig);
+  free(ov);
+  /* The same pairs once sorted in place. */
+  ov = mp_profile_overrides(p, &nov);
+  ck_assert_uint_eq(nov, 2);
+  ck_assert_uint_eq(ov[1].orig, 1);
+  free(ov);
+  /* Counters read back whole: @a.lua:2 allocated once, its block was
+  ** reallocated by cfn. */
+  mp_profile_loc(p, 0, &l);
+  ck_assert_uint_eq(l.kind, MP_LOC_LUA);
+  ck_assert_uint_eq(l.n_alloc, 1);
+  ck_assert_uint_eq(l.created, 1);
+  ck_assert_uint_eq(l.held_blocks, 0);
+  mp_reader_free(r);
+  mp_profile_end_file(p, 0);
+  mp_profile_done_reading(p);
+  mp_profile_free(p);
+  free(p);
+  mpw_free(&w);
+}
+END_TEST
+
 START_TEST(profile_threaded_same_as_single)
 {
   struct mpw w;
@@ -739,6 +789,7 @@ static Suite *parse_suite(void)
   tcase_add_test(tc, reader_garbage_events);
   tcase_add_test(tc, reader_fd_blocks_and_pipes);
   tcase_add_test(tc, profile_sums_and_peak);
+  tcase_add_test(tc, profile_override_keys);
   tcase_add_test(tc, profile_threaded_same_as_single);
   suite_add_tcase(s, tc);
   return s;
