@@ -32,7 +32,7 @@ SHIM_TESTS = tests/shim/basic.test tests/shim/lifecycle.test \
 	tests/shim/record.test tests/shim/flavour.test
 # Real programs that embed LuaJIT; each skips when its package is missing.
 SHIM_TESTS += tests/shim/nvim.test tests/shim/sysbench.test \
-	tests/shim/wrk.test tests/shim/lupa.test
+	tests/shim/wrk.test tests/shim/lupa.test tests/shim/nginx.test
 TESTS += $(SHIM_TESTS)
 EXTRA_DIST += $(SHIM_TESTS) tests/shim/shim.sh tests/shim/alloc.lua \
 	tests/shim/threads.lua tests/shim/fork.lua tests/shim/closefd.lua \
