@@ -2,9 +2,9 @@
 # soname, exporting exactly the C API that LuaJIT itself exports.
 
 # The shim's logic that needs no VM: the environment table and its
-# parsing, file names, the file writer, messages, ELF questions. The unit
-# tests and `ljmprof record` link it directly (libljmcore.a); the shim
-# gets its own PIC copy.
+# parsing, file names, the file writer, messages, ELF questions. Built
+# once, position-independent and hidden, so that the shim, the unit tests
+# and `ljmprof record` all link the same archive.
 LJM_CORE_SOURCES = preload/config.c preload/ljm_config.h \
 	preload/outpath.c preload/outpath.h preload/writer.c preload/writer.h \
 	preload/msg.c preload/msg.h preload/elfinfo.c preload/elfinfo.h
@@ -14,11 +14,12 @@ LJM_DEFS = -DLJM_FLAVOUR='"$(LUAJIT_FLAVOUR)"' \
 noinst_LIBRARIES += preload/libljmcore.a
 preload_libljmcore_a_SOURCES = $(LJM_CORE_SOURCES)
 preload_libljmcore_a_CPPFLAGS = $(AM_CPPFLAGS) $(LJM_DEFS)
+preload_libljmcore_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden
 
 # The entry points (shim.c) and the VM registry, linked into the VM.
 noinst_LIBRARIES += preload/libshim.a
 preload_libshim_a_SOURCES = preload/shim.c preload/registry.c \
-	preload/registry.h $(LJM_CORE_SOURCES)
+	preload/registry.h
 preload_libshim_a_CPPFLAGS = $(AM_CPPFLAGS) $(LJM_DEFS) \
 	-I$(top_builddir)/$(LJ_TREE)/src
 preload_libshim_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden
@@ -33,12 +34,12 @@ preload/exports.ver: $(LJ_TREE)/.built
 	    { print "  " $$8 ";" }' | LC_ALL=C sort -u; \
 	  echo 'local: *; };'; } >$@.tmp && mv $@.tmp $@
 
-preload/libljmprof.so: preload/libshim.a preload/exports.ver $(LJ_TREE)/.built
+preload/libljmprof.so: preload/libshim.a preload/libljmcore.a preload/exports.ver $(LJ_TREE)/.built
 	$(AM_V_CCLD)$(CC) $(CFLAGS) $(LDFLAGS) -shared -fPIC -o $@ \
 	  -Wl,-soname,libluajit-5.1.so.2 -Wl,-Bsymbolic \
 	  -Wl,--version-script=preload/exports.ver -Wl,-z,defs \
 	  -Wl,--whole-archive preload/libshim.a -Wl,--no-whole-archive \
-	  $(LJ_DYNOBJS) $(LJ_LIBS) $(LIBS)
+	  preload/libljmcore.a $(LJ_DYNOBJS) $(LJ_LIBS) $(LIBS)
 
 all-local: preload/libljmprof.so
 CLEANFILES += preload/libljmprof.so preload/exports.ver
