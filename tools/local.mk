@@ -71,16 +71,16 @@ EXTRA_DIST += tests/fuzz/run-fuzz tests/fuzz/fuzz_parse.c \
 	tests/fuzz/corpus
 TESTS += tests/fuzz/run-fuzz
 
-FUZZ_SOURCES = tests/fuzz/fuzz_parse.c $(tools_libmpparse_a_SOURCES)
+FUZZ_PARSE_FILES = tests/fuzz/fuzz_parse.c $(tools_libmpparse_a_SOURCES)
 if HAVE_LIBFUZZER
 # A script for automake's sake: built by the rule below with $(FUZZ_CC)
 # and the sanitizers, not with $(CC) and our flags.
 check_SCRIPTS += tests/fuzz/fuzz_parse
 CLEANFILES += tests/fuzz/fuzz_parse
-tests/fuzz/fuzz_parse: $(addprefix $(srcdir)/,$(FUZZ_SOURCES))
+tests/fuzz/fuzz_parse: $(addprefix $(srcdir)/,$(FUZZ_PARSE_FILES))
 	@$(MKDIR_P) tests/fuzz
 	$(AM_V_CCLD)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=undefined -DMP_LOC_CACHE_BITS=4 \
 	  -I$(top_builddir) $(MP_CPPFLAGS) \
-	  -o $@ $(filter %.c,$(addprefix $(srcdir)/,$(FUZZ_SOURCES)))
+	  -o $@ $(filter %.c,$(addprefix $(srcdir)/,$(FUZZ_PARSE_FILES)))
 endif
