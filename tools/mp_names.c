@@ -40,7 +40,7 @@ static int reserve(struct mp_buf *b, size_t n)
   return 0;
 }
 
-void mp_buf_add(struct mp_buf *b, const char *s, size_t n)
+void mp_buf_add_slow(struct mp_buf *b, const char *s, size_t n)
 {
   if (reserve(b, n) < 0)
     return;
@@ -52,6 +52,31 @@ void mp_buf_add(struct mp_buf *b, const char *s, size_t n)
 void mp_buf_str(struct mp_buf *b, const char *s)
 {
   mp_buf_add(b, s, strlen(s));
+}
+
+void mp_buf_u64(struct mp_buf *b, uint64_t v)
+{
+  char tmp[20];
+  size_t n = 0;
+  do {
+    tmp[sizeof(tmp) - ++n] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  mp_buf_add(b, tmp + sizeof(tmp) - n, n);
+}
+
+void mp_buf_hex(struct mp_buf *b, uint64_t v)
+{
+  static const char digits[] = "0123456789abcdef";
+  char tmp[18];
+  size_t n = 0;
+  do {
+    tmp[sizeof(tmp) - ++n] = digits[v & 15];
+    v >>= 4;
+  } while (v);
+  tmp[sizeof(tmp) - ++n] = 'x';
+  tmp[sizeof(tmp) - ++n] = '0';
+  mp_buf_add(b, tmp + sizeof(tmp) - n, n);
 }
 
 void mp_buf_printf(struct mp_buf *b, const char *fmt, ...)
@@ -122,7 +147,8 @@ void mp_name_string(struct mp_buf *out, const struct mp_profile *p,
   if (style != MP_NAME_PLAIN && al && al->of && id < al->nstrings &&
       al->of[id]) {
     al->used[al->of[id]] = 1;
-    mp_buf_printf(out, "CHUNK#%u", al->of[id]);
+    mp_buf_str(out, "CHUNK#");
+    mp_buf_u64(out, al->of[id]);
     return;
   }
   if (style != MP_NAME_FRAME) {
@@ -139,6 +165,13 @@ void mp_name_string(struct mp_buf *out, const struct mp_profile *p,
   mp_buf_add(out, s->data + from, s->len - from);
 }
 
+/* ":<n>" */
+static void colon_u64(struct mp_buf *out, uint64_t v)
+{
+  mp_buf_add(out, ":", 1);
+  mp_buf_u64(out, v);
+}
+
 void mp_name_location(struct mp_buf *out, const struct mp_profile *p,
 		      struct mp_aliases *al, const struct mp_loc *l,
 		      enum mp_name_style style)
@@ -153,34 +186,42 @@ void mp_name_location(struct mp_buf *out, const struct mp_profile *p,
   case MP_LOC_LUA:
     mp_name_string(out, p, al, l->str, style);
     if (by_line)
-      mp_buf_printf(out, ":%u", l->line);
+      colon_u64(out, l->line);
     else if (by_func)
-      mp_buf_printf(out, ":%u", l->linedefined);
+      colon_u64(out, l->linedefined);
     break;
   case MP_LOC_LUA_UNKNOWN:
-    mp_buf_printf(out, "LFUNC 0x%llx", (unsigned long long)l->addr);
+    mp_buf_str(out, "LFUNC ");
+    mp_buf_hex(out, l->addr);
     if (by_line)
-      mp_buf_printf(out, ":%u", l->line);
+      colon_u64(out, l->line);
     break;
   case MP_LOC_C:
     mp_name_string(out, p, al, l->str, style);
-    mp_buf_printf(out, ":0x%llx", (unsigned long long)l->addr);
+    mp_buf_add(out, ":", 1);
+    mp_buf_hex(out, l->addr);
     break;
   case MP_LOC_C_UNKNOWN:
-    mp_buf_printf(out, "CFUNC 0x%llx", (unsigned long long)l->addr);
+    mp_buf_str(out, "CFUNC ");
+    mp_buf_hex(out, l->addr);
     break;
   case MP_LOC_TRACE:
-    mp_buf_printf(out, "TRACE [%llu] started at ", (unsigned long long)l->addr);
-    mp_name_string(out, p, al, l->str, style);
-    mp_buf_printf(out, ":%u", l->line);
-    break;
   case MP_LOC_TRACE_NOPROTO:
-    mp_buf_printf(out, "TRACE [%llu] started at LFUNC 0x%llx:%u",
-		  (unsigned long long)l->addr, (unsigned long long)l->addr2,
-		  l->line);
+    mp_buf_str(out, "TRACE [");
+    mp_buf_u64(out, l->addr);
+    mp_buf_str(out, "] started at ");
+    if (l->kind == MP_LOC_TRACE) {
+      mp_name_string(out, p, al, l->str, style);
+    } else {
+      mp_buf_str(out, "LFUNC ");
+      mp_buf_hex(out, l->addr2);
+    }
+    colon_u64(out, l->line);
     break;
   default:
-    mp_buf_printf(out, "TRACE [%llu]", (unsigned long long)l->addr);
+    mp_buf_str(out, "TRACE [");
+    mp_buf_u64(out, l->addr);
+    mp_buf_add(out, "]", 1);
     break;
   }
 }
@@ -192,7 +233,8 @@ void mp_name_bytes(struct mp_buf *out, uint64_t bytes, int human)
   int u;
 
   if (!human || bytes < 1024) {
-    mp_buf_printf(out, "%lluB", (unsigned long long)bytes);
+    mp_buf_u64(out, bytes);
+    mp_buf_add(out, "B", 1);
     return;
   }
   v = (double)bytes / 1024.0;

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "mp_profile.h"
 
@@ -21,8 +22,24 @@ struct mp_buf {
 };
 
 void mp_buf_free(struct mp_buf *b);
-void mp_buf_add(struct mp_buf *b, const char *s, size_t n);
+void mp_buf_add_slow(struct mp_buf *b, const char *s, size_t n);
+
+/* Append n bytes, keeping a NUL after them. Inline: reports append a
+** few bytes at a time, millions of times. */
+static inline void mp_buf_add(struct mp_buf *b, const char *s, size_t n)
+{
+  if (b->cap - b->len > n) {
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return;
+  }
+  mp_buf_add_slow(b, s, n);
+}
+
 void mp_buf_str(struct mp_buf *b, const char *s);
+void mp_buf_u64(struct mp_buf *b, uint64_t v);	/* Decimal. */
+void mp_buf_hex(struct mp_buf *b, uint64_t v);	/* 0x, lower case. */
 void mp_buf_printf(struct mp_buf *b, const char *fmt, ...)
   __attribute__((format(printf, 2, 3)));
 

@@ -13,6 +13,7 @@
 
 #include "lj_memprof_format.h"
 #include "mp_profile.h"
+#include "mp_sort.h"
 
 static void reset_cache(struct mp_profile *p);
 
@@ -23,7 +24,6 @@ void mp_profile_init(struct mp_profile *p, enum mp_group group)
   mp_strings_init(&p->strings);
   mp_symtab_init(&p->symtab);
   mp_heap_init(&p->heap);
-  mp_map_init(&p->overrides);
   reset_cache(p);
 }
 
@@ -32,8 +32,7 @@ void mp_profile_free(struct mp_profile *p)
   mp_strings_free(&p->strings);
   mp_symtab_free(&p->symtab);
   mp_heap_free(&p->heap);
-  mp_map_free(&p->overrides);
-  free(p->ovset);
+  free(p->ov);
   free(p->locs);
   free(p->exts);
   free(p->auxs);
@@ -43,17 +42,22 @@ void mp_profile_free(struct mp_profile *p)
 
 /* -- Location table ------------------------------------------------------ */
 
+/*
+** Locations of one chunk are met together (a chunk is usually loaded and
+** run at once), so 16 consecutive lines share one home cache line: the
+** hash covers line / 16 and the low bits are line % 16.
+*/
 static uint32_t loc_hash(const struct mp_loc *k)
 {
   uint64_t h = k->kind;
   h = h * 0x9e3779b97f4a7c15ull + k->str;
-  h = h * 0x9e3779b97f4a7c15ull + k->line;
+  h = h * 0x9e3779b97f4a7c15ull + (k->line >> 4);
   h = h * 0x9e3779b97f4a7c15ull + k->linedefined;
   h = h * 0x9e3779b97f4a7c15ull + k->addr;
   h = h * 0x9e3779b97f4a7c15ull + k->addr2;
   h ^= h >> 31;
   h *= 0x9e3779b97f4a7c15ull;
-  return (uint32_t)(h >> 32);
+  return (uint32_t)(h >> 32) << 4 | (k->line & 15);
 }
 
 static inline void rec_addrs(const struct mp_profile *p,
@@ -407,89 +411,116 @@ static int add_symbol(struct mp_profile *p, const struct mp_event *ev)
   return rc;
 }
 
-/* -- Override pairs as a set of keys ------------------------------------ */
+/* -- Override pairs ------------------------------------------------------ */
 
-static inline uint64_t ovset_home(const struct mp_profile *p, uint64_t key)
+static inline size_t ov_size(const struct mp_profile *p)
 {
-  return (mp_map_hash(key) >> 20) & p->ovset_mask;
+  return p->override_values ? sizeof(struct mp_override) : sizeof(uint64_t);
 }
 
-static int ovset_grow(struct mp_profile *p)
+static inline uint64_t ov_key(const struct mp_profile *p, uint64_t i)
 {
-  uint64_t n = p->ovset ? (p->ovset_mask + 1) * 2 : 1024, i, j;
-  uint64_t *slots = calloc(n, sizeof(*slots));
-  if (!slots)
-    return -1;
-  for (i = 0; p->ovset && i <= p->ovset_mask; i++) {
-    uint64_t key = p->ovset[i];
-    if (!key)
-      continue;
-    for (j = (mp_map_hash(key) >> 20) & (n - 1); slots[j]; j = (j + 1) & (n - 1))
-      ;
-    slots[j] = key;
+  return p->override_values ? ((const struct mp_override *)p->ov)[i].key :
+			      ((const uint64_t *)p->ov)[i];
+}
+
+static inline int key_less(const uint64_t *x, const uint64_t *y)
+{
+  return *x < *y;
+}
+
+static inline int override_less(const struct mp_override *x,
+				const struct mp_override *y)
+{
+  return x->key < y->key;
+}
+
+MP_SORT_DEFINE(sort_keys, uint64_t, key_less)
+MP_SORT_DEFINE(sort_overrides, struct mp_override, override_less)
+
+/* Sort the pairs and merge the copies of each key (their counts add up). */
+static void ov_compact(struct mp_profile *p)
+{
+  uint64_t i, n = 0;
+
+  if (p->override_values) {
+    struct mp_override *o = p->ov;
+    sort_overrides(o, (size_t)p->nov);
+    for (i = 0; i < p->nov; i++) {
+      if (n && o[n - 1].key == o[i].key) {
+	o[n - 1].count += o[i].count;
+	o[n - 1].bytes += o[i].bytes;
+      } else {
+	o[n++] = o[i];
+      }
+    }
+  } else {
+    uint64_t *k = p->ov;
+    sort_keys(k, (size_t)p->nov);
+    for (i = 0; i < p->nov; i++)
+      if (!n || k[n - 1] != k[i])
+	k[n++] = k[i];
   }
-  free(p->ovset);
-  p->ovset = slots;
-  p->ovset_mask = n - 1;
-  return 0;
+  p->nov = n;
+  p->ov_maybe_dup = 0;
 }
 
-static int ovset_add(struct mp_profile *p, uint64_t key)
+/*
+** The pair array is full. Copies of a pair are appended only when a
+** location's blocks are released by code other than last time (the memo
+** missed): when those may be a quarter of the array, merge them first;
+** grow when that leaves less than a quarter free.
+*/
+static int ov_make_room(struct mp_profile *p)
 {
-  uint64_t j;
-  if (key == 0) {
-    p->ovset_zero = 1;
+  uint64_t ncap;
+  void *na;
+
+  if (p->ov_maybe_dup > p->nov / 4)
+    ov_compact(p);
+  if (p->nov < p->ov_cap - p->ov_cap / 4)
     return 0;
-  }
-  if (!p->ovset && ovset_grow(p) < 0)
+  ncap = p->ov_cap ? p->ov_cap * 2 : 1024;
+  if (ncap > UINT32_MAX - 1)
+    ncap = UINT32_MAX - 1;
+  if (ncap <= p->nov)
     return -1;
-  for (j = ovset_home(p, key); p->ovset[j]; j = (j + 1) & p->ovset_mask)
-    if (p->ovset[j] == key)
-      return 0;
-  p->ovset[j] = key;
-  p->ovset_count++;
-  /* At most 3/4 full: the pairs are most of a many-chunk profile. */
-  if (p->ovset_count * 4 > (p->ovset_mask + 1) * 3 && ovset_grow(p) < 0)
+  na = realloc(p->ov, (size_t)ncap * ov_size(p));
+  if (!na)
     return -1;
+  p->ov = na;
+  p->ov_cap = ncap;
   return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
+uint64_t mp_profile_sort_overrides(struct mp_profile *p)
 {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
+  if (p->ov_sorted)
+    return p->nov;
+  ov_compact(p);
+  if (p->nov && p->nov < p->ov_cap) {
+    void *fit = realloc(p->ov, (size_t)p->nov * ov_size(p));
+    if (fit) {
+      p->ov = fit;
+      p->ov_cap = p->nov;
+    }
+  }
+  p->ov_sorted = 1;
+  return p->nov;
 }
 
-const uint64_t *mp_profile_override_keys(struct mp_profile *p, size_t *count)
+uint64_t mp_profile_overrides_of(const struct mp_profile *p, int is_free,
+				 uint32_t loc)
 {
-  if (!p->ovset_sorted) {
-    uint64_t i, n = 0;
-    if (p->ovset_zero && !p->ovset && ovset_grow(p) < 0) {
-      *count = 0;
-      return NULL;
-    }
-    for (i = 0; p->ovset && i <= p->ovset_mask; i++)
-      if (p->ovset[i])
-	p->ovset[n++] = p->ovset[i];
-    if (p->ovset_zero) {
-      /* Never full (at most 3/4): key 0 goes in front. */
-      memmove(p->ovset + 1, p->ovset, (size_t)n * sizeof(*p->ovset));
-      p->ovset[0] = 0;
-      n++;
-    }
-    p->ovset_count = n;
-    if (n) {
-      uint64_t *fit;
-      qsort(p->ovset, (size_t)n, sizeof(*p->ovset), cmp_u64);
-      /* Give back the empty half of the table before the report. */
-      fit = realloc(p->ovset, (size_t)n * sizeof(*p->ovset));
-      if (fit)
-	p->ovset = fit;
-    }
-    p->ovset_sorted = 1;
+  uint64_t lo = 0, hi = p->nov, want = mp_override_key(is_free, loc, 0);
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (ov_key(p, mid) < want)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
-  *count = (size_t)p->ovset_count;
-  return p->ovset_count ? p->ovset : NULL;
+  return lo;
 }
 
 /* A block leaves the heap (free, or the old half of a realloc). */
@@ -498,8 +529,8 @@ static int release_block(struct mp_profile *p, uint32_t at, uint64_t addr,
 {
   struct mp_block b;
   struct mp_lrec *orig;
-  struct mp_map_entry *ov;
-  int added;
+  uint64_t key, i;
+  uint32_t memo;
 
   if (addr == 0)
     return 0;	/* free(NULL), realloc(NULL, n): nothing was held. */
@@ -515,14 +546,32 @@ static int release_block(struct mp_profile *p, uint32_t at, uint64_t addr,
   p->file.live_blocks--;
   if (p->no_overrides)
     return 0;
-  if (!p->override_values)
-    return ovset_add(p, (uint64_t)is_free << 63 | (uint64_t)at << 32 | b.loc);
-  ov = mp_map_insert(&p->overrides, (uint64_t)b.loc << 32 |
-		     (uint64_t)at << 1 | (uint64_t)is_free, &added);
-  if (!ov)
-    return -1;
-  ov->a++;
-  ov->b += b.size;
+  /* Pairs are appended unsorted and merged later; the memo finds the
+  ** pair again when the same code releases this location's blocks. */
+  key = mp_override_key(is_free, at, b.loc);
+  memo = orig->ov_memo[is_free];
+  if (memo && memo <= p->nov && ov_key(p, memo - 1) == key) {
+    i = memo - 1;
+  } else {
+    if (p->nov == p->ov_cap && ov_make_room(p) < 0)
+      return -1;
+    /* A first release can't be a copy: that keeps merges rare. */
+    p->ov_maybe_dup += memo != 0;
+    i = p->nov++;
+    if (p->override_values) {
+      struct mp_override *o = &((struct mp_override *)p->ov)[i];
+      o->key = key;
+      o->count = o->bytes = 0;
+    } else {
+      ((uint64_t *)p->ov)[i] = key;
+    }
+    orig->ov_memo[is_free] = (uint32_t)i + 1;
+  }
+  if (p->override_values) {
+    struct mp_override *o = &((struct mp_override *)p->ov)[i];
+    o->count++;
+    o->bytes += b.size;
+  }
   return 0;
 }
 
@@ -653,17 +702,12 @@ static int64_t prepare_event(struct mp_profile *p, const struct mp_event *ev)
   if (id < 0)
     return id;
   __builtin_prefetch(&p->locs[id]);
-  /* Worth a second heap probe only when the locations or the override
-  ** pairs are too many for the caches. */
-  if (ev->type != MP_EV_ALLOC && ev->old_addr &&
-      (p->nlocs > PEEK_MIN_LOCS || (p->override_values && !p->no_overrides))) {
+  /* Worth a second heap probe only when the locations are too many
+  ** for the caches. */
+  if (ev->type != MP_EV_ALLOC && ev->old_addr && p->nlocs > PEEK_MIN_LOCS) {
     struct mp_block b;
-    if (mp_heap_peek(&p->heap, ev->old_addr, &b)) {
+    if (mp_heap_peek(&p->heap, ev->old_addr, &b))
       __builtin_prefetch(&p->locs[b.loc]);
-      if (!p->no_overrides && p->override_values)
-	mp_map_prefetch(&p->overrides, (uint64_t)b.loc << 32 |
-			(uint64_t)id << 1 | (uint64_t)(ev->type == MP_EV_FREE));
-    }
   }
   return id;
 }
@@ -798,79 +842,4 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
   mp_symtab_init(&p->symtab);
   mp_heap_clear(&p->heap);
   reset_cache(p);
-}
-
-static int cmp_override(const void *a, const void *b)
-{
-  const struct mp_override *x = a, *y = b;
-  if (x->is_free != y->is_free)
-    return x->is_free - y->is_free;
-  if (x->loc != y->loc)
-    return x->loc < y->loc ? -1 : 1;
-  if (x->orig != y->orig)
-    return x->orig < y->orig ? -1 : 1;
-  return 0;
-}
-
-struct mp_override *mp_profile_overrides(const struct mp_profile *p,
-					 size_t *count)
-{
-  const struct mp_map *m = &p->overrides;
-  struct mp_override *out;
-  size_t n = 0;
-  uint64_t i, nslots = m->slots ? m->mask + 1 : 0;
-
-  if (!p->override_values) {
-    uint64_t nkeys = p->ovset_sorted ? p->ovset_count :
-		     p->ovset_count + (uint64_t)p->ovset_zero;
-    uint64_t end = p->ovset_sorted ? p->ovset_count :
-		   p->ovset ? p->ovset_mask + 1 : 0;
-    out = malloc((nkeys + 1) * sizeof(*out));
-    if (!out) {
-      *count = 0;
-      return NULL;
-    }
-    if (p->ovset_zero && !p->ovset_sorted)
-      memset(&out[n++], 0, sizeof(*out));
-    for (i = 0; i < end; i++) {
-      uint64_t key = p->ovset[i];
-      if (!key && !p->ovset_sorted)
-	continue;
-      out[n].is_free = (int)(key >> 63);
-      out[n].loc = (uint32_t)(key >> 32) & 0x7fffffffu;
-      out[n].orig = (uint32_t)key;
-      out[n].count = out[n].bytes = 0;
-      n++;
-    }
-    qsort(out, n, sizeof(*out), cmp_override);
-    *count = n;
-    return out;
-  }
-
-  out = malloc((m->count + 1) * sizeof(*out));
-  if (!out) {
-    *count = 0;
-    return NULL;
-  }
-  for (i = 0; i <= nslots; i++) {
-    const struct mp_map_entry *e;
-    if (i == nslots) {
-      if (!m->has_zero)
-	break;
-      e = &m->zero;
-    } else {
-      e = &m->slots[i];
-      if (!e->key)
-	continue;
-    }
-    out[n].orig = (uint32_t)(e->key >> 32);
-    out[n].loc = (uint32_t)(e->key >> 1) & 0x7fffffffu;
-    out[n].is_free = (int)(e->key & 1);
-    out[n].count = e->a;
-    out[n].bytes = e->b;
-    n++;
-  }
-  qsort(out, n, sizeof(*out), cmp_override);
-  *count = n;
-  return out;
 }

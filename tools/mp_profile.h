@@ -68,6 +68,10 @@ struct mp_lrec {
   uint32_t linedefined;
   uint32_t ext;		/* Index + 1 into exts, or 0. */
   uint32_t aux;		/* Index + 1 into auxs, or 0: addr, addr2 are 0. */
+  /* Index + 1 of the last override pair whose blocks came from here,
+  ** for reallocations [0] and frees [1]: most blocks of a location are
+  ** released by the same code, so the pair is found without hashing. */
+  uint32_t ov_memo[2];
   uint64_t n_alloc, alloc_bytes;
   uint64_t created, released, held_bytes;
 };
@@ -81,14 +85,23 @@ struct mp_laux {
   uint64_t addr, addr2;
 };
 
-/* One (event location, location whose block it reallocated or freed). */
+/*
+** One (event location, location whose block it reallocated or freed)
+** pair. key is is_free << 63 | loc << 32 | orig, so that sorted keys
+** group the pairs by event location. count and bytes (the old sizes of
+** those blocks) are kept only with override_values.
+*/
 struct mp_override {
-  uint32_t loc;		/* Location of the realloc or free. */
-  uint32_t orig;	/* Location that had allocated the block. */
-  int is_free;		/* 0: realloc. */
+  uint64_t key;
   uint64_t count;
-  uint64_t bytes;	/* Old sizes of those blocks. */
+  uint64_t bytes;
 };
+
+static inline uint64_t mp_override_key(int is_free, uint32_t loc,
+				       uint32_t orig)
+{
+  return (uint64_t)(is_free != 0) << 63 | (uint64_t)loc << 32 | orig;
+}
 
 struct mp_summary {
   uint64_t n_alloc, n_realloc, n_free;	/* Memory events by kind. */
@@ -136,15 +149,15 @@ struct mp_profile {
   uint32_t nauxs, auxs_cap;
   uint32_t *loc_slots;		/* Location hash: id + 1, 0 is empty. */
   uint32_t loc_mask;
-  /* Override pairs. With override_values (JSON): a map from
-  ** orig << 32 | loc << 1 | is_free to count, bytes. Without: a set of
-  ** is_free << 63 | loc << 32 | orig (8 bytes a pair: the text report
-  ** prints no counts), sorted in place once reading is done. */
-  struct mp_map overrides;
-  uint64_t *ovset;
-  uint64_t ovset_mask, ovset_count;
-  int ovset_zero;		/* Key 0 is in the set. */
-  int ovset_sorted;		/* ovset[0..ovset_count) is now a sorted array. */
+  /* Override pairs: an array of struct mp_override with override_values
+  ** (JSON), of bare 8-byte keys without (the text report prints no
+  ** counts). Appended while reading, with copies of a key merged from
+  ** time to time; sorted, each key once, when reading is done. */
+  void *ov;
+  uint64_t nov, ov_cap;
+  uint64_t ov_maybe_dup;	/* Appended since the last merge that may
+				** repeat a key. */
+  int ov_sorted;
   struct mp_loc_cache_entry cache[MP_LOC_CACHE];
   /* Generations, bumped when symbols change what a key resolves to: one
   ** per C-symbol table (any new symbol may be the nearest), one per
@@ -210,18 +223,30 @@ enum mp_status mp_profile_read_threaded(struct mp_profile *p,
 */
 void mp_profile_end_file(struct mp_profile *p, int truncated);
 
-/* All override pairs, sorted by (is_free, loc); free() the result.
-** Counts and bytes are 0 unless p->override_values was set. */
-struct mp_override *mp_profile_overrides(const struct mp_profile *p,
-					 size_t *count);
-
 /*
-** Without override_values: the pairs as keys is_free << 63 | loc << 32 |
-** orig, sorted; the array belongs to p. No pair may be added afterwards.
-** NULL with *count 0 when there are none.
+** Reading is over: sort the override pairs by key, in place, and drop
+** their index. Returns the number of pairs. No pair may be added
+** afterwards.
 */
-const uint64_t *mp_profile_override_keys(struct mp_profile *p,
-					 size_t *count);
+uint64_t mp_profile_sort_overrides(struct mp_profile *p);
+
+/* Pair i (0 <= i < p->nov), by value; count and bytes are 0 without
+** override_values. */
+static inline struct mp_override mp_profile_override(const struct mp_profile *p,
+						     uint64_t i)
+{
+  struct mp_override o = {0, 0, 0};
+  if (p->override_values)
+    o = ((const struct mp_override *)p->ov)[i];
+  else
+    o.key = ((const uint64_t *)p->ov)[i];
+  return o;
+}
+
+/* Once sorted: the first pair whose key is at least
+** mp_override_key(is_free, loc, 0); p->nov when there is none. */
+uint64_t mp_profile_overrides_of(const struct mp_profile *p, int is_free,
+				 uint32_t loc);
 
 /* Location id as a whole (a copy). */
 void mp_profile_loc(const struct mp_profile *p, uint32_t id,

@@ -42,27 +42,10 @@ struct mp_report_input {
   const uint64_t *events_read;	/* Per file: complete memory events. */
 };
 
-/* Names of every location, built once per report. */
-struct mp_report_names {
-  struct mp_buf buf;
-  size_t *off;		/* Per location: offset of its name in buf. */
-  struct mp_aliases aliases;
-};
-
-int mp_report_names_init(struct mp_report_names *n, const struct mp_profile *p,
-			 enum mp_name_style style);
-void mp_report_names_free(struct mp_report_names *n);
-
-static inline const char *mp_report_name(const struct mp_report_names *n,
-					 uint32_t loc)
-{
-  return n->buf.data + n->off[loc];
-}
-
 /* Each writes the whole report to out; 0, or -1 when out of memory. */
 int mp_report_text(FILE *out, struct mp_profile *p,
 		   const struct mp_report_opts *o);
-int mp_report_json(FILE *out, const struct mp_profile *p,
+int mp_report_json(FILE *out, struct mp_profile *p,
 		   const struct mp_report_opts *o,
 		   const struct mp_report_input *in);
 int mp_report_folded(FILE *out, const struct mp_profile *p,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mp_order.h"
 #include "mp_report.h"
 
 static void frames(struct mp_buf *out, const struct mp_profile *p,
@@ -26,19 +27,25 @@ static void frames(struct mp_buf *out, const struct mp_profile *p,
     } else {
       mp_buf_str(out, ";function ");
       mp_name_string(out, p, al, l->str, MP_NAME_FRAME);
-      mp_buf_printf(out, ":%u", l->linedefined);
+      mp_buf_add(out, ":", 1);
+      mp_buf_u64(out, l->linedefined);
     }
     if (p->group == MP_GROUP_FUNCTION)
       break;
     mp_buf_add(out, ";", 1);
     mp_name_string(out, p, al, l->str, MP_NAME_FRAME);
-    mp_buf_printf(out, ":%u", l->line);
+    mp_buf_add(out, ":", 1);
+    mp_buf_u64(out, l->line);
     break;
   case MP_LOC_LUA_UNKNOWN:
-    mp_buf_printf(out, "LFUNC 0x%llx", (unsigned long long)l->addr);
-    if (p->group == MP_GROUP_FRAMES)
-      mp_buf_printf(out, ";LFUNC 0x%llx:%u", (unsigned long long)l->addr,
-		    l->line);
+    mp_buf_str(out, "LFUNC ");
+    mp_buf_hex(out, l->addr);
+    if (p->group == MP_GROUP_FRAMES) {
+      mp_buf_str(out, ";LFUNC ");
+      mp_buf_hex(out, l->addr);
+      mp_buf_add(out, ":", 1);
+      mp_buf_u64(out, l->line);
+    }
     break;
   case MP_LOC_C:
   case MP_LOC_C_UNKNOWN:
@@ -55,77 +62,62 @@ static void frames(struct mp_buf *out, const struct mp_profile *p,
   }
 }
 
-struct frow {
-  uint64_t value;
-  size_t off;		/* Frames in the buffer. */
-};
-
-static const char *frames_base;
-
-static int cmp_frow(const void *a, const void *b)
-{
-  const struct frow *x = a, *y = b;
-  return strcmp(frames_base + x->off, frames_base + y->off);
-}
-
-static int cmp_frow_value(const void *a, const void *b)
-{
-  const struct frow *x = a, *y = b;
-  if (x->value != y->value)
-    return x->value > y->value ? -1 : 1;
-  return cmp_frow(a, b);
-}
-
 int mp_report_folded(FILE *out, const struct mp_profile *p,
 		     const struct mp_report_opts *o)
 {
   struct mp_aliases al;
-  struct mp_buf buf = {0};
-  struct frow *rows;
+  struct mp_order order;
+  struct mp_buf line = {0};
+  struct mp_row *rows = NULL;
   size_t nrows = 0, i;
   uint32_t id;
+  int rc = -1;
 
   if (mp_aliases_init(&al, &p->strings) < 0)
     return -1;
-  rows = malloc((p->nlocs + 1) * sizeof(*rows));
-  if (!rows) {
-    mp_aliases_free(&al);
-    return -1;
-  }
+  if (mp_order_init(&order, &p->strings) < 0)
+    goto out_al;
+  rows = malloc(((size_t)p->nlocs + 1) * sizeof(*rows));
+  if (!rows)
+    goto out;
   for (id = 0; id < p->nlocs; id++) {
-    struct mp_loc lc;
-    const struct mp_loc *l = &lc;
+    struct mp_loc l;
     uint64_t v;
-    mp_profile_loc(p, id, &lc);
-    v = o->value == MP_VALUE_ALLOC_BYTES ?
-		 l->alloc_bytes + l->realloc_new :
-		 o->value == MP_VALUE_ALLOC_COUNT ? l->n_alloc + l->n_realloc :
-		 l->held_bytes;
+    mp_profile_loc(p, id, &l);
+    v = o->value == MP_VALUE_ALLOC_BYTES ? l.alloc_bytes + l.realloc_new :
+	o->value == MP_VALUE_ALLOC_COUNT ? l.n_alloc + l.n_realloc :
+	l.held_bytes;
     if (!v)
       continue;
-    rows[nrows].value = v;
-    rows[nrows].off = buf.len;
-    frames(&buf, p, &al, l);
-    mp_buf_add(&buf, "", 1);
+    rows[nrows].key = v;
+    mp_order_row(&order, p, id, &rows[nrows]);
     nrows++;
   }
-  if (buf.oom) {
-    free(rows);
-    mp_buf_free(&buf);
-    mp_aliases_free(&al);
-    return -1;
-  }
-  frames_base = buf.data;
+  /* The largest --top values, then in name order: the tools that read
+  ** this merge equal stacks, and adjacent ones draw faster. */
   if (o->top && nrows > o->top) {
-    qsort(rows, nrows, sizeof(*rows), cmp_frow_value);
+    mp_rows_sort(rows, nrows);
     nrows = (size_t)o->top;
   }
-  qsort(rows, nrows, sizeof(*rows), cmp_frow);
-  for (i = 0; i < nrows; i++)
-    fprintf(out, "%s %llu\n", buf.data + rows[i].off,
-	    (unsigned long long)rows[i].value);
+  mp_rows_sort_by_name(rows, nrows);
+  for (i = 0; i < nrows; i++) {
+    struct mp_loc l;
+    mp_profile_loc(p, rows[i].loc, &l);
+    line.len = 0;
+    frames(&line, p, &al, &l);
+    mp_buf_add(&line, " ", 1);
+    mp_buf_u64(&line, rows[i].key);
+    mp_buf_add(&line, "\n", 1);
+    if (line.oom)
+      goto out;
+    fwrite(line.data, 1, line.len, out);
+  }
+  rc = 0;
+out:
   free(rows);
-  mp_buf_free(&buf);
+  mp_buf_free(&line);
+  mp_order_free(&order);
+out_al:
   mp_aliases_free(&al);
-  return 0;
+  return rc;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mp_order.h"
 #include "mp_report.h"
 
 /* Length of the valid UTF-8 sequence at s, or 0 when it is not valid. */
@@ -53,6 +54,15 @@ void mp_json_string(FILE *out, const char *s, size_t len)
   while (i < len) {
     unsigned char c = u[i];
     size_t n;
+    /* Runs of plain ASCII go out as they are. */
+    for (n = i; n < len && u[n] >= 0x20 && u[n] < 0x7f && u[n] != '"' &&
+	 u[n] != '\\'; n++)
+      ;
+    if (n > i) {
+      fwrite(u + i, 1, n - i, out);
+      i = n;
+      continue;
+    }
     if (c == '"' || c == '\\') {
       fputc('\\', out);
       fputc(c, out);
@@ -263,77 +273,81 @@ static void json_location_fields(FILE *out, const struct mp_profile *p,
   }
 }
 
-struct jrow {
-  uint64_t events;
-  const char *name;
-  uint32_t loc;
-};
-
-static int cmp_jrow(const void *a, const void *b)
+/* The name of location id in plain style, as a JSON string. */
+static void json_name(FILE *out, const struct mp_profile *p,
+		      struct mp_buf *scratch, uint32_t id)
 {
-  const struct jrow *x = a, *y = b;
-  if (x->events != y->events)
-    return x->events > y->events ? -1 : 1;
-  return strcmp(x->name, y->name);
+  struct mp_loc l;
+  mp_profile_loc(p, id, &l);
+  scratch->len = 0;
+  mp_name_location(scratch, p, NULL, &l, MP_NAME_PLAIN);
+  mp_json_string(out, scratch->data ? scratch->data : "", scratch->len);
 }
 
-static void json_overrides(FILE *out, const struct mp_report_names *n,
-			   const struct mp_override *ov, size_t nov,
-			   int is_free, uint32_t loc)
+/* The pairs of one location and kind, by name of the other location. */
+static int json_overrides(FILE *out, const struct mp_profile *p,
+			  const struct mp_order *order, struct mp_buf *scratch,
+			  int is_free, uint32_t loc)
 {
-  size_t i;
-  int first = 1;
-  /* ov is sorted by (is_free, loc): a linear scan from a binary search
-  ** would do, but the lists are short and this runs once per location. */
-  size_t lo = 0, hi = nov;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (ov[mid].is_free < is_free ||
-	(ov[mid].is_free == is_free && ov[mid].loc < loc))
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
+  uint64_t first = mp_profile_overrides_of(p, is_free, loc), end, i;
+  uint64_t want = mp_override_key(is_free, loc, 0) >> 32;
+  struct mp_row *rows;
+  size_t n = 0, j;
+
+  for (end = first;
+       end < p->nov && mp_profile_override(p, end).key >> 32 == want; end++)
+    ;
   fputc('[', out);
-  for (i = lo; i < nov && ov[i].is_free == is_free && ov[i].loc == loc; i++) {
-    if (!first)
-      fputs(", ", out);
-    first = 0;
-    fputs("{\"name\": ", out);
-    json_cstr(out, mp_report_name(n, ov[i].orig));
-    fprintf(out, ", \"count\": %llu, \"bytes\": %llu}", U(ov[i].count),
-	    U(ov[i].bytes));
+  if (end == first) {
+    fputc(']', out);
+    return 0;
+  }
+  rows = malloc((size_t)(end - first) * sizeof(*rows));
+  if (!rows)
+    return -1;
+  for (i = first; i < end; i++, n++) {
+    mp_order_row(order, p, (uint32_t)mp_profile_override(p, i).key, &rows[n]);
+    rows[n].key = i;	/* The pair, for its counts. */
+  }
+  mp_rows_sort_by_name(rows, n);
+  for (j = 0; j < n; j++) {
+    struct mp_override ov = mp_profile_override(p, rows[j].key);
+    fputs(j ? ", {\"name\": " : "{\"name\": ", out);
+    json_name(out, p, scratch, rows[j].loc);
+    fprintf(out, ", \"count\": %llu, \"bytes\": %llu}", U(ov.count),
+	    U(ov.bytes));
   }
   fputc(']', out);
+  free(rows);
+  return 0;
 }
 
-int mp_report_json(FILE *out, const struct mp_profile *p,
+int mp_report_json(FILE *out, struct mp_profile *p,
 		   const struct mp_report_opts *o,
 		   const struct mp_report_input *in)
 {
   static const char *const groups[] = {"line", "function", "chunk", "line"};
-  struct mp_report_names n;
-  struct mp_override *ov = NULL;
-  struct jrow *rows = NULL;
-  size_t nov = 0, nrows = 0, i;
+  struct mp_order order;
+  struct mp_buf scratch = {0};
+  struct mp_row *rows = NULL;
+  size_t nrows = 0, i;
   uint32_t id;
   int rc = -1;
 
-  if (mp_report_names_init(&n, p, MP_NAME_PLAIN) < 0)
-    goto out;
-  ov = mp_profile_overrides(p, &nov);
-  rows = malloc((p->nlocs + 1) * sizeof(*rows));
-  if (!ov || !rows)
+  if (mp_order_init(&order, &p->strings) < 0)
+    return -1;
+  mp_profile_sort_overrides(p);
+  rows = malloc(((size_t)p->nlocs + 1) * sizeof(*rows));
+  if (!rows)
     goto out;
   for (id = 0; id < p->nlocs; id++) {
     struct mp_loc l[1];
     mp_profile_loc(p, id, l);
-    rows[nrows].events = l->n_alloc + l->n_realloc + l->n_free;
-    rows[nrows].name = mp_report_name(&n, id);
-    rows[nrows].loc = id;
+    rows[nrows].key = l->n_alloc + l->n_realloc + l->n_free;
+    mp_order_row(&order, p, id, &rows[nrows]);
     nrows++;
   }
-  qsort(rows, nrows, sizeof(*rows), cmp_jrow);
+  mp_rows_sort(rows, nrows);
   if (o->top && nrows > o->top)
     nrows = (size_t)o->top;
 
@@ -347,7 +361,7 @@ int mp_report_json(FILE *out, const struct mp_profile *p,
     mp_profile_loc(p, rows[i].loc, l);
     fputs(i ? ",\n    {" : "\n    {", out);
     fputs("\"name\": ", out);
-    json_cstr(out, rows[i].name);
+    json_name(out, p, &scratch, rows[i].loc);
     fprintf(out, ", \"kind\": \"%s\"", kind_name(l->kind));
     json_location_fields(out, p, l);
     fprintf(out, ",\n     \"alloc\": {\"count\": %llu, \"bytes\": %llu}",
@@ -361,16 +375,18 @@ int mp_report_json(FILE *out, const struct mp_profile *p,
 	    "\"allocs\": %llu, \"frees\": %llu}", U(l->held_bytes),
 	    U(l->held_blocks), U(l->created), U(l->released));
     fputs(",\n     \"overrides\": {\"realloc\": ", out);
-    json_overrides(out, &n, ov, nov, 0, rows[i].loc);
+    if (json_overrides(out, p, &order, &scratch, 0, rows[i].loc) < 0)
+      goto out;
     fputs(", \"free\": ", out);
-    json_overrides(out, &n, ov, nov, 1, rows[i].loc);
+    if (json_overrides(out, p, &order, &scratch, 1, rows[i].loc) < 0)
+      goto out;
     fputs("}}", out);
   }
   fputs(nrows ? "\n  ]\n}\n" : "]\n}\n", out);
-  rc = 0;
+  rc = scratch.oom ? -1 : 0;
 out:
   free(rows);
-  free(ov);
-  mp_report_names_free(&n);
+  mp_buf_free(&scratch);
+  mp_order_free(&order);
   return rc;
 }

@@ -2,194 +2,193 @@
 ** The text report in the established memprof layout, and the leak
 ** summary (--leak-only).
 **
+** Names are written as each line is printed, never kept: a profile that
+** loads thousands of chunks has millions of locations.
+**
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "mp_order.h"
 #include "mp_report.h"
 
-/* One printed line: sort key and what to print. */
-struct row {
-  uint64_t key;		/* Event count, or bytes held. */
-  uint32_t loc;		/* Its name is in row_names (16 bytes a row: a
-			** profile can have millions of locations). */
+/* State of one report: the name order and a line being composed. */
+struct text {
+  FILE *out;
+  const struct mp_profile *p;
+  struct mp_aliases al;
+  struct mp_order order;
+  struct mp_buf line;
+  int human;
 };
 
-static const struct mp_report_names *row_names;	/* For cmp_row. */
-
-#define ROW_NAME(r) mp_report_name(row_names, (r)->loc)
-
-/* Largest key first; ties by name so that output is reproducible. */
-static int cmp_row(const void *a, const void *b)
+/* Append the name of location id to t->line (marks its alias used). */
+static void put_name(struct text *t, uint32_t id)
 {
-  const struct row *x = a, *y = b;
-  if (x->key != y->key)
-    return x->key > y->key ? -1 : 1;
-  return strcmp(ROW_NAME(x), ROW_NAME(y));
+  struct mp_loc l;
+  mp_profile_loc(t->p, id, &l);
+  mp_name_location(&t->line, t->p, &t->al, &l, MP_NAME_ALIASED);
 }
 
-static int cmp_name(const void *a, const void *b)
+static void put_bytes(struct text *t, uint64_t v)
 {
-  return strcmp(*(const char *const *)a, *(const char *const *)b);
+  mp_name_bytes(&t->line, v, t->human);
 }
 
-/* Record that the alias of this location's string gets printed. */
-static void mark_alias(struct mp_report_names *n, const struct mp_loc *l)
+/* Write t->line out and start the next one. */
+static void flush_line(struct text *t)
 {
-  struct mp_aliases *al = &n->aliases;
-  if (al->of && l->str < al->nstrings && al->of[l->str])
-    al->used[al->of[l->str]] = 1;
+  if (t->line.len)
+    fwrite(t->line.data, 1, t->line.len, t->out);
+  t->line.len = 0;
 }
 
-static void put_bytes(FILE *out, uint64_t v, int human)
+/* Rows of every location whose measure (chosen by pick) is not 0, sorted;
+** cut to top. NULL when out of memory. */
+static struct mp_row *sorted_rows(struct text *t, int section, uint64_t top,
+				  size_t *count)
 {
-  struct mp_buf b = {0};
-  mp_name_bytes(&b, v, human);
-  if (b.data)
-    fputs(b.data, out);
-  mp_buf_free(&b);
-}
-
-/* First override key with this is_free << 31 | loc prefix, or count. */
-static size_t overrides_at(const uint64_t *ov, size_t count, uint64_t prefix)
-{
-  size_t lo = 0, hi = count;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if ((ov[mid] >> 32) < prefix)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
-enum section { SEC_ALLOC, SEC_REALLOC, SEC_FREE };
-
-static int section(FILE *out, const struct mp_profile *p,
-		   struct mp_report_names *n, const uint64_t *ov,
-		   size_t nov, const struct mp_report_opts *o, enum section sec)
-{
-  static const char *const titles[] = {"ALLOCATIONS", "REALLOCATIONS",
-				       "DEALLOCATIONS"};
-  struct row *rows = malloc((p->nlocs + 1) * sizeof(*rows));
-  const char **origs = NULL;
-  size_t nrows = 0, i;
+  const struct mp_profile *p = t->p;
+  struct mp_row *rows = malloc(((size_t)p->nlocs + 1) * sizeof(*rows));
+  size_t n = 0;
   uint32_t id;
 
   if (!rows)
-    return -1;
+    return NULL;
   for (id = 0; id < p->nlocs; id++) {
-    struct mp_loc l[1];
+    const struct mp_lrec *r = &p->locs[id];
+    const struct mp_lext *e = r->ext ? &p->exts[r->ext - 1] : NULL;
     uint64_t k;
-    mp_profile_loc(p, id, l);
-    k = sec == SEC_ALLOC ? l->n_alloc :
-		 sec == SEC_REALLOC ? l->n_realloc : l->n_free;
-    if (k) {
-      rows[nrows].key = k;
-      rows[nrows].loc = id;
-      nrows++;
+    switch (section) {
+    case 0: k = r->n_alloc; break;
+    case 1: k = e ? e->n_realloc : 0; break;
+    case 2: k = e ? e->n_free : 0; break;
+    default: k = r->held_bytes; break;
     }
-  }
-  row_names = n;
-  qsort(rows, nrows, sizeof(*rows), cmp_row);
-  if (o->top && nrows > o->top)
-    nrows = (size_t)o->top;
-
-  fprintf(out, "%s\n", titles[sec]);
-  for (i = 0; i < nrows; i++) {
-    struct mp_loc l[1], ol;
-    uint64_t plus, minus, prefix;
-    size_t first, j, norig = 0;
-
-    mp_profile_loc(p, rows[i].loc, l);
-    plus = sec == SEC_ALLOC ? l->alloc_bytes :
-		    sec == SEC_REALLOC ? l->realloc_new : 0;
-    minus = sec == SEC_ALLOC ? 0 :
-	    sec == SEC_REALLOC ? l->realloc_old : l->free_bytes;
-
-    mark_alias(n, l);
-    fprintf(out, "%s: %llu events\t+", mp_report_name(n, rows[i].loc),
-	    (unsigned long long)rows[i].key);
-    put_bytes(out, plus, o->human);
-    fputs("\t-", out);
-    put_bytes(out, minus, o->human);
-    fputc('\n', out);
-    if (sec == SEC_ALLOC)
+    if (!k)
       continue;
-    prefix = (uint64_t)(sec == SEC_FREE) << 31 | rows[i].loc;
-    first = overrides_at(ov, nov, prefix);
-    for (j = first; j < nov && (ov[j] >> 32) == prefix; j++)
-      ;
-    if (j == first)
-      continue;
-    origs = realloc(origs, (j - first) * sizeof(*origs));
-    if (!origs) {
-      free(rows);
-      return -1;
-    }
-    for (j = first; j < nov && (ov[j] >> 32) == prefix; j++) {
-      uint32_t orig = (uint32_t)ov[j];
-      origs[norig++] = mp_report_name(n, orig);
-      mp_profile_loc(p, orig, &ol);
-      mark_alias(n, &ol);
-    }
-    qsort(origs, norig, sizeof(*origs), cmp_name);
-    fputs("\tOverrides:\n", out);
-    for (j = 0; j < norig; j++)
-      fprintf(out, "\t\t%s\n", origs[j]);
-    fputc('\n', out);
+    rows[n].key = k;
+    mp_order_row(&t->order, p, id, &rows[n]);
+    n++;
   }
-  fputc('\n', out);
-  free(origs);
-  free(rows);
+  mp_rows_sort(rows, n);
+  if (top && n > top)
+    n = (size_t)top;
+  *count = n;
+  return rows;
+}
+
+/* The "Overrides:" list under a reallocation or free location: the
+** locations whose blocks it took, by name. */
+static int overrides(struct text *t, int is_free, uint32_t loc,
+		     struct mp_row **scratch, size_t *cap)
+{
+  const struct mp_profile *p = t->p;
+  uint64_t first = mp_profile_overrides_of(p, is_free, loc), i;
+  uint64_t want = mp_override_key(is_free, loc, 0) >> 32;
+  size_t n = 0, j;
+
+  for (i = first; i < p->nov &&
+       mp_profile_override(p, i).key >> 32 == want; i++) {
+    if (n == *cap) {
+      size_t ncap = *cap ? *cap * 2 : 64;
+      struct mp_row *nr = realloc(*scratch, ncap * sizeof(*nr));
+      if (!nr)
+	return -1;
+      *scratch = nr;
+      *cap = ncap;
+    }
+    mp_order_row(&t->order, p, (uint32_t)mp_profile_override(p, i).key,
+		 &(*scratch)[n]);
+    n++;
+  }
+  if (!n)
+    return 0;
+  mp_rows_sort_by_name(*scratch, n);
+  mp_buf_str(&t->line, "\tOverrides:\n");
+  for (j = 0; j < n; j++) {
+    mp_buf_add(&t->line, "\t\t", 2);
+    put_name(t, (*scratch)[j].loc);
+    mp_buf_add(&t->line, "\n", 1);
+    if (t->line.len > 4096)
+      flush_line(t);
+  }
+  mp_buf_add(&t->line, "\n", 1);
   return 0;
 }
 
-static int leak_summary(FILE *out, const struct mp_profile *p,
-			struct mp_report_names *n,
-			const struct mp_report_opts *o)
+static int section(struct text *t, uint64_t top, int sec)
 {
-  struct row *rows = malloc((p->nlocs + 1) * sizeof(*rows));
-  size_t nrows = 0, i;
-  uint32_t id;
+  static const char *const titles[] = {"ALLOCATIONS\n", "REALLOCATIONS\n",
+				       "DEALLOCATIONS\n"};
+  const struct mp_profile *p = t->p;
+  struct mp_row *rows, *scratch = NULL;
+  size_t nrows, i, cap = 0;
+  int rc = 0;
 
+  rows = sorted_rows(t, sec, top, &nrows);
   if (!rows)
     return -1;
-  for (id = 0; id < p->nlocs; id++)
-    if (p->locs[id].held_bytes) {
-      rows[nrows].key = p->locs[id].held_bytes;
-      rows[nrows].loc = id;
-      nrows++;
-    }
-  row_names = n;
-  qsort(rows, nrows, sizeof(*rows), cmp_row);
-  if (o->top && nrows > o->top)
-    nrows = (size_t)o->top;
-  fputs("HEAP SUMMARY:\n", out);
-  for (i = 0; i < nrows; i++) {
-    struct mp_loc l[1];
-    mp_profile_loc(p, rows[i].loc, l);
-    mark_alias(n, l);
-    fprintf(out, "%s holds ", mp_report_name(n, rows[i].loc));
-    put_bytes(out, l->held_bytes, o->human);
-    fprintf(out, ": %llu allocs, %llu frees\n",
-	    (unsigned long long)l->created, (unsigned long long)l->released);
+  fputs(titles[sec], t->out);
+  for (i = 0; i < nrows && rc == 0; i++) {
+    const struct mp_lrec *r = &p->locs[rows[i].loc];
+    const struct mp_lext *e = r->ext ? &p->exts[r->ext - 1] : NULL;
+    uint64_t plus = sec == 0 ? r->alloc_bytes : sec == 1 ? e->realloc_new : 0;
+    uint64_t minus = sec == 0 ? 0 : sec == 1 ? e->realloc_old : e->free_bytes;
+
+    put_name(t, rows[i].loc);
+    mp_buf_str(&t->line, ": ");
+    mp_buf_u64(&t->line, rows[i].key);
+    mp_buf_str(&t->line, " events\t+");
+    put_bytes(t, plus);
+    mp_buf_str(&t->line, "\t-");
+    put_bytes(t, minus);
+    mp_buf_add(&t->line, "\n", 1);
+    if (sec != 0)
+      rc = overrides(t, sec == 2, rows[i].loc, &scratch, &cap);
+    flush_line(t);
   }
-  fputc('\n', out);
+  fputc('\n', t->out);
+  free(scratch);
   free(rows);
-  return 0;
+  return t->line.oom ? -1 : rc;
+}
+
+static int leak_summary(struct text *t, uint64_t top)
+{
+  const struct mp_profile *p = t->p;
+  struct mp_row *rows;
+  size_t nrows, i;
+
+  rows = sorted_rows(t, 3, top, &nrows);
+  if (!rows)
+    return -1;
+  fputs("HEAP SUMMARY:\n", t->out);
+  for (i = 0; i < nrows; i++) {
+    const struct mp_lrec *r = &p->locs[rows[i].loc];
+    put_name(t, rows[i].loc);
+    mp_buf_str(&t->line, " holds ");
+    put_bytes(t, r->held_bytes);
+    mp_buf_str(&t->line, ": ");
+    mp_buf_u64(&t->line, r->created);
+    mp_buf_str(&t->line, " allocs, ");
+    mp_buf_u64(&t->line, r->released);
+    mp_buf_str(&t->line, " frees\n");
+    flush_line(t);
+  }
+  fputc('\n', t->out);
+  free(rows);
+  return t->line.oom ? -1 : 0;
 }
 
 /* The texts behind the aliases printed above, each once. */
-static void aliases(FILE *out, const struct mp_profile *p,
-		    const struct mp_report_names *n)
+static void aliases(struct text *t)
 {
   static const char rule[] =
     "================================================================";
-  const struct mp_aliases *al = &n->aliases;
+  const struct mp_aliases *al = &t->al;
   uint32_t id;
   int any = 0;
 
@@ -200,42 +199,44 @@ static void aliases(FILE *out, const struct mp_profile *p,
     if (!al->of[id] || !al->used[al->of[id]])
       continue;
     if (!any)
-      fputs("ALIASES:\n", out);
+      fputs("ALIASES:\n", t->out);
     any = 1;
-    s = mp_strings_get(&p->strings, id);
-    fprintf(out, "CHUNK#%u:\n%s\n", al->of[id], rule);
-    fwrite(s->data, 1, s->len, out);
+    s = mp_strings_get(&t->p->strings, id);
+    fprintf(t->out, "CHUNK#%u:\n%s\n", al->of[id], rule);
+    fwrite(s->data, 1, s->len, t->out);
     if (s->len && s->data[s->len - 1] != '\n')
-      fputc('\n', out);
-    fprintf(out, "%s\n\n", rule);
+      fputc('\n', t->out);
+    fprintf(t->out, "%s\n\n", rule);
   }
 }
 
 int mp_report_text(FILE *out, struct mp_profile *p,
 		   const struct mp_report_opts *o)
 {
-  struct mp_report_names n;
-  const uint64_t *ov = NULL;
-  size_t nov = 0;
+  struct text t;
   int rc = -1;
 
-  if (mp_report_names_init(&n, p, MP_NAME_ALIASED) < 0)
+  memset(&t, 0, sizeof(t));
+  t.out = out;
+  t.p = p;
+  t.human = o->human;
+  if (mp_aliases_init(&t.al, &p->strings) < 0 ||
+      mp_order_init(&t.order, &p->strings) < 0)
     goto out;
   if (o->leak_only) {
-    if (leak_summary(out, p, &n, o) < 0)
+    if (leak_summary(&t, o->top) < 0)
       goto out;
   } else {
-    ov = mp_profile_override_keys(p, &nov);
-    if (!ov && nov)
-      goto out;
-    if (section(out, p, &n, ov, nov, o, SEC_ALLOC) < 0 ||
-	section(out, p, &n, ov, nov, o, SEC_REALLOC) < 0 ||
-	section(out, p, &n, ov, nov, o, SEC_FREE) < 0)
+    mp_profile_sort_overrides(p);
+    if (section(&t, o->top, 0) < 0 || section(&t, o->top, 1) < 0 ||
+	section(&t, o->top, 2) < 0)
       goto out;
   }
-  aliases(out, p, &n);
+  aliases(&t);
   rc = 0;
 out:
-  mp_report_names_free(&n);
+  mp_buf_free(&t.line);
+  mp_order_free(&t.order);
+  mp_aliases_free(&t.al);
   return rc;
 }

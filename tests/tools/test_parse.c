@@ -642,8 +642,7 @@ START_TEST(profile_sums_and_peak)
   struct mp_profile *p = malloc(sizeof(*p));
   struct mp_reader *r;
   uint64_t n;
-  struct mp_override *ov;
-  size_t nov;
+  struct mp_override ov;
 
   sample_stream(&w);
   mp_profile_init(p, MP_GROUP_LINE);
@@ -660,14 +659,17 @@ START_TEST(profile_sums_and_peak)
   ck_assert_uint_eq(p->file.n_sym_events, 1);
   /* @a.lua:2, INTERNAL, cfn:0x7000, TRACE [1] started at @a.lua:3. */
   ck_assert_uint_eq(p->nlocs, 4);
-  ov = mp_profile_overrides(p, &nov);
-  ck_assert_uint_eq(nov, 2);
-  ck_assert_int_eq(ov[0].is_free, 0);	/* cfn's realloc of @a.lua:2's block. */
-  ck_assert_uint_eq(ov[0].orig, 0);
-  ck_assert_int_eq(ov[1].is_free, 1);	/* The trace's free of INTERNAL's. */
-  ck_assert_uint_eq(ov[1].orig, 1);
-  ck_assert_uint_eq(ov[1].bytes, 200);
-  free(ov);
+  ck_assert_uint_eq(mp_profile_sort_overrides(p), 2);
+  /* cfn's realloc of @a.lua:2's block. */
+  ov = mp_profile_override(p, 0);
+  ck_assert_uint_eq(ov.key >> 63, 0);
+  ck_assert_uint_eq((uint32_t)ov.key, 0);
+  /* The trace's free of INTERNAL's. */
+  ov = mp_profile_override(p, 1);
+  ck_assert_uint_eq(ov.key >> 63, 1);
+  ck_assert_uint_eq((uint32_t)ov.key, 1);
+  ck_assert_uint_eq(ov.count, 1);
+  ck_assert_uint_eq(ov.bytes, 200);
   mp_reader_free(r);
   mp_profile_end_file(p, 0);
   ck_assert_uint_eq(p->total.peak_bytes, 500);
@@ -685,33 +687,23 @@ START_TEST(profile_override_keys)
   struct mp_profile *p = malloc(sizeof(*p));
   struct mp_reader *r;
   uint64_t n;
-  struct mp_override *ov;
-  const uint64_t *keys;
-  size_t nov, nkeys;
+  struct mp_override ov;
   struct mp_loc l;
 
   sample_stream(&w);
   mp_profile_init(p, MP_GROUP_LINE);
   r = mp_reader_new_mem(w.mem, w.len);
   ck_assert_int_eq(mp_profile_read(p, r, &n, NULL, NULL), MP_END);
-  ov = mp_profile_overrides(p, &nov);
-  ck_assert_uint_eq(nov, 2);
-  ck_assert_int_eq(ov[0].is_free, 0);
-  ck_assert_uint_eq(ov[0].orig, 0);
-  ck_assert_uint_eq(ov[0].count, 0);	/* Not kept. */
-  ck_assert_int_eq(ov[1].is_free, 1);
-  ck_assert_uint_eq(ov[1].orig, 1);
-  keys = mp_profile_override_keys(p, &nkeys);
-  ck_assert_uint_eq(nkeys, 2);
-  ck_assert_uint_eq(keys[0], (uint64_t)ov[0].loc << 32 | ov[0].orig);
-  ck_assert_uint_eq(keys[1], 1ull << 63 | (uint64_t)ov[1].loc << 32 |
-		    ov[1].orig);
-  free(ov);
-  /* The same pairs once sorted in place. */
-  ov = mp_profile_overrides(p, &nov);
-  ck_assert_uint_eq(nov, 2);
-  ck_assert_uint_eq(ov[1].orig, 1);
-  free(ov);
+  ck_assert_uint_eq(mp_profile_sort_overrides(p), 2);
+  ov = mp_profile_override(p, 0);
+  ck_assert_uint_eq(ov.key, mp_override_key(0, 2, 0));
+  ck_assert_uint_eq(ov.count, 0);	/* Not kept. */
+  ov = mp_profile_override(p, 1);
+  ck_assert_uint_eq(ov.key, mp_override_key(1, 3, 1));
+  ck_assert_uint_eq(mp_profile_overrides_of(p, 0, 2), 0);
+  ck_assert_uint_eq(mp_profile_overrides_of(p, 1, 0), 1);
+  ck_assert_uint_eq(mp_profile_overrides_of(p, 1, 3), 1);
+  ck_assert_uint_eq(mp_profile_overrides_of(p, 1, 4), 2);
   /* Counters read back whole: @a.lua:2 allocated once, its block was
   ** reallocated by cfn. */
   mp_profile_loc(p, 0, &l);
@@ -725,6 +717,66 @@ START_TEST(profile_override_keys)
   mp_profile_free(p);
   free(p);
   mpw_free(&w);
+}
+END_TEST
+
+/*
+** Blocks of one location released in turn by two others: every release
+** misses the memo and appends a copy of its pair, so the array fills and
+** is merged many times. The result must be the two pairs with every
+** count, in both storage modes, and stay small while reading.
+*/
+START_TEST(profile_override_copies_merge)
+{
+  int values;
+  for (values = 0; values <= 1; values++) {
+    struct mpw w;
+    struct mp_profile *p = malloc(sizeof(*p));
+    struct mp_reader *r;
+    uint64_t i, maxcap = 0;
+    struct mp_override ov;
+    enum mp_status st;
+
+    mpw_init_mem(&w);
+    mpw_symtab_begin(&w);
+    mpw_symtab_lfunc(&w, 0x1000, "@a.lua", 0);
+    mpw_symtab_cfunc(&w, 0x7000, "freer_a");
+    mpw_symtab_cfunc(&w, 0x8000, "freer_b");
+    mpw_symtab_end(&w);
+    for (i = 0; i < 10000; i++) {
+      mpw_alloc(&w, mpw_lua(0x1000, 5), 0x7f0000001000ull + 16 * i, 16);
+      mpw_free_ev(&w, mpw_c(i % 2 ? 0x8000 : 0x7000),
+		  0x7f0000001000ull + 16 * i, 16);
+    }
+    mpw_epilogue(&w);
+    mp_profile_init(p, MP_GROUP_LINE);
+    p->override_values = values;
+    r = mp_reader_new_mem(w.mem, w.len);
+    /* One event at a time, to watch the array. */
+    for (;;) {
+      struct mp_event ev;
+      st = mp_reader_next(r, &ev);
+      if (st != MP_OK)
+	break;
+      ck_assert_int_eq(mp_profile_event(p, &ev), 0);
+      if (p->ov_cap > maxcap)
+	maxcap = p->ov_cap;
+    }
+    ck_assert_int_eq(st, MP_END);
+    ck_assert_uint_le(maxcap, 1024);
+    ck_assert_uint_eq(mp_profile_sort_overrides(p), 2);
+    for (i = 0; i < 2; i++) {
+      ov = mp_profile_override(p, i);
+      ck_assert_uint_eq(ov.key >> 63, 1);
+      ck_assert_uint_eq((uint32_t)ov.key, 0);	/* @a.lua:5's blocks. */
+      ck_assert_uint_eq(ov.count, values ? 5000 : 0);
+      ck_assert_uint_eq(ov.bytes, values ? 80000 : 0);
+    }
+    mp_reader_free(r);
+    mp_profile_free(p);
+    free(p);
+    mpw_free(&w);
+  }
 }
 END_TEST
 
@@ -790,6 +842,7 @@ static Suite *parse_suite(void)
   tcase_add_test(tc, reader_fd_blocks_and_pipes);
   tcase_add_test(tc, profile_sums_and_peak);
   tcase_add_test(tc, profile_override_keys);
+  tcase_add_test(tc, profile_override_copies_merge);
   tcase_add_test(tc, profile_threaded_same_as_single);
   suite_add_tcase(s, tc);
   return s;
