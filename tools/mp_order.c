@@ -10,8 +10,8 @@
 #include "mp_order.h"
 #include "mp_sort.h"
 
-/* Ranks and trace numbers share 29 bits of name_hi; beyond, ties fall
-** to the location id. */
+/* String ranks and trace numbers share 29 bits of a name key; beyond,
+** ties fall to the location id. */
 #define RANK_MAX ((1u << 29) - 1)
 
 struct sref {
@@ -29,18 +29,17 @@ static inline int sref_less(const struct sref *x, const struct sref *y)
 
 MP_SORT_DEFINE(sort_srefs, struct sref, sref_less)
 
-int mp_order_init(struct mp_order *o, const struct mp_strings *s)
+/* Rank of every interned string in byte order; NULL when out of memory. */
+static uint32_t *string_ranks(const struct mp_strings *s)
 {
-  struct sref *refs;
+  uint32_t *rank = malloc(((size_t)s->count + 1) * sizeof(*rank));
+  struct sref *refs = malloc(((size_t)s->count + 1) * sizeof(*refs));
   uint32_t i;
 
-  memset(o, 0, sizeof(*o));
-  o->rank = malloc(((size_t)s->count + 1) * sizeof(*o->rank));
-  refs = malloc(((size_t)s->count + 1) * sizeof(*refs));
-  if (!o->rank || !refs) {
+  if (!rank || !refs) {
+    free(rank);
     free(refs);
-    mp_order_free(o);
-    return -1;
+    return NULL;
   }
   for (i = 0; i < s->count; i++) {
     const struct mp_string *str = mp_strings_get(s, i);
@@ -50,17 +49,29 @@ int mp_order_init(struct mp_order *o, const struct mp_strings *s)
   }
   sort_srefs(refs, s->count);
   for (i = 0; i < s->count; i++)
-    o->rank[refs[i].id] = i < RANK_MAX ? i : RANK_MAX;
-  o->nstrings = s->count;
+    rank[refs[i].id] = i < RANK_MAX ? i : RANK_MAX;
   free(refs);
-  return 0;
+  return rank;
 }
 
-void mp_order_free(struct mp_order *o)
+/* A location's name as two integers. */
+struct name_key {
+  uint64_t hi;		/* Kind, string rank or trace number, linedefined. */
+  uint32_t lo;		/* Line. */
+  uint32_t loc;		/* Last tie-break: first seen first. */
+};
+
+static inline int name_key_less(const struct name_key *x,
+				const struct name_key *y)
 {
-  free(o->rank);
-  memset(o, 0, sizeof(*o));
+  if (x->hi != y->hi)
+    return x->hi < y->hi;
+  if (x->lo != y->lo)
+    return x->lo < y->lo;
+  return x->loc < y->loc;
 }
+
+MP_SORT_DEFINE(sort_name_keys, struct name_key, name_key_less)
 
 /* Kinds in name order: Lua code, C, traces (by number), the VM's own. */
 static const uint8_t kind_order[8] = {
@@ -69,52 +80,85 @@ static const uint8_t kind_order[8] = {
   [MP_LOC_TRACE_UNKNOWN] = 4, [MP_LOC_INTERNAL] = 5
 };
 
-void mp_order_row(const struct mp_order *o, const struct mp_profile *p,
-		  uint32_t loc, struct mp_row *row)
+static void name_key(const struct mp_profile *p, const uint32_t *srank,
+		     uint32_t loc, struct name_key *k)
 {
-  const struct mp_lrec *r = &p->locs[loc];
+  struct mp_loc l;
   uint64_t mid = 0, low = 0;
 
-  switch (r->kind) {
+  mp_profile_loc(p, loc, &l);
+  switch (l.kind) {
   case MP_LOC_LUA:
   case MP_LOC_C:
-    mid = r->str < o->nstrings ? o->rank[r->str] : RANK_MAX;
-    low = r->linedefined;
+    mid = l.str < p->strings.count ? srank[l.str] : RANK_MAX;
+    low = l.linedefined;
     break;
   case MP_LOC_TRACE:
   case MP_LOC_TRACE_NOPROTO:
-  case MP_LOC_TRACE_UNKNOWN: {
-    struct mp_loc l;
-    mp_profile_loc(p, loc, &l);
+  case MP_LOC_TRACE_UNKNOWN:
     mid = l.addr < RANK_MAX ? l.addr : RANK_MAX;	/* Trace number. */
     break;
-  }
   default:
     break;
   }
-  row->name_hi = (uint64_t)kind_order[r->kind & 7] << 61 | mid << 32 | low;
-  row->name_lo = r->line;
-  row->loc = loc;
+  k->hi = (uint64_t)kind_order[l.kind & 7] << 61 | mid << 32 | low;
+  k->lo = l.line;
+  k->loc = loc;
 }
 
-static inline int name_less(const struct mp_row *x, const struct mp_row *y)
+int mp_order_init(struct mp_order *o, const struct mp_profile *p)
 {
-  if (x->name_hi != y->name_hi)
-    return x->name_hi < y->name_hi;
-  if (x->name_lo != y->name_lo)
-    return x->name_lo < y->name_lo;
-  return x->loc < y->loc;
+  struct name_key *keys = NULL;
+  uint32_t *srank, i;
+
+  memset(o, 0, sizeof(*o));
+  srank = string_ranks(&p->strings);
+  if (!srank)
+    return -1;
+  keys = malloc(((size_t)p->nlocs + 1) * sizeof(*keys));
+  o->rank = malloc(((size_t)p->nlocs + 1) * sizeof(*o->rank));
+  o->loc = malloc(((size_t)p->nlocs + 1) * sizeof(*o->loc));
+  if (!keys || !o->rank || !o->loc) {
+    free(keys);
+    free(srank);
+    mp_order_free(o);
+    return -1;
+  }
+  for (i = 0; i < p->nlocs; i++)
+    name_key(p, srank, i, &keys[i]);
+  free(srank);
+  sort_name_keys(keys, p->nlocs);
+  for (i = 0; i < p->nlocs; i++) {
+    o->rank[keys[i].loc] = i;
+    o->loc[i] = keys[i].loc;
+  }
+  o->nlocs = p->nlocs;
+  free(keys);
+  return 0;
+}
+
+void mp_order_free(struct mp_order *o)
+{
+  free(o->rank);
+  free(o->loc);
+  memset(o, 0, sizeof(*o));
 }
 
 static inline int row_less(const struct mp_row *x, const struct mp_row *y)
 {
   if (x->key != y->key)
     return x->key > y->key;
-  return name_less(x, y);
+  return x->name < y->name;
+}
+
+static inline int row_name_less(const struct mp_row *x,
+				const struct mp_row *y)
+{
+  return x->name < y->name;
 }
 
 MP_SORT_DEFINE(sort_rows, struct mp_row, row_less)
-MP_SORT_DEFINE(sort_rows_by_name, struct mp_row, name_less)
+MP_SORT_DEFINE(sort_rows_by_name, struct mp_row, row_name_less)
 
 void mp_rows_sort(struct mp_row *rows, size_t n)
 {

@@ -4,6 +4,9 @@
 ** the name's parts (kind, chunk or symbol name in byte order, line
 ** numbers as numbers) without building any name text.
 **
+** The name order is computed once per report as a rank per location, so
+** that every later sort compares integers only.
+**
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
 
@@ -15,26 +18,30 @@
 
 #include "mp_profile.h"
 
-/* Rank of every interned string in byte order. */
 struct mp_order {
-  uint32_t *rank;	/* Indexed by string id. */
-  uint32_t nstrings;
+  uint32_t *rank;	/* Location id -> its position in name order. */
+  uint32_t *loc;	/* Position in name order -> location id. */
+  uint32_t nlocs;
 };
 
-int mp_order_init(struct mp_order *o, const struct mp_strings *s);
+/* Rank every location of p by name; 0, or -1 when out of memory. */
+int mp_order_init(struct mp_order *o, const struct mp_profile *p);
 void mp_order_free(struct mp_order *o);
 
-/* One location in a sorted list: 24 bytes, compared without calls. */
+/* One location in a sorted list. */
 struct mp_row {
   uint64_t key;		/* The report's measure: largest first. */
-  uint64_t name_hi;	/* Name order: kind, string rank, linedefined. */
-  uint32_t name_lo;	/* Line. */
-  uint32_t loc;		/* Last tie-break: first seen first. */
+  uint32_t name;	/* Rank in name order. */
+  uint32_t loc;
 };
 
-/* Fill the name order of location loc into row. */
-void mp_order_row(const struct mp_order *o, const struct mp_profile *p,
-		  uint32_t loc, struct mp_row *row);
+static inline void mp_order_row(const struct mp_order *o, uint64_t key,
+				uint32_t loc, struct mp_row *row)
+{
+  row->key = key;
+  row->name = o->rank[loc];
+  row->loc = loc;
+}
 
 /* Sort by key (largest first), then by name. */
 void mp_rows_sort(struct mp_row *rows, size_t n);

@@ -17,6 +17,8 @@
 
 static void reset_cache(struct mp_profile *p);
 
+_Static_assert(sizeof(struct mp_lrec) == 64, "a location is one cache line");
+
 void mp_profile_init(struct mp_profile *p, enum mp_group group)
 {
   memset(p, 0, sizeof(*p));
@@ -60,39 +62,62 @@ static uint32_t loc_hash(const struct mp_loc *k)
   return (uint32_t)(h >> 32) << 4 | (k->line & 15);
 }
 
-static inline void rec_addrs(const struct mp_profile *p,
-			     const struct mp_lrec *r, uint64_t *addr,
-			     uint64_t *addr2)
+static inline uint32_t rec_kind(const struct mp_lrec *r)
 {
-  if (r->aux) {
-    *addr = p->auxs[r->aux - 1].addr;
-    *addr2 = p->auxs[r->aux - 1].addr2;
-  } else {
-    *addr = *addr2 = 0;
-  }
+  return r->kind_aux >> MP_LREC_AUX_BITS;
+}
+
+static inline const struct mp_laux *rec_aux(const struct mp_profile *p,
+					    const struct mp_lrec *r)
+{
+  uint32_t aux = r->kind_aux & MP_LREC_AUX_MASK;
+  return aux ? &p->auxs[aux - 1] : NULL;
+}
+
+/* How a key is split between the record's num and its aux. */
+static inline uint32_t key_num(const struct mp_profile *p,
+			       const struct mp_loc *k)
+{
+  return p->group == MP_GROUP_FUNCTION ? k->linedefined : k->line;
+}
+
+static inline uint32_t key_aux_linedefined(const struct mp_profile *p,
+					   const struct mp_loc *k)
+{
+  return p->group == MP_GROUP_FUNCTION ? 0 : k->linedefined;
 }
 
 /* The identity fields of a stored location. */
 static void rec_key(const struct mp_profile *p, const struct mp_lrec *r,
 		    struct mp_loc *k)
 {
+  const struct mp_laux *a = rec_aux(p, r);
   memset(k, 0, sizeof(*k));
-  k->kind = r->kind;
+  k->kind = rec_kind(r);
   k->str = r->str;
-  k->line = r->line;
-  k->linedefined = r->linedefined;
-  rec_addrs(p, r, &k->addr, &k->addr2);
+  if (p->group == MP_GROUP_FUNCTION)
+    k->linedefined = r->num;
+  else
+    k->line = r->num;
+  if (a) {
+    k->addr = a->addr;
+    k->addr2 = a->addr2;
+    if (p->group != MP_GROUP_FUNCTION)
+      k->linedefined = (uint32_t)a->linedefined;
+  }
 }
 
-static int loc_same(const struct mp_profile *p, const struct mp_lrec *a,
-		    const struct mp_loc *b)
+static int loc_same(const struct mp_profile *p, const struct mp_lrec *r,
+		    const struct mp_loc *k)
 {
-  uint64_t addr, addr2;
-  if (a->kind != b->kind || a->str != b->str || a->line != b->line ||
-      a->linedefined != b->linedefined)
+  const struct mp_laux *a;
+  uint32_t ld = key_aux_linedefined(p, k);
+  if (rec_kind(r) != k->kind || r->str != k->str || r->num != key_num(p, k))
     return 0;
-  rec_addrs(p, a, &addr, &addr2);
-  return addr == b->addr && addr2 == b->addr2;
+  a = rec_aux(p, r);
+  if (!a)
+    return !k->addr && !k->addr2 && !ld;
+  return a->addr == k->addr && a->addr2 == k->addr2 && a->linedefined == ld;
 }
 
 void mp_profile_loc(const struct mp_profile *p, uint32_t id,
@@ -148,25 +173,32 @@ static inline struct mp_lext *rec_ext(struct mp_profile *p,
   return &p->exts[r->ext - 1];
 }
 
+/*
+** The location hash: slots hold hash << 32 | (id + 1), 0 is empty.
+** Keeping the hash in the slot means a probe reads a location record only
+** when the hashes match, and a rehash never reads them at all: it walks
+** the old slots in order and writes the new ones almost in order.
+*/
 static int loc_rehash(struct mp_profile *p)
 {
   uint32_t n = p->loc_mask ? (p->loc_mask + 1) * 2 : 1024;
-  uint32_t *slots, i;
-  while (n && n / 2 <= p->nlocs)
+  uint64_t *slots;
+  uint32_t i;
+  while (n && n / 4 * 3 <= p->nlocs)
     n *= 2;
   if (n == 0)
     return -1;
   slots = calloc(n, sizeof(*slots));
   if (!slots)
     return -1;
-  for (i = 0; i < p->nlocs; i++) {
-    struct mp_loc k;
+  for (i = 0; p->loc_slots && i <= p->loc_mask; i++) {
+    uint64_t s = p->loc_slots[i];
     uint32_t j;
-    rec_key(p, &p->locs[i], &k);
-    j = loc_hash(&k) & (n - 1);
-    while (slots[j])
-      j = (j + 1) & (n - 1);
-    slots[j] = i + 1;
+    if (!s)
+      continue;
+    for (j = (uint32_t)(s >> 32) & (n - 1); slots[j]; j = (j + 1) & (n - 1))
+      ;
+    slots[j] = s;
   }
   free(p->loc_slots);
   p->loc_slots = slots;
@@ -177,32 +209,36 @@ static int loc_rehash(struct mp_profile *p)
 /* The id of the location with key k (identity fields only), added if new. */
 static int64_t loc_intern(struct mp_profile *p, const struct mp_loc *k)
 {
-  uint32_t j;
+  uint32_t j, h = loc_hash(k);
   if (!p->loc_slots && loc_rehash(p) < 0)
     return -1;
-  for (j = loc_hash(k) & p->loc_mask; p->loc_slots[j];
-       j = (j + 1) & p->loc_mask)
-    if (loc_same(p, &p->locs[p->loc_slots[j] - 1], k))
-      return p->loc_slots[j] - 1;
+  for (j = h & p->loc_mask; p->loc_slots[j]; j = (j + 1) & p->loc_mask) {
+    uint64_t s = p->loc_slots[j];
+    uint32_t id = (uint32_t)s - 1;
+    if ((uint32_t)(s >> 32) == h && loc_same(p, &p->locs[id], k))
+      return id;
+  }
   if (p->nlocs >= INT32_MAX)
     return -1;
   if (grow((void **)&p->locs, p->nlocs, &p->locs_cap, sizeof(*p->locs)) < 0)
     return -1;
   memset(&p->locs[p->nlocs], 0, sizeof(p->locs[0]));
-  if (k->addr || k->addr2) {
-    if (grow((void **)&p->auxs, p->nauxs, &p->auxs_cap,
+  if (k->addr || k->addr2 || key_aux_linedefined(p, k)) {
+    if (p->nauxs >= MP_LREC_AUX_MASK ||
+	grow((void **)&p->auxs, p->nauxs, &p->auxs_cap,
 	     sizeof(*p->auxs)) < 0)
       return -1;
     p->auxs[p->nauxs].addr = k->addr;
     p->auxs[p->nauxs].addr2 = k->addr2;
-    p->locs[p->nlocs].aux = ++p->nauxs;
+    p->auxs[p->nauxs].linedefined = key_aux_linedefined(p, k);
+    p->locs[p->nlocs].kind_aux = ++p->nauxs;
   }
-  p->locs[p->nlocs].kind = k->kind;
+  p->locs[p->nlocs].kind_aux |= k->kind << MP_LREC_AUX_BITS;
   p->locs[p->nlocs].str = k->str;
-  p->locs[p->nlocs].line = k->line;
-  p->locs[p->nlocs].linedefined = k->linedefined;
-  p->loc_slots[j] = ++p->nlocs;
-  if (p->nlocs * 2 > p->loc_mask + 1 && loc_rehash(p) < 0)
+  p->locs[p->nlocs].num = key_num(p, k);
+  p->loc_slots[j] = (uint64_t)h << 32 | ++p->nlocs;
+  if ((uint64_t)p->nlocs * 4 > ((uint64_t)p->loc_mask + 1) * 3 &&
+      loc_rehash(p) < 0)
     return -1;
   return p->nlocs - 1;
 }
@@ -493,11 +529,30 @@ static int ov_make_room(struct mp_profile *p)
   return 0;
 }
 
-uint64_t mp_profile_sort_overrides(struct mp_profile *p)
+/* Replace the orig part of every key through map. */
+static void ov_map_origs(struct mp_profile *p, const uint32_t *map)
+{
+  uint64_t i;
+  for (i = 0; i < p->nov; i++) {
+    uint64_t *k = p->override_values ? &((struct mp_override *)p->ov)[i].key :
+		  &((uint64_t *)p->ov)[i];
+    *k = (*k & ~(uint64_t)UINT32_MAX) | map[(uint32_t)*k];
+  }
+}
+
+uint64_t mp_profile_sort_overrides(struct mp_profile *p,
+				   const uint32_t *orig_rank,
+				   const uint32_t *rank_orig)
 {
   if (p->ov_sorted)
     return p->nov;
+  /* Sorting on the rank puts each list in that order; the key's upper
+  ** half, which lookups use, is sorted either way. */
+  if (orig_rank)
+    ov_map_origs(p, orig_rank);
   ov_compact(p);
+  if (orig_rank)
+    ov_map_origs(p, rank_orig);
   if (p->nov && p->nov < p->ov_cap) {
     void *fit = realloc(p->ov, (size_t)p->nov * ov_size(p));
     if (fit) {

@@ -58,16 +58,16 @@ struct mp_loc {
 ** How a location is stored: 64 bytes. A profile that loads thousands of
 ** chunks has millions of locations, most of which only allocate, so the
 ** reallocation and free counters live in a side record (ext) made on
-** the first such event, and the addresses that only non-Lua locations
-** have in another (aux). held_blocks is created - released.
+** the first such event, and the fields that only some locations have
+** (addresses of C functions and traces, and linedefined when both it
+** and the line are kept) in another (aux). held_blocks is created -
+** released.
 */
 struct mp_lrec {
-  uint32_t kind;
   uint32_t str;
-  uint32_t line;
-  uint32_t linedefined;
+  uint32_t num;		/* Line; linedefined when grouped by function. */
   uint32_t ext;		/* Index + 1 into exts, or 0. */
-  uint32_t aux;		/* Index + 1 into auxs, or 0: addr, addr2 are 0. */
+  uint32_t kind_aux;	/* kind << 29 | (index + 1 into auxs, or 0). */
   /* Index + 1 of the last override pair whose blocks came from here,
   ** for reallocations [0] and frees [1]: most blocks of a location are
   ** released by the same code, so the pair is found without hashing. */
@@ -76,6 +76,9 @@ struct mp_lrec {
   uint64_t created, released, held_bytes;
 };
 
+#define MP_LREC_AUX_BITS 29
+#define MP_LREC_AUX_MASK ((1u << MP_LREC_AUX_BITS) - 1)
+
 struct mp_lext {
   uint64_t n_realloc, realloc_new, realloc_old;
   uint64_t n_free, free_bytes;
@@ -83,6 +86,7 @@ struct mp_lext {
 
 struct mp_laux {
   uint64_t addr, addr2;
+  uint64_t linedefined;	/* Only with MP_GROUP_FRAMES. */
 };
 
 /*
@@ -147,7 +151,7 @@ struct mp_profile {
   uint32_t nexts, exts_cap;
   struct mp_laux *auxs;
   uint32_t nauxs, auxs_cap;
-  uint32_t *loc_slots;		/* Location hash: id + 1, 0 is empty. */
+  uint64_t *loc_slots;		/* Location hash: hash << 32 | (id + 1). */
   uint32_t loc_mask;
   /* Override pairs: an array of struct mp_override with override_values
   ** (JSON), of bare 8-byte keys without (the text report prints no
@@ -224,11 +228,15 @@ enum mp_status mp_profile_read_threaded(struct mp_profile *p,
 void mp_profile_end_file(struct mp_profile *p, int truncated);
 
 /*
-** Reading is over: sort the override pairs by key, in place, and drop
-** their index. Returns the number of pairs. No pair may be added
-** afterwards.
+** Reading is over: sort the override pairs by key, in place, each key
+** once. With orig_rank (location id -> rank) and rank_orig (its
+** inverse), the pairs of one event location are in the order of their
+** original locations' ranks instead of their ids. Returns the number of
+** pairs. No pair may be added afterwards.
 */
-uint64_t mp_profile_sort_overrides(struct mp_profile *p);
+uint64_t mp_profile_sort_overrides(struct mp_profile *p,
+				   const uint32_t *orig_rank,
+				   const uint32_t *rank_orig);
 
 /* Pair i (0 <= i < p->nov), by value; count and bytes are 0 without
 ** override_values. */
@@ -243,8 +251,8 @@ static inline struct mp_override mp_profile_override(const struct mp_profile *p,
   return o;
 }
 
-/* Once sorted: the first pair whose key is at least
-** mp_override_key(is_free, loc, 0); p->nov when there is none. */
+/* Once sorted: the first pair of location loc and this kind; p->nov when
+** there is none. */
 uint64_t mp_profile_overrides_of(const struct mp_profile *p, int is_free,
 				 uint32_t loc);
 

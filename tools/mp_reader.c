@@ -21,7 +21,7 @@
 #include "mp_reader.h"
 #include "mp_uleb.h"
 
-#define READ_CHUNK ((size_t)1 << 20)	/* Bytes asked for per read(2). */
+#define READ_CHUNK ((size_t)1 << 18)	/* Bytes asked for per read(2). */
 
 /* Values no real process can produce. */
 #define SIZE_LIMIT ((uint64_t)1 << 48)

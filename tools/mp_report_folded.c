@@ -75,7 +75,7 @@ int mp_report_folded(FILE *out, const struct mp_profile *p,
 
   if (mp_aliases_init(&al, &p->strings) < 0)
     return -1;
-  if (mp_order_init(&order, &p->strings) < 0)
+  if (mp_order_init(&order, p) < 0)
     goto out_al;
   rows = malloc(((size_t)p->nlocs + 1) * sizeof(*rows));
   if (!rows)
@@ -89,8 +89,7 @@ int mp_report_folded(FILE *out, const struct mp_profile *p,
 	l.held_bytes;
     if (!v)
       continue;
-    rows[nrows].key = v;
-    mp_order_row(&order, p, id, &rows[nrows]);
+    mp_order_row(&order, v, id, &rows[nrows]);
     nrows++;
   }
   /* The largest --top values, then in name order: the tools that read

@@ -284,42 +284,25 @@ static void json_name(FILE *out, const struct mp_profile *p,
   mp_json_string(out, scratch->data ? scratch->data : "", scratch->len);
 }
 
-/* The pairs of one location and kind, by name of the other location. */
-static int json_overrides(FILE *out, const struct mp_profile *p,
-			  const struct mp_order *order, struct mp_buf *scratch,
-			  int is_free, uint32_t loc)
+/* The pairs of one location and kind, in name order of the other
+** location (the pairs are sorted so). */
+static void json_overrides(FILE *out, const struct mp_profile *p,
+			   struct mp_buf *scratch, int is_free, uint32_t loc)
 {
-  uint64_t first = mp_profile_overrides_of(p, is_free, loc), end, i;
+  uint64_t i = mp_profile_overrides_of(p, is_free, loc);
   uint64_t want = mp_override_key(is_free, loc, 0) >> 32;
-  struct mp_row *rows;
-  size_t n = 0, j;
+  int first = 1;
 
-  for (end = first;
-       end < p->nov && mp_profile_override(p, end).key >> 32 == want; end++)
-    ;
   fputc('[', out);
-  if (end == first) {
-    fputc(']', out);
-    return 0;
-  }
-  rows = malloc((size_t)(end - first) * sizeof(*rows));
-  if (!rows)
-    return -1;
-  for (i = first; i < end; i++, n++) {
-    mp_order_row(order, p, (uint32_t)mp_profile_override(p, i).key, &rows[n]);
-    rows[n].key = i;	/* The pair, for its counts. */
-  }
-  mp_rows_sort_by_name(rows, n);
-  for (j = 0; j < n; j++) {
-    struct mp_override ov = mp_profile_override(p, rows[j].key);
-    fputs(j ? ", {\"name\": " : "{\"name\": ", out);
-    json_name(out, p, scratch, rows[j].loc);
+  for (; i < p->nov && mp_profile_override(p, i).key >> 32 == want; i++) {
+    struct mp_override ov = mp_profile_override(p, i);
+    fputs(first ? "{\"name\": " : ", {\"name\": ", out);
+    first = 0;
+    json_name(out, p, scratch, (uint32_t)ov.key);
     fprintf(out, ", \"count\": %llu, \"bytes\": %llu}", U(ov.count),
 	    U(ov.bytes));
   }
   fputc(']', out);
-  free(rows);
-  return 0;
 }
 
 int mp_report_json(FILE *out, struct mp_profile *p,
@@ -334,17 +317,17 @@ int mp_report_json(FILE *out, struct mp_profile *p,
   uint32_t id;
   int rc = -1;
 
-  if (mp_order_init(&order, &p->strings) < 0)
+  if (mp_order_init(&order, p) < 0)
     return -1;
-  mp_profile_sort_overrides(p);
+  mp_profile_sort_overrides(p, order.rank, order.loc);
   rows = malloc(((size_t)p->nlocs + 1) * sizeof(*rows));
   if (!rows)
     goto out;
   for (id = 0; id < p->nlocs; id++) {
     struct mp_loc l[1];
     mp_profile_loc(p, id, l);
-    rows[nrows].key = l->n_alloc + l->n_realloc + l->n_free;
-    mp_order_row(&order, p, id, &rows[nrows]);
+    mp_order_row(&order, l->n_alloc + l->n_realloc + l->n_free, id,
+		 &rows[nrows]);
     nrows++;
   }
   mp_rows_sort(rows, nrows);
@@ -375,11 +358,9 @@ int mp_report_json(FILE *out, struct mp_profile *p,
 	    "\"allocs\": %llu, \"frees\": %llu}", U(l->held_bytes),
 	    U(l->held_blocks), U(l->created), U(l->released));
     fputs(",\n     \"overrides\": {\"realloc\": ", out);
-    if (json_overrides(out, p, &order, &scratch, 0, rows[i].loc) < 0)
-      goto out;
+    json_overrides(out, p, &scratch, 0, rows[i].loc);
     fputs(", \"free\": ", out);
-    if (json_overrides(out, p, &order, &scratch, 1, rows[i].loc) < 0)
-      goto out;
+    json_overrides(out, p, &scratch, 1, rows[i].loc);
     fputs("}}", out);
   }
   fputs(nrows ? "\n  ]\n}\n" : "]\n}\n", out);

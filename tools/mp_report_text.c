@@ -69,8 +69,7 @@ static struct mp_row *sorted_rows(struct text *t, int section, uint64_t top,
     }
     if (!k)
       continue;
-    rows[n].key = k;
-    mp_order_row(&t->order, p, id, &rows[n]);
+    mp_order_row(&t->order, k, id, &rows[n]);
     n++;
   }
   mp_rows_sort(rows, n);
@@ -81,42 +80,25 @@ static struct mp_row *sorted_rows(struct text *t, int section, uint64_t top,
 }
 
 /* The "Overrides:" list under a reallocation or free location: the
-** locations whose blocks it took, by name. */
-static int overrides(struct text *t, int is_free, uint32_t loc,
-		     struct mp_row **scratch, size_t *cap)
+** locations whose blocks it took, in name order (the pairs are sorted
+** so). */
+static void overrides(struct text *t, int is_free, uint32_t loc)
 {
   const struct mp_profile *p = t->p;
-  uint64_t first = mp_profile_overrides_of(p, is_free, loc), i;
+  uint64_t i = mp_profile_overrides_of(p, is_free, loc);
   uint64_t want = mp_override_key(is_free, loc, 0) >> 32;
-  size_t n = 0, j;
 
-  for (i = first; i < p->nov &&
-       mp_profile_override(p, i).key >> 32 == want; i++) {
-    if (n == *cap) {
-      size_t ncap = *cap ? *cap * 2 : 64;
-      struct mp_row *nr = realloc(*scratch, ncap * sizeof(*nr));
-      if (!nr)
-	return -1;
-      *scratch = nr;
-      *cap = ncap;
-    }
-    mp_order_row(&t->order, p, (uint32_t)mp_profile_override(p, i).key,
-		 &(*scratch)[n]);
-    n++;
-  }
-  if (!n)
-    return 0;
-  mp_rows_sort_by_name(*scratch, n);
+  if (i >= p->nov || mp_profile_override(p, i).key >> 32 != want)
+    return;
   mp_buf_str(&t->line, "\tOverrides:\n");
-  for (j = 0; j < n; j++) {
+  for (; i < p->nov && mp_profile_override(p, i).key >> 32 == want; i++) {
     mp_buf_add(&t->line, "\t\t", 2);
-    put_name(t, (*scratch)[j].loc);
+    put_name(t, (uint32_t)mp_profile_override(p, i).key);
     mp_buf_add(&t->line, "\n", 1);
     if (t->line.len > 4096)
       flush_line(t);
   }
   mp_buf_add(&t->line, "\n", 1);
-  return 0;
 }
 
 static int section(struct text *t, uint64_t top, int sec)
@@ -124,15 +106,14 @@ static int section(struct text *t, uint64_t top, int sec)
   static const char *const titles[] = {"ALLOCATIONS\n", "REALLOCATIONS\n",
 				       "DEALLOCATIONS\n"};
   const struct mp_profile *p = t->p;
-  struct mp_row *rows, *scratch = NULL;
-  size_t nrows, i, cap = 0;
-  int rc = 0;
+  struct mp_row *rows;
+  size_t nrows, i;
 
   rows = sorted_rows(t, sec, top, &nrows);
   if (!rows)
     return -1;
   fputs(titles[sec], t->out);
-  for (i = 0; i < nrows && rc == 0; i++) {
+  for (i = 0; i < nrows; i++) {
     const struct mp_lrec *r = &p->locs[rows[i].loc];
     const struct mp_lext *e = r->ext ? &p->exts[r->ext - 1] : NULL;
     uint64_t plus = sec == 0 ? r->alloc_bytes : sec == 1 ? e->realloc_new : 0;
@@ -147,13 +128,12 @@ static int section(struct text *t, uint64_t top, int sec)
     put_bytes(t, minus);
     mp_buf_add(&t->line, "\n", 1);
     if (sec != 0)
-      rc = overrides(t, sec == 2, rows[i].loc, &scratch, &cap);
+      overrides(t, sec == 2, rows[i].loc);
     flush_line(t);
   }
   fputc('\n', t->out);
-  free(scratch);
   free(rows);
-  return t->line.oom ? -1 : rc;
+  return t->line.oom ? -1 : 0;
 }
 
 static int leak_summary(struct text *t, uint64_t top)
@@ -221,13 +201,13 @@ int mp_report_text(FILE *out, struct mp_profile *p,
   t.p = p;
   t.human = o->human;
   if (mp_aliases_init(&t.al, &p->strings) < 0 ||
-      mp_order_init(&t.order, &p->strings) < 0)
+      mp_order_init(&t.order, p) < 0)
     goto out;
   if (o->leak_only) {
     if (leak_summary(&t, o->top) < 0)
       goto out;
   } else {
-    mp_profile_sort_overrides(p);
+    mp_profile_sort_overrides(p, t.order.rank, t.order.loc);
     if (section(&t, o->top, 0) < 0 || section(&t, o->top, 1) < 0 ||
 	section(&t, o->top, 2) < 0)
       goto out;

@@ -659,7 +659,7 @@ START_TEST(profile_sums_and_peak)
   ck_assert_uint_eq(p->file.n_sym_events, 1);
   /* @a.lua:2, INTERNAL, cfn:0x7000, TRACE [1] started at @a.lua:3. */
   ck_assert_uint_eq(p->nlocs, 4);
-  ck_assert_uint_eq(mp_profile_sort_overrides(p), 2);
+  ck_assert_uint_eq(mp_profile_sort_overrides(p, NULL, NULL), 2);
   /* cfn's realloc of @a.lua:2's block. */
   ov = mp_profile_override(p, 0);
   ck_assert_uint_eq(ov.key >> 63, 0);
@@ -694,7 +694,7 @@ START_TEST(profile_override_keys)
   mp_profile_init(p, MP_GROUP_LINE);
   r = mp_reader_new_mem(w.mem, w.len);
   ck_assert_int_eq(mp_profile_read(p, r, &n, NULL, NULL), MP_END);
-  ck_assert_uint_eq(mp_profile_sort_overrides(p), 2);
+  ck_assert_uint_eq(mp_profile_sort_overrides(p, NULL, NULL), 2);
   ov = mp_profile_override(p, 0);
   ck_assert_uint_eq(ov.key, mp_override_key(0, 2, 0));
   ck_assert_uint_eq(ov.count, 0);	/* Not kept. */
@@ -764,7 +764,7 @@ START_TEST(profile_override_copies_merge)
     }
     ck_assert_int_eq(st, MP_END);
     ck_assert_uint_le(maxcap, 1024);
-    ck_assert_uint_eq(mp_profile_sort_overrides(p), 2);
+    ck_assert_uint_eq(mp_profile_sort_overrides(p, NULL, NULL), 2);
     for (i = 0; i < 2; i++) {
       ov = mp_profile_override(p, i);
       ck_assert_uint_eq(ov.key >> 63, 1);
