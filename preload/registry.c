@@ -238,7 +238,7 @@ static void stop_stream(struct ljm_vm *vm)
     return;
   vm->running = 0;
   r = ljmprof_stop(vm->L);
-  err = ljm_out_close(&vm->out);
+  err = ljm_out_finish(&vm->out);
   if (r == LJMPROF_ERRIO || vm->failed) {
     vm->halted = 1;
   } else if (r == LJMPROF_ERRUSE) {

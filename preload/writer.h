@@ -16,6 +16,8 @@ struct ljm_out {
   dev_t dev;		/* Identity of the file we opened, to notice an */
   ino_t ino;		/* fd closed and reused behind our back. */
   uint64_t written;	/* Bytes written so far. */
+  uint64_t reserved;	/* File space allocated ahead, from offset 0. */
+  int reserve;		/* Allocate ahead (a regular file that allows it). */
 };
 
 /*
@@ -36,6 +38,11 @@ int ljm_out_is_stdout(const struct ljm_out *o);
 
 /* Close; 0 or errno. Safe on a closed ljm_out. */
 int ljm_out_close(struct ljm_out *o);
+
+/* The stream is complete: give back the space allocated ahead of it,
+** then close; 0 or errno. Only the process that wrote the file may:
+** a forked child's copy of o only closes. */
+int ljm_out_finish(struct ljm_out *o);
 
 /* Non-zero if path exists and is not a regular file. */
 int ljm_path_is_device(const char *path);

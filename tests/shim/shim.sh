@@ -66,6 +66,11 @@ stream_ok() {
 	[ -s "$1" ] || fail "$1: missing or empty"
 	[ "$(head -c 3 "$1")" = ljs ] || fail "$1: no symbol table magic"
 	[ "$(tail -c 1 "$1" | od -An -tx1 | tr -d ' ')" = 80 ] || fail "$1: no epilogue"
+	# The space the shim allocates ahead of a stream is given back when
+	# it ends (a step is 16 MiB; allow a file system's rounding).
+	set -- "$1" $(stat -c '%b %B %s' "$1")
+	[ $(($2 * $3)) -le $(($4 + 1048576)) ] ||
+		fail "$1: $(($2 * $3)) bytes allocated for $4 bytes of stream"
 	if have_cli; then
 		"$LJMPROF_CLI" stat "$1" >"$scratch/stat" 2>&1 ||
 			{ cat "$scratch/stat" >&2; fail "$1: ljmprof stat failed"; }
