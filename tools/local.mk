@@ -22,7 +22,7 @@ tools_libmpparse_a_SOURCES = \
 	tools/mp_profile.c tools/mp_profile.h \
 	tools/mp_pipeline.c \
 	tools/mp_names.c tools/mp_names.h \
-	tools/mp_sort.h \
+	tools/mp_sort.c tools/mp_sort.h \
 	tools/mp_order.c tools/mp_order.h \
 	tools/mp_report.h \
 	tools/mp_report_text.c \

@@ -160,9 +160,38 @@ static inline int row_name_less(const struct mp_row *x,
 MP_SORT_DEFINE(sort_rows, struct mp_row, row_less)
 MP_SORT_DEFINE(sort_rows_by_name, struct mp_row, row_name_less)
 
-void mp_rows_sort(struct mp_row *rows, size_t n)
+void mp_rows_sort(const struct mp_order *o, struct mp_row *rows, size_t n)
 {
-  sort_rows(rows, n);
+  uint64_t *packed = (uint64_t *)rows, i;
+
+  _Static_assert(sizeof(*rows) == 2 * sizeof(uint64_t), "two values a row");
+  for (i = 0; i < n; i++)
+    if (rows[i].key > UINT32_MAX)
+      break;
+  if (i < n || n < 256) {
+    sort_rows(rows, n);
+    return;
+  }
+  /*
+  ** Every key fits 32 bits: (UINT32_MAX - key) << 32 | name sorts as the
+  ** rows should, and the rows' own memory holds these values and the
+  ** radix sort's scratch. Packing forwards is safe (value i lands at
+  ** byte 8i, over rows already read); unpacking goes backwards.
+  */
+  for (i = 0; i < n; i++) {
+    uint64_t v = (uint64_t)(UINT32_MAX - (uint32_t)rows[i].key) << 32 |
+		 rows[i].name;
+    packed[i] = v;
+  }
+  mp_radix_sort_u64(packed, packed + n, n);
+  for (i = n; i-- > 0;) {
+    uint64_t v = packed[i];
+    struct mp_row r;
+    r.key = UINT32_MAX - (uint32_t)(v >> 32);
+    r.name = (uint32_t)v;
+    r.loc = o->loc[r.name];
+    rows[i] = r;
+  }
 }
 
 void mp_rows_sort_by_name(struct mp_row *rows, size_t n)

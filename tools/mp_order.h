@@ -43,8 +43,9 @@ static inline void mp_order_row(const struct mp_order *o, uint64_t key,
   row->loc = loc;
 }
 
-/* Sort by key (largest first), then by name. */
-void mp_rows_sort(struct mp_row *rows, size_t n);
+/* Sort rows made by mp_order_row with o: by key (largest first), then by
+** name. */
+void mp_rows_sort(const struct mp_order *o, struct mp_row *rows, size_t n);
 
 /* Sort by name only (key ignored). */
 void mp_rows_sort_by_name(struct mp_row *rows, size_t n);

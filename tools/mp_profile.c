@@ -491,8 +491,12 @@ static void ov_compact(struct mp_profile *p)
       }
     }
   } else {
-    uint64_t *k = p->ov;
-    sort_keys(k, (size_t)p->nov);
+    uint64_t *k = p->ov, *tmp = malloc((size_t)p->nov * sizeof(*k) + 1);
+    if (tmp)
+      mp_radix_sort_u64(k, tmp, (size_t)p->nov);
+    else
+      sort_keys(k, (size_t)p->nov);
+    free(tmp);
     for (i = 0; i < p->nov; i++)
       if (!n || k[n - 1] != k[i])
 	k[n++] = k[i];

@@ -95,7 +95,7 @@ int mp_report_folded(FILE *out, const struct mp_profile *p,
   /* The largest --top values, then in name order: the tools that read
   ** this merge equal stacks, and adjacent ones draw faster. */
   if (o->top && nrows > o->top) {
-    mp_rows_sort(rows, nrows);
+    mp_rows_sort(&order, rows, nrows);
     nrows = (size_t)o->top;
   }
   mp_rows_sort_by_name(rows, nrows);

@@ -330,7 +330,7 @@ int mp_report_json(FILE *out, struct mp_profile *p,
 		 &rows[nrows]);
     nrows++;
   }
-  mp_rows_sort(rows, nrows);
+  mp_rows_sort(&order, rows, nrows);
   if (o->top && nrows > o->top)
     nrows = (size_t)o->top;
 

@@ -72,7 +72,7 @@ static struct mp_row *sorted_rows(struct text *t, int section, uint64_t top,
     mp_order_row(&t->order, k, id, &rows[n]);
     n++;
   }
-  mp_rows_sort(rows, n);
+  mp_rows_sort(&t->order, rows, n);
   if (top && n > top)
     n = (size_t)top;
   *count = n;

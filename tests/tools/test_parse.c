@@ -17,11 +17,180 @@
 #include "mp_heap.h"
 #include "mp_map.h"
 #include "mp_profile.h"
+#include "mp_order.h"
 #include "mp_reader.h"
+#include "mp_sort.h"
 #include "mp_strings.h"
 #include "mp_symtab.h"
 #include "mp_uleb.h"
 #include "mp_writer.h"
+
+/* -- Sorting -------------------------------------------------------------- */
+
+struct sort_item {
+  uint32_t key;
+  uint32_t tag;	/* Where it started: checks that nothing is lost. */
+};
+
+static inline int item_less(const struct sort_item *x,
+			    const struct sort_item *y)
+{
+  return x->key < y->key;
+}
+
+MP_SORT_DEFINE(sort_items, struct sort_item, item_less)
+
+static int cmp_item(const void *a, const void *b)
+{
+  const struct sort_item *x = a, *y = b;
+  if (x->key != y->key)
+    return x->key < y->key ? -1 : 1;
+  return x->tag < y->tag ? -1 : x->tag > y->tag;
+}
+
+/* Fill a with n items of shape s; random keys in [0, range). */
+static void sort_input(struct sort_item *a, size_t n, int shape,
+		       uint32_t range, uint64_t *seed)
+{
+  size_t i;
+  for (i = 0; i < n; i++) {
+    *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+    switch (shape) {
+    case 0: a[i].key = (uint32_t)(*seed >> 33) % range; break;	/* Random. */
+    case 1: a[i].key = (uint32_t)i; break;			/* Sorted. */
+    case 2: a[i].key = (uint32_t)(n - i); break;		/* Reversed. */
+    case 3: a[i].key = 7; break;				/* All equal. */
+    default: a[i].key = (uint32_t)(i % 2 ? i : n - i); break;	/* Zigzag. */
+    }
+    a[i].tag = (uint32_t)i;
+  }
+}
+
+/* The inlined sort against qsort, on every shape and on sizes around its
+** insertion-sort cut-off; and its heapsort fallback, forced by a depth
+** of 0, on the same inputs. */
+START_TEST(sort_matches_qsort)
+{
+  static const size_t sizes[] = {0, 1, 2, 3, 15, 16, 17, 33, 100, 1000,
+				 65537};
+  uint64_t seed = 42;
+  size_t si;
+  int shape, heap;
+
+  for (si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
+    for (shape = 0; shape < 5; shape++)
+      for (heap = 0; heap <= 1; heap++) {
+	size_t n = sizes[si], i;
+	struct sort_item *a = malloc((n + 1) * sizeof(*a));
+	struct sort_item *b = malloc((n + 1) * sizeof(*b));
+	sort_input(a, n, shape, si % 2 ? 5 : 1000000, &seed);
+	memcpy(b, a, n * sizeof(*a));
+	if (heap)
+	  sort_items_intro(a, n, 0);
+	else
+	  sort_items(a, n);
+	qsort(b, n, sizeof(*b), cmp_item);
+	for (i = 0; i < n; i++)
+	  ck_assert_uint_eq(a[i].key, b[i].key);
+	/* The same items: sort both by (key, tag) and compare. */
+	qsort(a, n, sizeof(*a), cmp_item);
+	for (i = 0; i < n; i++)
+	  ck_assert_uint_eq(a[i].tag, b[i].tag);
+	free(a);
+	free(b);
+      }
+}
+END_TEST
+
+static int cmp_u64v(const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The radix sort against qsort: values that differ in one byte, in a
+** few, in all; sizes 0 to 100000. */
+START_TEST(radix_matches_qsort)
+{
+  static const uint64_t masks[] = {0xffull, 0xff00ff0000ull, ~0ull,
+				   0xffffffff00000000ull, 0};
+  static const size_t sizes[] = {0, 1, 2, 255, 256, 1000, 100000};
+  uint64_t seed = 7;
+  size_t mi, si, i;
+
+  for (mi = 0; mi < sizeof(masks) / sizeof(masks[0]); mi++)
+    for (si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+      size_t n = sizes[si];
+      uint64_t *a = malloc((n + 1) * sizeof(*a));
+      uint64_t *b = malloc((n + 1) * sizeof(*b));
+      uint64_t *tmp = malloc((n + 1) * sizeof(*tmp));
+      for (i = 0; i < n; i++) {
+	seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+	a[i] = b[i] = (seed ^ seed >> 29) & masks[mi];
+      }
+      mp_radix_sort_u64(a, tmp, n);
+      qsort(b, n, sizeof(*b), cmp_u64v);
+      for (i = 0; i < n; i++)
+	ck_assert_uint_eq(a[i], b[i]);
+      free(a);
+      free(b);
+      free(tmp);
+    }
+}
+END_TEST
+
+static int cmp_row_ref(const void *a, const void *b)
+{
+  const struct mp_row *x = a, *y = b;
+  if (x->key != y->key)
+    return x->key > y->key ? -1 : 1;
+  return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* Report rows: largest key first, ties by name rank, the location kept
+** with its row; both through the packed radix sort (keys under 2^32)
+** and the comparison sort it falls back to (one key above). */
+START_TEST(rows_sort_by_key_then_name)
+{
+  enum { N = 5000 };
+  struct mp_order o;
+  struct mp_row *rows = malloc(N * sizeof(*rows));
+  struct mp_row *ref = malloc(N * sizeof(*ref));
+  uint64_t seed = 3;
+  int big;
+  uint32_t i;
+
+  o.nlocs = N;
+  o.rank = malloc(N * sizeof(*o.rank));
+  o.loc = malloc(N * sizeof(*o.loc));
+  /* Name order: location ids backwards. */
+  for (i = 0; i < N; i++) {
+    o.rank[i] = N - 1 - i;
+    o.loc[N - 1 - i] = i;
+  }
+  for (big = 0; big <= 1; big++) {
+    for (i = 0; i < N; i++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      mp_order_row(&o, (seed >> 40) % 50, i, &rows[i]);
+    }
+    if (big)
+      rows[N / 2].key = 1ull << 40;
+    memcpy(ref, rows, N * sizeof(*rows));
+    mp_rows_sort(&o, rows, N);
+    qsort(ref, N, sizeof(*ref), cmp_row_ref);
+    for (i = 0; i < N; i++) {
+      ck_assert_uint_eq(rows[i].key, ref[i].key);
+      ck_assert_uint_eq(rows[i].name, ref[i].name);
+      ck_assert_uint_eq(rows[i].loc, ref[i].loc);
+      ck_assert_uint_eq(o.rank[rows[i].loc], rows[i].name);
+    }
+  }
+  free(o.rank);
+  free(o.loc);
+  free(rows);
+  free(ref);
+}
+END_TEST
 
 /* -- ULEB128 ------------------------------------------------------------- */
 
@@ -826,6 +995,9 @@ static Suite *parse_suite(void)
   Suite *s = suite_create("parse");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, sort_matches_qsort);
+  tcase_add_test(tc, radix_matches_qsort);
+  tcase_add_test(tc, rows_sort_by_key_then_name);
   tcase_add_test(tc, uleb_round_trip);
   tcase_add_test(tc, uleb_errors);
   tcase_add_test(tc, map_against_reference);
