@@ -839,7 +839,7 @@ static void parser_bench(const char *label, const char *file, int grouped)
 {
   struct counts k;
   double csecs = 0;
-  struct ptool t[5];
+  struct ptool t[7];
   int nt = 0, round, j;
   char la[64], lb[64];
   uint64_t ev;
@@ -863,9 +863,16 @@ static void parser_bench(const char *label, const char *file, int grouped)
   t[nt].av[0] = (char *)opt.cli; t[nt].av[1] = "stat";
   t[nt].av[2] = (char *)file; nt++;
   if (grouped) {
+    /* The many-chunk profiles: the other outputs' memory matters too. */
     t[nt].name = "report --group=function";
     t[nt].av[0] = (char *)opt.cli; t[nt].av[1] = "report";
     t[nt].av[2] = "--group=function"; t[nt].av[3] = (char *)file; nt++;
+    t[nt].name = "report --format=json";
+    t[nt].av[0] = (char *)opt.cli; t[nt].av[1] = "report";
+    t[nt].av[2] = "--format=json"; t[nt].av[3] = (char *)file; nt++;
+    t[nt].name = "report --format=folded";
+    t[nt].av[0] = (char *)opt.cli; t[nt].av[1] = "report";
+    t[nt].av[2] = "--format=folded"; t[nt].av[3] = (char *)file; nt++;
   }
   {
     char *o = fmtstr("%s/stat.out", opt.tmp);
@@ -887,22 +894,22 @@ static void parser_bench(const char *label, const char *file, int grouped)
       if (!run_ok(&r)) p->status = r.status;
     }
   loadavg(la, sizeof la);
-  printf("   %-24s %9s %9s %9s %9s %10s %9s %10s %9s\n", "tool", "median_s",
-	 "min_s", "cpu_s", "MB/s", "Mevents/s", "MB/cpu_s", "maxrss_MB",
-	 "vs cat");
+  printf("   %-24s %9s %9s %9s %9s %10s %9s %10s %8s %9s\n", "tool",
+	 "median_s", "min_s", "cpu_s", "MB/s", "Mevents/s", "MB/cpu_s",
+	 "maxrss_MB", "rss/file", "vs cat");
   {
     double catmed = median(t[0].wall, t[0].n);
     for (j = 0; j < nt; j++) {
       double med = median(t[j].wall, t[j].n), mn = minimum(t[j].wall, t[j].n);
       double cpu = median(t[j].cpu, t[j].n);
-      printf("   %-24s %9.3f %9.3f %9.3f %9.1f %10.2f %9.1f %10.1f %9.2f%s\n",
+      double rss = median(t[j].rss, t[j].n);
+      printf("   %-24s %9.3f %9.3f %9.3f %9.1f %10.2f %9.1f %10.1f %8.2f %9.2f%s\n",
 	     t[j].name, med, mn, cpu, k.bytes / 1e6 / med, ev / 1e6 / med,
-	     k.bytes / 1e6 / cpu,
-	     median(t[j].rss, t[j].n), med / catmed,
-	     t[j].status ? "  (non-zero exit!)" : "");
+	     k.bytes / 1e6 / cpu, rss, rss * 1048576.0 / (double)k.bytes,
+	     med / catmed, t[j].status ? "  (non-zero exit!)" : "");
     }
-    printf("   %-24s %9.3f %9s %9s %9.1f %10.2f %9s %10s   (runbench's own minimal event counter, mmap)\n",
-	   "count (floor)", csecs, "-", "-", k.bytes / 1e6 / csecs, ev / 1e6 / csecs, "-", "-");
+    printf("   %-24s %9.3f %9s %9s %9.1f %10.2f %9s %10s %8s   (runbench's own minimal event counter, mmap)\n",
+	   "count (floor)", csecs, "-", "-", k.bytes / 1e6 / csecs, ev / 1e6 / csecs, "-", "-", "-");
   }
   printf("   load after: %s\n\n", la);
   fflush(stdout);
