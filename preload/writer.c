@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 ** one fallocate per step takes most of it off the profiled program.
 */
 #define RESERVE_STEP ((uint64_t)16 << 20)
+#define RESERVE_MIN_FREE ((uint64_t)1 << 30)	/* Free space it needs. */
 
 int ljm_out_open(struct ljm_out *o, const char *path)
 {
@@ -78,12 +80,22 @@ static int still_ours(const struct ljm_out *o)
 	 st.st_ino == o->ino;
 }
 
-/* Allocate file space ahead of a write that would pass what is there. */
+/*
+** Allocate file space ahead of a write that would pass what is there.
+** Only on a file system with room to spare: space held ahead must never
+** be what the program's own writes run out of.
+*/
 static void reserve_ahead(struct ljm_out *o, size_t len)
 {
   uint64_t want = o->written + len, to;
+  struct statfs fs;
   if (!o->reserve || want <= o->reserved)
     return;
+  if (fstatfs(o->fd, &fs) != 0 ||
+      (uint64_t)fs.f_bavail * (uint64_t)fs.f_bsize < RESERVE_MIN_FREE) {
+    o->reserve = 0;
+    return;
+  }
   to = (want + RESERVE_STEP - 1) / RESERVE_STEP * RESERVE_STEP;
   /* The file's size stays what was written: readers see no padding. */
   if (fallocate(o->fd, FALLOC_FL_KEEP_SIZE, (off_t)o->reserved,

@@ -45,8 +45,9 @@ static void flush_line(struct text *t)
   t->line.len = 0;
 }
 
-/* Rows of every location whose measure (chosen by pick) is not 0, sorted;
-** cut to top. NULL when out of memory. */
+/* Rows of every location whose measure is not 0, sorted, cut to top:
+** the event count of section 0-2 (allocations, reallocations, frees) or,
+** for 3, the bytes still held. NULL when out of memory. */
 static struct mp_row *sorted_rows(struct text *t, int section, uint64_t top,
 				  size_t *count)
 {

@@ -36,6 +36,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   /* The last byte picks the grouping, so every naming path is reached. */
   group = size ? (enum mp_group)(data[size - 1] & 3) : MP_GROUP_LINE;
   mp_profile_init(&p, group);
+  /* The byte before picks how override pairs are kept (JSON keeps
+  ** counts), so both storage modes are read and merged. */
+  p.override_values = size > 1 && (data[size - 2] & 1);
   r = mp_reader_new_mem(data, size);
   if (!r)
     return 0;
