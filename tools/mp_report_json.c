@@ -45,12 +45,13 @@ static size_t utf8_len(const unsigned char *s, size_t avail)
 ** point of the same number (U+0080..U+00FF), so any chunk name can be
 ** represented and the document stays valid.
 */
-void mp_json_string(FILE *out, const char *s, size_t len)
+static void json_str(struct mp_buf *b, const char *s, size_t len)
 {
+  static const char hex[] = "0123456789abcdef";
   const unsigned char *u = (const unsigned char *)s;
   size_t i = 0;
 
-  fputc('"', out);
+  mp_buf_add(b, "\"", 1);
   while (i < len) {
     unsigned char c = u[i];
     size_t n;
@@ -59,32 +60,39 @@ void mp_json_string(FILE *out, const char *s, size_t len)
 	 u[n] != '\\'; n++)
       ;
     if (n > i) {
-      fwrite(u + i, 1, n - i, out);
+      mp_buf_add(b, s + i, n - i);
       i = n;
       continue;
     }
     if (c == '"' || c == '\\') {
-      fputc('\\', out);
-      fputc(c, out);
+      char esc[2] = {'\\', (char)c};
+      mp_buf_add(b, esc, 2);
       i++;
     } else if (c == '\n') {
-      fputs("\\n", out);
+      mp_buf_add(b, "\\n", 2);
       i++;
     } else if (c == '\t') {
-      fputs("\\t", out);
+      mp_buf_add(b, "\\t", 2);
       i++;
-    } else if (c < 0x20 || c == 0x7f) {
-      fprintf(out, "\\u%04x", c);
-      i++;
-    } else if ((n = utf8_len(u + i, len - i)) == 0) {
-      fprintf(out, "\\u%04x", c);
+    } else if (c < 0x20 || c == 0x7f || (n = utf8_len(u + i, len - i)) == 0) {
+      char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+      mp_buf_add(b, esc, 6);
       i++;
     } else {
-      fwrite(u + i, 1, n, out);
+      mp_buf_add(b, s + i, n);
       i += n;
     }
   }
-  fputc('"', out);
+  mp_buf_add(b, "\"", 1);
+}
+
+void mp_json_string(FILE *out, const char *s, size_t len)
+{
+  struct mp_buf b = {0};
+  json_str(&b, s, len);
+  if (b.data)
+    fwrite(b.data, 1, b.len, out);
+  mp_buf_free(&b);
 }
 
 static void json_cstr(FILE *out, const char *s)
@@ -227,7 +235,30 @@ static const char *kind_name(uint32_t kind)
   }
 }
 
-static void json_location_fields(FILE *out, const struct mp_profile *p,
+/* ", <key><v>" for a number. */
+static void json_u64(struct mp_buf *b, const char *key, uint64_t v)
+{
+  mp_buf_str(b, key);
+  mp_buf_u64(b, v);
+}
+
+static void json_hex(struct mp_buf *b, const char *key, uint64_t v)
+{
+  mp_buf_str(b, key);
+  mp_buf_add(b, "\"", 1);
+  mp_buf_hex(b, v);
+  mp_buf_add(b, "\"", 1);
+}
+
+static void json_opt_str(struct mp_buf *b, const struct mp_string *s)
+{
+  if (s)
+    json_str(b, s->data, s->len);
+  else
+    mp_buf_str(b, "null");
+}
+
+static void json_location_fields(struct mp_buf *b, const struct mp_profile *p,
 				 const struct mp_loc *l)
 {
   const struct mp_string *s = l->str != MP_NO_STRING ?
@@ -238,35 +269,29 @@ static void json_location_fields(FILE *out, const struct mp_profile *p,
   switch (l->kind) {
   case MP_LOC_LUA:
   case MP_LOC_LUA_UNKNOWN:
-    fputs(", \"chunk\": ", out);
-    if (s)
-      mp_json_string(out, s->data, s->len);
-    else
-      fprintf(out, "null, \"proto\": \"0x%llx\"", U(l->addr));
+    mp_buf_str(b, ", \"chunk\": ");
+    json_opt_str(b, s);
+    if (!s)
+      json_hex(b, ", \"proto\": ", l->addr);
     if (by_func && s)
-      fprintf(out, ", \"linedefined\": %u", l->linedefined);
+      json_u64(b, ", \"linedefined\": ", l->linedefined);
     if (by_line)
-      fprintf(out, ", \"line\": %u", l->line);
+      json_u64(b, ", \"line\": ", l->line);
     break;
   case MP_LOC_C:
   case MP_LOC_C_UNKNOWN:
-    fputs(", \"symbol\": ", out);
-    if (s)
-      mp_json_string(out, s->data, s->len);
-    else
-      fputs("null", out);
-    fprintf(out, ", \"address\": \"0x%llx\"", U(l->addr));
+    mp_buf_str(b, ", \"symbol\": ");
+    json_opt_str(b, s);
+    json_hex(b, ", \"address\": ", l->addr);
     break;
   case MP_LOC_TRACE:
   case MP_LOC_TRACE_NOPROTO:
   case MP_LOC_TRACE_UNKNOWN:
-    fprintf(out, ", \"trace\": %llu, \"chunk\": ", U(l->addr));
-    if (s)
-      mp_json_string(out, s->data, s->len);
-    else
-      fputs("null", out);
+    json_u64(b, ", \"trace\": ", l->addr);
+    mp_buf_str(b, ", \"chunk\": ");
+    json_opt_str(b, s);
     if (l->kind != MP_LOC_TRACE_UNKNOWN)
-      fprintf(out, ", \"line\": %u", l->line);
+      json_u64(b, ", \"line\": ", l->line);
     break;
   default:
     break;
@@ -274,35 +299,48 @@ static void json_location_fields(FILE *out, const struct mp_profile *p,
 }
 
 /* The name of location id in plain style, as a JSON string. */
-static void json_name(FILE *out, const struct mp_profile *p,
+static void json_name(struct mp_buf *b, const struct mp_profile *p,
 		      struct mp_buf *scratch, uint32_t id)
 {
   struct mp_loc l;
   mp_profile_loc(p, id, &l);
   scratch->len = 0;
   mp_name_location(scratch, p, NULL, &l, MP_NAME_PLAIN);
-  mp_json_string(out, scratch->data ? scratch->data : "", scratch->len);
+  json_str(b, scratch->data ? scratch->data : "", scratch->len);
+}
+
+/* Write b out and empty it. */
+static void json_flush(FILE *out, struct mp_buf *b)
+{
+  if (b->len)
+    fwrite(b->data, 1, b->len, out);
+  b->len = 0;
 }
 
 /* The pairs of one location and kind, in name order of the other
-** location (the pairs are sorted so). */
-static void json_overrides(FILE *out, const struct mp_profile *p,
-			   struct mp_buf *scratch, int is_free, uint32_t loc)
+** location (the pairs are sorted so); b goes out as it fills (the
+** collector's list can name every location). */
+static void json_overrides(FILE *out, struct mp_buf *b,
+			   const struct mp_profile *p, struct mp_buf *scratch,
+			   int is_free, uint32_t loc)
 {
   uint64_t i = mp_profile_overrides_of(p, is_free, loc);
   uint64_t want = mp_override_key(is_free, loc, 0) >> 32;
   int first = 1;
 
-  fputc('[', out);
+  mp_buf_add(b, "[", 1);
   for (; i < p->nov && mp_profile_override(p, i).key >> 32 == want; i++) {
     struct mp_override ov = mp_profile_override(p, i);
-    fputs(first ? "{\"name\": " : ", {\"name\": ", out);
+    mp_buf_str(b, first ? "{\"name\": " : ", {\"name\": ");
     first = 0;
-    json_name(out, p, scratch, (uint32_t)ov.key);
-    fprintf(out, ", \"count\": %llu, \"bytes\": %llu}", U(ov.count),
-	    U(ov.bytes));
+    json_name(b, p, scratch, (uint32_t)ov.key);
+    json_u64(b, ", \"count\": ", ov.count);
+    json_u64(b, ", \"bytes\": ", ov.bytes);
+    mp_buf_add(b, "}", 1);
+    if (b->len > 65536)
+      json_flush(out, b);
   }
-  fputc(']', out);
+  mp_buf_add(b, "]", 1);
 }
 
 int mp_report_json(FILE *out, struct mp_profile *p,
@@ -311,7 +349,7 @@ int mp_report_json(FILE *out, struct mp_profile *p,
 {
   static const char *const groups[] = {"line", "function", "chunk", "line"};
   struct mp_order order;
-  struct mp_buf scratch = {0};
+  struct mp_buf scratch = {0}, obj = {0};
   struct mp_row *rows = NULL;
   size_t nrows = 0, i;
   uint32_t id;
@@ -342,31 +380,38 @@ int mp_report_json(FILE *out, struct mp_profile *p,
   for (i = 0; i < nrows; i++) {
     struct mp_loc l[1];
     mp_profile_loc(p, rows[i].loc, l);
-    fputs(i ? ",\n    {" : "\n    {", out);
-    fputs("\"name\": ", out);
-    json_name(out, p, &scratch, rows[i].loc);
-    fprintf(out, ", \"kind\": \"%s\"", kind_name(l->kind));
-    json_location_fields(out, p, l);
-    fprintf(out, ",\n     \"alloc\": {\"count\": %llu, \"bytes\": %llu}",
-	    U(l->n_alloc), U(l->alloc_bytes));
-    fprintf(out, ",\n     \"realloc\": {\"count\": %llu, \"new_bytes\": %llu, "
-	    "\"old_bytes\": %llu}", U(l->n_realloc), U(l->realloc_new),
-	    U(l->realloc_old));
-    fprintf(out, ",\n     \"free\": {\"count\": %llu, \"bytes\": %llu}",
-	    U(l->n_free), U(l->free_bytes));
-    fprintf(out, ",\n     \"held\": {\"bytes\": %llu, \"blocks\": %llu, "
-	    "\"allocs\": %llu, \"frees\": %llu}", U(l->held_bytes),
-	    U(l->held_blocks), U(l->created), U(l->released));
-    fputs(",\n     \"overrides\": {\"realloc\": ", out);
-    json_overrides(out, p, &scratch, 0, rows[i].loc);
-    fputs(", \"free\": ", out);
-    json_overrides(out, p, &scratch, 1, rows[i].loc);
-    fputs("}}", out);
+    obj.len = 0;
+    mp_buf_str(&obj, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
+    json_name(&obj, p, &scratch, rows[i].loc);
+    mp_buf_str(&obj, ", \"kind\": \"");
+    mp_buf_str(&obj, kind_name(l->kind));
+    mp_buf_add(&obj, "\"", 1);
+    json_location_fields(&obj, p, l);
+    json_u64(&obj, ",\n     \"alloc\": {\"count\": ", l->n_alloc);
+    json_u64(&obj, ", \"bytes\": ", l->alloc_bytes);
+    json_u64(&obj, "},\n     \"realloc\": {\"count\": ", l->n_realloc);
+    json_u64(&obj, ", \"new_bytes\": ", l->realloc_new);
+    json_u64(&obj, ", \"old_bytes\": ", l->realloc_old);
+    json_u64(&obj, "},\n     \"free\": {\"count\": ", l->n_free);
+    json_u64(&obj, ", \"bytes\": ", l->free_bytes);
+    json_u64(&obj, "},\n     \"held\": {\"bytes\": ", l->held_bytes);
+    json_u64(&obj, ", \"blocks\": ", l->held_blocks);
+    json_u64(&obj, ", \"allocs\": ", l->created);
+    json_u64(&obj, ", \"frees\": ", l->released);
+    mp_buf_str(&obj, "},\n     \"overrides\": {\"realloc\": ");
+    json_overrides(out, &obj, p, &scratch, 0, rows[i].loc);
+    mp_buf_str(&obj, ", \"free\": ");
+    json_overrides(out, &obj, p, &scratch, 1, rows[i].loc);
+    mp_buf_str(&obj, "}}");
+    if (obj.oom || scratch.oom)
+      goto out;
+    json_flush(out, &obj);
   }
   fputs(nrows ? "\n  ]\n}\n" : "]\n}\n", out);
-  rc = scratch.oom ? -1 : 0;
+  rc = 0;
 out:
   free(rows);
+  mp_buf_free(&obj);
   mp_buf_free(&scratch);
   mp_order_free(&order);
   return rc;
