@@ -74,17 +74,27 @@ static inline const struct mp_laux *rec_aux(const struct mp_profile *p,
   return aux ? &p->auxs[aux - 1] : NULL;
 }
 
-/* How a key is split between the record's num and its aux. */
+/*
+** How a key is split between the record's num and its aux: num is the
+** line, except for Lua code grouped by function, whose key has no line:
+** there it is linedefined. Any other linedefined goes to the aux.
+*/
+static inline int num_is_linedefined(const struct mp_profile *p,
+				     uint32_t kind)
+{
+  return p->group == MP_GROUP_FUNCTION && kind == MP_LOC_LUA;
+}
+
 static inline uint32_t key_num(const struct mp_profile *p,
 			       const struct mp_loc *k)
 {
-  return p->group == MP_GROUP_FUNCTION ? k->linedefined : k->line;
+  return num_is_linedefined(p, k->kind) ? k->linedefined : k->line;
 }
 
 static inline uint32_t key_aux_linedefined(const struct mp_profile *p,
 					   const struct mp_loc *k)
 {
-  return p->group == MP_GROUP_FUNCTION ? 0 : k->linedefined;
+  return num_is_linedefined(p, k->kind) ? 0 : k->linedefined;
 }
 
 /* The identity fields of a stored location. */
@@ -95,14 +105,14 @@ static void rec_key(const struct mp_profile *p, const struct mp_lrec *r,
   memset(k, 0, sizeof(*k));
   k->kind = rec_kind(r);
   k->str = r->str;
-  if (p->group == MP_GROUP_FUNCTION)
+  if (num_is_linedefined(p, k->kind))
     k->linedefined = r->num;
   else
     k->line = r->num;
   if (a) {
     k->addr = a->addr;
     k->addr2 = a->addr2;
-    if (p->group != MP_GROUP_FUNCTION)
+    if (!num_is_linedefined(p, k->kind))
       k->linedefined = (uint32_t)a->linedefined;
   }
 }

@@ -65,7 +65,8 @@ struct mp_loc {
 */
 struct mp_lrec {
   uint32_t str;
-  uint32_t num;		/* Line; linedefined when grouped by function. */
+  uint32_t num;		/* Line; for Lua code grouped by function,
+			** linedefined. */
   uint32_t ext;		/* Index + 1 into exts, or 0. */
   uint32_t kind_aux;	/* kind << 29 | (index + 1 into auxs, or 0). */
   /* Index + 1 of the last override pair whose blocks came from here,
@@ -86,7 +87,7 @@ struct mp_lext {
 
 struct mp_laux {
   uint64_t addr, addr2;
-  uint64_t linedefined;	/* Only with MP_GROUP_FRAMES. */
+  uint64_t linedefined;	/* When the line is kept too (MP_GROUP_FRAMES). */
 };
 
 /*
