@@ -2,8 +2,7 @@
 ** Open addressing hash map from a 64-bit key to two 64-bit values, with
 ** linear probing and backward-shift deletion (no tombstones, so a table
 ** that sees billions of insert/remove pairs stays as fast as a fresh one).
-** Used for the live heap (sized for millions of blocks), prototypes,
-** traces and override pairs.
+** Used for the live heap's odd blocks, prototypes and traces.
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -41,13 +40,6 @@ static inline uint64_t mp_map_hash(uint64_t key)
 static inline size_t mp_map_home(const struct mp_map *m, uint64_t key)
 {
   return (size_t)((mp_map_hash(key) >> 20) & m->mask);
-}
-
-/* Start loading the home slot of key: the table is too big for caches. */
-static inline void mp_map_prefetch(const struct mp_map *m, uint64_t key)
-{
-  if (m->slots)
-    __builtin_prefetch(&m->slots[mp_map_home(m, key)]);
 }
 
 /* The entry for key, or NULL. */

@@ -65,6 +65,12 @@ void mp_buf_u64(struct mp_buf *b, uint64_t v)
   mp_buf_add(b, tmp + sizeof(tmp) - n, n);
 }
 
+void mp_buf_colon_u64(struct mp_buf *b, uint64_t v)
+{
+  mp_buf_add(b, ":", 1);
+  mp_buf_u64(b, v);
+}
+
 void mp_buf_hex(struct mp_buf *b, uint64_t v)
 {
   static const char digits[] = "0123456789abcdef";
@@ -165,13 +171,6 @@ void mp_name_string(struct mp_buf *out, const struct mp_profile *p,
   mp_buf_add(out, s->data + from, s->len - from);
 }
 
-/* ":<n>" */
-static void colon_u64(struct mp_buf *out, uint64_t v)
-{
-  mp_buf_add(out, ":", 1);
-  mp_buf_u64(out, v);
-}
-
 void mp_name_location(struct mp_buf *out, const struct mp_profile *p,
 		      struct mp_aliases *al, const struct mp_loc *l,
 		      enum mp_name_style style)
@@ -186,15 +185,15 @@ void mp_name_location(struct mp_buf *out, const struct mp_profile *p,
   case MP_LOC_LUA:
     mp_name_string(out, p, al, l->str, style);
     if (by_line)
-      colon_u64(out, l->line);
+      mp_buf_colon_u64(out, l->line);
     else if (by_func)
-      colon_u64(out, l->linedefined);
+      mp_buf_colon_u64(out, l->linedefined);
     break;
   case MP_LOC_LUA_UNKNOWN:
     mp_buf_str(out, "LFUNC ");
     mp_buf_hex(out, l->addr);
     if (by_line)
-      colon_u64(out, l->line);
+      mp_buf_colon_u64(out, l->line);
     break;
   case MP_LOC_C:
     mp_name_string(out, p, al, l->str, style);
@@ -216,7 +215,7 @@ void mp_name_location(struct mp_buf *out, const struct mp_profile *p,
       mp_buf_str(out, "LFUNC ");
       mp_buf_hex(out, l->addr2);
     }
-    colon_u64(out, l->line);
+    mp_buf_colon_u64(out, l->line);
     break;
   default:
     mp_buf_str(out, "TRACE [");

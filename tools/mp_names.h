@@ -39,6 +39,7 @@ static inline void mp_buf_add(struct mp_buf *b, const char *s, size_t n)
 
 void mp_buf_str(struct mp_buf *b, const char *s);
 void mp_buf_u64(struct mp_buf *b, uint64_t v);	/* Decimal. */
+void mp_buf_colon_u64(struct mp_buf *b, uint64_t v);	/* ":" decimal. */
 void mp_buf_hex(struct mp_buf *b, uint64_t v);	/* 0x, lower case. */
 void mp_buf_printf(struct mp_buf *b, const char *fmt, ...)
   __attribute__((format(printf, 2, 3)));

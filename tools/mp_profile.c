@@ -8,6 +8,7 @@
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@
 static void reset_cache(struct mp_profile *p);
 
 _Static_assert(sizeof(struct mp_lrec) == 64, "a location is one cache line");
+_Static_assert(offsetof(struct mp_override, key) == 0, "pairs start with key");
 
 void mp_profile_init(struct mp_profile *p, enum mp_group group)
 {
@@ -464,10 +466,15 @@ static inline size_t ov_size(const struct mp_profile *p)
   return p->override_values ? sizeof(struct mp_override) : sizeof(uint64_t);
 }
 
+/* The key of pair i: the first word of its element either way. */
+static inline uint64_t *ov_keyp(const struct mp_profile *p, uint64_t i)
+{
+  return (uint64_t *)((char *)p->ov + i * ov_size(p));
+}
+
 static inline uint64_t ov_key(const struct mp_profile *p, uint64_t i)
 {
-  return p->override_values ? ((const struct mp_override *)p->ov)[i].key :
-			      ((const uint64_t *)p->ov)[i];
+  return *ov_keyp(p, i);
 }
 
 static inline int key_less(const uint64_t *x, const uint64_t *y)
@@ -548,8 +555,7 @@ static void ov_map_origs(struct mp_profile *p, const uint32_t *map)
 {
   uint64_t i;
   for (i = 0; i < p->nov; i++) {
-    uint64_t *k = p->override_values ? &((struct mp_override *)p->ov)[i].key :
-		  &((uint64_t *)p->ov)[i];
+    uint64_t *k = ov_keyp(p, i);
     *k = (*k & ~(uint64_t)UINT32_MAX) | map[(uint32_t)*k];
   }
 }
@@ -579,17 +585,23 @@ uint64_t mp_profile_sort_overrides(struct mp_profile *p,
 }
 
 uint64_t mp_profile_overrides_of(const struct mp_profile *p, int is_free,
-				 uint32_t loc)
+				 uint32_t loc, uint64_t *end)
 {
-  uint64_t lo = 0, hi = p->nov, want = mp_override_key(is_free, loc, 0);
+  uint64_t lo = 0, hi = p->nov, first;
+  uint64_t want = mp_override_key(is_free, loc, 0) >> 32;
+  /* Sorted on the upper half; the lower half is in rank order. */
   while (lo < hi) {
     uint64_t mid = lo + (hi - lo) / 2;
-    if (ov_key(p, mid) < want)
+    if (ov_key(p, mid) >> 32 < want)
       lo = mid + 1;
     else
       hi = mid;
   }
-  return lo;
+  first = lo;
+  while (lo < p->nov && ov_key(p, lo) >> 32 == want)
+    lo++;
+  *end = lo;
+  return first;
 }
 
 /* A block leaves the heap (free, or the old half of a realloc). */
@@ -627,13 +639,8 @@ static int release_block(struct mp_profile *p, uint32_t at, uint64_t addr,
     /* A first release can't be a copy: that keeps merges rare. */
     p->ov_maybe_dup += memo != 0;
     i = p->nov++;
-    if (p->override_values) {
-      struct mp_override *o = &((struct mp_override *)p->ov)[i];
-      o->key = key;
-      o->count = o->bytes = 0;
-    } else {
-      ((uint64_t *)p->ov)[i] = key;
-    }
+    memset(ov_keyp(p, i), 0, ov_size(p));
+    *ov_keyp(p, i) = key;
     orig->ov_memo[is_free] = (uint32_t)i + 1;
   }
   if (p->override_values) {

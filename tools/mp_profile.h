@@ -12,7 +12,6 @@
 #include <stdint.h>
 
 #include "mp_heap.h"
-#include "mp_map.h"
 #include "mp_reader.h"
 #include "mp_strings.h"
 #include "mp_symtab.h"
@@ -252,10 +251,10 @@ static inline struct mp_override mp_profile_override(const struct mp_profile *p,
   return o;
 }
 
-/* Once sorted: the first pair of location loc and this kind; p->nov when
-** there is none. */
+/* Once sorted: the pairs of location loc and this kind are [first, *end);
+** returns first (equal to *end when there are none). */
 uint64_t mp_profile_overrides_of(const struct mp_profile *p, int is_free,
-				 uint32_t loc);
+				 uint32_t loc, uint64_t *end);
 
 /* Location id as a whole (a copy). */
 void mp_profile_loc(const struct mp_profile *p, uint32_t id,

@@ -27,15 +27,13 @@ static void frames(struct mp_buf *out, const struct mp_profile *p,
     } else {
       mp_buf_str(out, ";function ");
       mp_name_string(out, p, al, l->str, MP_NAME_FRAME);
-      mp_buf_add(out, ":", 1);
-      mp_buf_u64(out, l->linedefined);
+      mp_buf_colon_u64(out, l->linedefined);
     }
     if (p->group == MP_GROUP_FUNCTION)
       break;
     mp_buf_add(out, ";", 1);
     mp_name_string(out, p, al, l->str, MP_NAME_FRAME);
-    mp_buf_add(out, ":", 1);
-    mp_buf_u64(out, l->line);
+    mp_buf_colon_u64(out, l->line);
     break;
   case MP_LOC_LUA_UNKNOWN:
     mp_buf_str(out, "LFUNC ");
@@ -43,8 +41,7 @@ static void frames(struct mp_buf *out, const struct mp_profile *p,
     if (p->group == MP_GROUP_FRAMES) {
       mp_buf_str(out, ";LFUNC ");
       mp_buf_hex(out, l->addr);
-      mp_buf_add(out, ":", 1);
-      mp_buf_u64(out, l->line);
+      mp_buf_colon_u64(out, l->line);
     }
     break;
   case MP_LOC_C:

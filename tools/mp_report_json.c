@@ -298,14 +298,12 @@ static void json_location_fields(struct mp_buf *b, const struct mp_profile *p,
   }
 }
 
-/* The name of location id in plain style, as a JSON string. */
+/* The name of a location in plain style, as a JSON string. */
 static void json_name(struct mp_buf *b, const struct mp_profile *p,
-		      struct mp_buf *scratch, uint32_t id)
+		      struct mp_buf *scratch, const struct mp_loc *l)
 {
-  struct mp_loc l;
-  mp_profile_loc(p, id, &l);
   scratch->len = 0;
-  mp_name_location(scratch, p, NULL, &l, MP_NAME_PLAIN);
+  mp_name_location(scratch, p, NULL, l, MP_NAME_PLAIN);
   json_str(b, scratch->data ? scratch->data : "", scratch->len);
 }
 
@@ -324,16 +322,15 @@ static void json_overrides(FILE *out, struct mp_buf *b,
 			   const struct mp_profile *p, struct mp_buf *scratch,
 			   int is_free, uint32_t loc)
 {
-  uint64_t i = mp_profile_overrides_of(p, is_free, loc);
-  uint64_t want = mp_override_key(is_free, loc, 0) >> 32;
-  int first = 1;
+  uint64_t end, first = mp_profile_overrides_of(p, is_free, loc, &end), i;
 
   mp_buf_add(b, "[", 1);
-  for (; i < p->nov && mp_profile_override(p, i).key >> 32 == want; i++) {
+  for (i = first; i < end; i++) {
     struct mp_override ov = mp_profile_override(p, i);
-    mp_buf_str(b, first ? "{\"name\": " : ", {\"name\": ");
-    first = 0;
-    json_name(b, p, scratch, (uint32_t)ov.key);
+    struct mp_loc orig;
+    mp_profile_loc(p, (uint32_t)ov.key, &orig);
+    mp_buf_str(b, i == first ? "{\"name\": " : ", {\"name\": ");
+    json_name(b, p, scratch, &orig);
     json_u64(b, ", \"count\": ", ov.count);
     json_u64(b, ", \"bytes\": ", ov.bytes);
     mp_buf_add(b, "}", 1);
@@ -362,10 +359,10 @@ int mp_report_json(FILE *out, struct mp_profile *p,
   if (!rows)
     goto out;
   for (id = 0; id < p->nlocs; id++) {
-    struct mp_loc l[1];
-    mp_profile_loc(p, id, l);
-    mp_order_row(&order, l->n_alloc + l->n_realloc + l->n_free, id,
-		 &rows[nrows]);
+    const struct mp_lrec *r = &p->locs[id];
+    const struct mp_lext *e = r->ext ? &p->exts[r->ext - 1] : NULL;
+    mp_order_row(&order, r->n_alloc + (e ? e->n_realloc + e->n_free : 0),
+		 id, &rows[nrows]);
     nrows++;
   }
   mp_rows_sort(&order, rows, nrows);
@@ -382,7 +379,7 @@ int mp_report_json(FILE *out, struct mp_profile *p,
     mp_profile_loc(p, rows[i].loc, l);
     obj.len = 0;
     mp_buf_str(&obj, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
-    json_name(&obj, p, &scratch, rows[i].loc);
+    json_name(&obj, p, &scratch, l);
     mp_buf_str(&obj, ", \"kind\": \"");
     mp_buf_str(&obj, kind_name(l->kind));
     mp_buf_add(&obj, "\"", 1);

@@ -85,16 +85,14 @@ static struct mp_row *sorted_rows(struct text *t, int section, uint64_t top,
 ** so). */
 static void overrides(struct text *t, int is_free, uint32_t loc)
 {
-  const struct mp_profile *p = t->p;
-  uint64_t i = mp_profile_overrides_of(p, is_free, loc);
-  uint64_t want = mp_override_key(is_free, loc, 0) >> 32;
+  uint64_t end, i = mp_profile_overrides_of(t->p, is_free, loc, &end);
 
-  if (i >= p->nov || mp_profile_override(p, i).key >> 32 != want)
+  if (i == end)
     return;
   mp_buf_str(&t->line, "\tOverrides:\n");
-  for (; i < p->nov && mp_profile_override(p, i).key >> 32 == want; i++) {
+  for (; i < end; i++) {
     mp_buf_add(&t->line, "\t\t", 2);
-    put_name(t, (uint32_t)mp_profile_override(p, i).key);
+    put_name(t, (uint32_t)mp_profile_override(t->p, i).key);
     mp_buf_add(&t->line, "\n", 1);
     if (t->line.len > 4096)
       flush_line(t);

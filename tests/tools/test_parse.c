@@ -855,7 +855,7 @@ START_TEST(profile_override_keys)
   struct mpw w;
   struct mp_profile *p = malloc(sizeof(*p));
   struct mp_reader *r;
-  uint64_t n;
+  uint64_t n, end;
   struct mp_override ov;
   struct mp_loc l;
 
@@ -869,10 +869,14 @@ START_TEST(profile_override_keys)
   ck_assert_uint_eq(ov.count, 0);	/* Not kept. */
   ov = mp_profile_override(p, 1);
   ck_assert_uint_eq(ov.key, mp_override_key(1, 3, 1));
-  ck_assert_uint_eq(mp_profile_overrides_of(p, 0, 2), 0);
-  ck_assert_uint_eq(mp_profile_overrides_of(p, 1, 0), 1);
-  ck_assert_uint_eq(mp_profile_overrides_of(p, 1, 3), 1);
-  ck_assert_uint_eq(mp_profile_overrides_of(p, 1, 4), 2);
+  ck_assert_uint_eq(mp_profile_overrides_of(p, 0, 2, &end), 0);
+  ck_assert_uint_eq(end, 1);
+  ck_assert_uint_eq(mp_profile_overrides_of(p, 1, 0, &end), 1);
+  ck_assert_uint_eq(end, 1);	/* None. */
+  ck_assert_uint_eq(mp_profile_overrides_of(p, 1, 3, &end), 1);
+  ck_assert_uint_eq(end, 2);
+  ck_assert_uint_eq(mp_profile_overrides_of(p, 1, 4, &end), 2);
+  ck_assert_uint_eq(end, 2);
   /* Counters read back whole: @a.lua:2 allocated once, its block was
   ** reallocated by cfn. */
   mp_profile_loc(p, 0, &l);
