@@ -41,6 +41,8 @@ static void ljm_shim_init(void)
 		   ljm_reg_fork_child);
     ljmprof_hook_newstate = hook_newstate;
     ljmprof_hook_close = hook_close;
+  } else {
+    ljmprof_misc_open = 0;  /* Inert: exactly the system library's globals. */
   }
   errno = saved;
 }

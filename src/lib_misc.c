@@ -117,6 +117,8 @@ static const luaL_Reg misc_lib[] = {
 
 int luaopen_misc(lua_State *L)
 {
+  if (!ljmprof_misc_open)
+    return 0;  /* Under an inert shim: no new global. */
   luaL_register(L, LJ_MISCLIBNAME, misc_lib);
   lua_createtable(L, 0, 2);
   luaL_register(L, NULL, misc_memprof_lib);

@@ -8,7 +8,13 @@
 ** (a field added by a patch) also points to: the state hangs off the VM,
 ** no global, no lock, one profiler per VM. A host may set an allocator
 ** of its own over the wrapper while profiling; g->memprof still finds the
-** state, and stopping then leaves the buried wrapper as a pass-through.
+** state. A stopped profiler's state stays, as a pass-through to the
+** allocator it wrapped, until the VM is gone (see mp_stop).
+**
+** Every event is charged to the thread that allocates (g->mem_L, set by
+** lj_mem_realloc and lj_mem_newgco) and to what runs on it: a trace, the
+** VM itself, or the function on top of that thread's stack, read without
+** trusting any slot (see "Attribution").
 */
 
 #define lj_memprof_c
@@ -48,6 +54,7 @@
 /* Lifecycle hooks for an embedder in the same object (see ljmprof.h). */
 void (*ljmprof_hook_newstate)(lua_State *L) = NULL;
 void (*ljmprof_hook_close)(lua_State *L) = NULL;
+int ljmprof_misc_open = 1;
 
 /* -- Profiler state ------------------------------------------------------ */
 
@@ -65,6 +72,8 @@ typedef struct MPRange {
 
 typedef struct MemProf {
   global_State *g;		/* The profiled VM. */
+  struct MemProf *older;	/* Retired states of this VM, newest first. */
+  int active;			/* Recording (or halted by an error). */
   lua_Alloc allocf;		/* Wrapped allocator. */
   void *allocd;			/* Its opaque pointer. */
   uint8_t *buf;			/* Output buffer (malloc, not the Lua heap). */
@@ -91,10 +100,14 @@ static void *memprof_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
 /* The safe-point flag of a profiler without one: never changes. */
 static const volatile sig_atomic_t mp_nopoll = 0;
 
-/* The profiler of a VM, or NULL. */
+/*
+** The running profiler of a VM, or NULL. g->memprof is the newest state;
+** a stopped one stays as a pass-through until the VM is gone (see mp_stop).
+*/
 static LJ_AINLINE MemProf *memprof_get(global_State *g)
 {
-  return (MemProf *)g->memprof;
+  MemProf *mp = (MemProf *)g->memprof;
+  return mp != NULL && mp->active ? mp : NULL;
 }
 
 /* Is the profiler's wrapper the VM's allocator (not buried by the host's)? */
@@ -445,16 +458,110 @@ static LJ_NOINLINE void mp_cfunc(MemProf *mp, uintptr_t addr)
 
 /* -- Attribution --------------------------------------------------------- */
 
-/* Line of the instruction before ins in pt, or 0. */
+/*
+** The stack is read while the VM is in the middle of anything: a fast
+** function may already have written its results over its own frame (as
+** coroutine.resume does before it allocates its error message), an error
+** may be unwinding. So no slot is trusted: a frame must lie inside the
+** thread's stack, its function slot must be tagged as a function before
+** its pointer is followed, and a saved PC is only read once it is known to
+** lie inside the bytecode of a prototype reached that way.
+*/
+
+/* Is f a possible frame of L: above the bottom frame, inside the stack? */
+static LJ_AINLINE int mp_inframe(lua_State *L, cTValue *f)
+{
+  cTValue *st = tvref(L->stack);
+  return f > st + LJ_FR2 && f < st + L->stacksize &&
+	 ((uintptr_t)f - (uintptr_t)st) % sizeof(TValue) == 0;
+}
+
+/* The function of frame f, or NULL if the slot does not hold one. */
+static GCfunc *mp_framefunc(lua_State *L, cTValue *f)
+{
+  GCobj *o;
+  if (!mp_inframe(L, f)) return NULL;
+#if LJ_FR2
+  if (!tvisfunc(f - 1)) return NULL;  /* The function slot is a TValue. */
+#endif
+  o = frame_gc(f);
+  if (o == NULL || o->gch.gct != ~LJ_TFUNC) return NULL;
+  return &o->fn;
+}
+
+/* Line of the instruction before ins in pt, or 0 if ins is not in pt. */
 static LJ_AINLINE BCLine mp_line(GCproto *pt, const BCIns *ins)
 {
   BCPos pos = proto_bcpos(pt, ins) - 1;
   return pos < pt->sizebc ? lj_debug_line(pt, pos) : 0;
 }
 
-static LJ_AINLINE int mp_isfunc(cTValue *frame)
+/* Does pc, a return address, point just past a call in pt's bytecode? */
+static LJ_AINLINE int mp_pcin(GCproto *pt, const BCIns *pc)
 {
-  return frame_gc(frame)->gch.gct == ~LJ_TFUNC;
+  const BCIns *bc = proto_bc(pt);
+  return pc > bc && pc <= bc + pt->sizebc;
+}
+
+/*
+** The Lua frame below frame nf, whose link is the return address pc (a
+** Lua frame link). Its distance is the A operand of the call before pc,
+** which may only be read once pc is known to be in that frame's bytecode:
+** so try each distance an A operand can have, nearest first.
+*/
+static cTValue *mp_luacaller(lua_State *L, cTValue *nf, const BCIns *pc)
+{
+  uint32_t a;
+  for (a = 0; a <= BCMAX_A; a++) {
+    cTValue *pf = nf - (1 + LJ_FR2 + a);
+    GCfunc *fn;
+    if (!mp_inframe(L, pf)) break;
+    fn = mp_framefunc(L, pf);
+    if (fn != NULL && isluafunc(fn) && mp_pcin(funcproto(fn), pc) &&
+	bc_a(pc[-1]) == a)
+      return pf;
+  }
+  return NULL;
+}
+
+/* Charge a built-in at frame nf to the Lua function and line it was
+** called from, if any. Returns 1 with the location set. */
+static int mp_ffcaller(lua_State *L, cTValue *nf, uint64_t *a, uint64_t *b)
+{
+  int i;
+  for (i = 0; i < 8; i++) {
+    cTValue *pf;
+    const BCIns *ins;
+    GCfunc *fn;
+    BCLine line;
+    if (frame_islua(nf)) {
+      ins = frame_pc(nf);
+      pf = mp_luacaller(L, nf, ins);
+    } else if (frame_iscont(nf)) {
+      if (!mp_inframe(L, nf - 2 - LJ_FR2)) return 0;
+      if (frame_iscont_fficb(nf)) return 0;
+      ins = frame_contpc(nf);
+      pf = frame_prevd(nf);
+    } else if (frame_ispcall(nf)) {  /* pcall(builtin, ...) */
+      pf = frame_prevd(nf);
+      fn = mp_framefunc(L, pf);
+      if (fn != NULL && isffunc(fn)) {
+	nf = pf;
+	continue;
+      }
+      return 0;
+    } else {
+      return 0;
+    }
+    fn = pf != NULL ? mp_framefunc(L, pf) : NULL;
+    if (fn == NULL || !isluafunc(fn) ||
+	(line = mp_line(funcproto(fn), ins)) == 0)
+      return 0;
+    *a = (uintptr_t)funcproto(fn);
+    *b = (uint64_t)line;
+    return 1;
+  }
+  return 0;
 }
 
 /*
@@ -484,13 +591,18 @@ static uint8_t mp_where(MemProf *mp, void *optr, uint64_t *a, uint64_t *b)
   if (st != ~LJ_VMST_INTERP && st != ~LJ_VMST_C && st != 0 &&
       st != ~LJ_VMST_RECORD)
     return LJM_SRC_INTERNAL;
-  L = (lua_State *)gcref(g->cur_L);
+  /* The thread that allocates (an allocator call carries none). */
+  L = (lua_State *)gcref(g->mem_L);
   if (L == NULL || (optr != NULL && optr == tvref(L->stack)))
     return LJM_SRC_INTERNAL;  /* No Lua code runs, or stack resizing. */
   frame = L->base - 1;
-  if (frame <= tvref(L->stack) + LJ_FR2 || !mp_isfunc(frame))
-    return LJM_SRC_INTERNAL;  /* Bottom or dummy frame. */
-  fn = frame_func(frame);
+  fn = mp_framefunc(L, frame);
+  if (fn == NULL) {
+    /* A built-in that wrote over its function slot still has its link:
+    ** its Lua caller, if any. Else a bottom or dummy frame. */
+    return mp_inframe(L, frame) && mp_ffcaller(L, frame, a, b) ?
+	   LJM_SRC_LFUNC : LJM_SRC_INTERNAL;
+  }
   if (isluafunc(fn)) {  /* Lua function on top: its current line. */
     void *cf = cframe_raw(L->cframe);
     const BCIns *ins;
@@ -503,45 +615,8 @@ static uint8_t mp_where(MemProf *mp, void *optr, uint64_t *a, uint64_t *b)
     *b = (uint64_t)line;
     return LJM_SRC_LFUNC;
   }
-  if (isffunc(fn)) {  /* A built-in: charged to its Lua caller, if any. */
-    cTValue *nf = frame;
-    int i;
-    for (i = 0; i < 8; i++) {
-      cTValue *pf;
-      const BCIns *ins;
-      if (frame_islua(nf)) {
-	pf = frame_prevl(nf);
-	ins = frame_pc(nf);
-#if LJ_HASFFI
-      } else if (frame_iscont(nf) && !frame_iscont_fficb(nf)) {
-#else
-      } else if (frame_iscont(nf)) {
-#endif
-	pf = frame_prevd(nf);
-	ins = frame_contpc(nf);
-      } else if (frame_ispcall(nf)) {  /* pcall(builtin, ...) */
-	pf = frame_prevd(nf);
-	if (pf > tvref(L->stack) + LJ_FR2 && mp_isfunc(pf) &&
-	    isffunc(frame_func(pf))) {
-	  nf = pf;
-	  continue;
-	}
-	break;
-      } else {
-	break;
-      }
-      if (pf > tvref(L->stack) + LJ_FR2 && mp_isfunc(pf) &&
-	  isluafunc(frame_func(pf))) {
-	GCproto *pt = funcproto(frame_func(pf));
-	BCLine line = mp_line(pt, ins);
-	if (line == 0) break;
-	*a = (uintptr_t)pt;
-	*b = (uint64_t)line;
-	return LJM_SRC_LFUNC;
-      }
-      break;
-    }
-  }
+  if (isffunc(fn) && mp_ffcaller(L, frame, a, b))
+    return LJM_SRC_LFUNC;  /* A built-in: charged to its Lua caller. */
   *a = (uintptr_t)fn->c.f;  /* lua_CFunction, or built-in not called from Lua. */
   return LJM_SRC_CFUNC;
 }
@@ -601,9 +676,8 @@ static LJ_NOINLINE void *mp_poll(MemProf *mp, void *ptr, size_t osize,
   int ontop = memprof_ontop(g, mp);
   mp->pollseen = *mp->pollflag;
   mp->poll(mainthread(g), mp->ctx);
-  /* On top, mp may be gone now: go through whatever allocator the VM has.
-  ** Buried, mp is never freed (at worst a pass-through now), and the
-  ** host's allocator above it already runs this call. */
+  /* On top, mp may be retired now: go through whatever allocator the VM
+  ** has. Buried, the host's allocator above it already runs this call. */
   if (ontop)
     return g->allocf(g->allocd, ptr, osize, nsize);
   return memprof_alloc(mp, ptr, osize, nsize);
@@ -663,12 +737,16 @@ static void *memprof_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 
 /* -- Start and stop ------------------------------------------------------ */
 
-static void mp_free(MemProf *mp)
+/* Drop what only a recording profiler needs. */
+static void mp_release(MemProf *mp)
 {
   if (mp->release) mp->release(mp->ctx);
+  mp->release = NULL;
   free(mp->ranges);
+  mp->ranges = NULL;
+  mp->nranges = mp->szranges = 0;
   free(mp->buf);
-  free(mp);
+  mp->buf = mp->end = NULL;
 }
 
 int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
@@ -707,20 +785,31 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   mp_puthdr(mp, LJM_EVENTS_M2);
   if (mp->err) {
     int e = mp->err;
-    mp_free(mp);
+    mp_release(mp);
+    free(mp);
     errno = e;
     return LJMPROF_ERRIO;
   }
   mp->release = release;  /* Owned by the profiler from now on. */
   mp->allocf = g->allocf;
   mp->allocd = g->allocd;
+  mp->active = 1;
+  mp->older = (MemProf *)g->memprof;
   g->allocd = mp;
   g->allocf = memprof_alloc;
   g->memprof = mp;
   return LJMPROF_OK;
 }
 
-/* Stop the profiler. release: only one started with it (NULL: any). */
+/*
+** Stop the profiler. release: only one started with it (NULL: any).
+**
+** The state itself is not freed before the VM is (lj_memprof_free): the
+** pair (memprof_alloc, mp) may still be called, by a host's allocator set
+** over it while profiling, or by a C module that took it from
+** lua_getallocf, as the VM's own allocator stays valid for the VM's life.
+** It becomes a pass-through to the allocator it wrapped.
+*/
 static int mp_stop(lua_State *L, int write, int any,
 		   lj_memprof_release release)
 {
@@ -729,7 +818,6 @@ static int mp_stop(lua_State *L, int write, int any,
   int e;
   if (mp == NULL || (!any && mp->release != release))
     return LJMPROF_ERRUSE;
-  g->memprof = NULL;
   if (write && !mp->err) {
     mp_putbyte(mp, LJM_EV_EPILOGUE);
     mp_flush(mp);
@@ -738,31 +826,31 @@ static int mp_stop(lua_State *L, int write, int any,
   if (memprof_ontop(g, mp)) {
     g->allocf = mp->allocf;
     g->allocd = mp->allocd;
-    mp_free(mp);
-  } else {
-    /*
-    ** The host's allocator is above the wrapper and may call it until the
-    ** VM is gone: keep the (small) state as a pass-through to the wrapped
-    ** allocator, free everything else. It is never freed.
-    */
-    if (mp->release) mp->release(mp->ctx);
-    mp->release = NULL;
-    free(mp->ranges);
-    mp->ranges = NULL;
-    mp->nranges = mp->szranges = 0;
-    free(mp->buf);
-    mp->buf = mp->end = NULL;
-    mp->pos = (uint8_t *)mp;  /* Not NULL: pos > lim holds for every event, */
-    mp->lim = NULL;	      /* and mp_full says halted. */
-    mp->err = EINVAL;
-    mp->pollflag = &mp_nopoll;
-    mp->pollseen = 0;
   }
+  mp_release(mp);
+  mp->active = 0;
+  mp->pos = (uint8_t *)mp;  /* Not NULL: pos > lim holds for every event, */
+  mp->lim = NULL;	    /* and mp_full says halted. */
+  mp->err = EINVAL;
+  mp->pollflag = &mp_nopoll;
+  mp->pollseen = 0;
   if (e) {
     errno = e;
     return LJMPROF_ERRIO;
   }
   return LJMPROF_OK;
+}
+
+/* After the VM's last block: every state it ever had. */
+void lj_memprof_free(void *states)
+{
+  MemProf *mp = (MemProf *)states;
+  while (mp != NULL) {
+    MemProf *older = mp->older;
+    mp_release(mp);
+    free(mp);
+    mp = older;
+  }
 }
 
 int lj_memprof_stop(lua_State *L, lj_memprof_release release)

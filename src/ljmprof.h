@@ -105,4 +105,11 @@ extern void (*ljmprof_hook_newstate)(lua_State *L)
 extern void (*ljmprof_hook_close)(lua_State *L)
   __attribute__((visibility("hidden")));
 
+/*
+** Whether luaL_openlibs opens the misc library (misc.memprof). 1 (the
+** default) in the standalone library; the shim clears it when it does not
+** profile, so that the program sees exactly the system library's globals.
+*/
+extern int ljmprof_misc_open __attribute__((visibility("hidden")));
+
 #endif

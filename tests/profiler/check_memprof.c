@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "lua.h"
 #include "lauxlib.h"
 #include "lualib.h"
+#include "luajit.h"
 #include "ljmprof.h"
 
 #include "mpread.h"
@@ -444,6 +446,157 @@ START_TEST(error_caught_by_pcall)
   ck_count(&st, MPR_ALLOC, "@err.lua:7", 1);
   mpr_free(&st);
   lua_close(L);
+}
+END_TEST
+
+/*
+** coroutine.resume of a dead or running coroutine writes false over its own
+** function slot before it makes the error message (issue 11, defect 1):
+** the profiler must not follow that slot. The message is charged to the
+** line that called resume. JIT on and off. (No literal of the messages
+** in the chunk: it would intern them before the profiler starts.)
+*/
+static void check_resume_errors(int jit)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | (jit ? LUAJIT_MODE_ON :
+							LUAJIT_MODE_OFF));
+  start(L, &m, 0);
+  run(L, "@res.lua",
+      "local co = coroutine.create(function() end)\n"		/* 1 */
+      "coroutine.resume(co)\n"					/* 2 */
+      "local ok, e = coroutine.resume(co)\n"			/* 3 */
+      "assert(not ok and e:find('dead'))\n"			/* 4 */
+      "local co2\n"						/* 5 */
+      "co2 = coroutine.create(function()\n"			/* 6 */
+      "  local ok, e = coroutine.resume(co2) return ok, e\n"	/* 7 */
+      "end)\n"							/* 8 */
+      "local ok2, ok3, e2 = coroutine.resume(co2)\n"		/* 9 */
+      "assert(ok2 and not ok3 and e2:find('running'))\n");
+  finish(L, &m, &st);
+  ck_count(&st, MPR_ALLOC, "@res.lua:3", 1);	/* The message. */
+  ck_count(&st, MPR_ALLOC, "@res.lua:7", 1);	/* The message, in co2. */
+  mpr_free(&st);
+  lua_close(L);
+}
+
+START_TEST(resume_dead_or_running_jit_on)
+{
+  check_resume_errors(1);
+}
+END_TEST
+
+START_TEST(resume_dead_or_running_jit_off)
+{
+  check_resume_errors(0);
+}
+END_TEST
+
+/*
+** An error raised in another thread that a C function ran with lua_call
+** unwinds across that C function to a pcall (issue 11, defect 3): what
+** runs next is charged to what runs, not to the thread the error left.
+*/
+static int cf_callerr(lua_State *L)
+{
+  lua_State *co = lua_newthread(L);
+  lua_getglobal(co, "luaerr");
+  lua_call(co, 0, 0);
+  return 0;
+}
+
+static int cf_tables(lua_State *L)
+{
+  int i;
+  for (i = 0; i < 10; i++) {
+    lua_createtable(L, 0, 0);
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
+START_TEST(error_across_lua_call_on_thread)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  lua_pushcfunction(L, cf_callerr);
+  lua_setglobal(L, "cf_callerr");
+  lua_pushcfunction(L, cf_tables);
+  lua_setglobal(L, "cf_tables");
+  start(L, &m, 0);
+  run(L, "@uw.lua",
+      "function luaerr() error('raised in another thread') end\n" /* 1 */
+      "for i = 1, 2 do\n"					/* 2 */
+      "  assert(not pcall(cf_callerr))\n"			/* 3 */
+      "  cf_tables()\n"						/* 4 */
+      "end\n");							/* 5 */
+  finish(L, &m, &st);
+  ck_count(&st, MPR_ALLOC, "cf_tables", 20);
+  mpr_free(&st);
+  lua_close(L);
+}
+END_TEST
+
+/*
+** A C module that keeps the allocator lua_getallocf gave it while
+** profiling, and calls it after the profiler stopped (issue 11, defect 2).
+** Without a profiler the pair stays valid for the life of the VM; with
+** one it must too. Freed memory is filled (M_PERTURB), so that a use of
+** freed profiler state does not go unnoticed.
+*/
+static lua_Alloc kept_f;
+static void *kept_ud, *kept_blk;
+
+static int cf_grab(lua_State *L)
+{
+  kept_f = lua_getallocf(L, &kept_ud);
+  kept_blk = kept_f(kept_ud, NULL, 0, 64);
+  ck_assert_ptr_nonnull(kept_blk);
+  return 0;
+}
+
+static int cf_release(lua_State *L)
+{
+  (void)L;
+  kept_f(kept_ud, kept_blk, 64, 0);
+  kept_blk = NULL;
+  return 0;
+}
+
+START_TEST(allocator_kept_by_module)
+{
+  lua_State *L;
+  membuf m = {0};
+  mpr_stats st;
+  int round;
+  mallopt(M_PERTURB, 0xa5);
+  L = newvm();
+  lua_pushcfunction(L, cf_grab);
+  lua_setglobal(L, "cf_grab");
+  lua_pushcfunction(L, cf_release);
+  lua_setglobal(L, "cf_release");
+  for (round = 0; round < 2; round++) {
+    start(L, &m, 0);
+    run(L, "@kept.lua", "cf_grab()\n");
+    finish(L, &m, &st);
+    ck_count(&st, MPR_ALLOC, "cf_grab", 1);
+    mpr_free(&st);
+    /* After stop, while the VM runs on: and again with a new profiler. */
+    run(L, "=churn", "for i = 1, 1000 do local t = {i} end");
+    run(L, "=after", "cf_release()\n");
+  }
+  /* A profiler running while the kept pair of an older one is used. */
+  run(L, "=grab", "cf_grab()");
+  start(L, &m, 0);
+  run(L, "@late.lua", "cf_release()\nlocal t = {}\n");
+  finish(L, &m, &st);
+  ck_count(&st, MPR_ALLOC, "@late.lua:2", 1);
+  mpr_free(&st);
+  lua_close(L);
+  mallopt(M_PERTURB, 0);
 }
 END_TEST
 
@@ -986,6 +1139,10 @@ static Suite *memprof_suite(void)
   tcase_add_test(tc, finalizer_on_another_thread);
   tcase_add_test(tc, stack_resize_is_internal);
   tcase_add_test(tc, error_caught_by_pcall);
+  tcase_add_test(tc, resume_dead_or_running_jit_on);
+  tcase_add_test(tc, resume_dead_or_running_jit_off);
+  tcase_add_test(tc, error_across_lua_call_on_thread);
+  tcase_add_test(tc, allocator_kept_by_module);
   tcase_add_test(tc, jit_trace);
   tcase_add_test(tc, trace_alive_at_start);
   tcase_add_test(tc, proto_address_reuse);
