@@ -634,6 +634,35 @@ START_TEST(jit_trace)
 }
 END_TEST
 
+/*
+** A lua_CFunction called from a loop that runs compiled (the trace ends
+** at the call and the next one starts after it: trace stitching): its
+** allocations are its own, never the trace's (issue 11, defect 8).
+*/
+START_TEST(cfunction_called_from_trace)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  lua_pushcfunction(L, cf_tables);
+  lua_setglobal(L, "cf_tables");
+  run(L, "=setup", "jit.on() jit.flush() jit.opt.start('hotloop=5')");
+  start(L, &m, 0);
+  run(L, "@stitch.lua",
+      "local f, n = cf_tables, 0\n"		/* 1 */
+      "for i = 1, 300 do\n"			/* 2 */
+      "  f()\n"					/* 3 */
+      "  n = n + i\n"				/* 4 */
+      "end\n");					/* 5 */
+  finish(L, &m, &st);
+  ck_count(&st, MPR_ALLOC, "cf_tables", 3000);
+  ck_assert_uint_eq(mpr_count_prefix(&st, MPR_ALLOC, "TRACE ["), 0);
+  ck_assert_uint_gt(st.ntraces, 0);  /* The loop did run compiled. */
+  mpr_free(&st);
+  lua_close(L);
+}
+END_TEST
+
 START_TEST(trace_alive_at_start)
 {
   lua_State *L = newvm();
@@ -1144,6 +1173,7 @@ static Suite *memprof_suite(void)
   tcase_add_test(tc, error_across_lua_call_on_thread);
   tcase_add_test(tc, allocator_kept_by_module);
   tcase_add_test(tc, jit_trace);
+  tcase_add_test(tc, cfunction_called_from_trace);
   tcase_add_test(tc, trace_alive_at_start);
   tcase_add_test(tc, proto_address_reuse);
   tcase_add_test(tc, two_vms_two_threads);
