@@ -13,7 +13,7 @@ cd "$(dirname "$0")"
 top=$(pwd)
 
 deps="build-essential autoconf automake pkg-config check dpkg-dev patch
-binutils libluajit-5.1-dev luajit"
+binutils libluajit-5.1-dev luajit lua-cjson"
 
 missing=
 if command -v dpkg-query >/dev/null; then

@@ -70,6 +70,15 @@ const struct ljm_var ljm_vars[] = {
     "Append the name of every stream file opened, one per line, to this "
     "file (ljmprof record uses it to list what was written).",
     "/tmp/files.txt", OFF(manifest), 0, 0, 0 },
+  { "LJMPROF_DEBUG_DIR", LJM_T_PATH, "/usr/lib/debug",
+    "folders, separated by colons",
+    "Where to look for the debug files of stripped programs and libraries, "
+    "by build ID (DIR/.build-id/xx/yyyy.debug, as gdb's "
+    "debug-file-directory and the -dbgsym packages lay them out), to name "
+    "C functions that the file's own symbols do not cover. A C function "
+    "that no symbol of its object covers is named after the object and "
+    "the offset from its load base (cjson.so+0x3a10).",
+    "/usr/lib/debug:/opt/debug", OFF(debugdir), 0, 0, 0 },
 };
 
 const size_t ljm_nvars = sizeof(ljm_vars) / sizeof(ljm_vars[0]);
@@ -199,6 +208,7 @@ void ljm_config_defaults(struct ljm_config *c)
   memset(c, 0, sizeof(*c));
   c->bufsize = 1 * MIB;
   c->start = 1;
+  strcpy(c->debugdir, "/usr/lib/debug");
 }
 
 const char *ljm_parse_value(const struct ljm_var *v, const char *s,

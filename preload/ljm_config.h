@@ -36,6 +36,7 @@ struct ljm_config {
   uint64_t delay_ms;		/* LJMPROF_DELAY, milliseconds. */
   uint64_t maxsize;		/* LJMPROF_MAXSIZE, bytes, 0 = no cap. */
   char manifest[LJM_PATH_MAX];	/* LJMPROF_MANIFEST ("" = none). */
+  char debugdir[LJM_PATH_MAX];	/* LJMPROF_DEBUG_DIR, folders by ':'. */
 };
 
 /* One row of the table. */

@@ -411,6 +411,8 @@ int ljm_reg_init(void)
       getcwd(cwd, sizeof(cwd)) != NULL &&
       ljm_template_absolute(tmpl, sizeof(tmpl), cfg.manifest, cwd) == 0)
     memcpy(cfg.manifest, tmpl, sizeof(cfg.manifest));
+  if (!cfg_bad)
+    ljmprof_debug_dirs(cfg.debugdir);
   return 1;
 }
 

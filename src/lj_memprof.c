@@ -248,6 +248,19 @@ static void mp_dumpvm(MemProf *mp)
 
 /* -- Symbols: C functions of the loaded ELF objects ---------------------- */
 
+/*
+** The start table carries no C symbols: a C function is named when an
+** event first needs it. lj_memprof_sym_name resolves its address in the
+** object it lies in, and one symbol event at that very address carries
+** the name (FORMAT.md section 3), so a stream holds what its VM used, not
+** what the process has loaded. mp->ranges keeps the addresses announced
+** so far, sorted, as one-address ranges; mp->adds is the generation of
+** the loaded objects they were named in: once an object is loaded or
+** unloaded, each address is named again at its next first use.
+*/
+
+#include "lj_memprof_sym.h"
+
 /* Emit one C function symbol. */
 static void mp_symcfunc(MemProf *mp, uintptr_t addr, const char *name,
 			size_t len, int ev)
@@ -257,130 +270,28 @@ static void mp_symcfunc(MemProf *mp, uintptr_t addr, const char *name,
   mp_putstr(mp, name, len);
 }
 
-/* Emit the STT_FUNC symbols of a symbol table. strsz bounds the names. */
-static void mp_symtab(MemProf *mp, uintptr_t base, const ElfW(Sym) *sym,
-		      size_t n, const char *str, size_t strsz, int ev)
+/* Index of the first announced range that starts above addr. */
+static size_t mp_rangeafter(MemProf *mp, uintptr_t addr)
 {
-  size_t i;
-  if (n > MP_MAXSYMS) n = MP_MAXSYMS;
-  for (i = 0; i < n && !mp->err; i++) {
-    const ElfW(Sym) *s = &sym[i];
-    if ((s->st_info & 0xf) == STT_FUNC && s->st_value != 0 &&
-	s->st_shndx != SHN_UNDEF && s->st_name < strsz) {
-      const char *name = str + s->st_name;
-      size_t len = strnlen(name, strsz - s->st_name);
-      if (len) mp_symcfunc(mp, base + s->st_value, name, len, ev);
-    }
+  size_t lo = 0, hi = mp->nranges;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (mp->ranges[mid].lo <= addr) lo = mid + 1; else hi = mid;
   }
+  return lo;
 }
 
-/* Try .symtab from the object's file. Returns 0 if there is none. */
-static int mp_elffile(MemProf *mp, const char *path, uintptr_t base, int ev)
-{
-  int fd = open(path, O_RDONLY|O_CLOEXEC), found = 0;
-  struct stat st;
-  void *map;
-  size_t sz;
-  if (fd < 0) return 0;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-      (size_t)st.st_size < sizeof(ElfW(Ehdr))) {
-    close(fd);
-    return 0;
-  }
-  sz = (size_t)st.st_size;
-  map = mmap(NULL, sz, PROT_READ, MAP_PRIVATE, fd, 0);
-  close(fd);
-  if (map == MAP_FAILED) return 0;
-  {
-    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)map;
-    const ElfW(Shdr) *sh;
-    size_t i;
-    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
-	eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	eh->e_shentsize != sizeof(ElfW(Shdr)) || eh->e_shoff == 0 ||
-	eh->e_shoff > sz || eh->e_shnum > (sz - eh->e_shoff) / sizeof(ElfW(Shdr)))
-      goto done;
-    sh = (const ElfW(Shdr) *)((const char *)map + eh->e_shoff);
-    for (i = 0; i < eh->e_shnum; i++) {
-      if (sh[i].sh_type == SHT_SYMTAB && sh[i].sh_link < eh->e_shnum &&
-	  sh[i].sh_entsize == sizeof(ElfW(Sym))) {
-	const ElfW(Shdr) *ss = &sh[sh[i].sh_link];
-	if (sh[i].sh_offset > sz || sh[i].sh_size > sz - sh[i].sh_offset ||
-	    ss->sh_offset > sz || ss->sh_size > sz - ss->sh_offset)
-	  break;
-	/* Executables (ET_EXEC) have absolute addresses and base 0. */
-	mp_symtab(mp, base,
-		  (const ElfW(Sym) *)((const char *)map + sh[i].sh_offset),
-		  sh[i].sh_size / sizeof(ElfW(Sym)),
-		  (const char *)map + ss->sh_offset, ss->sh_size, ev);
-	found = 1;
-	break;
-      }
-    }
-  }
-done:
-  munmap(map, sz);
-  return found;
-}
-
-/* Number of symbols from a GNU hash table: the highest chain end + 1. */
-static size_t mp_gnuhashcount(const uint32_t *h)
-{
-  uint32_t nbuckets = h[0], symoffs = h[1], bloomsz = h[2], i, max = 0;
-  const uint32_t *buckets = h + 4 + bloomsz * (sizeof(ElfW(Addr)) / 4);
-  const uint32_t *chain = buckets + nbuckets;
-  for (i = 0; i < nbuckets; i++)
-    if (buckets[i] > max) max = buckets[i];
-  if (max < symoffs) return symoffs;
-  while (!(chain[max - symoffs] & 1)) max++;
-  return (size_t)max + 1;
-}
-
-/* Fall back to .dynsym, found through the object's dynamic section. */
-static void mp_elfdyn(MemProf *mp, struct dl_phdr_info *info, int ev)
-{
-  const ElfW(Dyn) *dyn = NULL;
-  const ElfW(Sym) *sym = NULL;
-  const char *str = NULL;
-  size_t strsz = 0, n = 0;
-  uintptr_t base = (uintptr_t)info->dlpi_addr;
-  int i;
-  for (i = 0; i < info->dlpi_phnum; i++)
-    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-      dyn = (const ElfW(Dyn) *)(base + info->dlpi_phdr[i].p_vaddr);
-  if (dyn == NULL) return;
-  /* ld.so relocates these entries in place, except in the vDSO. */
-#define MP_DYNPTR(d) \
-  ((uintptr_t)(d)->d_un.d_ptr < base ? base + (d)->d_un.d_ptr : (d)->d_un.d_ptr)
-  for (; dyn->d_tag != DT_NULL; dyn++) {
-    switch (dyn->d_tag) {
-    case DT_SYMTAB: sym = (const ElfW(Sym) *)MP_DYNPTR(dyn); break;
-    case DT_STRTAB: str = (const char *)MP_DYNPTR(dyn); break;
-    case DT_STRSZ: strsz = dyn->d_un.d_val; break;
-    case DT_HASH: n = ((const uint32_t *)MP_DYNPTR(dyn))[1]; break;
-    case DT_GNU_HASH:
-      if (n == 0) n = mp_gnuhashcount((const uint32_t *)MP_DYNPTR(dyn));
-      break;
-    default: break;
-    }
-  }
-#undef MP_DYNPTR
-  if (sym && str && strsz && n)
-    mp_symtab(mp, base, sym, n, str, strsz, ev);
-}
-
-/* Is addr inside an object whose symbols are already in the stream? */
+/* Has addr been named in the stream? */
 static int mp_known(MemProf *mp, uintptr_t addr)
 {
-  size_t i;
-  for (i = 0; i < mp->nranges; i++)
-    if (addr >= mp->ranges[i].lo && addr < mp->ranges[i].hi)
-      return 1;
-  return 0;
+  size_t i = mp_rangeafter(mp, addr);
+  return i > 0 && addr < mp->ranges[i-1].hi;
 }
 
-static int mp_addrange(MemProf *mp, uintptr_t lo, uintptr_t hi)
+/* Remember an announced address (not known yet). 0 if out of memory. */
+static int mp_addrange(MemProf *mp, uintptr_t addr)
 {
+  size_t i;
   if (mp->nranges == mp->szranges) {
     size_t nsz = mp->szranges ? 2*mp->szranges : 64;
     MPRange *r = (MPRange *)realloc(mp->ranges, nsz * sizeof(MPRange));
@@ -388,72 +299,36 @@ static int mp_addrange(MemProf *mp, uintptr_t lo, uintptr_t hi)
     mp->ranges = r;
     mp->szranges = nsz;
   }
-  mp->ranges[mp->nranges].lo = lo;
-  mp->ranges[mp->nranges].hi = hi;
+  i = mp_rangeafter(mp, addr);
+  memmove(mp->ranges + i + 1, mp->ranges + i,
+	  (mp->nranges - i) * sizeof(MPRange));
+  mp->ranges[i].lo = addr;
+  mp->ranges[i].hi = addr + 1;
   mp->nranges++;
   return 1;
 }
 
-typedef struct MPWalk {
-  MemProf *mp;			/* Profiler. */
-  int ev;			/* Emit symbol events (else: start table). */
-  int first;			/* First object of this walk. */
-} MPWalk;
-
-static int mp_walkobj(struct dl_phdr_info *info, size_t size, void *data)
-{
-  MPWalk *w = (MPWalk *)data;
-  MemProf *mp = w->mp;
-  uintptr_t base = (uintptr_t)info->dlpi_addr;
-  const char *name = info->dlpi_name;
-  int i, known = 1, exec = 0;
-  if (w->first) {
-    w->first = 0;
-    if (size >= offsetof(struct dl_phdr_info, dlpi_subs)) {
-      if (w->ev && info->dlpi_adds == mp->adds)
-	return 1;  /* Nothing was loaded since the last walk. */
-      mp->adds = info->dlpi_adds;
-    }
-  }
-  for (i = 0; i < info->dlpi_phnum; i++) {
-    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-    if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
-      exec = 1;
-      if (!mp_known(mp, base + ph->p_vaddr)) known = 0;
-    }
-  }
-  if (!exec || known) return 0;
-  for (i = 0; i < info->dlpi_phnum; i++) {
-    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-    if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
-	!mp_addrange(mp, base + ph->p_vaddr, base + ph->p_vaddr + ph->p_memsz)) {
-      mp->adds = 0;  /* Out of memory: stop here, walk again next time. */
-      return 1;
-    }
-  }
-  if (name == NULL || name[0] == '\0')
-    name = "/proc/self/exe";  /* The main program. */
-  if (!mp_elffile(mp, name, base, w->ev))
-    mp_elfdyn(mp, info, w->ev);
-  return mp->err ? 1 : 0;
-}
-
-/* Dump the symbols of every object not dumped yet. */
-static void mp_walkobjs(MemProf *mp, int ev)
-{
-  MPWalk w;
-  w.mp = mp;
-  w.ev = ev;
-  w.first = 1;
-  dl_iterate_phdr(mp_walkobj, &w);
-}
-
-/* Before an event names a C function: make sure its object is dumped. */
+/* Before an event names a C function: name it if the stream has not. */
 static LJ_NOINLINE void mp_cfunc(MemProf *mp, uintptr_t addr)
 {
-  if (!mp_known(mp, addr))
-    mp_walkobjs(mp, 1);
   mp->lastcf = addr;
+  if (!mp_known(mp, addr)) {
+    uint64_t gen;
+    size_t len;
+    char *name = lj_memprof_sym_name(addr, &len, &gen);
+    if (gen != mp->adds) {  /* Objects came or went: start afresh. */
+      mp->nranges = 0;
+      mp->adds = gen;
+    }
+    if (name != NULL) {
+      mp_symcfunc(mp, addr, name, len, 1);
+      free(name);
+    } else {  /* Out of memory: still no other function's name. */
+      mp_symcfunc(mp, addr, "CFUNC", 5, 1);
+    }
+    if (!mp_addrange(mp, addr))
+      mp->lastcf = ~(uintptr_t)0;  /* Announce it again next time. */
+  }
 }
 
 /* -- Attribution --------------------------------------------------------- */
@@ -779,8 +654,7 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   mp->lastcf = ~(uintptr_t)0;
   /* Symbol table, then the event section header. */
   mp_puthdr(mp, LJM_SYMTAB_M2);
-  mp_dumpvm(mp);
-  mp_walkobjs(mp, 0);
+  mp_dumpvm(mp);  /* No C symbols: events name them as they need them. */
   mp_putbyte(mp, LJM_SYMTAB_FINAL);
   mp_puthdr(mp, LJM_EVENTS_M2);
   if (mp->err) {

@@ -93,6 +93,15 @@ LUA_API int ljmprof_abandon(lua_State *L);
 LUA_API int ljmprof_running(lua_State *L);
 
 /*
+** Folders searched for the debug files of stripped objects, by build ID
+** (DIR/.build-id/xx/yyyy.debug, as gdb's debug-file-directory and the
+** distributions' -dbgsym packages lay them out), separated by ':'.
+** Process-wide. NULL: the default, /usr/lib/debug; "": none. C functions
+** already named keep their names until an object is loaded or unloaded.
+*/
+LUA_API void ljmprof_debug_dirs(const char *dirs);
+
+/*
 ** Lifecycle hooks for an embedder that lives in the same shared object
 ** (libljmprof.so). lua_newstate (and so luaL_newstate) calls
 ** ljmprof_hook_newstate with the new VM's main thread just before it

@@ -143,6 +143,26 @@ void mp_aliases_free(struct mp_aliases *a)
 
 /* -- Names --------------------------------------------------------------- */
 
+/*
+** A C symbol name that already says where it is: "<object>+0x<hex>" or
+** "<symbol>+0x<hex>" (an address no symbol of its object covers, or past
+** a symbol's start), "CFUNC 0x<hex>" (in no object). The writer names
+** such addresses itself, at the address (FORMAT.md section 3): shown as
+** they are, without ":0x<address>".
+*/
+static int name_is_whole(const struct mp_string *s)
+{
+  size_t i = s->len;
+  while (i > 0 && ((s->data[i - 1] >= '0' && s->data[i - 1] <= '9') ||
+		   (s->data[i - 1] >= 'a' && s->data[i - 1] <= 'f')))
+    i--;
+  if (i == s->len || i < 3 || s->data[i - 1] != 'x' || s->data[i - 2] != '0')
+    return 0;
+  if (s->data[i - 3] == '+')
+    return i > 3;
+  return i == 8 && memcmp(s->data, "CFUNC ", 6) == 0;
+}
+
 void mp_name_string(struct mp_buf *out, const struct mp_profile *p,
 		    struct mp_aliases *al, uint32_t id,
 		    enum mp_name_style style)
@@ -197,8 +217,10 @@ void mp_name_location(struct mp_buf *out, const struct mp_profile *p,
     break;
   case MP_LOC_C:
     mp_name_string(out, p, al, l->str, style);
-    mp_buf_add(out, ":", 1);
-    mp_buf_hex(out, l->addr);
+    if (!name_is_whole(mp_strings_get(&p->strings, l->str))) {
+      mp_buf_add(out, ":", 1);
+      mp_buf_hex(out, l->addr);
+    }
     break;
   case MP_LOC_C_UNKNOWN:
     mp_buf_str(out, "CFUNC ");

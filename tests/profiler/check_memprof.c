@@ -303,13 +303,35 @@ START_TEST(cmodule_required_midrun)
   finish(L, &m, &st);
   /* A table with 40 array slots: the GCtab and the array part. */
   ck_count(&st, MPR_ALLOC, "cmod_alloc", 2);
-  /* cmod.so is stripped, GNU hash only: its .dynsym came as events. */
+  /* cmod.so is stripped: its .dynsym names it, in a symbol event. */
   ck_assert_uint_eq(mpr_csym_count(&st, "cmod_alloc"), 1);
   ck_assert_uint_ge(st.symevents, 1);
-  /* libc's .dynsym (SysV hash) was in the start table. */
-  ck_assert_uint_ge(mpr_csym_count(&st, "malloc"), 1);
-  /* This program's .symtab too (static functions included). */
+  /* Only the C functions that events name: none in the start table,
+  ** nothing of libc's. */
+  ck_assert_uint_eq(st.startsyms[1], 0);
+  ck_assert_uint_eq(mpr_csym_count(&st, "malloc"), 0);
+  mpr_free(&st);
+  lua_close(L);
+}
+END_TEST
+
+/* A C function is named once, in a symbol event before its first event;
+** the start table has no C symbols and the stream names nothing else. */
+START_TEST(cfunction_named_when_used)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  lua_pushcfunction(L, cf_alloc);
+  lua_setglobal(L, "cf_alloc");
+  start(L, &m, 0);
+  run(L, "@n.lua", "T = {}\nfor i = 1, 100 do T[i] = cf_alloc() end\n");
+  finish(L, &m, &st);
+  /* A table and its hash part per call, the value and key strings once. */
+  ck_count(&st, MPR_ALLOC, "cf_alloc", 202);
+  ck_assert_uint_eq(st.startsyms[1], 0);
   ck_assert_uint_eq(mpr_csym_count(&st, "cf_alloc"), 1);
+  ck_assert_uint_eq(st.ncsyms, 1);
   mpr_free(&st);
   lua_close(L);
 }
@@ -1163,6 +1185,7 @@ static Suite *memprof_suite(void)
   tcase_add_test(tc, worked_example_dump);
   tcase_add_test(tc, builtin_and_cfunction);
   tcase_add_test(tc, cmodule_required_midrun);
+  tcase_add_test(tc, cfunction_named_when_used);
   tcase_add_test(tc, coroutine);
   tcase_add_test(tc, coroutine_resumed_from_c);
   tcase_add_test(tc, finalizer_on_another_thread);

@@ -7,7 +7,7 @@ PROF_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/$(LJ_TREE)/src \
 	-I$(top_srcdir)/src -I$(top_srcdir)/tests/profiler
 
 check_PROGRAMS += tests/profiler/check_memprof tests/profiler/mpcheck \
-	tests/profiler/cmod.so
+	tests/profiler/cmod.so tests/profiler/smod.so
 tests_profiler_check_memprof_SOURCES = tests/profiler/check_memprof.c \
 	tests/profiler/mpread.c tests/profiler/mpread.h
 tests_profiler_check_memprof_CPPFLAGS = $(PROF_CPPFLAGS)
@@ -29,6 +29,14 @@ tests_profiler_cmod_so_CPPFLAGS = $(PROF_CPPFLAGS)
 tests_profiler_cmod_so_CFLAGS = $(AM_CFLAGS) -fPIC
 tests_profiler_cmod_so_LDFLAGS = -shared -s -Wl,--hash-style=gnu
 $(tests_profiler_cmod_so_OBJECTS): $(LJ_TREE)/.built
+
+# A C module with a static Lua function, unstripped, with a build ID:
+# tests/shim/cnames.test strips a copy and makes its debug file.
+tests_profiler_smod_so_SOURCES = tests/profiler/smod.c
+tests_profiler_smod_so_CPPFLAGS = $(PROF_CPPFLAGS)
+tests_profiler_smod_so_CFLAGS = $(AM_CFLAGS) -fPIC -fno-toplevel-reorder
+tests_profiler_smod_so_LDFLAGS = -shared -Wl,--build-id
+$(tests_profiler_smod_so_OBJECTS): $(LJ_TREE)/.built
 
 PROFILER_TESTS = tests/profiler/luaapi.test tests/profiler/unchanged.test
 TESTS += tests/profiler/check_memprof $(PROFILER_TESTS)

@@ -11,7 +11,10 @@ TESTS += tests/shim/check_core
 # C hosts built against the system's LuaJIT, like real programs.
 if HAVE_SYSLUAJIT
 check_PROGRAMS += tests/hosts/mthost tests/hosts/forkhost \
-	tests/hosts/errnohost tests/hosts/allochost
+	tests/hosts/errnohost tests/hosts/allochost tests/hosts/manyvms
+tests_hosts_manyvms_SOURCES = tests/hosts/manyvms.c
+tests_hosts_manyvms_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS)
+tests_hosts_manyvms_LDADD = $(SYSLUAJIT_LIBS)
 tests_hosts_mthost_SOURCES = tests/hosts/mthost.c
 tests_hosts_mthost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS) -pthread
 tests_hosts_mthost_LDADD = $(SYSLUAJIT_LIBS) -lpthread
@@ -29,7 +32,7 @@ endif
 SHIM_TESTS = tests/shim/basic.test tests/shim/lifecycle.test \
 	tests/shim/threads.test tests/shim/fork.test tests/shim/errors.test \
 	tests/shim/signal.test tests/shim/options.test tests/shim/inherit.test \
-	tests/shim/record.test tests/shim/flavour.test
+	tests/shim/record.test tests/shim/flavour.test tests/shim/cnames.test
 # Real programs that embed LuaJIT; each skips when its package is missing.
 SHIM_TESTS += tests/shim/nvim.test tests/shim/sysbench.test \
 	tests/shim/wrk.test tests/shim/lupa.test tests/shim/nginx.test
