@@ -193,6 +193,8 @@ static void start_stream(struct ljm_vm *vm)
     }
   }
   if (err) {
+    if (cfg.manifest[0])
+      (void)ljm_manifest_failed(cfg.manifest, vm->path, err);
     ljm_msg("cannot open %s: %s; VM %u is not profiled", vm->path,
 	    strerror(err), vm->num);
     vm->halted = 1;

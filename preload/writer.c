@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -172,17 +173,13 @@ int ljm_path_is_device(const char *path)
   return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
 }
 
-int ljm_manifest_add(const char *manifest, const char *name)
+/* Append one line to the manifest in one write (O_APPEND: the processes
+** of a program share it). */
+static int manifest_line(const char *manifest, const char *line, size_t len)
 {
-  char line[LJM_PATH_MAX + 1];
-  size_t len = strlen(name);
   ssize_t n;
   int fd, err = 0;
 
-  if (len + 1 > sizeof(line))
-    return ENAMETOOLONG;
-  memcpy(line, name, len);
-  line[len++] = '\n';
   fd = open(manifest, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY,
 	    0666);
   if (fd < 0)
@@ -196,4 +193,26 @@ int ljm_manifest_add(const char *manifest, const char *name)
     err = EIO;
   close(fd);
   return err;
+}
+
+int ljm_manifest_add(const char *manifest, const char *name)
+{
+  char line[LJM_PATH_MAX + 1];
+  size_t len = strlen(name);
+
+  if (len + 1 > sizeof(line))
+    return ENAMETOOLONG;
+  memcpy(line, name, len);
+  line[len++] = '\n';
+  return manifest_line(manifest, line, len);
+}
+
+int ljm_manifest_failed(const char *manifest, const char *name, int err)
+{
+  char line[LJM_PATH_MAX + 48];
+  int len = snprintf(line, sizeof(line), "!%d\t%lu\t%s\n", err,
+		     (unsigned long)geteuid(), name);
+  if (len < 0 || (size_t)len >= sizeof(line))
+    return ENAMETOOLONG;
+  return manifest_line(manifest, line, (size_t)len);
 }

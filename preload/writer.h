@@ -50,4 +50,8 @@ int ljm_path_is_device(const char *path);
 /* Append "name\n" to the manifest file in one write. 0 or errno. */
 int ljm_manifest_add(const char *manifest, const char *name);
 
+/* Append "!ERRNO\tEUID\tname\n": a stream that could not be opened, for
+** ljmprof record to explain (a program that switched users). 0 or errno. */
+int ljm_manifest_failed(const char *manifest, const char *name, int err);
+
 #endif

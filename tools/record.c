@@ -18,15 +18,18 @@
 #endif
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/xattr.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -282,22 +285,79 @@ static void forward(int sig)
     kill(child, sig);
 }
 
-/* Print each file of the manifest once, with its size. */
-static int list_files(const char *manifest)
+/* The name of a user id, or its number. */
+static const char *user_name(unsigned long uid, char *buf, size_t n)
 {
-  char line[LJM_PATH_MAX + 2], (*seen)[LJM_PATH_MAX + 2] = NULL;
-  size_t nseen = 0, i;
+  struct passwd *pw = getpwuid((uid_t)uid);
+  if (pw != NULL)
+    snprintf(buf, n, "%s (uid %lu)", pw->pw_name, uid);
+  else
+    snprintf(buf, n, "uid %lu", uid);
+  return buf;
+}
+
+/*
+** A stream the shim could not open ("!ERRNO\tEUID\tPATH" in the manifest):
+** say it once per folder, user and error, plainly when the program had
+** become a user who cannot write there.
+*/
+static void tell_failure(const char *line, char (*told)[LJM_PATH_MAX + 64],
+			 size_t *ntold)
+{
+  char dir[LJM_PATH_MAX + 2], who[128], key[LJM_PATH_MAX + 64];
+  const char *path, *slash;
+  unsigned long uid;
+  int err;
+  size_t i;
+  if (sscanf(line, "!%d\t%lu\t", &err, &uid) != 2 ||
+      (path = strchr(line + 1, '\t')) == NULL ||
+      (path = strchr(path + 1, '\t')) == NULL)
+    return;
+  path++;
+  slash = strrchr(path, '/');
+  snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
+	   slash ? (slash == path ? "/" : path) : ".");
+  snprintf(key, sizeof(key), "%d %lu %s", err, uid, dir);
+  for (i = 0; i < *ntold; i++)
+    if (strcmp(told[i], key) == 0)
+      return;
+  if (*ntold < 16)
+    strcpy(told[(*ntold)++], key);
+  user_name(uid, who, sizeof(who));
+  if ((err == EACCES || err == EPERM || err == EROFS) && uid != geteuid())
+    fprintf(stderr, "ljmprof: record: %s was not written: the program ran as "
+	    "%s, who cannot write to %s (%s); give -o a file in a folder that "
+	    "user can write\n", path, who, dir, strerror(err));
+  else
+    fprintf(stderr, "ljmprof: record: %s was not written (%s), as %s\n",
+	    path, strerror(err), who);
+}
+
+/* Print each file of the manifest once, with its size, and the streams
+** that could not be written. Returns the number of files; *nfailed gets
+** the number of failure notes. */
+static int list_files(const char *manifest, int *nfailed)
+{
+  char line[LJM_PATH_MAX + 64], (*seen)[LJM_PATH_MAX + 2] = NULL;
+  char told[16][LJM_PATH_MAX + 64];
+  size_t nseen = 0, ntold = 0, i;
   int n = 0;
   FILE *f = fopen(manifest, "r");
+  *nfailed = 0;
   if (f == NULL)
     return 0;
   while (fgets(line, sizeof(line), f)) {
     struct stat st;
     line[strcspn(line, "\n")] = '\0';
+    if (line[0] == '!') {
+      tell_failure(line, told, &ntold);
+      (*nfailed)++;
+      continue;
+    }
     for (i = 0; i < nseen; i++)
       if (strcmp(seen[i], line) == 0)
 	break;
-    if (i < nseen || line[0] == '\0')
+    if (i < nseen || line[0] == '\0' || strlen(line) > LJM_PATH_MAX)
       continue;
     if (nseen % 16 == 0) {
       void *p = realloc(seen, (nseen + 16) * sizeof(*seen));
@@ -318,6 +378,49 @@ static int list_files(const char *manifest)
   return n;
 }
 
+/*
+** A program that the loader will run in secure mode (its real and
+** effective ids differ: set-user-ID or set-group-ID to someone else, or
+** file capabilities for a user without them) ignores an LD_PRELOAD path
+** with a slash: nothing would be profiled. Say so before running it.
+*/
+static void warn_secure(const char *prog)
+{
+  struct stat st;
+  const char *why = NULL;
+  if (stat(prog, &st) != 0)
+    return;
+  if ((st.st_mode & S_ISUID) && st.st_uid != geteuid())
+    why = "set-user-ID";
+  else if ((st.st_mode & S_ISGID) && st.st_gid != getegid())
+    why = "set-group-ID";
+  else if (geteuid() != 0 &&
+	   getxattr(prog, "security.capability", NULL, 0) > 0)
+    why = "given file capabilities";
+  if (why == NULL) {
+    /* Launchers that start the real server with real and effective ids
+    ** that differ. */
+    static const char *const launchers[] = { "traffic_manager", NULL };
+    const char *base = strrchr(prog, '/');
+    size_t i;
+    base = base ? base + 1 : prog;
+    for (i = 0; launchers[i]; i++)
+      if (strcmp(base, launchers[i]) == 0) {
+	fprintf(stderr, "ljmprof: %s starts its server with real and "
+		"effective user ids that differ: the loader runs it in secure "
+		"mode, which ignores LD_PRELOAD, so its VMs will not be "
+		"profiled; run the server itself under ljmprof record (see "
+		"Limitations in the README)\n", prog);
+	return;
+      }
+    return;
+  }
+  fprintf(stderr, "ljmprof: %s is %s: the loader runs it in secure mode, "
+	    "which ignores LD_PRELOAD, so its VMs will not be profiled; run a "
+	    "copy without that bit, or run it as the user it becomes (see "
+	    "Limitations in the README)\n", prog, why);
+}
+
 int ljmprof_cmd_record(int argc, char **argv)
 {
   static const struct option longopts[] = {
@@ -334,10 +437,11 @@ int ljmprof_cmd_record(int argc, char **argv)
   };
   char shim[PATH_MAX], prog[PATH_MAX], interp[PATH_MAX], frontend[PATH_MAX];
   char manifest[] = "/tmp/ljmprof-record.XXXXXX";
+  char manifest_dir[PATH_MAX - 16];	/* Room for "/streams". */
   const char *out = NULL, *shim_opt = NULL, *tmpdir;
   char **args, *preload;
   struct sigaction sa, old_int, old_quit, old_term, old_hup, old_sig;
-  int opt, status, kind = 0, nfiles, fd, i, sig = 0;
+  int opt, status, kind = 0, nfiles, nfailed, fd, i, sig = 0;
   char manifest_path[PATH_MAX];
   pid_t w;
 
@@ -414,8 +518,11 @@ int ljmprof_cmd_record(int argc, char **argv)
 
   /* The program, or the frontend in place of a static luajit. */
   args = argv + optind;
-  if (which(args[0], prog, sizeof(prog)) == 0 &&
-      (kind = static_luajit(prog, interp, sizeof(interp))) != 0) {
+  if (which(args[0], prog, sizeof(prog)) == 0) {
+    warn_secure(prog);
+    kind = static_luajit(prog, interp, sizeof(interp));
+  }
+  if (kind != 0) {
     if (find_ours(frontend, sizeof(frontend), "LJMPROF_LUAJIT", "src/luajit",
 		  "luajit") != 0) {
       rec_error("%s links LuaJIT statically and the bundled dynamic "
@@ -442,16 +549,30 @@ int ljmprof_cmd_record(int argc, char **argv)
     }
   }
 
-  /* The manifest, where the shim lists the files it opens. */
+  /*
+  ** The manifest, where the shim lists the files it opens. A program may
+  ** switch to another user (servers drop privileges) and still write its
+  ** streams: the manifest is writable by anyone, in a folder of ours that
+  ** others may enter but not list.
+  */
   tmpdir = getenv("TMPDIR");
-  if (tmpdir && *tmpdir && strlen(tmpdir) < sizeof(manifest_path) - 32)
-    snprintf(manifest_path, sizeof(manifest_path),
+  if (tmpdir && *tmpdir && strlen(tmpdir) < sizeof(manifest_dir) - 32)
+    snprintf(manifest_dir, sizeof(manifest_dir),
 	     "%s/ljmprof-record.XXXXXX", tmpdir);
   else
-    snprintf(manifest_path, sizeof(manifest_path), "%s", manifest);
-  fd = mkstemp(manifest_path);
-  if (fd < 0) {
-    rec_error("cannot create a temporary file: %s", strerror(errno));
+    snprintf(manifest_dir, sizeof(manifest_dir), "%s", manifest);
+  if (mkdtemp(manifest_dir) == NULL) {
+    rec_error("cannot create a temporary folder: %s", strerror(errno));
+    return EXIT_NORUN;
+  }
+  snprintf(manifest_path, sizeof(manifest_path), "%s/streams", manifest_dir);
+  fd = open(manifest_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0 || fchmod(fd, 0666) != 0 || chmod(manifest_dir, 0711) != 0) {
+    rec_error("cannot create %s: %s", manifest_path, strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    unlink(manifest_path);
+    rmdir(manifest_dir);
     return EXIT_NORUN;
   }
   close(fd);
@@ -465,6 +586,7 @@ int ljmprof_cmd_record(int argc, char **argv)
     if (preload == NULL) {
       rec_error("out of memory");
       unlink(manifest_path);
+      rmdir(manifest_dir);
       return EXIT_NORUN;
     }
     snprintf(preload, len, "%s%s%s", shim, old && *old ? ":" : "",
@@ -490,6 +612,7 @@ int ljmprof_cmd_record(int argc, char **argv)
   if (child < 0) {
     rec_error("fork: %s", strerror(errno));
     unlink(manifest_path);
+    rmdir(manifest_dir);
     return EXIT_NORUN;
   }
   if (child == 0) {
@@ -510,13 +633,15 @@ int ljmprof_cmd_record(int argc, char **argv)
   while (w < 0 && errno == EINTR);
   free(preload);
 
-  nfiles = list_files(manifest_path);
+  nfiles = list_files(manifest_path, &nfailed);
   unlink(manifest_path);
+  rmdir(manifest_dir);
   if (w < 0) {
     rec_error("waitpid: %s", strerror(errno));
     return EXIT_NORUN;
   }
-  if (nfiles == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NORUN))
+  if (nfiles == 0 && nfailed == 0 &&
+      !(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NORUN))
     fprintf(stderr, "ljmprof: no stream was written: %s created no Lua VM "
 	    "through libljmprof.so\n", args[0]);
   if (WIFSIGNALED(status)) {

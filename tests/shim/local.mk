@@ -11,7 +11,11 @@ TESTS += tests/shim/check_core
 # C hosts built against the system's LuaJIT, like real programs.
 if HAVE_SYSLUAJIT
 check_PROGRAMS += tests/hosts/mthost tests/hosts/forkhost \
-	tests/hosts/errnohost tests/hosts/allochost tests/hosts/manyvms
+	tests/hosts/errnohost tests/hosts/allochost tests/hosts/manyvms \
+	tests/hosts/drophost
+tests_hosts_drophost_SOURCES = tests/hosts/drophost.c
+tests_hosts_drophost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS)
+tests_hosts_drophost_LDADD = $(SYSLUAJIT_LIBS)
 tests_hosts_manyvms_SOURCES = tests/hosts/manyvms.c
 tests_hosts_manyvms_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS)
 tests_hosts_manyvms_LDADD = $(SYSLUAJIT_LIBS)
