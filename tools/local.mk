@@ -61,11 +61,15 @@ tests_tools_test_parse_LDADD = tools/libmpparse.a $(CHECK_LIBS)
 
 TESTS += tests/tools/test_parse tests/tools/golden.test \
 	tests/tools/errors.test tests/tools/bench.test \
-	tests/tools/roundtrip.test
+	tests/tools/roundtrip.test tests/tools/reference.test
 EXTRA_DIST += tests/tools/golden.test tests/tools/errors.test \
 	tests/tools/bench.test tests/tools/regen-golden \
 	tests/tools/roundtrip.test tests/tools/roundtrip.lua \
-	tests/tools/golden
+	tests/tools/golden \
+	tests/tools/reference.test tests/tools/reference.known
+# reference.test keeps its copy of the shared fixtures when it fails.
+mostlyclean-local:
+	-rm -rf tests/tools/reference-vm
 
 # -- Fuzzing: libFuzzer with ASan and UBSan, when clang has it ---------------
 

@@ -203,6 +203,13 @@ void mp_name_location(struct mp_buf *out, const struct mp_profile *p,
     mp_buf_str(out, "INTERNAL");
     break;
   case MP_LOC_LUA:
+    if (by_func && l->linedefined == MP_LINE_BUILTIN) {
+      /* No first line to show: LuaJIT's own name for such a function
+      ** (its chunk name is the function's name). */
+      mp_buf_str(out, "builtin:");
+      mp_name_string(out, p, al, l->str, style);
+      break;
+    }
     mp_name_string(out, p, al, l->str, style);
     if (by_line)
       mp_buf_colon_u64(out, l->line);

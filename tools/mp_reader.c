@@ -245,6 +245,10 @@ static enum decode_result get_symbol(struct mp_reader *r, const uint8_t **pp,
       return d;
     at = p;
     GET_ULEB(r, p, end, ev->sym_line, "prototype first line");
+    /* A built-in's first line, -1, sign-extended to 64 bits as the
+    ** reference writer does; -1 in 32 bits is MP_LINE_BUILTIN already. */
+    if (ev->sym_line == UINT64_MAX)
+      ev->sym_line = MP_LINE_BUILTIN;
     CHECK_LIMIT(r, at, ev->sym_line, LINE_LIMIT, "line number");
     break;
   case LJM_SYMTAB_CFUNC:

@@ -22,6 +22,14 @@ enum mp_event_type {
   MP_EV_SYM_TRACE	/* A trace: addr = trace number, proto, line. */
 };
 
+/*
+** linedefined of a built-in function that LuaJIT implements in bytecode
+** (table.remove, math.deg...): LuaJIT sets its first line to -1, which
+** writers put in the stream as the ULEB128 of -1 in 64 bits (the
+** reference writer) or in 32 bits. Either way the reader delivers this.
+*/
+#define MP_LINE_BUILTIN ((uint64_t)UINT32_MAX)
+
 struct mp_event {
   enum mp_event_type type;
   unsigned src;		/* LJM_SRC_* of a memory event. */
@@ -32,7 +40,8 @@ struct mp_event {
   /* Symbols. */
   uint64_t sym_addr;	/* Proto/C symbol address or trace number. */
   uint64_t sym_proto;	/* Trace: proto where it starts. */
-  uint64_t sym_line;	/* Proto: linedefined; trace: start line. */
+  uint64_t sym_line;	/* Proto: linedefined (or MP_LINE_BUILTIN);
+			** trace: start line. */
   const char *name;	/* Not terminated; valid until the next call. */
   size_t name_len;
   int in_symtab;	/* From the leading symbol table section. */

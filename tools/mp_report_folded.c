@@ -24,6 +24,9 @@ static void frames(struct mp_buf *out, const struct mp_profile *p,
     if (l->linedefined == 0) {
       mp_buf_str(out, ";main ");
       mp_name_string(out, p, al, l->str, MP_NAME_FRAME);
+    } else if (l->linedefined == MP_LINE_BUILTIN) {
+      mp_buf_str(out, ";builtin ");
+      mp_name_string(out, p, al, l->str, MP_NAME_FRAME);
     } else {
       mp_buf_str(out, ";function ");
       mp_name_string(out, p, al, l->str, MP_NAME_FRAME);

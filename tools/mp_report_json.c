@@ -273,7 +273,10 @@ static void json_location_fields(struct mp_buf *b, const struct mp_profile *p,
     json_opt_str(b, s);
     if (!s)
       json_hex(b, ", \"proto\": ", l->addr);
-    if (by_func && s)
+    /* A built-in's first line is -1, as debug.getinfo gives it. */
+    if (by_func && s && l->linedefined == MP_LINE_BUILTIN)
+      mp_buf_str(b, ", \"linedefined\": -1");
+    else if (by_func && s)
       json_u64(b, ", \"linedefined\": ", l->linedefined);
     if (by_line)
       json_u64(b, ", \"line\": ", l->line);

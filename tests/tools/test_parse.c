@@ -16,6 +16,7 @@
 #include "lj_memprof_format.h"
 #include "mp_heap.h"
 #include "mp_map.h"
+#include "mp_names.h"
 #include "mp_profile.h"
 #include "mp_order.h"
 #include "mp_reader.h"
@@ -703,6 +704,103 @@ START_TEST(reader_garbage_events)
 }
 END_TEST
 
+/*
+** The reference writer lists LuaJIT's built-ins written in bytecode
+** (table.remove...) with first line -1, as a 64-bit ULEB128; its VM had
+** 32-bit GC objects, so the addresses are small. The 32-bit spelling of
+** -1 means the same; any other line above 2^32 - 1 is garbage.
+*/
+START_TEST(reader_builtin_linedefined)
+{
+  static const enum mp_group groups[] = {
+    MP_GROUP_LINE, MP_GROUP_FUNCTION, MP_GROUP_CHUNK
+  };
+  static const char *const names[][2] = {
+    {"remove:0", "move:3"},
+    {"builtin:remove", "builtin:move"},
+    {"remove", "move"}
+  };
+  struct mpw w;
+  struct mp_reader *r;
+  struct mp_event ev;
+  size_t g, field;
+
+  mpw_init_mem(&w);
+  mpw_symtab_begin(&w);
+  mpw_symtab_lfunc(&w, 0x41405958, "remove", UINT64_MAX);
+  mpw_symtab_end(&w);
+  mpw_sym_lfunc(&w, 0x41405a70, "move", UINT32_MAX);
+  mpw_alloc(&w, mpw_lua(0x41405958, 0), 0x4140b000, 24);
+  mpw_alloc(&w, mpw_lua(0x41405a70, 3), 0x4140b020, 32);
+  mpw_free_ev(&w, mpw_internal(), 0x4140b000, 24);
+  mpw_epilogue(&w);
+
+  r = mp_reader_new_mem(w.mem, w.len);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_int_eq(ev.type, MP_EV_SYM_LFUNC);
+  ck_assert_uint_eq(ev.sym_addr, 0x41405958);
+  ck_assert_uint_eq(ev.sym_line, MP_LINE_BUILTIN);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_int_eq(ev.type, MP_EV_SYM_LFUNC);
+  ck_assert_uint_eq(ev.sym_line, MP_LINE_BUILTIN);
+  mp_reader_free(r);
+
+  for (g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
+    struct mp_profile *p = malloc(sizeof(*p));
+    struct mp_loc l;
+    uint64_t n;
+    unsigned i;
+
+    ck_assert_ptr_nonnull(p);
+    mp_profile_init(p, groups[g]);
+    r = mp_reader_new_mem(w.mem, w.len);
+    ck_assert_int_eq(mp_profile_read(p, r, &n, NULL, NULL), MP_END);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_uint_eq(p->file.live_bytes, 32);
+    for (i = 0; i < 2; i++) {
+      struct mp_buf b = {0};
+      mp_profile_loc(p, i, &l);
+      ck_assert_uint_eq(l.kind, MP_LOC_LUA);
+      mp_name_location(&b, p, NULL, &l, MP_NAME_ALIASED);
+      ck_assert_str_eq(b.data, names[g][i]);
+      mp_buf_free(&b);
+    }
+    mp_reader_free(r);
+    mp_profile_free(p);
+    free(p);
+  }
+
+  /* Too big, but not -1: still impossible. */
+  w.len = 0;
+  mpw_symtab_begin(&w);
+  mpw_byte(&w, LJM_SYMTAB_LFUNC);
+  mpw_uleb(&w, 0x41405958);
+  mpw_string(&w, "remove");
+  field = w.len;
+  mpw_uleb(&w, UINT64_MAX - 1);
+  mpw_symtab_end(&w);
+  mpw_epilogue(&w);
+  expect_error(w.mem, w.len, "impossible line number 18446744073709551614",
+	       field);
+  w.len = field;
+  mpw_uleb(&w, (uint64_t)1 << 32);
+  mpw_symtab_end(&w);
+  mpw_epilogue(&w);
+  expect_error(w.mem, w.len, "impossible line number 4294967296", field);
+  {
+    /* Cut inside the ten bytes of -1: truncated, not a line. */
+    unsigned events, symbols;
+    w.len = field;
+    mpw_uleb(&w, UINT64_MAX);
+    ck_assert_uint_eq(w.len - field, 10);
+    ck_assert_int_eq(read_all(w.mem, w.len - 1, &events, &symbols, NULL, 0,
+			      NULL), MP_TRUNCATED);
+    ck_assert_uint_eq(symbols, 0);
+  }
+  mpw_free(&w);
+}
+END_TEST
+
 /* A stream whose items straddle the reader's 4 MiB blocks, with a name
 ** longer than a block, so that refills and buffer growth are exercised. */
 static void long_stream(struct mpw *w, char **bigname)
@@ -1015,6 +1113,7 @@ static Suite *parse_suite(void)
   tcase_add_test(tc, reader_every_prefix_is_truncated);
   tcase_add_test(tc, reader_garbage);
   tcase_add_test(tc, reader_garbage_events);
+  tcase_add_test(tc, reader_builtin_linedefined);
   tcase_add_test(tc, reader_fd_blocks_and_pipes);
   tcase_add_test(tc, profile_sums_and_peak);
   tcase_add_test(tc, profile_override_keys);
