@@ -28,8 +28,8 @@
 /* -- A fake environment ---------------------------------------------------- */
 
 struct fakeenv {
-  const char *names[8];
-  const char *values[8];
+  const char *names[LJM_NVARS_MAX];
+  const char *values[LJM_NVARS_MAX];
   int n;
 };
 
@@ -45,6 +45,7 @@ static const char *fake_get(const char *name, void *ud)
 
 static void fake_set(struct fakeenv *e, const char *name, const char *value)
 {
+  ck_assert_int_lt(e->n, LJM_NVARS_MAX);
   e->names[e->n] = name;
   e->values[e->n] = value;
   e->n++;
