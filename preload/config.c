@@ -66,6 +66,15 @@ const struct ljm_var ljm_vars[] = {
     "written at start included (it may overshoot by up to one buffer). "
     "That VM then stays off until the next LJMPROF_SIGNAL.",
     "100M", OFF(maxsize), MIB, 1024 * GIB, 1 },
+  { "LJMPROF_FLUSH", LJM_T_DURATION, "1s",
+    "0 (only full buffers), or 100ms to 1h; units ms, s (default), m, h",
+    "Write each VM's buffered events to its file at least this often, so "
+    "that a process killed by SIGKILL or a crash loses no more than about "
+    "this much of its profile. A timer asks the VMs, which write at their "
+    "next allocation, on their own thread: a VM that does not allocate "
+    "keeps its last events buffered until it does, and an idle process is "
+    "not woken. 0: write only full buffers (and at the end).",
+    "5s", OFF(flush_ms), 100, 3600ULL * 1000, 1 },
   { "LJMPROF_MANIFEST", LJM_T_PATH, "", "a file name",
     "Append the name of every stream file opened, one per line, to this "
     "file (ljmprof record uses it to list what was written).",
@@ -209,6 +218,7 @@ void ljm_config_defaults(struct ljm_config *c)
   c->bufsize = 1 * MIB;
   c->start = 1;
   strcpy(c->debugdir, "/usr/lib/debug");
+  c->flush_ms = 1000;
 }
 
 const char *ljm_parse_value(const struct ljm_var *v, const char *s,

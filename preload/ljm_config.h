@@ -35,6 +35,8 @@ struct ljm_config {
   int start;			/* LJMPROF_START: profile VMs from creation. */
   uint64_t delay_ms;		/* LJMPROF_DELAY, milliseconds. */
   uint64_t maxsize;		/* LJMPROF_MAXSIZE, bytes, 0 = no cap. */
+  uint64_t flush_ms;		/* LJMPROF_FLUSH, milliseconds, 0 = only
+				   full buffers. */
   char manifest[LJM_PATH_MAX];	/* LJMPROF_MANIFEST ("" = none). */
   char debugdir[LJM_PATH_MAX];	/* LJMPROF_DEBUG_DIR, folders by ':'. */
 };

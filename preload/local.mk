@@ -26,12 +26,18 @@ preload_libshim_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden
 $(preload_libshim_a_OBJECTS): $(LJ_TREE)/.prepared
 
 # The export list: every default-visibility global of the VM's objects,
-# which is what the system library exports, minus our own API.
-preload/exports.ver: $(LJ_TREE)/.built
+# which is what the system library exports, minus our own API, plus the
+# two deliberate extras of the shim (preload/shim.c), _exit and _Exit, so
+# that a program ending with them still finishes its streams
+# (tests/build/exports.test allows exactly these).
+LJM_EXTRA_EXPORTS = _Exit _exit
+preload/exports.ver: $(LJ_TREE)/.built $(srcdir)/preload/local.mk
 	$(AM_V_GEN){ echo '{ global:'; \
-	  $(READELF) -sW $(LJ_DYNOBJS) | $(AWK) '$$5 == "GLOBAL" && \
+	  { $(READELF) -sW $(LJ_DYNOBJS) | $(AWK) '$$5 == "GLOBAL" && \
 	    $$6 == "DEFAULT" && $$7 != "UND" && $$8 !~ /^ljmprof_/ \
-	    { print "  " $$8 ";" }' | LC_ALL=C sort -u; \
+	    { print $$8 }'; \
+	    for s in $(LJM_EXTRA_EXPORTS); do echo $$s; done; } | \
+	    LC_ALL=C sort -u | sed 's/.*/  &;/'; \
 	  echo 'local: *; };'; } >$@.tmp && mv $@.tmp $@
 
 preload/libljmprof.so: preload/libshim.a preload/libljmcore.a preload/exports.ver $(LJ_TREE)/.built

@@ -10,12 +10,23 @@
 ** allocation path takes no lock. A mutex guards the list itself, in the
 ** hooks, at fork and at exit.
 **
+** The end of the process, whatever ends it, is the one exception: the
+** exiting thread (exit, _exit, a signal that terminates) asks every VM to
+** finish at its next safe point, waits a moment, and then finishes from
+** where it is only the VMs that no other thread can be using: those last
+** seen on the exiting thread itself, and those whose thread is gone. The
+** VM's thread id is noted at each safe point and each flush (the writer
+** and the poll callback run on the VM's thread), so the allocation path
+** pays nothing for it. A VM still in use elsewhere is left alone: its
+** stream ends at its last flushed buffer, truncated but valid, and with
+** LJMPROF_VERBOSE the shim says so. Nothing another thread may be using
+** is freed, written or closed.
+**
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
 
 #define _GNU_SOURCE
 #include "config.h"
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <link.h>
@@ -23,13 +34,16 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "lua.h"
 #include "lj_obj.h"
 #include "ljmprof.h"
+#include "lj_memprof_format.h"
 
 #include "ljm_config.h"
 #include "elfinfo.h"
@@ -50,6 +64,9 @@
 /* At exit, how long VMs running on other threads get to finish at a safe
 ** point of their own before the exiting thread finishes them. */
 #define LJM_EXIT_WAIT_MS	50
+/* How long the end of a process waits for a VM that its own thread is
+** finishing, or for the list's lock. */
+#define LJM_CLAIM_WAIT_MS	1000
 
 /* One VM. */
 struct ljm_vm {
@@ -67,6 +84,11 @@ struct ljm_vm {
 				   wrapper: it stays a pass-through. */
   int claim;			/* Set (atomically) by whoever finishes it at exit. */
   int done;			/* Finished at exit: never act again. */
+  int sealed;			/* Ended as the process dies: the writer
+				   writes nothing more. */
+  volatile int busy;		/* The shim works on it (reconcile, writer). */
+  pid_t tid;			/* Thread last seen running it. */
+  unsigned seen_ticks;		/* Flush ticks accounted for. */
   lua_Alloc allocf;		/* Allocator under the idle wrapper. */
   void *allocd;			/* Its user data. */
   sig_atomic_t seen_epoch;	/* Epoch the idle wrapper saw last. */
@@ -92,6 +114,7 @@ static int forked_child;		/* Forked from a profiling process. */
 static unsigned vm_count;		/* VMs created (inherited ones too). */
 static struct ljm_vm *vms;		/* The list. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pid_t lock_owner;		/* Thread holding lock, or 0. */
 
 /* Bumped by signals, fork and writers; every safe point watches it. */
 static volatile sig_atomic_t epoch;
@@ -101,6 +124,48 @@ static uint64_t first_sig_ms;		/* When the first one came. */
 static void bump_epoch(void)
 {
   __atomic_add_fetch(&epoch, 1, __ATOMIC_SEQ_CST);
+}
+
+static pid_t cur_tid(void)
+{
+  return (pid_t)syscall(SYS_gettid);
+}
+
+/* Note that the VM runs on this thread (at safe points and flushes). */
+static void seen_here(struct ljm_vm *vm)
+{
+  __atomic_store_n(&vm->tid, cur_tid(), __ATOMIC_RELAXED);
+}
+
+/* Whether thread tid of this process still exists. */
+static int thread_alive(pid_t tid)
+{
+  int saved = errno, r;
+  if (tid <= 0)
+    return 0;
+  r = syscall(SYS_tgkill, (long)self_pid, (long)tid, 0L) == 0 ||
+      errno != ESRCH;
+  errno = saved;
+  return r;
+}
+
+static void lock_list(void)
+{
+  pthread_mutex_lock(&lock);
+  lock_owner = cur_tid();
+}
+
+static void unlock_list(void)
+{
+  lock_owner = 0;
+  pthread_mutex_unlock(&lock);
+}
+
+static void sleep_ms(long ms)
+{
+  struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+    ;
 }
 
 static void on_signal(int sig)
@@ -139,6 +204,92 @@ static int delay_pending(void)
 	 ljm_now_ms() < t0_ms + cfg.delay_ms;
 }
 
+/* -- The flush timer -------------------------------------------------------- */
+
+/*
+** LJMPROF_FLUSH: a thread of ours ticks every flush_ms and bumps the
+** epoch; each VM notices at its next allocation, on its own thread, and
+** writes what it has buffered. After a tick the thread sleeps until some
+** VM has taken it, so that a process whose VMs are idle is not woken
+** again. The thread is started with the first stream of the process
+** (again in a forked child, which does not inherit it), never without
+** LJMPROF_OUT, and blocks every signal: the program's signals never land
+** on it.
+*/
+static pthread_mutex_t tick_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t tick_cond;
+static unsigned ticks;			/* Ticks so far. */
+static int tick_wanted;			/* A tick no VM has taken yet. */
+static pid_t ticker_pid;		/* Process the ticker runs in. */
+
+static void *ticker(void *arg)
+{
+  (void)arg;
+  pthread_mutex_lock(&tick_lock);
+  for (;;) {
+    struct timespec at;
+    clock_gettime(CLOCK_MONOTONIC, &at);
+    at.tv_sec += (time_t)(cfg.flush_ms / 1000);
+    at.tv_nsec += (long)(cfg.flush_ms % 1000) * 1000000L;
+    if (at.tv_nsec >= 1000000000L) {
+      at.tv_sec++;
+      at.tv_nsec -= 1000000000L;
+    }
+    while (pthread_cond_timedwait(&tick_cond, &tick_lock, &at) != ETIMEDOUT)
+      ;
+    __atomic_add_fetch(&ticks, 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&tick_wanted, 1, __ATOMIC_SEQ_CST);
+    bump_epoch();
+    while (__atomic_load_n(&tick_wanted, __ATOMIC_SEQ_CST))
+      pthread_cond_wait(&tick_cond, &tick_lock);
+  }
+  return NULL;
+}
+
+static void ticker_start(void)
+{
+  pthread_condattr_t ca;
+  pthread_attr_t ta;
+  pthread_t th;
+  sigset_t all, old;
+  int err;
+  if (cfg.flush_ms == 0 || ticker_pid == self_pid)
+    return;
+  ticker_pid = self_pid;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&tick_cond, &ca);
+  pthread_condattr_destroy(&ca);
+  pthread_attr_init(&ta);
+  pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&ta, 64 * 1024);
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  err = pthread_create(&th, &ta, ticker, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_attr_destroy(&ta);
+  if (err)
+    ljm_msg("cannot start the flush timer: %s; streams are written only "
+	    "when their buffer is full", strerror(err));
+}
+
+/* On the VM's thread, at a safe point: take a tick. */
+static void take_tick(struct ljm_vm *vm)
+{
+  unsigned t = __atomic_load_n(&ticks, __ATOMIC_SEQ_CST);
+  if (t == vm->seen_ticks)
+    return;
+  vm->seen_ticks = t;
+  if (vm->running && vm->owner == self_pid && !vm->failed)
+    (void)ljmprof_flush(vm->L);
+  if (__atomic_load_n(&tick_wanted, __ATOMIC_SEQ_CST)) {
+    pthread_mutex_lock(&tick_lock);
+    tick_wanted = 0;
+    pthread_cond_signal(&tick_cond);
+    pthread_mutex_unlock(&tick_lock);
+  }
+}
+
 /* -- Streams ------------------------------------------------------------- */
 
 static int writer(void *ctx, const void *data, size_t len)
@@ -148,7 +299,12 @@ static int writer(void *ctx, const void *data, size_t len)
   /* A forked child never writes its parent's buffered bytes. */
   if (vm->owner != self_pid)
     return ECHILD;
+  if (vm->sealed)
+    return EPIPE;		/* Ended as the process dies: quietly. */
+  vm->busy++;
+  seen_here(vm);
   err = ljm_out_write(&vm->out, data, len);
+  vm->busy--;
   if (err) {
     if (!vm->failed) {
       vm->failed = 1;
@@ -170,6 +326,7 @@ static int writer(void *ctx, const void *data, size_t len)
 
 static void poll_cb(lua_State *L, void *ctx);
 static void check_other_luajit(void);
+static void install_stop_handlers(void);
 
 static void start_stream(struct ljm_vm *vm)
 {
@@ -229,8 +386,14 @@ static void start_stream(struct ljm_vm *vm)
     return;
   }
   vm->running = 1;
+  vm->seen_ticks = __atomic_load_n(&ticks, __ATOMIC_SEQ_CST);
   if (cfg.verbose)
     ljm_msg("[%ld] VM %u: writing %s", (long)self_pid, vm->num, vm->path);
+  /* The symbol table goes to the file at once: a file of ours is never
+  ** empty, even when the process ends before the first buffer is full
+  ** in a way nothing can catch. */
+  (void)ljmprof_flush(vm->L);
+  ticker_start();
 }
 
 static void stop_stream(struct ljm_vm *vm)
@@ -332,13 +495,18 @@ static void idle_remove(struct ljm_vm *vm)
 
 /* -- Safe points ----------------------------------------------------------- */
 
+static int claim(struct ljm_vm *vm)
+{
+  int zero = 0;
+  return __atomic_compare_exchange_n(&vm->claim, &zero, 1, 0,
+				     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
 /* The end at exit, once per VM (the VM's own thread at a safe point, or
 ** the exiting thread, whichever claims it first). */
 static void finish(struct ljm_vm *vm)
 {
-  int zero = 0;
-  if (!__atomic_compare_exchange_n(&vm->claim, &zero, 1, 0, __ATOMIC_ACQ_REL,
-				   __ATOMIC_ACQUIRE))
+  if (!claim(vm))
     return;
   idle_remove(vm);
   if (vm->owner != self_pid) {
@@ -352,9 +520,48 @@ static void finish(struct ljm_vm *vm)
   __atomic_store_n(&vm->done, 1, __ATOMIC_RELEASE);
 }
 
+/*
+** The end as the process dies (_exit, a terminating signal), from the
+** dying thread, for a VM that no other thread can be using and that this
+** thread is not in the middle of: write what is buffered and the
+** epilogue, close. Nothing is freed and no lock taken (this may run in a
+** signal handler that interrupted malloc); the profiler stays attached,
+** its writer refusing everything from now on.
+*/
+static void seal(struct ljm_vm *vm)
+{
+  static const unsigned char epilogue = LJM_EV_EPILOGUE;
+  int complete = 0;
+  if (!claim(vm))
+    return;
+  if (vm->owner == self_pid && vm->running) {
+    vm->running = 0;
+    if (!vm->failed && ljmprof_flush(vm->L) == LJMPROF_OK && !vm->failed &&
+	ljm_out_write(&vm->out, &epilogue, 1) == 0)
+      complete = 1;
+    vm->sealed = 1;
+    (void)ljm_out_finish(&vm->out);
+    if (cfg.verbose)
+      ljm_msg("[%ld] VM %u: %s %s (%llu bytes)", (long)self_pid, vm->num,
+	      complete ? "closed" : "could not complete", vm->path,
+	      (unsigned long long)vm->out.written);
+  }
+  __atomic_store_n(&vm->done, 1, __ATOMIC_RELEASE);
+}
+
 /* Bring the VM's profiler to the state the settings, signals, fork and
 ** errors ask for. On the VM's thread. */
+static void reconcile_in(struct ljm_vm *vm);
+
 static void reconcile(struct ljm_vm *vm)
+{
+  vm->busy++;
+  seen_here(vm);
+  reconcile_in(vm);
+  vm->busy--;
+}
+
+static void reconcile_in(struct ljm_vm *vm)
 {
   unsigned t;
   int want;
@@ -367,6 +574,7 @@ static void reconcile(struct ljm_vm *vm)
   }
   if (exiting)
     return;
+  take_tick(vm);
   idle_remove(vm);
   disown(vm);
   t = (unsigned)__atomic_load_n(&toggles, __ATOMIC_SEQ_CST);
@@ -451,6 +659,7 @@ static void first_vm(void)
 	      "fail; use a libljmprof.so built from the %s source",
 	      buf, fl, LJM_FLAVOUR, fl, fl);
   }
+  install_stop_handlers();
   if (cfg.signo) {
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
@@ -470,22 +679,22 @@ void ljm_reg_newstate(lua_State *L)
   struct ljm_vm *vm;
   int saved = errno;
 
-  pthread_mutex_lock(&lock);
+  lock_list();
   if (cfg_bad) {
     tell_config();
-    pthread_mutex_unlock(&lock);
+    unlock_list();
     errno = saved;
     return;
   }
   first_vm();
   if (exiting) {
-    pthread_mutex_unlock(&lock);
+    unlock_list();
     errno = saved;
     return;
   }
   vm = calloc(1, sizeof(*vm));
   if (vm == NULL) {
-    pthread_mutex_unlock(&lock);
+    unlock_list();
     ljm_msg("out of memory; a VM is not profiled");
     errno = saved;
     return;
@@ -495,10 +704,12 @@ void ljm_reg_newstate(lua_State *L)
   vm->num = ++vm_count;
   vm->owner = self_pid;
   vm->out.fd = -1;
+  vm->tid = cur_tid();
   vm->seen_toggles = (unsigned)__atomic_load_n(&toggles, __ATOMIC_SEQ_CST);
+  vm->seen_ticks = __atomic_load_n(&ticks, __ATOMIC_SEQ_CST);
   vm->next = vms;
   vms = vm;
-  pthread_mutex_unlock(&lock);
+  unlock_list();
   /* Toggles that came before this VM existed are part of the state it
   ** starts in, not a reason to restart it. */
   reconcile(vm);
@@ -511,7 +722,7 @@ void ljm_reg_close(lua_State *L)
   global_State *g = G(L);
   int saved = errno;
 
-  pthread_mutex_lock(&lock);
+  lock_list();
   for (pp = &vms; *pp; pp = &(*pp)->next)
     if ((*pp)->g == g) {
       vm = *pp;
@@ -520,7 +731,7 @@ void ljm_reg_close(lua_State *L)
     }
   if (vm && !exiting)
     check_other_luajit();
-  pthread_mutex_unlock(&lock);
+  unlock_list();
   if (vm == NULL) {
     errno = saved;
     return;
@@ -589,64 +800,86 @@ static void warn_static(void)
 	  exe[0] ? exe : "the program", LJM_LIBDIR);
 }
 
-/* Whether the process has threads besides this one. */
-static int other_threads(void)
+/*
+** Whether this VM must be left to its own thread: some other live thread
+** ran it last, or is working on it in the shim. A VM that neither runs a
+** profiler nor has our wrapper installed is touched by nobody.
+*/
+static int elsewhere(struct ljm_vm *vm, pid_t me)
 {
-  DIR *d = opendir("/proc/self/task");
-  struct dirent *e;
-  int n = 0;
-  if (d == NULL)
-    return 1;
-  while ((e = readdir(d)) != NULL)
-    if (e->d_name[0] != '.')
-      n++;
-  closedir(d);
-  return n > 1;
+  pid_t tid = __atomic_load_n(&vm->tid, __ATOMIC_RELAXED);
+  if (!vm->running && !vm->idle && !vm->busy)
+    return 0;
+  return tid != me && thread_alive(tid);
 }
 
-static int all_done(void)
+/* VMs that another thread may still finish at a safe point of its own. */
+static int pending_elsewhere(pid_t me)
 {
   struct ljm_vm *vm;
   for (vm = vms; vm; vm = vm->next)
-    if (!__atomic_load_n(&vm->done, __ATOMIC_ACQUIRE))
-      return 0;
-  return 1;
+    if (!__atomic_load_n(&vm->done, __ATOMIC_ACQUIRE) && elsewhere(vm, me))
+      return 1;
+  return 0;
+}
+
+/*
+** The end of every VM, on the thread that ends the process, with the
+** list locked. dying: the process ends at once (_exit, a signal), maybe
+** from a signal handler: streams are sealed, nothing freed. here_busy:
+** this thread was interrupted inside the VM or the shim, so its own VMs
+** may be in the middle of an event and are left as they are on disk.
+*/
+static void end_all(int dying, int here_busy)
+{
+  struct ljm_vm *vm;
+  pid_t me = cur_tid();
+  int ms;
+
+  /* Ask every VM to finish at its next allocation, on its own thread,
+  ** and give the ones running elsewhere a moment to do so. */
+  __atomic_store_n(&exit_req, 1, __ATOMIC_RELEASE);
+  bump_epoch();
+  for (ms = 0; ms < LJM_EXIT_WAIT_MS && pending_elsewhere(me); ms++)
+    sleep_ms(1);
+  for (vm = vms; vm; vm = vm->next) {
+    pid_t tid = __atomic_load_n(&vm->tid, __ATOMIC_RELAXED);
+    int mine = tid == me;
+    if (__atomic_load_n(&vm->done, __ATOMIC_ACQUIRE))
+      continue;
+    if (__atomic_load_n(&vm->claim, __ATOMIC_ACQUIRE)) {
+      /* Its own thread is finishing it right now: let it complete. */
+      for (ms = 0; ms < LJM_CLAIM_WAIT_MS &&
+	   !__atomic_load_n(&vm->done, __ATOMIC_ACQUIRE); ms++)
+	sleep_ms(1);
+      continue;
+    }
+    if (mine ? here_busy || vm->busy : elsewhere(vm, me)) {
+      if (cfg.verbose && vm->running)
+	ljm_msg("[%ld] VM %u: still in use by thread %ld at exit; %s ends at "
+		"its last flushed buffer", (long)self_pid, vm->num,
+		(long)tid, vm->path);
+      continue;
+    }
+    /* Last run here, or its thread is gone: nobody else can touch it. */
+    if (dying)
+      seal(vm);
+    else
+      finish(vm);
+  }
 }
 
 void ljm_reg_exit(void)
 {
-  struct ljm_vm *vm;
   int saved = errno;
 
-  pthread_mutex_lock(&lock);
+  lock_list();
   if (exiting) {
-    pthread_mutex_unlock(&lock);
+    unlock_list();
     errno = saved;
     return;
   }
-  /* Other threads may still be running VMs: ask every VM to finish at
-  ** its next allocation, on its own thread, and give running ones a
-  ** moment to do so; finish the others (idle, or whose thread is gone)
-  ** from here. */
-  __atomic_store_n(&exit_req, 1, __ATOMIC_RELEASE);
-  bump_epoch();
-  if (vms && other_threads()) {
-    int ms;
-    for (ms = 0; ms < LJM_EXIT_WAIT_MS && !all_done(); ms++) {
-      struct timespec ts = { 0, 1000000 };
-      nanosleep(&ts, NULL);
-    }
-  }
-  for (vm = vms; vm; vm = vm->next) {
-    int ms;
-    finish(vm);
-    /* Claimed by its own thread just now: let it complete. */
-    for (ms = 0; ms < 1000 && !__atomic_load_n(&vm->done, __ATOMIC_ACQUIRE);
-	 ms++) {
-      struct timespec ts = { 0, 1000000 };
-      nanosleep(&ts, NULL);
-    }
-  }
+  end_all(0, 0);
   exiting = 1;
   if (vm_count == 0 && !forked_child) {
     if (cfg_bad && main_is_static())
@@ -654,26 +887,200 @@ void ljm_reg_exit(void)
     warn_static();
   }
   check_other_luajit();
-  pthread_mutex_unlock(&lock);
+  unlock_list();
   errno = saved;
+}
+
+/*
+** The process ends now, without exit processing: _exit, _Exit, or a
+** signal whose default action terminates it. Async-signal-safe as far as
+** it goes: no malloc or free, the list's lock only tried for a bounded
+** time, and never when this thread holds it.
+*/
+void ljm_reg_die(int here_busy)
+{
+  int saved = errno, ms;
+  pid_t me;
+
+  /* A vfork child (or a raw clone) shares its parent's memory and its
+  ** VMs: it must do nothing at all. */
+  if (getpid() != self_pid || !first_done)
+    return;
+  me = cur_tid();
+  if (__atomic_load_n(&lock_owner, __ATOMIC_RELAXED) == me) {
+    errno = saved;	/* Interrupted inside a hook: leave all as it is. */
+    return;
+  }
+  for (ms = 0; pthread_mutex_trylock(&lock) != 0; ms++) {
+    if (ms >= LJM_CLAIM_WAIT_MS) {
+      errno = saved;
+      return;
+    }
+    sleep_ms(1);
+  }
+  lock_owner = me;
+  if (!exiting) {
+    end_all(1, here_busy);
+    exiting = 1;
+  }
+  unlock_list();
+  errno = saved;
+}
+
+/* -- Signals that end the process ------------------------------------------- */
+
+/*
+** Signals whose default action ends the process and that a service
+** manager, a terminal or a pipe sends to stop a program normally. When
+** one of them has no handler of the program's when the first VM is
+** created, the shim's takes its place: it finishes the streams, restores
+** the default action and raises the signal again, so that the process
+** ends exactly as it would have (same signal, core dump for SIGQUIT). A
+** handler the program installs later simply replaces ours. Crash signals
+** (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) are left alone: the process
+** is in no state to write files; SIGXFSZ and SIGXCPU come from limits
+** our own writes may hit; SIGKILL cannot be caught.
+**
+** Async-signal-safety: the signal may land on a thread in the middle of
+** an allocation of a VM, i.e. inside the profiler with an event half
+** written. The handler looks at where the thread was interrupted: in the
+** code of libljmprof.so (the VM, its profiler, the shim), or in a leaf
+** function called from there (memcpy), or inside one of the shim's
+** callbacks (the writer, a safe point): then this thread's VMs are left
+** as they are on disk (truncated at the last flushed buffer, which the
+** parser reads). Otherwise the VM is between events, and sealing it
+** writes its buffer and the epilogue with write(2) only. VMs of other
+** threads finish at their own next allocation, in a normal context; the
+** handler waits for them a bounded time. Nothing is freed and no lock is
+** waited for without a bound.
+*/
+static const int stop_sigs[] = {
+  SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGALRM, SIGTERM, SIGUSR1, SIGUSR2
+};
+#define N_STOP_SIGS	(sizeof(stop_sigs) / sizeof(stop_sigs[0]))
+static volatile sig_atomic_t dying_sig;	/* The signal being acted on. */
+static uintptr_t text_lo, text_hi;	/* Our executable segment. */
+
+static int in_text(uintptr_t a)
+{
+  return a >= text_lo && a < text_hi;
+}
+
+/* Whether the thread was interrupted in our code, or in a leaf function
+** called from it (its return address is then at the stack pointer). */
+static int interrupted_inside(void *uc)
+{
+#if defined(__x86_64__)
+  const ucontext_t *u = uc;
+  uintptr_t pc = (uintptr_t)u->uc_mcontext.gregs[REG_RIP];
+  uintptr_t sp = (uintptr_t)u->uc_mcontext.gregs[REG_RSP];
+  return in_text(pc) || (sp != 0 && in_text(*(const uintptr_t *)sp));
+#elif defined(__aarch64__)
+  const ucontext_t *u = uc;
+  return in_text((uintptr_t)u->uc_mcontext.pc) ||
+	 in_text((uintptr_t)u->uc_mcontext.regs[30]);
+#else
+  (void)uc;
+  return 1;	/* Unknown: assume the worst, leave this thread's VMs. */
+#endif
+}
+
+static void on_stop_signal(int sig, siginfo_t *si, void *uc)
+{
+  struct sigaction sa;
+  sigset_t one;
+  int saved = errno, first;
+  (void)si;
+  first = __atomic_exchange_n(&dying_sig, sig, __ATOMIC_SEQ_CST) == 0;
+  if (first) {
+    ljm_reg_die(interrupted_inside(uc));
+  } else {
+    /* Another thread acts on an earlier one: it ends the process. */
+    int ms;
+    for (ms = 0; ms < 2 * LJM_CLAIM_WAIT_MS + 200; ms++)
+      sleep_ms(1);
+  }
+  /* Now what the signal would have done without us. It is blocked while
+  ** this handler runs: raised again, it is delivered on unblocking. */
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = SIG_DFL;
+  sigemptyset(&sa.sa_mask);
+  sigaction(sig, &sa, NULL);
+  syscall(SYS_tgkill, (long)getpid(), (long)cur_tid(), (long)sig);
+  sigemptyset(&one);
+  sigaddset(&one, sig);
+  pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+  errno = saved;	/* Still here (blocked elsewhere): delivered on return. */
+}
+
+static int find_text(struct dl_phdr_info *info, size_t size, void *data)
+{
+  uintptr_t self = (uintptr_t)data;
+  int i;
+  (void)size;
+  for (i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+    if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
+	self >= lo && self < lo + ph->p_memsz) {
+      text_lo = lo;
+      text_hi = lo + ph->p_memsz;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* With the first VM: our handler where the program has none. */
+static void install_stop_handlers(void)
+{
+  struct sigaction sa, old;
+  size_t i;
+  dl_iterate_phdr(find_text, (void *)(uintptr_t)&install_stop_handlers);
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_sigaction = on_stop_signal;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  for (i = 0; i < N_STOP_SIGS; i++)
+    sigaddset(&sa.sa_mask, stop_sigs[i]);
+  for (i = 0; i < N_STOP_SIGS; i++) {
+    int sig = stop_sigs[i];
+    if (sig == cfg.signo || sigaction(sig, NULL, &old) != 0)
+      continue;
+    if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+      continue;		/* The program's own, or ignored: keep it. */
+    sigaction(sig, &sa, NULL);
+  }
 }
 
 /* -- fork ------------------------------------------------------------------- */
 
 void ljm_reg_fork_prepare(void)
 {
-  pthread_mutex_lock(&lock);
+  lock_list();
 }
 
 void ljm_reg_fork_parent(void)
 {
-  pthread_mutex_unlock(&lock);
+  unlock_list();
 }
 
 void ljm_reg_fork_child(void)
 {
+  struct ljm_vm *vm;
+  pid_t me = cur_tid();
   pthread_mutex_init(&lock, NULL);
+  lock_owner = 0;
+  /* The flush timer is the parent's: the child starts its own with its
+  ** first stream. */
+  pthread_mutex_init(&tick_lock, NULL);
+  tick_wanted = 0;
   self_pid = getpid();
   forked_child = 1;
+  /* The only thread now: every VM is this one's. */
+  for (vm = vms; vm; vm = vm->next) {
+    vm->tid = me;
+    vm->busy = 0;
+  }
   bump_epoch();
 }

@@ -20,6 +20,11 @@ void ljm_reg_newstate(lua_State *L);	/* A VM was created. */
 void ljm_reg_close(lua_State *L);	/* A VM is about to be closed. */
 void ljm_reg_exit(void);		/* The process exits. */
 
+/* The process ends at once (_exit, _Exit, a terminating signal): seal
+** the streams that can be, without freeing anything. here_busy: this
+** thread was interrupted inside the VM. Async-signal-safe. */
+void ljm_reg_die(int here_busy);
+
 void ljm_reg_fork_prepare(void);
 void ljm_reg_fork_parent(void);
 void ljm_reg_fork_child(void);

@@ -6,13 +6,25 @@
 ** so that without it the shim does nothing at all. Everything else lives
 ** in registry.c and the modules it uses.
 **
+** The shim also defines _exit and _Exit, the only symbols it exports
+** beyond the system library's: a program that ends that way (a server's
+** shutdown, a forked helper) skips atexit and destructors, and would
+** leave its streams unfinished. With LJMPROF_OUT they first seal this
+** process's streams; without it they go straight to libc's. (exit()
+** calls libc's _exit internally, not through ours.)
+**
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
 
 #include "config.h"
 
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "lua.h"
 #include "ljmprof.h"
@@ -20,6 +32,9 @@
 #include "registry.h"
 
 static int installed;	/* LJMPROF_OUT was set at start-up. */
+
+typedef void (*exit_fn)(int);
+static exit_fn real_exit, real_Exit;	/* libc's (or the next one's). */
 
 static void hook_newstate(lua_State *L)
 {
@@ -35,6 +50,8 @@ __attribute__((constructor))
 static void ljm_shim_init(void)
 {
   int saved = errno;
+  real_exit = (exit_fn)dlsym(RTLD_NEXT, "_exit");
+  real_Exit = (exit_fn)dlsym(RTLD_NEXT, "_Exit");
   if (ljm_reg_init()) {
     installed = 1;
     pthread_atfork(ljm_reg_fork_prepare, ljm_reg_fork_parent,
@@ -52,4 +69,29 @@ static void ljm_shim_fini(void)
 {
   if (installed)
     ljm_reg_exit();
+}
+
+__attribute__((noreturn))
+static void forward_exit(exit_fn f, int status)
+{
+  if (f)
+    f(status);
+  for (;;)		/* What libc's does, had dlsym found nothing. */
+    syscall(SYS_exit_group, status);
+}
+
+__attribute__((visibility("default"), noreturn))
+void _exit(int status)
+{
+  if (installed)
+    ljm_reg_die(0);
+  forward_exit(real_exit, status);
+}
+
+__attribute__((visibility("default"), noreturn))
+void _Exit(int status)
+{
+  if (installed)
+    ljm_reg_die(0);
+  forward_exit(real_Exit ? real_Exit : real_exit, status);
 }

@@ -784,4 +784,16 @@ LUA_API int ljmprof_running(lua_State *L)
   return memprof_get(G(L)) != NULL;
 }
 
+LUA_API int ljmprof_flush(lua_State *L)
+{
+  MemProf *mp = memprof_get(G(L));
+  if (mp == NULL) return LJMPROF_ERRUSE;
+  if (!mp->err) mp_flush(mp);
+  if (mp->err) {
+    errno = mp->err;
+    return LJMPROF_ERRIO;
+  }
+  return LJMPROF_OK;
+}
+
 #endif

@@ -102,6 +102,18 @@ LUA_API int ljmprof_running(lua_State *L);
 LUA_API void ljmprof_debug_dirs(const char *dirs);
 
 /*
+** Hand the events buffered so far to the writer now. Returns LJMPROF_OK,
+** LJMPROF_ERRUSE if no profiler runs on L's VM, or LJMPROF_ERRIO (errno
+** set) if the profiler is halted by a writer error. Allocates nothing and
+** takes no lock: besides the VM's thread and the poll callback, it may be
+** called from a signal handler that did not interrupt the VM's profiler.
+** Called there (not in the middle of an event), the bytes written so far
+** end at an event boundary, so that a writer may end the stream itself
+** (with the epilogue byte) when the process is about to end.
+*/
+LUA_API int ljmprof_flush(lua_State *L);
+
+/*
 ** Lifecycle hooks for an embedder that lives in the same shared object
 ** (libljmprof.so). lua_newstate (and so luaL_newstate) calls
 ** ljmprof_hook_newstate with the new VM's main thread just before it

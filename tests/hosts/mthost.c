@@ -10,6 +10,14 @@
 **                            and over; the main thread calls exit() while
 **                            they do (a server shutting down from a signal
 **                            thread). Prints "exit" and exits 0.
+**   mthost straggle N SCRIPT N threads each create a VM, run SCRIPT a few
+**                            times and wait; the main thread calls exit();
+**                            each thread wakes in the middle of the exit
+**                            processing (an atexit handler lets them go,
+**                            each a different few tens of milliseconds
+**                            later) and runs SCRIPT over and over until
+**                            the process is gone; thread 1 never wakes.
+**                            Prints "exit", exits 0.
 **
 ** SCRIPT runs with the global `id` set to the VM's number (1..N) and must
 ** return a string, printed as "<id> <string>" in id order at the end.
@@ -18,6 +26,7 @@
 */
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +42,7 @@ struct job {
   int id;			/* 1..N */
   int own;			/* Create and close the VM on the thread. */
   int forever;			/* Run the script until the process exits. */
+  int straggle;			/* Wait for exit, then run it forever. */
   const char *script;		/* File to run. */
   lua_State *L;			/* The VM (handoff: made by main). */
   char result[256];		/* What the script returned. */
@@ -41,6 +51,16 @@ struct job {
 
 static pthread_barrier_t barrier;
 static int ran;			/* Scripts run to the end (mode exit). */
+static int waiting;		/* Threads waiting for exit (straggle). */
+static sem_t exit_began;	/* Posted once per thread at exit. */
+static int nthreads;
+
+static void let_go(void)
+{
+  int i;
+  for (i = 0; i < nthreads; i++)
+    sem_post(&exit_began);
+}
 
 static lua_State *newvm(int id)
 {
@@ -61,6 +81,25 @@ static void *run(void *arg)
   pthread_barrier_wait(&barrier);	/* All VMs run at the same time. */
   if (j->L == NULL)
     return NULL;
+  if (j->straggle) {
+    struct timespec ts = { 0, 0 };
+    int k;
+    for (k = 0; k < 4; k++) {
+      if (luaL_dofile(j->L, j->script) != 0)
+	return NULL;
+      lua_settop(j->L, 0);
+    }
+    __atomic_add_fetch(&waiting, 1, __ATOMIC_SEQ_CST);
+    while (sem_wait(&exit_began) != 0)
+      ;
+    /* The shim gives running VMs a grace period at exit: wake around
+    ** its end, while the exiting thread decides what to do with us. */
+    ts.tv_nsec = (40 + 7 * (j->id % 5)) * 1000000L;
+    if (j->id == 1)
+      ts.tv_sec = 3600;	/* In use, but idle until the end. */
+    nanosleep(&ts, NULL);
+    j->forever = 1;
+  }
   while (j->forever) {
     if (luaL_dofile(j->L, j->script) != 0)
       break;
@@ -87,19 +126,22 @@ int main(int argc, char **argv)
   pthread_t th[MAXVMS];
   int n, i, own, bad = 0;
   if (argc != 4 || (strcmp(argv[1], "own") && strcmp(argv[1], "handoff") &&
-		    strcmp(argv[1], "exit")) ||
+		    strcmp(argv[1], "exit") && strcmp(argv[1], "straggle")) ||
       (n = atoi(argv[2])) < 1 || n > MAXVMS) {
-    fprintf(stderr, "usage: mthost own|handoff|exit N SCRIPT\n");
+    fprintf(stderr, "usage: mthost own|handoff|exit|straggle N SCRIPT\n");
     return 2;
   }
   own = strcmp(argv[1], "handoff") != 0;
   pthread_barrier_init(&barrier, NULL, (unsigned)n);
+  nthreads = n;
+  sem_init(&exit_began, 0, 0);
   memset(jobs, 0, sizeof(jobs));
   for (i = 0; i < n; i++) {
     jobs[i].id = i + 1;
     jobs[i].own = own;
     jobs[i].script = argv[3];
     jobs[i].forever = strcmp(argv[1], "exit") == 0;
+    jobs[i].straggle = strcmp(argv[1], "straggle") == 0;
     if (!own && (jobs[i].L = newvm(i + 1)) == NULL) {
       fprintf(stderr, "mthost: cannot create a VM\n");
       return 1;
@@ -110,6 +152,16 @@ int main(int argc, char **argv)
       fprintf(stderr, "mthost: cannot start a thread\n");
       return 1;
     }
+  if (strcmp(argv[1], "straggle") == 0) {
+    while (__atomic_load_n(&waiting, __ATOMIC_SEQ_CST) < n) {
+      struct timespec ts = { 0, 1000000 };
+      nanosleep(&ts, NULL);
+    }
+    atexit(let_go);	/* Runs before the shim's exit processing. */
+    printf("exit\n");
+    fflush(stdout);
+    exit(0);
+  }
   if (strcmp(argv[1], "exit") == 0) {
     /* Every VM busy, then exit under their feet. */
     while (__atomic_load_n(&ran, __ATOMIC_SEQ_CST) < 2 * n) {

@@ -12,7 +12,7 @@ TESTS += tests/shim/check_core
 if HAVE_SYSLUAJIT
 check_PROGRAMS += tests/hosts/mthost tests/hosts/forkhost \
 	tests/hosts/errnohost tests/hosts/allochost tests/hosts/manyvms \
-	tests/hosts/drophost
+	tests/hosts/drophost tests/hosts/sighost tests/hosts/exithost
 tests_hosts_drophost_SOURCES = tests/hosts/drophost.c
 tests_hosts_drophost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS)
 tests_hosts_drophost_LDADD = $(SYSLUAJIT_LIBS)
@@ -31,17 +31,26 @@ tests_hosts_errnohost_LDADD = $(SYSLUAJIT_LIBS)
 tests_hosts_allochost_SOURCES = tests/hosts/allochost.c
 tests_hosts_allochost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS)
 tests_hosts_allochost_LDADD = $(SYSLUAJIT_LIBS)
+tests_hosts_sighost_SOURCES = tests/hosts/sighost.c
+tests_hosts_sighost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS)
+tests_hosts_sighost_LDADD = $(SYSLUAJIT_LIBS)
+tests_hosts_exithost_SOURCES = tests/hosts/exithost.c
+tests_hosts_exithost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS)
+tests_hosts_exithost_LDADD = $(SYSLUAJIT_LIBS)
 endif
 
 SHIM_TESTS = tests/shim/basic.test tests/shim/lifecycle.test \
 	tests/shim/threads.test tests/shim/fork.test tests/shim/errors.test \
 	tests/shim/signal.test tests/shim/options.test tests/shim/inherit.test \
-	tests/shim/record.test tests/shim/flavour.test tests/shim/cnames.test
+	tests/shim/record.test tests/shim/flavour.test tests/shim/cnames.test \
+	tests/shim/exit.test tests/shim/stopsig.test tests/shim/flush.test \
+	tests/shim/straggle.test
 # Real programs that embed LuaJIT; each skips when its package is missing.
 SHIM_TESTS += tests/shim/nvim.test tests/shim/sysbench.test \
 	tests/shim/wrk.test tests/shim/lupa.test tests/shim/nginx.test
 TESTS += $(SHIM_TESTS)
 EXTRA_DIST += $(SHIM_TESTS) tests/shim/shim.sh tests/shim/alloc.lua \
 	tests/shim/threads.lua tests/shim/fork.lua tests/shim/closefd.lua \
-	tests/shim/toggle.lua tests/shim/server.lua tests/shim/spawn.lua
+	tests/shim/toggle.lua tests/shim/server.lua tests/shim/spawn.lua \
+	tests/shim/work.lua tests/shim/flushkill.lua
 check_SCRIPTS += tools/ljmprof
