@@ -9,4 +9,5 @@ doc/libljmprof.7: $(srcdir)/doc/libljmprof.7.in preload/envdoc$(EXEEXT)
 	$(AM_V_GEN)$(MKDIR_P) doc && \
 	  preload/envdoc $(srcdir)/doc/libljmprof.7.in >$@.tmp && mv $@.tmp $@
 CLEANFILES += $(man_MANS)
-EXTRA_DIST += doc/ljmprof.1.in doc/libljmprof.7.in doc/json-schema.md
+EXTRA_DIST += doc/ljmprof.1.in doc/libljmprof.7.in doc/json-schema.md \
+	doc/format.md

@@ -2,7 +2,32 @@
 ** Memory profiler stream format (memprof, version 3): the constants that
 ** the writer inside the VM (src/) and the reader (tools/) share.
 ** This header is the only thing they share. It must stay free of any
-** LuaJIT type or include; see FORMAT.md for the grammar.
+** LuaJIT type or include. doc/format.md explains it for users.
+**
+** All integers are ULEB128; a string is a ULEB128 length and its bytes.
+**
+**   stream   := symtab events
+**   symtab   := 'l' 'j' 's' version 0 0 0  sym*  0x80
+**   sym      := kind(0..2)  symbody(kind)
+**   symbody  := LFUNC: proto-addr chunkname linedefined
+**             | CFUNC: addr name
+**             | TRACE: traceno proto-addr line
+**   events   := 'l' 'j' 'm' version 0 0 0  event*  0x80
+**   event    := header location body
+**   header   := bits 0-1 event, bits 2-4 source, bits 5-6 zero
+**   location := INTERNAL: nothing
+**             | LFUNC: proto-addr line
+**             | CFUNC: function-addr
+**             | TRACE: traceno
+**   body     := ALLOC: new-addr new-size
+**             | FREE: old-addr old-size
+**             | REALLOC: old-addr old-size new-addr new-size
+**             | SYMTAB: symbody(source) (a symbol event has no location)
+**
+** linedefined is 0 for a main chunk; the reference writer writes
+** 2^64-1 (-1) for built-ins implemented in bytecode. A symbol event comes
+** before the first event that names its address; a later definition of
+** an address replaces the earlier one from that point of the stream.
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -15,6 +40,19 @@
 #define LJM_FMT_VERSION		3	/* Both sections carry this version. */
 #define LJM_FMT_HDRLEN		7	/* Magic (3) + version (1) + reserved (3). */
 #define LJM_FMT_ULEB128_MAX	10	/* Longest ULEB128 of a 64 bit value. */
+
+/*
+** Extensions. A stream that uses one (they are opt-in) writes
+** LJM_FMT_VERSION_EXT in the version byte of both section headers, the
+** extension's id in the first reserved byte and its version in the
+** second; the third stays 0. A reader of the established format stops at
+** the version byte ("unsupported version"); ours accepts exactly the
+** pairs listed here, and names any other pair it meets.
+**
+** X(name, id, version): none yet.
+*/
+#define LJM_FMT_VERSION_EXT	0x80
+#define LJM_FMT_EXTENSIONS(X)
 
 /* -- Symbol table section -------------------------------------------------- */
 

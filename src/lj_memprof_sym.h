@@ -13,7 +13,7 @@
 
 /*
 ** The name under which a stream announces the C function at addr
-** (FORMAT.md section 3): the function symbol of the object addr lies in
+** (doc/format.md, "How ljmprof names a location"): the function symbol of the object addr lies in
 ** that covers addr ("name", or "name+0x<off>" past its start), else the
 ** object and the offset from its load base ("cjson.so+0x3a10"), else
 ** "CFUNC 0x<addr>" when no loaded object holds addr.

@@ -1,5 +1,5 @@
 /*
-** Display names of locations, as FORMAT.md section 3 says, and the
+** Display names of locations, as doc/format.md, "How ljmprof names a location" says, and the
 ** aliases that stand in for chunk names containing newlines.
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
@@ -67,7 +67,7 @@ void mp_name_string(struct mp_buf *out, const struct mp_profile *p,
 		    struct mp_aliases *al, uint32_t id,
 		    enum mp_name_style style);
 
-/* Append the name of a location (FORMAT.md section 3, grouped). */
+/* Append the name of a location (doc/format.md, "How ljmprof names a location", grouped). */
 void mp_name_location(struct mp_buf *out, const struct mp_profile *p,
 		      struct mp_aliases *al, const struct mp_loc *l,
 		      enum mp_name_style style);

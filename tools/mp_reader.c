@@ -296,6 +296,22 @@ static enum decode_result get_section_header(struct mp_reader *r,
     r->need = LJM_FMT_HDRLEN;
     return D_SHORT;
   }
+  if (p[3] == LJM_FMT_VERSION_EXT) {
+    int known = 0;
+#define MP_EXT_KNOWN(name, id, ver) \
+    if (p[4] == (id) && p[5] == (ver)) known = 1;
+    LJM_FMT_EXTENSIONS(MP_EXT_KNOWN)
+#undef MP_EXT_KNOWN
+    if (!known)
+      return fail_at(r, p + 4, "unsupported %s version: extension %u "
+		     "version %u, which this reader does not know", section,
+		     p[4], p[5]);
+    if (p[6] != 0)
+      return fail_at(r, p + 6, "reserved byte of the %s header is not zero",
+		     section);
+    *pp = p + LJM_FMT_HDRLEN;
+    return D_OK;
+  }
   if (p[3] != LJM_FMT_VERSION)
     return fail_at(r, p + 3,
 		   "unsupported %s version %u (this reader knows version %d)",

@@ -1,5 +1,5 @@
 /*
-** Streaming reader for memprof streams (FORMAT.md): turns bytes into
+** Streaming reader for memprof streams (doc/format.md): turns bytes into
 ** events, one at a time, checking every field. It keeps one input buffer
 ** whose size depends on the longest string seen, never on the file size.
 **
