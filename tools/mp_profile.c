@@ -886,6 +886,17 @@ void mp_profile_done_reading(struct mp_profile *p)
   p->loc_mask = 0;
 }
 
+/* The next file is another process: its addresses mean other things. */
+static void next_file(struct mp_profile *p)
+{
+  memset(&p->file, 0, sizeof(p->file));
+  mp_symtab_free(&p->symtab);
+  mp_symtab_init(&p->symtab);
+  mp_heap_clear(&p->heap);
+  reset_cache(p);
+  p->file_strings = p->strings.count;
+}
+
 void mp_profile_end_file(struct mp_profile *p, int truncated)
 {
   struct mp_summary *t = &p->total, *f = &p->file;
@@ -912,10 +923,13 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
   t->files++;
   if (truncated)
     t->truncated_files++;
-  memset(f, 0, sizeof(*f));
-  /* The next file is another process: its addresses mean other things. */
-  mp_symtab_free(&p->symtab);
-  mp_symtab_init(&p->symtab);
-  mp_heap_clear(&p->heap);
-  reset_cache(p);
+  next_file(p);
+}
+
+void mp_profile_drop_file(struct mp_profile *p)
+{
+  /* Names are dropped only when no location of this file may use one. */
+  if (!p->file.n_alloc && !p->file.n_realloc && !p->file.n_free)
+    mp_strings_truncate(&p->strings, p->file_strings);
+  next_file(p);
 }

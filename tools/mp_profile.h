@@ -177,6 +177,7 @@ struct mp_profile {
   uint32_t internal_id;
   struct mp_summary file;	/* The file being read. */
   struct mp_summary total;	/* Files finished so far. */
+  uint32_t file_strings;	/* Strings before the file being read. */
   int oom;			/* Out of memory: results are incomplete. */
   int no_overrides;		/* Skip override pairs (stat needs none). */
   int no_locations;		/* One location for all (stat needs none). */
@@ -226,6 +227,13 @@ enum mp_status mp_profile_read_threaded(struct mp_profile *p,
 ** symbols and live heap (held bytes per location stay).
 */
 void mp_profile_end_file(struct mp_profile *p, int truncated);
+
+/*
+** Forget the current file: its summary, symbols, live heap and the
+** names it added. The location counters of memory events it accounted
+** stay, so only a file that accounted none is forgotten whole.
+*/
+void mp_profile_drop_file(struct mp_profile *p);
 
 /*
 ** Reading is over: sort the override pairs by key, in place, each key
