@@ -145,6 +145,10 @@ struct mp_profile {
   struct mp_strings strings;	/* Shared by all merged files. */
   struct mp_symtab symtab;	/* Per file. */
   struct mp_heap heap;		/* Per file: the live blocks. */
+  /* Per file, grouped by function: trace number -> a: 1 << 32 |
+  ** linedefined of its start prototype when the trace was defined, or 0
+  ** when that prototype was unknown. */
+  struct mp_map trace_funcs;
   struct mp_lrec *locs;
   uint32_t nlocs, locs_cap;
   struct mp_lext *exts;
