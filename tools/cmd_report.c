@@ -43,11 +43,13 @@ static void report_help(FILE *out)
 "  -h, --help             this text\n"
 "\n"
 "Several files without --merge give one report each (text: after a\n"
-"'==> FILE <==' line; JSON: one document each).\n"
+"'==> FILE <==' line; JSON: one document each). A file that cannot be\n"
+"read is skipped with one message; the others are still reported.\n"
 "\n"
-"Exit status: 0 success, 1 error (unreadable or malformed input),\n"
-"2 usage error, 3 an input was truncated (reported up to its last\n"
-"complete event).\n", out);
+"Exit status: 0 success, 1 error (no input could be read, out of memory,\n"
+"or the report could not be written), 2 usage error, 3 reported, but an\n"
+"input was skipped or truncated (reported up to its last complete event).\n",
+	out);
 }
 
 static void stat_help(FILE *out)
@@ -63,7 +65,8 @@ static void stat_help(FILE *out)
 "  -m, --merge            one summary for all files\n"
 "  -h, --help             this text\n"
 "\n"
-"Exit status: 0 success, 1 error, 2 usage error, 3 an input was truncated.\n",
+"Exit status: 0 success, 1 error (no input could be read), 2 usage error,\n"
+"3 summarised, but an input was skipped or truncated.\n",
 	out);
 }
 
@@ -230,21 +233,97 @@ static int emit(const struct cli *c, struct mp_profile *p,
   return LJMPROF_EXIT_OK;
 }
 
-static int worse(int a, int b)
+/*
+** The exit status, from the most to the least serious: 2 usage (decided
+** before reading); 1 nothing could be reported (every input bad), or
+** out of memory, or the report could not be written; 3 reported, but an
+** input was bad (skipped) or truncated (read up to its last complete
+** event); 0.
+*/
+struct outcome {
+  int reported;		/* Reports printed. */
+  int partial;		/* Inputs skipped or cut short. */
+  int fatal;		/* Out of memory, or a report failed. */
+};
+
+static int exit_status(const struct outcome *o)
 {
-  /* Error beats truncated beats success; usage never happens here. */
-  if (a == LJMPROF_EXIT_ERROR || b == LJMPROF_EXIT_ERROR)
+  if (o->fatal || !o->reported)
     return LJMPROF_EXIT_ERROR;
-  if (a == LJMPROF_EXIT_TRUNCATED || b == LJMPROF_EXIT_TRUNCATED)
-    return LJMPROF_EXIT_TRUNCATED;
-  return LJMPROF_EXIT_OK;
+  return o->partial ? LJMPROF_EXIT_TRUNCATED : LJMPROF_EXIT_OK;
+}
+
+/* All files in one report; the input list names only those read. */
+static void run_merged(struct cli *c, struct mp_profile *p, char **files,
+		       int nfiles, struct outcome *o, const char **names,
+		       int *truncated, uint64_t *events)
+{
+  struct mp_report_input in = {names, 0, truncated, events};
+  int i;
+
+  mp_profile_init(p, c->group);
+  setup(c, p);
+  for (i = 0; i < nfiles && !p->oom; i++) {
+    size_t k = in.nfiles;
+    enum mp_load_result r = mp_load_file(p, files[i], &events[k], 1);
+    if (r == MP_LOAD_ERROR) {
+      o->partial = 1;
+      continue;
+    }
+    names[k] = files[i];
+    truncated[k] = r == MP_LOAD_TRUNCATED;
+    o->partial |= truncated[k];
+    in.nfiles++;
+  }
+  /* Out of memory leaves the merged counters incomplete: no report. */
+  if (p->oom)
+    o->fatal = 1;
+  else if (in.nfiles) {
+    if (emit(c, p, &in) != LJMPROF_EXIT_OK)
+      o->fatal = 1;
+    o->reported = 1;
+  }
+  mp_profile_free(p);
+}
+
+/* One report per file that could be read. */
+static void run_each(struct cli *c, struct mp_profile *p, char **files,
+		     int nfiles, struct outcome *o, int *truncated,
+		     uint64_t *events)
+{
+  int i;
+
+  for (i = 0; i < nfiles; i++) {
+    struct mp_report_input in = {(const char *const *)&files[i], 1,
+				 &truncated[i], &events[i]};
+    enum mp_load_result r;
+    mp_profile_init(p, c->group);
+    setup(c, p);
+    r = mp_load_file(p, files[i], &events[i], 0);
+    if (r == MP_LOAD_ERROR) {
+      o->partial = 1;
+      o->fatal |= p->oom;
+    } else {
+      truncated[i] = r == MP_LOAD_TRUNCATED;
+      o->partial |= truncated[i];
+      if (nfiles > 1 && c->ro.format == MP_FORMAT_TEXT)
+	printf("%s==> %s <==\n", o->reported ? "\n" : "", files[i]);
+      o->reported = 1;
+      if (emit(c, p, &in) != LJMPROF_EXIT_OK)
+	o->fatal = 1;
+    }
+    fflush(stdout);
+    mp_profile_free(p);
+  }
 }
 
 static int run(struct cli *c, int argc, char **argv)
 {
   static char outbuf[1 << 16];
-  int status = -1, i, nfiles;
+  struct outcome o = {0, 0, 0};
+  int status, nfiles;
   char **files;
+  const char **names;
   int *truncated;
   uint64_t *events;
   struct mp_profile *p;
@@ -253,14 +332,15 @@ static int run(struct cli *c, int argc, char **argv)
   c->group = MP_GROUP_LINE;
   if ((status = parse_args(c, argc, argv)) >= 0)
     return status;
-  status = LJMPROF_EXIT_OK;
   files = argv + optind;
   nfiles = argc - optind;
+  names = calloc((size_t)nfiles, sizeof(*names));
   truncated = calloc((size_t)nfiles, sizeof(*truncated));
   events = calloc((size_t)nfiles, sizeof(*events));
   p = malloc(sizeof(*p));
-  if (!truncated || !events || !p) {
+  if (!names || !truncated || !events || !p) {
     ljmprof_error("out of memory");
+    free(names);
     free(truncated);
     free(events);
     free(p);
@@ -268,48 +348,16 @@ static int run(struct cli *c, int argc, char **argv)
   }
   setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 
-  if (c->merge) {
-    struct mp_report_input in = {(const char *const *)files, (size_t)nfiles,
-				 truncated, events};
-    mp_profile_init(p, c->group);
-    setup(c, p);
-    for (i = 0; i < nfiles; i++) {
-      enum mp_load_result r = mp_load_file(p, files[i], &events[i]);
-      if (r == MP_LOAD_ERROR)
-	status = LJMPROF_EXIT_ERROR;
-      else if (r == MP_LOAD_TRUNCATED)
-	truncated[i] = 1, status = worse(status, LJMPROF_EXIT_TRUNCATED);
-    }
-    if (status != LJMPROF_EXIT_ERROR)
-      status = worse(status, emit(c, p, &in));
-    mp_profile_free(p);
-  } else {
-    int printed = 0;
-    for (i = 0; i < nfiles; i++) {
-      struct mp_report_input in = {(const char *const *)&files[i], 1,
-				   &truncated[i], &events[i]};
-      enum mp_load_result r;
-      mp_profile_init(p, c->group);
-      setup(c, p);
-      r = mp_load_file(p, files[i], &events[i]);
-      if (r == MP_LOAD_ERROR) {
-	status = LJMPROF_EXIT_ERROR;
-      } else {
-	if (r == MP_LOAD_TRUNCATED)
-	  truncated[i] = 1, status = worse(status, LJMPROF_EXIT_TRUNCATED);
-	if (nfiles > 1 && c->ro.format == MP_FORMAT_TEXT)
-	  printf("%s==> %s <==\n", printed ? "\n" : "", files[i]);
-	printed = 1;
-	status = worse(status, emit(c, p, &in));
-      }
-      fflush(stdout);
-      mp_profile_free(p);
-    }
-  }
+  if (c->merge)
+    run_merged(c, p, files, nfiles, &o, names, truncated, events);
+  else
+    run_each(c, p, files, nfiles, &o, truncated, events);
+  status = exit_status(&o);
   if (fflush(stdout) != 0 || ferror(stdout)) {
     ljmprof_error("error writing the report: %s", strerror(errno));
     status = LJMPROF_EXIT_ERROR;
   }
+  free(names);
   free(truncated);
   free(events);
   free(p);

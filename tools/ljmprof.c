@@ -56,9 +56,10 @@ static void usage(FILE *out)
   fputs("\n"
 	"Run 'ljmprof COMMAND --help' for the options of a command.\n"
 	"\n"
-	"Exit status: 0 success, 1 error (unreadable or malformed input),\n"
-	"2 usage error, 3 an input was truncated (reported up to its last\n"
-	"complete event).\n", out);
+	"Exit status: 0 success, 1 error (no input could be read, out of\n"
+	"memory, or the report could not be written), 2 usage error, 3 reported\n"
+	"but an input was skipped as unreadable or malformed, or truncated\n"
+	"(reported up to its last complete event).\n", out);
 }
 
 int main(int argc, char **argv)

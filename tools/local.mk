@@ -60,9 +60,10 @@ tests_tools_test_parse_SOURCES = tests/tools/test_parse.c \
 tests_tools_test_parse_LDADD = tools/libmpparse.a $(CHECK_LIBS)
 
 TESTS += tests/tools/test_parse tests/tools/golden.test \
-	tests/tools/errors.test tests/tools/bench.test \
+	tests/tools/errors.test tests/tools/merge.test tests/tools/bench.test \
 	tests/tools/roundtrip.test tests/tools/reference.test
 EXTRA_DIST += tests/tools/golden.test tests/tools/errors.test \
+	tests/tools/merge.test \
 	tests/tools/bench.test tests/tools/regen-golden \
 	tests/tools/roundtrip.test tests/tools/roundtrip.lua \
 	tests/tools/golden \

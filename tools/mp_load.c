@@ -60,8 +60,17 @@ static void progress_done(struct progress *pr)
     fputs("\r\033[K", stderr);
 }
 
+/* A file that failed before its data: nothing of it stays in p. */
+static enum mp_load_result failed(struct mp_profile *p, int fd, int is_stdin)
+{
+  mp_profile_drop_file(p);
+  if (fd >= 0 && !is_stdin)
+    close(fd);
+  return MP_LOAD_ERROR;
+}
+
 enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
-				 uint64_t *events)
+				 uint64_t *events, int keep_broken)
 {
   struct progress pr = {0};
   struct mp_reader *r;
@@ -78,14 +87,12 @@ enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
   fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     ljmprof_error("%s: %s", shown, strerror(errno));
-    return MP_LOAD_ERROR;
+    return failed(p, fd, is_stdin);
   }
   if (fstat(fd, &sb) == 0) {
     if (S_ISDIR(sb.st_mode)) {
       ljmprof_error("%s: is a directory", shown);
-      if (!is_stdin)
-	close(fd);
-      return MP_LOAD_ERROR;
+      return failed(p, fd, is_stdin);
     }
     if (S_ISREG(sb.st_mode))
       size = (int64_t)sb.st_size;
@@ -97,9 +104,8 @@ enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
   r = mp_reader_new_fd(fd, size);
   if (!r) {
     ljmprof_error("%s: out of memory", shown);
-    if (!is_stdin)
-      close(fd);
-    return MP_LOAD_ERROR;
+    p->oom = 1;
+    return failed(p, fd, is_stdin);
   }
   pr.on = isatty(2);
   pr.size = size;
@@ -112,18 +118,26 @@ enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
   else
     st = mp_profile_read(p, r, &n, pr.on ? progress_tick : NULL, &pr);
   progress_done(&pr);
+  fflush(stdout);	/* Reports of earlier files first. */
   if (st == MP_ERROR && p->oom)
     ljmprof_error("%s: out of memory at byte %llu", shown,
 		  (unsigned long long)mp_reader_offset(r));
+  else if (st == MP_ERROR && keep_broken && n > 0)
+    ljmprof_error("%s: byte %llu: %s; the %llu events before it are merged",
+		  shown, (unsigned long long)mp_reader_error_offset(r),
+		  mp_reader_error(r), (unsigned long long)n);
   else if (st == MP_ERROR)
     ljmprof_error("%s: byte %llu: %s", shown,
 		  (unsigned long long)mp_reader_error_offset(r),
 		  mp_reader_error(r));
   *events = n;
-  if (st == MP_ERROR) {
-    res = MP_LOAD_ERROR;
+  if (st == MP_ERROR && !p->oom && keep_broken && n > 0) {
+    res = MP_LOAD_TRUNCATED;
+  } else if (st == MP_ERROR) {
+    *events = 0;
+    mp_reader_free(r);
+    return failed(p, fd, is_stdin);
   } else if (st == MP_TRUNCATED) {
-    fflush(stdout);
     fprintf(stderr, "ljmprof: warning: %s is truncated after %llu events\n",
 	    shown, (unsigned long long)n);
     res = MP_LOAD_TRUNCATED;

@@ -28,6 +28,7 @@ void mp_profile_init(struct mp_profile *p, enum mp_group group)
   mp_strings_init(&p->strings);
   mp_symtab_init(&p->symtab);
   mp_heap_init(&p->heap);
+  mp_map_init(&p->trace_funcs);
   reset_cache(p);
 }
 
@@ -36,6 +37,7 @@ void mp_profile_free(struct mp_profile *p)
   mp_strings_free(&p->strings);
   mp_symtab_free(&p->symtab);
   mp_heap_free(&p->heap);
+  mp_map_free(&p->trace_funcs);
   free(p->ov);
   free(p->locs);
   free(p->exts);
@@ -293,6 +295,7 @@ static void resolve(struct mp_profile *p, const struct mp_event *ev,
   }
   case LJM_SRC_TRACE: {
     struct mp_trace tr;
+    const struct mp_map_entry *f;
     k->addr = ev->loc;
     if (!mp_symtab_trace(&p->symtab, (uint32_t)ev->loc, &tr)) {
       k->kind = MP_LOC_TRACE_UNKNOWN;
@@ -300,6 +303,19 @@ static void resolve(struct mp_profile *p, const struct mp_event *ev,
       k->kind = MP_LOC_TRACE_NOPROTO;
       k->addr2 = tr.proto;
       k->line = tr.line;
+    } else if (p->group == MP_GROUP_CHUNK) {
+      /* Grouped, a trace is code of the function it starts in: with the
+      ** JIT on, nearly every event is in a trace. */
+      k->kind = MP_LOC_LUA;
+      k->addr = 0;
+      k->str = tr.chunk;
+    } else if (p->group == MP_GROUP_FUNCTION &&
+	       (f = mp_map_find(&p->trace_funcs, (uint32_t)ev->loc)) &&
+	       f->a >> 32) {
+      k->kind = MP_LOC_LUA;
+      k->addr = 0;
+      k->str = tr.chunk;
+      k->linedefined = (uint32_t)f->a;
     } else {
       k->kind = MP_LOC_TRACE;
       k->str = tr.chunk;
@@ -411,6 +427,22 @@ static int64_t event_loc_slow(struct mp_profile *p, const struct mp_event *ev)
 
 /* -- Events -------------------------------------------------------------- */
 
+/* The function a trace starts in, as of its definition (the prototype's
+** address may be reused before the trace allocates), like its chunk. */
+static int note_trace_function(struct mp_profile *p, const struct mp_event *ev)
+{
+  struct mp_proto pt;
+  struct mp_map_entry *e;
+  int added;
+
+  e = mp_map_insert(&p->trace_funcs, (uint32_t)ev->sym_addr, &added);
+  if (!e)
+    return -1;
+  e->a = mp_symtab_proto(&p->symtab, ev->sym_proto, &pt) ?
+	 (uint64_t)1 << 32 | pt.linedefined : 0;
+  return 0;
+}
+
 static int add_symbol(struct mp_profile *p, const struct mp_event *ev)
 {
   uint32_t name;
@@ -452,6 +484,8 @@ static int add_symbol(struct mp_profile *p, const struct mp_event *ev)
     p->file.n_sym_trace++;
     rc = mp_symtab_add_trace(&p->symtab, (uint32_t)ev->sym_addr,
 			     ev->sym_proto, (uint32_t)ev->sym_line);
+    if (rc == 0 && p->group == MP_GROUP_FUNCTION)
+      rc = note_trace_function(p, ev);
     break;
   default:
     break;
@@ -881,9 +915,23 @@ void mp_profile_done_reading(struct mp_profile *p)
   mp_symtab_init(&p->symtab);
   mp_heap_free(&p->heap);
   mp_heap_init(&p->heap);
+  mp_map_free(&p->trace_funcs);
+  mp_map_init(&p->trace_funcs);
   free(p->loc_slots);
   p->loc_slots = NULL;
   p->loc_mask = 0;
+}
+
+/* The next file is another process: its addresses mean other things. */
+static void next_file(struct mp_profile *p)
+{
+  memset(&p->file, 0, sizeof(p->file));
+  mp_symtab_free(&p->symtab);
+  mp_symtab_init(&p->symtab);
+  mp_heap_clear(&p->heap);
+  mp_map_clear(&p->trace_funcs);
+  reset_cache(p);
+  p->file_strings = p->strings.count;
 }
 
 void mp_profile_end_file(struct mp_profile *p, int truncated)
@@ -912,10 +960,13 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
   t->files++;
   if (truncated)
     t->truncated_files++;
-  memset(f, 0, sizeof(*f));
-  /* The next file is another process: its addresses mean other things. */
-  mp_symtab_free(&p->symtab);
-  mp_symtab_init(&p->symtab);
-  mp_heap_clear(&p->heap);
-  reset_cache(p);
+  next_file(p);
+}
+
+void mp_profile_drop_file(struct mp_profile *p)
+{
+  /* Names are dropped only when no location of this file may use one. */
+  if (!p->file.n_alloc && !p->file.n_realloc && !p->file.n_free)
+    mp_strings_truncate(&p->strings, p->file_strings);
+  next_file(p);
 }

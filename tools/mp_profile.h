@@ -145,6 +145,10 @@ struct mp_profile {
   struct mp_strings strings;	/* Shared by all merged files. */
   struct mp_symtab symtab;	/* Per file. */
   struct mp_heap heap;		/* Per file: the live blocks. */
+  /* Per file, grouped by function: trace number -> a: 1 << 32 |
+  ** linedefined of its start prototype when the trace was defined, or 0
+  ** when that prototype was unknown. */
+  struct mp_map trace_funcs;
   struct mp_lrec *locs;
   uint32_t nlocs, locs_cap;
   struct mp_lext *exts;
@@ -177,6 +181,7 @@ struct mp_profile {
   uint32_t internal_id;
   struct mp_summary file;	/* The file being read. */
   struct mp_summary total;	/* Files finished so far. */
+  uint32_t file_strings;	/* Strings before the file being read. */
   int oom;			/* Out of memory: results are incomplete. */
   int no_overrides;		/* Skip override pairs (stat needs none). */
   int no_locations;		/* One location for all (stat needs none). */
@@ -226,6 +231,13 @@ enum mp_status mp_profile_read_threaded(struct mp_profile *p,
 ** symbols and live heap (held bytes per location stay).
 */
 void mp_profile_end_file(struct mp_profile *p, int truncated);
+
+/*
+** Forget the current file: its summary, symbols, live heap and the
+** names it added. The location counters of memory events it accounted
+** stay, so only a file that accounted none is forgotten whole.
+*/
+void mp_profile_drop_file(struct mp_profile *p);
 
 /*
 ** Reading is over: sort the override pairs by key, in place, each key

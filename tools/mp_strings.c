@@ -131,3 +131,19 @@ uint32_t mp_strings_intern(struct mp_strings *s, const char *data, size_t len)
     return UINT32_MAX;	/* Table still valid, just too full. */
   return s->count - 1;
 }
+
+void mp_strings_truncate(struct mp_strings *s, uint32_t count)
+{
+  uint32_t i;
+  if (count >= s->count)
+    return;
+  s->count = count;
+  /* Rebuild the slots in place: linear probing has no cheap delete. */
+  memset(s->slots, 0, ((size_t)s->mask + 1) * sizeof(*s->slots));
+  for (i = 0; i < s->count; i++) {
+    uint32_t j = s->items[i].hash & s->mask;
+    while (s->slots[j])
+      j = (j + 1) & s->mask;
+    s->slots[j] = i + 1;
+  }
+}

@@ -31,6 +31,11 @@ void mp_strings_free(struct mp_strings *s);
 /* The id of the string, adding it if new. Returns UINT32_MAX on ENOMEM. */
 uint32_t mp_strings_intern(struct mp_strings *s, const char *data, size_t len);
 
+/* Forget the strings interned since count was s->count (their bytes stay
+** in the arena until mp_strings_free): a file that was dropped must not
+** shift the alias numbers of the others. */
+void mp_strings_truncate(struct mp_strings *s, uint32_t count);
+
 static inline const struct mp_string *mp_strings_get(const struct mp_strings *s,
 						     uint32_t id)
 {
