@@ -13,7 +13,7 @@ cd "$(dirname "$0")"
 top=$(pwd)
 
 deps="build-essential autoconf automake pkg-config check dpkg-dev patch
-binutils libluajit-5.1-dev luajit lua-cjson"
+binutils libluajit-5.1-dev luajit lua-cjson pdns-recursor dnsdist bind9-dnsutils"
 
 missing=
 if command -v dpkg-query >/dev/null; then

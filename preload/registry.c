@@ -528,15 +528,29 @@ static void finish(struct ljm_vm *vm)
 ** signal handler that interrupted malloc); the profiler stays attached,
 ** its writer refusing everything from now on.
 */
-static void seal(struct ljm_vm *vm)
+static void seal(struct ljm_vm *vm, long wait_ms)
 {
   static const unsigned char epilogue = LJM_EV_EPILOGUE;
   int complete = 0;
   if (!claim(vm))
     return;
   if (vm->owner == self_pid && vm->running) {
+    /* ljmprof_seal waits for nothing: it says when the VM's thread is in
+    ** the middle of an event, which this thread then waits out. */
+    int r;
+    long ms;
+    for (ms = 0; (r = ljmprof_seal(vm->L)) == LJMPROF_ERRBUSY &&
+	 ms < wait_ms; ms++)
+      sleep_ms(1);
+    if (r == LJMPROF_ERRBUSY) {
+      if (cfg.verbose)
+	ljm_msg("[%ld] VM %u: busy in another thread at exit; %s ends at "
+		"its last flushed buffer", (long)self_pid, vm->num, vm->path);
+      __atomic_store_n(&vm->done, 1, __ATOMIC_RELEASE);
+      return;  /* Sealed: nothing more is written; the file stays open. */
+    }
     vm->running = 0;
-    if (!vm->failed && ljmprof_flush(vm->L) == LJMPROF_OK && !vm->failed &&
+    if (r == LJMPROF_OK && !vm->failed &&
 	ljm_out_write(&vm->out, &epilogue, 1) == 0)
       complete = 1;
     vm->sealed = 1;
@@ -854,16 +868,29 @@ static void end_all(int dying, int here_busy)
 	sleep_ms(1);
       continue;
     }
-    if (mine ? here_busy || vm->busy : elsewhere(vm, me)) {
+    if (mine && (here_busy || vm->busy)) {
       if (cfg.verbose && vm->running)
-	ljm_msg("[%ld] VM %u: still in use by thread %ld at exit; %s ends at "
-		"its last flushed buffer", (long)self_pid, vm->num,
-		(long)tid, vm->path);
+	ljm_msg("[%ld] VM %u: interrupted inside the VM at exit; %s ends at "
+		"its last flushed buffer", (long)self_pid, vm->num, vm->path);
+      continue;
+    }
+    if (!mine && elsewhere(vm, me)) {
+      /* Another live thread may run it (an idle server thread, most
+      ** often): end its stream from here without freeing anything, once
+      ** that thread is not in the middle of an event. */
+      if (vm->busy) {
+	if (cfg.verbose && vm->running)
+	  ljm_msg("[%ld] VM %u: still in use by thread %ld at exit; %s ends "
+		  "at its last flushed buffer", (long)self_pid, vm->num,
+		  (long)tid, vm->path);
+	continue;
+      }
+      seal(vm, LJM_EXIT_WAIT_MS);
       continue;
     }
     /* Last run here, or its thread is gone: nobody else can touch it. */
     if (dying)
-      seal(vm);
+      seal(vm, 0);
     else
       finish(vm);
   }

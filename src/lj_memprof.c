@@ -37,6 +37,8 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/membarrier.h>
 #include <link.h>
 #include <elf.h>
 
@@ -57,6 +59,10 @@ void (*ljmprof_hook_close)(lua_State *L) = NULL;
 int ljmprof_misc_open = 1;
 
 /* -- Profiler state ------------------------------------------------------ */
+
+/* Orders the profiler's own accesses for a signal handler or, with a
+** membarrier on the other side, for another thread; emits no instruction. */
+#define mp_compiler_barrier()	__asm__ __volatile__("" ::: "memory")
 
 /* Longest event: header + 6 ULEB128 (location 2, body 4). */
 #define MP_EVMAX	(1 + 6*LJM_FMT_ULEB128_MAX)
@@ -87,6 +93,8 @@ typedef struct MemProf {
   const volatile sig_atomic_t *pollflag;  /* Safe-point flag (or mp_nopoll). */
   ljmprof_poll poll;		/* Safe-point callback. */
   sig_atomic_t pollseen;	/* *pollflag when last seen. */
+  volatile sig_atomic_t busy;	/* The VM's thread is inside the profiler. */
+  volatile sig_atomic_t sealed;	/* Another thread ended the stream. */
   int err;			/* errno of a failed write: halted. */
   MPRange *ranges;		/* Objects whose C symbols are in the stream. */
   size_t nranges;		/* Used entries in ranges. */
@@ -386,11 +394,12 @@ static LJ_AINLINE int mp_pcin(GCproto *pt, const BCIns *pc)
 */
 static cTValue *mp_luacaller(lua_State *L, cTValue *nf, const BCIns *pc)
 {
+  /* Frames above the bottom one, below nf (nf is known to be in L). */
+  ptrdiff_t room = nf - (tvref(L->stack) + LJ_FR2);
   uint32_t a;
-  for (a = 0; a <= BCMAX_A; a++) {
+  for (a = 0; a <= BCMAX_A && (ptrdiff_t)(1 + LJ_FR2 + a) < room; a++) {
     cTValue *pf = nf - (1 + LJ_FR2 + a);
     GCfunc *fn;
-    if (!mp_inframe(L, pf)) break;
     fn = mp_framefunc(L, pf);
     if (fn != NULL && isluafunc(fn) && mp_pcin(funcproto(fn), pc) &&
 	bc_a(pc[-1]) == a)
@@ -573,9 +582,9 @@ static LJ_NOINLINE void *mp_poll(MemProf *mp, void *ptr, size_t osize,
 ** collector and other internal states: nothing); Lua and C code go
 ** through mp_event.
 */
-static void *memprof_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+static LJ_AINLINE void *mp_alloc(MemProf *mp, void *ptr, size_t osize,
+				 size_t nsize)
 {
-  MemProf *mp = (MemProf *)ud;
   void *nptr;
   uint8_t *p, ev;
   int32_t st;
@@ -607,6 +616,28 @@ static void *memprof_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     return nptr;
   }
   mp->pos = mp_body(p, ev, ptr, osize, nptr, nsize);
+  return nptr;
+}
+
+/*
+** The VM's allocator while profiling. busy tells ljmprof_seal, on another
+** thread, that this one is inside the profiler; sealed, read after busy
+** is set, that the stream was ended there. busy is a plain store: the
+** sealing thread's membarrier orders the pair (an asymmetric Dekker), so
+** the allocation path pays no fence.
+*/
+static void *memprof_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  MemProf *mp = (MemProf *)ud;
+  void *nptr;
+  mp->busy++;
+  mp_compiler_barrier();
+  if (LJ_LIKELY(!mp->sealed))
+    nptr = mp_alloc(mp, ptr, osize, nsize);
+  else
+    nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
+  mp_compiler_barrier();
+  mp->busy--;
   return nptr;
 }
 
@@ -692,6 +723,20 @@ static int mp_stop(lua_State *L, int write, int any,
   int e;
   if (mp == NULL || (!any && mp->release != release))
     return LJMPROF_ERRUSE;
+  mp->busy++;
+  mp_compiler_barrier();
+  if (mp->sealed) {
+    /* Ended by another thread as the process goes, which may still be
+    ** writing the buffer: touch nothing, free nothing. */
+    if (memprof_ontop(g, mp)) {
+      g->allocf = mp->allocf;
+      g->allocd = mp->allocd;
+    }
+    mp->active = 0;
+    mp_compiler_barrier();
+    mp->busy--;
+    return LJMPROF_OK;
+  }
   if (write && !mp->err) {
     mp_putbyte(mp, LJM_EV_EPILOGUE);
     mp_flush(mp);
@@ -708,6 +753,8 @@ static int mp_stop(lua_State *L, int write, int any,
   mp->err = EINVAL;
   mp->pollflag = &mp_nopoll;
   mp->pollseen = 0;
+  mp_compiler_barrier();
+  mp->busy--;
   if (e) {
     errno = e;
     return LJMPROF_ERRIO;
@@ -721,8 +768,10 @@ void lj_memprof_free(void *states)
   MemProf *mp = (MemProf *)states;
   while (mp != NULL) {
     MemProf *older = mp->older;
-    mp_release(mp);
-    free(mp);
+    if (!mp->sealed) {  /* A sealed one may be in use as the process ends. */
+      mp_release(mp);
+      free(mp);
+    }
     mp = older;
   }
 }
@@ -749,16 +798,28 @@ void lj_memprof_close(lua_State *L)
 void lj_memprof_addproto(global_State *g, GCproto *pt)
 {
   MemProf *mp = memprof_get(g);
-  if (mp != NULL && !mp->err)
-    mp_symproto(mp, pt, 1);
+  if (mp != NULL) {
+    mp->busy++;
+    mp_compiler_barrier();
+    if (!mp->sealed && !mp->err)
+      mp_symproto(mp, pt, 1);
+    mp_compiler_barrier();
+    mp->busy--;
+  }
 }
 
 #if LJ_HASJIT
 void lj_memprof_addtrace(global_State *g, struct GCtrace *T)
 {
   MemProf *mp = memprof_get(g);
-  if (mp != NULL && !mp->err)
-    mp_symtrace(mp, T, 1);
+  if (mp != NULL) {
+    mp->busy++;
+    mp_compiler_barrier();
+    if (!mp->sealed && !mp->err)
+      mp_symtrace(mp, T, 1);
+    mp_compiler_barrier();
+    mp->busy--;
+  }
 }
 #endif
 
@@ -777,6 +838,59 @@ LUA_API int ljmprof_stop(lua_State *L)
 LUA_API int ljmprof_abandon(lua_State *L)
 {
   return mp_stop(L, 0, 1, NULL);
+}
+
+/* membarrier(2): make every thread of the process pass a full barrier. */
+static int mp_membarrier(void)
+{
+#if defined(__NR_membarrier)
+  static volatile int registered;
+  if (!registered) {
+    /* Idempotent; needed once per process (and again after exec). */
+    (void)syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+		  0, 0);
+    registered = 1;
+  }
+  if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+    return 1;
+  return syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0;
+#else
+  return 0;
+#endif
+}
+
+LUA_API int ljmprof_seal(lua_State *L)
+{
+  MemProf *mp = memprof_get(G(L));
+  int saved = errno;
+  if (mp == NULL) return LJMPROF_ERRUSE;
+  if (!mp->sealed) {
+    mp->sealed = 1;
+    if (!mp_membarrier()) {
+      mp->sealed = 0;  /* No way to know what the VM's thread does. */
+      errno = saved;
+      return LJMPROF_ERRBUSY;
+    }
+  }
+  /* From here on the VM's thread leaves the buffer alone; wait until it
+  ** is out of an event it had begun. */
+  if (mp->busy) {
+    errno = saved;
+    return LJMPROF_ERRBUSY;
+  }
+  (void)mp_membarrier();  /* Its stores before it left are seen here. */
+  if (mp->pos == (uint8_t *)mp || mp->buf == NULL) {
+    errno = saved;
+    return LJMPROF_ERRUSE;  /* Already stopped. */
+  }
+  if (!mp->err) mp_flush(mp);
+  mp->lim = NULL;  /* Halted: nothing more goes into the buffer. */
+  if (mp->err) {
+    errno = mp->err;
+    return LJMPROF_ERRIO;
+  }
+  errno = saved;
+  return LJMPROF_OK;
 }
 
 LUA_API int ljmprof_running(lua_State *L)

@@ -23,6 +23,8 @@
 				** not running (stop, abandon). */
 #define LJMPROF_ERRMEM	2	/* Out of memory for the profiler's own state. */
 #define LJMPROF_ERRIO	3	/* The writer failed; errno holds its error. */
+#define LJMPROF_ERRBUSY	4	/* ljmprof_seal: the VM's thread is in the
+				** middle of an event; try again. */
 
 /*
 ** 1 MiB: one writer call per 70,000 to 110,000 events, and small enough
@@ -112,6 +114,24 @@ LUA_API void ljmprof_debug_dirs(const char *dirs);
 ** (with the epilogue byte) when the process is about to end.
 */
 LUA_API int ljmprof_flush(lua_State *L);
+
+/*
+** End the stream of a VM that another thread may still be running, as the
+** process is about to end (exit, _exit, a signal that terminates it): once
+** the VM's thread is not in the middle of an event, hand the buffered
+** events to the writer and halt the profiler. From then on the VM's
+** events are not recorded and the writer is not called again; nothing is
+** freed, and the VM may go on running on its own thread until the process
+** is gone (ljmprof_stop on it then only restores the allocator). The
+** caller ends the stream (the epilogue byte) through its own writer.
+** Returns LJMPROF_OK; LJMPROF_ERRBUSY if the VM's thread is inside the
+** profiler (nothing written: call it again, it stays sealed) or the
+** kernel offers no membarrier(2); LJMPROF_ERRUSE if no profiler runs;
+** LJMPROF_ERRIO (errno set) if the writer failed. Allocates nothing and
+** takes no lock: it may be called from a signal handler, on any thread,
+** including the VM's own when the handler did not interrupt the profiler.
+*/
+LUA_API int ljmprof_seal(lua_State *L);
 
 /*
 ** Lifecycle hooks for an embedder that lives in the same shared object

@@ -47,7 +47,8 @@ SHIM_TESTS = tests/shim/basic.test tests/shim/lifecycle.test \
 	tests/shim/straggle.test
 # Real programs that embed LuaJIT; each skips when its package is missing.
 SHIM_TESTS += tests/shim/nvim.test tests/shim/sysbench.test \
-	tests/shim/wrk.test tests/shim/lupa.test tests/shim/nginx.test
+	tests/shim/wrk.test tests/shim/lupa.test tests/shim/nginx.test \
+	tests/shim/pdns.test tests/shim/dnsdist.test
 TESTS += $(SHIM_TESTS)
 EXTRA_DIST += $(SHIM_TESTS) tests/shim/shim.sh tests/shim/alloc.lua \
 	tests/shim/threads.lua tests/shim/fork.lua tests/shim/closefd.lua \
