@@ -747,6 +747,48 @@ typedef struct vmjob {
   int ok;
 } vmjob;
 
+/*
+** ljmprof_seal from another thread while the VM's thread allocates (the
+** end of a process whose server threads still run): the stream ends at
+** an event boundary, the VM runs on unrecorded, nothing is freed under
+** its feet, and stopping it afterwards only restores the allocator.
+*/
+static void *busy_vm(void *arg)
+{
+  lua_State *L = arg;
+  run(L, "@busy.lua", "for i = 1, 3000000 do local t = {i} end\n");
+  return NULL;
+}
+
+START_TEST(seal_from_another_thread)
+{
+  static const unsigned char epilogue = 0x80;
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  pthread_t t;
+  char err[256];
+  int r = LJMPROF_ERRBUSY, i;
+  start(L, &m, 4096);
+  ck_assert_int_eq(pthread_create(&t, NULL, busy_vm, L), 0);
+  usleep(20000);
+  for (i = 0; i < 1000 && (r = ljmprof_seal(L)) == LJMPROF_ERRBUSY; i++)
+    usleep(100);
+  ck_assert_int_eq(r, LJMPROF_OK);
+  mem_write(&m, &epilogue, 1);  /* The caller ends the stream. */
+  ck_assert_int_eq(mpr_parse(m.data, m.len, &st, err, sizeof(err)), 0);
+  ck_assert_int_eq(st.complete, 1);
+  ck_assert_uint_gt(mpr_count(&st, MPR_ALLOC, "@busy.lua:1"), 0);
+  ck_assert_int_eq(pthread_join(t, NULL), 0);
+  ck_assert_int_eq(ljmprof_running(L), 1);
+  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
+  ck_assert_int_eq(ljmprof_running(L), 0);
+  mpr_free(&st);
+  free(m.data);
+  lua_close(L);
+}
+END_TEST
+
 static void *vm_thread(void *arg)
 {
   vmjob *j = arg;
@@ -1200,6 +1242,7 @@ static Suite *memprof_suite(void)
   tcase_add_test(tc, trace_alive_at_start);
   tcase_add_test(tc, proto_address_reuse);
   tcase_add_test(tc, two_vms_two_threads);
+  tcase_add_test(tc, seal_from_another_thread);
   tcase_add_test(tc, failing_writer);
   tcase_add_test(tc, start_stop_twice);
   tcase_add_test(tc, close_while_profiling);
