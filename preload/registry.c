@@ -94,6 +94,7 @@ struct ljm_vm {
   sig_atomic_t seen_epoch;	/* Epoch the idle wrapper saw last. */
   unsigned seen_toggles;	/* Signals accounted for. */
   unsigned countdown;		/* Idle allocations until the next clock look. */
+  unsigned told;		/* Causes (1 << LJM_C_*) counted for it. */
   struct ljm_out out;		/* The current stream's file. */
   char path[LJM_PATH_MAX];	/* Its name. */
 };
@@ -292,6 +293,16 @@ static void take_tick(struct ljm_vm *vm)
 
 /* -- Streams ------------------------------------------------------------- */
 
+/* A message each VM could repeat: the process's first says it, the
+** others are counted once per VM (ljm_msg_summary at exit). */
+#define vm_msg(vm, cause, err, ...) \
+  do { \
+    if (!((vm)->told & (1u << (cause)))) { \
+      (vm)->told |= 1u << (cause); \
+      (void)ljm_msg_repeat((cause), (err), __VA_ARGS__); \
+    } \
+  } while (0)
+
 static int writer(void *ctx, const void *data, size_t len)
 {
   struct ljm_vm *vm = ctx;
@@ -308,17 +319,17 @@ static int writer(void *ctx, const void *data, size_t len)
   if (err) {
     if (!vm->failed) {
       vm->failed = 1;
-      ljm_msg("writing %s: %s; VM %u stops profiling", vm->path,
-	      err == EBADF ? "the file was closed behind our back"
-			   : strerror(err), vm->num);
+      vm_msg(vm, LJM_C_WRITE, err, "writing %s: %s; VM %u stops profiling",
+	     vm->path, err == EBADF ? "the file was closed behind our back"
+				    : strerror(err), vm->num);
       bump_epoch();
     }
     return err;
   }
   if (cfg.maxsize && vm->out.written >= cfg.maxsize && !vm->halted) {
     vm->halted = 1;
-    ljm_msg("%s reached LJMPROF_MAXSIZE; VM %u stops profiling", vm->path,
-	    vm->num);
+    vm_msg(vm, LJM_C_MAXSIZE, 0, "%s reached LJMPROF_MAXSIZE; VM %u stops "
+	   "profiling", vm->path, vm->num);
     bump_epoch();
   }
   return 0;
@@ -352,14 +363,14 @@ static void start_stream(struct ljm_vm *vm)
   if (err) {
     if (cfg.manifest[0])
       (void)ljm_manifest_failed(cfg.manifest, vm->path, err);
-    ljm_msg("cannot open %s: %s; VM %u is not profiled", vm->path,
-	    strerror(err), vm->num);
+    vm_msg(vm, LJM_C_OPEN, err, "cannot open %s: %s; VM %u is not profiled",
+	   vm->path, strerror(err), vm->num);
     vm->halted = 1;
     return;
   }
   if (ljm_out_is_stdout(&vm->out)) {
-    ljm_msg("%s is the program's standard output; VM %u is not profiled",
-	    vm->path, vm->num);
+    vm_msg(vm, LJM_C_STDOUT, 0, "%s is the program's standard output; VM %u "
+	   "is not profiled", vm->path, vm->num);
     ljm_out_close(&vm->out);
     vm->halted = 1;
     return;
@@ -375,10 +386,11 @@ static void start_stream(struct ljm_vm *vm)
   vm->failed = 0;
   r = ljmprof_start(vm->L, &opt);
   if (r != LJMPROF_OK) {
+    err = r == LJMPROF_ERRMEM ? ENOMEM : r == LJMPROF_ERRUSE ? EBUSY : errno;
     if (!vm->failed)
-      ljm_msg("cannot start the profiler on VM %u (%s)", vm->num,
-	      r == LJMPROF_ERRMEM ? "out of memory" :
-	      r == LJMPROF_ERRUSE ? "already running" : strerror(errno));
+      vm_msg(vm, LJM_C_START, err, "cannot start the profiler on VM %u (%s)",
+	     vm->num, r == LJMPROF_ERRMEM ? "out of memory" :
+	     r == LJMPROF_ERRUSE ? "already running" : strerror(err));
     ljm_out_close(&vm->out);
     if (access(vm->path, F_OK) == 0 && !ljm_path_is_device(vm->path))
       unlink(vm->path);		/* Empty: not a stream. */
@@ -411,12 +423,12 @@ static void stop_stream(struct ljm_vm *vm)
     int empty = vm->out.written == 0 && !ljm_path_is_device(vm->path);
     if (empty)
       unlink(vm->path);
-    ljm_msg("VM %u: the profiler was no longer in place (the program set "
-	    "its own allocator): %s %s", vm->num, vm->path,
-	    empty ? "not written" : "ends without its epilogue");
+    vm_msg(vm, LJM_C_ALLOCF, 0, "VM %u: the profiler was no longer in place "
+	   "(the program set its own allocator): %s %s", vm->num, vm->path,
+	   empty ? "not written" : "ends without its epilogue");
     vm->halted = 1;
   } else if (err) {
-    ljm_msg("closing %s: %s", vm->path, strerror(err));
+    vm_msg(vm, LJM_C_CLOSE, err, "closing %s: %s", vm->path, strerror(err));
   } else if (cfg.verbose) {
     ljm_msg("[%ld] VM %u: closed %s (%llu bytes)", (long)self_pid, vm->num,
 	    vm->path, (unsigned long long)vm->out.written);
@@ -437,6 +449,7 @@ static void disown(struct ljm_vm *vm)
   vm->stream = 0;
   vm->halted = 0;
   vm->failed = 0;
+  vm->told = 0;
 }
 
 /* -- The idle allocator wrapper -------------------------------------------- */
@@ -695,7 +708,8 @@ void ljm_reg_newstate(lua_State *L)
   vm = calloc(1, sizeof(*vm));
   if (vm == NULL) {
     unlock_list();
-    ljm_msg("out of memory; a VM is not profiled");
+    (void)ljm_msg_repeat(LJM_C_START, ENOMEM, "out of memory; a VM is not "
+			 "profiled");
     errno = saved;
     return;
   }
@@ -881,6 +895,7 @@ void ljm_reg_exit(void)
   }
   end_all(0, 0);
   exiting = 1;
+  ljm_msg_summary();
   if (vm_count == 0 && !forked_child) {
     if (cfg_bad && main_is_static())
       tell_config();
@@ -922,6 +937,7 @@ void ljm_reg_die(int here_busy)
   if (!exiting) {
     end_all(1, here_busy);
     exiting = 1;
+    ljm_msg_summary();
   }
   unlock_list();
   errno = saved;
@@ -1077,6 +1093,7 @@ void ljm_reg_fork_child(void)
   tick_wanted = 0;
   self_pid = getpid();
   forked_child = 1;
+  ljm_msg_reset();	/* Its own messages, counted afresh. */
   /* The only thread now: every VM is this one's. */
   for (vm = vms; vm; vm = vm->next) {
     vm->tid = me;

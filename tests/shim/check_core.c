@@ -582,6 +582,62 @@ START_TEST(messages)
 }
 END_TEST
 
+/* Read what fn writes to stderr. */
+static ssize_t capture_stderr(void (*fn)(void), char *buf, size_t n)
+{
+  int p[2], saved = dup(2);
+  ssize_t r;
+  ck_assert_int_eq(pipe(p), 0);
+  dup2(p[1], 2);
+  fn();
+  dup2(saved, 2);
+  close(saved);
+  close(p[1]);
+  r = read(p[0], buf, n - 1);
+  close(p[0]);
+  buf[r > 0 ? r : 0] = '\0';
+  return r;
+}
+
+static void repeat_256(void)
+{
+  unsigned i;
+  ljm_msg_reset();
+  for (i = 1; i <= 256; i++)
+    ck_assert_uint_eq(ljm_msg_repeat(LJM_C_OPEN, ENOTDIR, "cannot open "
+				     "x.vm%u.bin; VM %u", i, i), i - 1);
+  ck_assert_uint_eq(ljm_msg_repeat(LJM_C_OPEN, EACCES, "other errno"), 0);
+  ck_assert_uint_eq(ljm_msg_repeat(LJM_C_MAXSIZE, 0, "cap"), 0);
+  ck_assert_uint_eq(ljm_msg_count(LJM_C_OPEN, ENOTDIR), 256);
+  ck_assert_uint_eq(ljm_msg_count(LJM_C_WRITE, ENOTDIR), 0);
+  ljm_msg_summary();
+  ljm_msg_summary();	/* Once only. */
+}
+
+static void repeat_reset(void)
+{
+  ljm_msg_reset();
+  ck_assert_uint_eq(ljm_msg_count(LJM_C_OPEN, ENOTDIR), 0);
+  ck_assert_uint_eq(ljm_msg_repeat(LJM_C_OPEN, ENOTDIR, "again"), 0);
+  ljm_msg_summary();	/* Once each: nothing to sum up. */
+}
+
+/* A message that every VM would repeat: the first line, then one line
+** with the count at the end, per (cause, errno). */
+START_TEST(messages_repeat)
+{
+  char buf[4096];
+  capture_stderr(repeat_256, buf, sizeof(buf));
+  ck_assert_str_eq(buf, "ljmprof: cannot open x.vm1.bin; VM 1\n"
+		   "ljmprof: other errno\n"
+		   "ljmprof: cap\n"
+		   "ljmprof: 256 VMs in all are not profiled: their files "
+		   "cannot be opened (Not a directory)\n");
+  capture_stderr(repeat_reset, buf, sizeof(buf));
+  ck_assert_str_eq(buf, "ljmprof: again\n");
+}
+END_TEST
+
 /* -- Main ------------------------------------------------------------------- */
 
 static Suite *suite(void)
@@ -616,6 +672,7 @@ static Suite *suite(void)
   tcase_add_test(tc, elf);
   tcase_add_test(tc, policy);
   tcase_add_test(tc, messages);
+  tcase_add_test(tc, messages_repeat);
   suite_add_tcase(s, tc);
   return s;
 }
