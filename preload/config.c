@@ -50,7 +50,10 @@ const struct ljm_var ljm_vars[] = {
     "every VM of the process ends its stream cleanly at its next "
     "allocation; the next one starts new streams in new files. The "
     "handler is installed when the first VM is created and replaces the "
-    "program's own for that signal.",
+    "program's own for that signal. When the program later installs a "
+    "handler of its own for it, or blocks it in every thread, the shim "
+    "says so once: choose a signal the program leaves alone, such as a "
+    "real-time one (RTMIN+3).",
     "USR2", OFF(signo), 0, 0, 0 },
   { "LJMPROF_START", LJM_T_BOOL, "yes", "yes/no, on/off, true/false, 1/0",
     "Whether profiling is on when the program starts. With no, VMs wait "

@@ -4,9 +4,13 @@
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
 
+#define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -133,6 +137,70 @@ void ljm_msg_reset(void)
 {
   memset(causes, 0, sizeof(causes));
   summarized = 0;
+}
+
+/* -- Signal masks of the process's threads ------------------------------ */
+
+/* The SigBlk mask of one thread: 0, or -1 when unreadable. */
+static int thread_sigblk(const char *tid, uint64_t *mask)
+{
+  char path[300], buf[2048];
+  const char *p;
+  ssize_t n;
+  int fd;
+  snprintf(path, sizeof(path), "/proc/self/task/%s/status", tid);
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (n <= 0)
+    return -1;
+  buf[n] = '\0';
+  p = strstr(buf, "\nSigBlk:");
+  if (p == NULL)
+    return -1;
+  for (p += 8; *p == ' ' || *p == '\t'; p++)
+    ;
+  *mask = 0;
+  for (; (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'); p++)
+    *mask = *mask << 4 | (uint64_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
+  return 0;
+}
+
+int ljm_sig_deliverable(int signo, long except)
+{
+  char dents[4096];
+  int saved = errno, fd, known = 0, r = 0;
+  ssize_t n;
+  if (signo < 1 || signo > 64)
+    return -1;
+  fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    errno = saved;
+    return -1;
+  }
+  while (r == 0 && (n = getdents64(fd, dents, sizeof(dents))) > 0) {
+    ssize_t off = 0;
+    while (off < n) {
+      struct dirent64 *d = (struct dirent64 *)(dents + off);
+      uint64_t mask;
+      off += d->d_reclen;
+      if (d->d_name[0] < '0' || d->d_name[0] > '9' ||
+	  strtol(d->d_name, NULL, 10) == except)
+	continue;
+      if (thread_sigblk(d->d_name, &mask) != 0)
+	continue;	/* Gone meanwhile. */
+      known = 1;
+      if (!(mask & ((uint64_t)1 << (signo - 1)))) {
+	r = 1;
+	break;
+      }
+    }
+  }
+  close(fd);
+  errno = saved;
+  return r ? 1 : known ? 0 : -1;
 }
 
 uint64_t ljm_now_ms(void)

@@ -47,6 +47,13 @@ void ljm_msg_summary(void);
 /* Forget every count (a forked child reports its own). */
 void ljm_msg_reset(void);
 
+/*
+** Whether some thread of this process other than thread `except` (0:
+** none) has signal signo unblocked, from /proc/self/task/<tid>/status.
+** 1 yes, 0 no, -1 cannot tell. No malloc.
+*/
+int ljm_sig_deliverable(int signo, long except);
+
 /* Monotonic clock in milliseconds (async-signal-safe). */
 uint64_t ljm_now_ms(void);
 

@@ -59,6 +59,9 @@
 #define LJM_LIBDIR "/usr/lib/ljmprof"
 #endif
 
+/* The flush timer's period when LJMPROF_FLUSH=0 and it runs only to
+** watch LJMPROF_SIGNAL. */
+#define LJM_WATCH_MS	1000
 /* Allocations between two looks at the clock while a delay is pending. */
 #define LJM_DELAY_COUNT	64
 /* At exit, how long VMs running on other threads get to finish at a safe
@@ -95,6 +98,8 @@ struct ljm_vm {
   unsigned seen_toggles;	/* Signals accounted for. */
   unsigned countdown;		/* Idle allocations until the next clock look. */
   unsigned told;		/* Causes (1 << LJM_C_*) counted for it. */
+  int sigblk;			/* Its thread blocked LJMPROF_SIGNAL when last
+				   seen (counted in n_sigblk). */
   struct ljm_out out;		/* The current stream's file. */
   char path[LJM_PATH_MAX];	/* Its name. */
 };
@@ -121,6 +126,10 @@ static pid_t lock_owner;		/* Thread holding lock, or 0. */
 static volatile sig_atomic_t epoch;
 static volatile sig_atomic_t toggles;	/* LJMPROF_SIGNAL received. */
 static uint64_t first_sig_ms;		/* When the first one came. */
+static int sig_installed;		/* Our handler went in. */
+static int sig_warned;			/* Said that it cannot work. */
+static unsigned n_watched;		/* VMs of this process in the list. */
+static unsigned n_sigblk;		/* Those whose thread blocks it. */
 
 static void bump_epoch(void)
 {
@@ -212,10 +221,12 @@ static int delay_pending(void)
 ** epoch; each VM notices at its next allocation, on its own thread, and
 ** writes what it has buffered. After a tick the thread sleeps until some
 ** VM has taken it, so that a process whose VMs are idle is not woken
-** again. The thread is started with the first stream of the process
-** (again in a forked child, which does not inherit it), never without
-** LJMPROF_OUT, and blocks every signal: the program's signals never land
-** on it.
+** again. The thread is started with the first stream of the process,
+** or with its first VM when LJMPROF_SIGNAL is set (each tick then also
+** looks at that signal's handler; with LJMPROF_FLUSH=0 it ticks every
+** LJM_WATCH_MS for that alone); again in a forked child, which does not
+** inherit it; never without LJMPROF_OUT. It blocks every signal: the
+** program's signals never land on it.
 */
 static pthread_mutex_t tick_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t tick_cond;
@@ -223,21 +234,28 @@ static unsigned ticks;			/* Ticks so far. */
 static int tick_wanted;			/* A tick no VM has taken yet. */
 static pid_t ticker_pid;		/* Process the ticker runs in. */
 
+static pid_t ticker_tid;		/* Its thread. */
+
+static void watch_handler(void);
+
 static void *ticker(void *arg)
 {
+  uint64_t ms = cfg.flush_ms ? cfg.flush_ms : LJM_WATCH_MS;
   (void)arg;
+  __atomic_store_n(&ticker_tid, cur_tid(), __ATOMIC_RELEASE);
   pthread_mutex_lock(&tick_lock);
   for (;;) {
     struct timespec at;
     clock_gettime(CLOCK_MONOTONIC, &at);
-    at.tv_sec += (time_t)(cfg.flush_ms / 1000);
-    at.tv_nsec += (long)(cfg.flush_ms % 1000) * 1000000L;
+    at.tv_sec += (time_t)(ms / 1000);
+    at.tv_nsec += (long)(ms % 1000) * 1000000L;
     if (at.tv_nsec >= 1000000000L) {
       at.tv_sec++;
       at.tv_nsec -= 1000000000L;
     }
     while (pthread_cond_timedwait(&tick_cond, &tick_lock, &at) != ETIMEDOUT)
       ;
+    watch_handler();
     __atomic_add_fetch(&ticks, 1, __ATOMIC_SEQ_CST);
     __atomic_store_n(&tick_wanted, 1, __ATOMIC_SEQ_CST);
     bump_epoch();
@@ -254,7 +272,7 @@ static void ticker_start(void)
   pthread_t th;
   sigset_t all, old;
   int err;
-  if (cfg.flush_ms == 0 || ticker_pid == self_pid)
+  if ((cfg.flush_ms == 0 && cfg.signo == 0) || ticker_pid == self_pid)
     return;
   ticker_pid = self_pid;
   pthread_condattr_init(&ca);
@@ -281,7 +299,7 @@ static void take_tick(struct ljm_vm *vm)
   if (t == vm->seen_ticks)
     return;
   vm->seen_ticks = t;
-  if (vm->running && vm->owner == self_pid && !vm->failed)
+  if (cfg.flush_ms && vm->running && vm->owner == self_pid && !vm->failed)
     (void)ljmprof_flush(vm->L);
   if (__atomic_load_n(&tick_wanted, __ATOMIC_SEQ_CST)) {
     pthread_mutex_lock(&tick_lock);
@@ -289,6 +307,76 @@ static void take_tick(struct ljm_vm *vm)
     pthread_cond_signal(&tick_cond);
     pthread_mutex_unlock(&tick_lock);
   }
+}
+
+/* -- Whether LJMPROF_SIGNAL can work --------------------------------------- */
+
+/*
+** A toggle signal that never reaches our handler does nothing, silently:
+** pdns_recursor installs its own SIGUSR2 handler after its first VM
+** exists, dnsdist blocks every signal in all its threads. Both are told,
+** once per process tree. The handler is looked at on each tick of the
+** flush timer (which runs whenever LJMPROF_SIGNAL is set) and in the
+** hooks; each VM's thread's mask at the VM's safe points. When every
+** VM's thread blocks the signal, /proc says whether any thread at all
+** (the timer's aside) would take it.
+*/
+static void sig_warn(const char *why)
+{
+  char name[32];
+  if (__atomic_exchange_n(&sig_warned, 1, __ATOMIC_ACQ_REL))
+    return;
+  ljm_signal_name(cfg.signo, name, sizeof(name));
+  ljm_msg("LJMPROF_SIGNAL=%s: %s, so the signal does not toggle profiling; "
+	  "use a signal the program leaves alone, such as a real-time one "
+	  "(LJMPROF_SIGNAL=RTMIN+3)", name, why);
+}
+
+/* Whether the handler of cfg.signo is still ours. */
+static void watch_handler(void)
+{
+  struct sigaction sa;
+  int saved = errno;
+  if (!sig_installed || __atomic_load_n(&sig_warned, __ATOMIC_ACQUIRE) ||
+      sigaction(cfg.signo, NULL, &sa) != 0) {
+    errno = saved;
+    return;
+  }
+  if ((sa.sa_flags & SA_SIGINFO) || sa.sa_handler != on_signal)
+    sig_warn("the program replaced the shim's handler with its own");
+  errno = saved;
+}
+
+/* On the VM's thread: whether it blocks cfg.signo, and whether all do. */
+static void watch_mask(struct ljm_vm *vm)
+{
+  sigset_t set;
+  int blk;
+  if (!sig_installed || __atomic_load_n(&sig_warned, __ATOMIC_ACQUIRE) ||
+      pthread_sigmask(SIG_BLOCK, NULL, &set) != 0)
+    return;
+  blk = sigismember(&set, cfg.signo) == 1;
+  if (blk != vm->sigblk) {
+    vm->sigblk = blk;
+    if (blk)
+      __atomic_add_fetch(&n_sigblk, 1, __ATOMIC_ACQ_REL);
+    else
+      __atomic_sub_fetch(&n_sigblk, 1, __ATOMIC_ACQ_REL);
+  }
+  if (blk && __atomic_load_n(&n_sigblk, __ATOMIC_ACQUIRE) ==
+	     __atomic_load_n(&n_watched, __ATOMIC_ACQUIRE) &&
+      ljm_sig_deliverable(cfg.signo,
+			  __atomic_load_n(&ticker_tid, __ATOMIC_ACQUIRE)) == 0)
+    sig_warn("every thread of the program blocks it");
+}
+
+/* The VM leaves the list (lock held). */
+static void unwatch(struct ljm_vm *vm)
+{
+  __atomic_sub_fetch(&n_watched, 1, __ATOMIC_ACQ_REL);
+  if (vm->sigblk)
+    __atomic_sub_fetch(&n_sigblk, 1, __ATOMIC_ACQ_REL);
+  vm->sigblk = 0;
 }
 
 /* -- Streams ------------------------------------------------------------- */
@@ -588,6 +676,10 @@ static void reconcile_in(struct ljm_vm *vm)
   if (exiting)
     return;
   take_tick(vm);
+  if (cfg.signo) {
+    ticker_start();	/* Again in a forked child. */
+    watch_mask(vm);
+  }
   idle_remove(vm);
   disown(vm);
   t = (unsigned)__atomic_load_n(&toggles, __ATOMIC_SEQ_CST);
@@ -682,6 +774,8 @@ static void first_vm(void)
     if (sigaction(cfg.signo, &sa, NULL) != 0)
       ljm_msg("LJMPROF_SIGNAL: cannot install the handler: %s",
 	      strerror(errno));
+    else
+      sig_installed = 1;
   }
 }
 
@@ -723,6 +817,9 @@ void ljm_reg_newstate(lua_State *L)
   vm->seen_ticks = __atomic_load_n(&ticks, __ATOMIC_SEQ_CST);
   vm->next = vms;
   vms = vm;
+  __atomic_add_fetch(&n_watched, 1, __ATOMIC_ACQ_REL);
+  if (cfg.signo)
+    watch_handler();
   unlock_list();
   /* Toggles that came before this VM existed are part of the state it
   ** starts in, not a reason to restart it. */
@@ -741,10 +838,14 @@ void ljm_reg_close(lua_State *L)
     if ((*pp)->g == g) {
       vm = *pp;
       *pp = vm->next;
+      unwatch(vm);
       break;
     }
-  if (vm && !exiting)
+  if (vm && !exiting) {
     check_other_luajit();
+    if (cfg.signo)
+      watch_handler();
+  }
   unlock_list();
   if (vm == NULL) {
     errno = saved;
@@ -1095,9 +1196,13 @@ void ljm_reg_fork_child(void)
   forked_child = 1;
   ljm_msg_reset();	/* Its own messages, counted afresh. */
   /* The only thread now: every VM is this one's. */
+  n_watched = n_sigblk = 0;
+  ticker_tid = 0;
   for (vm = vms; vm; vm = vm->next) {
     vm->tid = me;
     vm->busy = 0;
+    vm->sigblk = 0;
+    n_watched++;
   }
   bump_epoch();
 }

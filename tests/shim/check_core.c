@@ -638,6 +638,25 @@ START_TEST(messages_repeat)
 }
 END_TEST
 
+/* Whether any thread would take a signal: this one's mask decides. */
+START_TEST(signal_deliverable)
+{
+  sigset_t one, old;
+  sigemptyset(&one);
+  sigaddset(&one, SIGUSR2);
+  ck_assert_int_eq(sigprocmask(SIG_UNBLOCK, &one, &old), 0);
+  ck_assert_int_eq(ljm_sig_deliverable(SIGUSR2, 0), 1);
+  ck_assert_int_eq(sigprocmask(SIG_BLOCK, &one, NULL), 0);
+  ck_assert_int_eq(ljm_sig_deliverable(SIGUSR2, 0), 0);
+  ck_assert_int_eq(ljm_sig_deliverable(SIGUSR1, 0), 1);
+  /* This thread aside, nobody. */
+  ck_assert_int_eq(ljm_sig_deliverable(SIGUSR1, (long)getpid()), -1);
+  ck_assert_int_eq(ljm_sig_deliverable(0, 0), -1);
+  ck_assert_int_eq(ljm_sig_deliverable(SIGRTMIN + 3, 0), 1);
+  sigprocmask(SIG_SETMASK, &old, NULL);
+}
+END_TEST
+
 /* -- Main ------------------------------------------------------------------- */
 
 static Suite *suite(void)
@@ -673,6 +692,7 @@ static Suite *suite(void)
   tcase_add_test(tc, policy);
   tcase_add_test(tc, messages);
   tcase_add_test(tc, messages_repeat);
+  tcase_add_test(tc, signal_deliverable);
   suite_add_tcase(s, tc);
   return s;
 }
