@@ -81,6 +81,7 @@ struct ljm_vm {
   pid_t owner;			/* Process that the profiler state belongs to. */
   int running;			/* A profiler of the owner runs on it. */
   int halted;			/* Cap reached or I/O error: off until toggled. */
+  int capped;			/* The current stream reached LJMPROF_MAXSIZE. */
   int failed;			/* The writer failed on the current stream. */
   int idle;			/* Our allocator wrapper is installed. */
   int buried;			/* The program set an allocator over our
@@ -117,7 +118,8 @@ static int exit_req;			/* Exit processing began: VMs that
 static uint64_t t0_ms;			/* Start of the program. */
 static pid_t self_pid;			/* getpid(), kept up to date at fork. */
 static int forked_child;		/* Forked from a profiling process. */
-static unsigned vm_count;		/* VMs created (inherited ones too). */
+static unsigned vm_count;		/* VMs numbered in this process: created
+					   here, or inherited and used here. */
 static struct ljm_vm *vms;		/* The list. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t lock_owner;		/* Thread holding lock, or 0. */
@@ -416,6 +418,7 @@ static int writer(void *ctx, const void *data, size_t len)
   }
   if (cfg.maxsize && vm->out.written >= cfg.maxsize && !vm->halted) {
     vm->halted = 1;
+    vm->capped = 1;
     vm_msg(vm, LJM_C_MAXSIZE, 0, "%s reached LJMPROF_MAXSIZE; VM %u stops "
 	   "profiling", vm->path, vm->num);
     bump_epoch();
@@ -472,6 +475,7 @@ static void start_stream(struct ljm_vm *vm)
   opt.poll_flag = &epoch;
   opt.poll = poll_cb;
   vm->failed = 0;
+  vm->capped = 0;
   r = ljmprof_start(vm->L, &opt);
   if (r != LJMPROF_OK) {
     err = r == LJMPROF_ERRMEM ? ENOMEM : r == LJMPROF_ERRUSE ? EBUSY : errno;
@@ -518,8 +522,9 @@ static void stop_stream(struct ljm_vm *vm)
   } else if (err) {
     vm_msg(vm, LJM_C_CLOSE, err, "closing %s: %s", vm->path, strerror(err));
   } else if (cfg.verbose) {
-    ljm_msg("[%ld] VM %u: closed %s (%llu bytes)", (long)self_pid, vm->num,
-	    vm->path, (unsigned long long)vm->out.written);
+    ljm_msg("[%ld] VM %u: closed %s%s (%llu bytes)", (long)self_pid, vm->num,
+	    vm->path, vm->capped ? " at LJMPROF_MAXSIZE" : "",
+	    (unsigned long long)vm->out.written);
   }
 }
 
@@ -534,6 +539,9 @@ static void disown(struct ljm_vm *vm)
     vm->running = 0;
   }
   vm->owner = self_pid;
+  /* Numbered in the child when first used there: a daemon's child that
+  ** leaves its parent's VMs alone numbers its own from 1. */
+  vm->num = __atomic_add_fetch(&vm_count, 1, __ATOMIC_ACQ_REL);
   vm->stream = 0;
   vm->halted = 0;
   vm->failed = 0;
@@ -809,7 +817,7 @@ void ljm_reg_newstate(lua_State *L)
   }
   vm->L = L;
   vm->g = G(L);
-  vm->num = ++vm_count;
+  vm->num = __atomic_add_fetch(&vm_count, 1, __ATOMIC_ACQ_REL);
   vm->owner = self_pid;
   vm->out.fd = -1;
   vm->tid = cur_tid();
@@ -1194,6 +1202,7 @@ void ljm_reg_fork_child(void)
   tick_wanted = 0;
   self_pid = getpid();
   forked_child = 1;
+  vm_count = 0;		/* Inherited VMs are numbered as they are used. */
   ljm_msg_reset();	/* Its own messages, counted afresh. */
   /* The only thread now: every VM is this one's. */
   n_watched = n_sigblk = 0;

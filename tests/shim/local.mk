@@ -13,7 +13,10 @@ if HAVE_SYSLUAJIT
 check_PROGRAMS += tests/hosts/mthost tests/hosts/forkhost \
 	tests/hosts/errnohost tests/hosts/allochost tests/hosts/manyvms \
 	tests/hosts/drophost tests/hosts/sighost tests/hosts/exithost \
-	tests/hosts/togglehost
+	tests/hosts/togglehost tests/hosts/daemonhost
+tests_hosts_daemonhost_SOURCES = tests/hosts/daemonhost.c
+tests_hosts_daemonhost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS)
+tests_hosts_daemonhost_LDADD = $(SYSLUAJIT_LIBS)
 tests_hosts_togglehost_SOURCES = tests/hosts/togglehost.c
 tests_hosts_togglehost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS) -pthread
 tests_hosts_togglehost_LDADD = $(SYSLUAJIT_LIBS) -lpthread
