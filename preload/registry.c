@@ -1,7 +1,11 @@
 /*
 ** ljmprof shim: the VMs of the process and their profilers.
 **
-** Every VM created through the shim gets a record here. Its profiler is
+** Every VM created through the shim gets a record here, keyed by its
+** main thread (what both hooks are given), with one lifecycle state
+** (lifecycle.h). What a VM should do is decided by ljm_lc_decide, a pure
+** function the unit tests cover; this file only carries the actions out.
+** Its profiler is
 ** started, stopped and re-targeted only on the VM's own thread: in the
 ** newstate and close hooks, and at safe points, which are the profiler's
 ** poll callback while it runs, and a thin allocator wrapper of ours while
@@ -41,12 +45,12 @@
 #include <unistd.h>
 
 #include "lua.h"
-#include "lj_obj.h"
 #include "ljmprof.h"
 #include "lj_memprof_format.h"
 
 #include "ljm_config.h"
 #include "elfinfo.h"
+#include "lifecycle.h"
 #include "msg.h"
 #include "outpath.h"
 #include "registry.h"
@@ -71,25 +75,24 @@
 ** finishing, or for the list's lock. */
 #define LJM_CLAIM_WAIT_MS	1000
 
+/* Our allocator wrapper, which gives a VM safe points while no profiler
+** runs on it. */
+enum ljm_wrap {
+  LJM_WRAP_NONE,		/* Not installed. */
+  LJM_WRAP_ON,			/* Installed, the VM's allocator. */
+  LJM_WRAP_BURIED		/* The program set an allocator over it: it
+				   stays a pass-through for good. */
+};
+
 /* One VM. */
 struct ljm_vm {
   struct ljm_vm *next;		/* The list of the process's VMs. */
-  lua_State *L;			/* Its main thread. */
-  global_State *g;		/* The key: any thread's G(L). */
+  lua_State *L;			/* The key: its main thread, which both
+				   hooks are given. */
   unsigned num;			/* Number in the process, from 1. */
-  unsigned stream;		/* Streams begun by the owner so far. */
-  pid_t owner;			/* Process that the profiler state belongs to. */
-  int running;			/* A profiler of the owner runs on it. */
-  int halted;			/* Cap reached or I/O error: off until toggled. */
-  int capped;			/* The current stream reached LJMPROF_MAXSIZE. */
-  int failed;			/* The writer failed on the current stream. */
-  int idle;			/* Our allocator wrapper is installed. */
-  int buried;			/* The program set an allocator over our
-				   wrapper: it stays a pass-through. */
-  int claim;			/* Set (atomically) by whoever finishes it at exit. */
-  int done;			/* Finished at exit: never act again. */
-  int sealed;			/* Ended as the process dies: the writer
-				   writes nothing more. */
+  unsigned stream;		/* Streams begun in this process so far. */
+  int state;			/* enum ljm_vm_state (lifecycle.h), atomic. */
+  int wrap;			/* enum ljm_wrap. */
   volatile int busy;		/* The shim works on it (reconcile, writer). */
   pid_t tid;			/* Thread last seen running it. */
   unsigned seen_ticks;		/* Flush ticks accounted for. */
@@ -136,6 +139,30 @@ static unsigned n_sigblk;		/* Those whose thread blocks it. */
 static void bump_epoch(void)
 {
   __atomic_add_fetch(&epoch, 1, __ATOMIC_SEQ_CST);
+}
+
+/* The VM's state; moves never undo a claim for the exit (FINISHING) or
+** its end (DONE), which only the finisher stores. */
+static enum ljm_vm_state vm_state(struct ljm_vm *vm)
+{
+  return (enum ljm_vm_state)__atomic_load_n(&vm->state, __ATOMIC_ACQUIRE);
+}
+
+static int move_from(struct ljm_vm *vm, enum ljm_vm_state from,
+		     enum ljm_vm_state to)
+{
+  int f = (int)from;
+  return __atomic_compare_exchange_n(&vm->state, &f, (int)to, 0,
+				     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+static void move(struct ljm_vm *vm, enum ljm_vm_state to)
+{
+  int s = __atomic_load_n(&vm->state, __ATOMIC_ACQUIRE);
+  while (s != LJM_VM_FINISHING && s != LJM_VM_DONE &&
+	 !__atomic_compare_exchange_n(&vm->state, &s, (int)to, 0,
+				      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    ;
 }
 
 static pid_t cur_tid(void)
@@ -301,7 +328,7 @@ static void take_tick(struct ljm_vm *vm)
   if (t == vm->seen_ticks)
     return;
   vm->seen_ticks = t;
-  if (cfg.flush_ms && vm->running && vm->owner == self_pid && !vm->failed)
+  if (cfg.flush_ms && ljm_lc_writing(vm_state(vm)))
     (void)ljmprof_flush(vm->L);
   if (__atomic_load_n(&tick_wanted, __ATOMIC_SEQ_CST)) {
     pthread_mutex_lock(&tick_lock);
@@ -396,29 +423,29 @@ static void unwatch(struct ljm_vm *vm)
 static int writer(void *ctx, const void *data, size_t len)
 {
   struct ljm_vm *vm = ctx;
+  enum ljm_vm_state st = vm_state(vm);
   int err;
   /* A forked child never writes its parent's buffered bytes. */
-  if (vm->owner != self_pid)
+  if (st == LJM_VM_INHERITED_ON || st == LJM_VM_INHERITED_OFF)
     return ECHILD;
-  if (vm->sealed)
+  if (st == LJM_VM_DONE)
     return EPIPE;		/* Ended as the process dies: quietly. */
   vm->busy++;
   seen_here(vm);
   err = ljm_out_write(&vm->out, data, len);
   vm->busy--;
   if (err) {
-    if (!vm->failed) {
-      vm->failed = 1;
-      vm_msg(vm, LJM_C_WRITE, err, "writing %s: %s; VM %u stops profiling",
-	     vm->path, err == EBADF ? "the file was closed behind our back"
-				    : strerror(err), vm->num);
-      bump_epoch();
-    }
+    /* The profiler calls the writer no more on this stream. */
+    if (!move_from(vm, LJM_VM_RUNNING, LJM_VM_BROKEN))
+      (void)move_from(vm, LJM_VM_CAPPED, LJM_VM_BROKEN);
+    vm_msg(vm, LJM_C_WRITE, err, "writing %s: %s; VM %u stops profiling",
+	   vm->path, err == EBADF ? "the file was closed behind our back"
+				  : strerror(err), vm->num);
+    bump_epoch();
     return err;
   }
-  if (cfg.maxsize && vm->out.written >= cfg.maxsize && !vm->halted) {
-    vm->halted = 1;
-    vm->capped = 1;
+  if (cfg.maxsize && vm->out.written >= cfg.maxsize &&
+      move_from(vm, LJM_VM_RUNNING, LJM_VM_CAPPED)) {
     vm_msg(vm, LJM_C_MAXSIZE, 0, "%s reached LJMPROF_MAXSIZE; VM %u stops "
 	   "profiling", vm->path, vm->num);
     bump_epoch();
@@ -430,7 +457,9 @@ static void poll_cb(lua_State *L, void *ctx);
 static void check_other_luajit(void);
 static void install_stop_handlers(void);
 
-static void start_stream(struct ljm_vm *vm)
+/* Begin a stream: 0 with the VM RUNNING (or what its writer made of it
+** already), -1 when it could not begin. */
+static int start_stream(struct ljm_vm *vm)
 {
   struct ljm_name k;
   ljmprof_opt opt;
@@ -456,15 +485,13 @@ static void start_stream(struct ljm_vm *vm)
       (void)ljm_manifest_failed(cfg.manifest, vm->path, err);
     vm_msg(vm, LJM_C_OPEN, err, "cannot open %s: %s; VM %u is not profiled",
 	   vm->path, strerror(err), vm->num);
-    vm->halted = 1;
-    return;
+    return -1;
   }
   if (ljm_out_is_stdout(&vm->out)) {
     vm_msg(vm, LJM_C_STDOUT, 0, "%s is the program's standard output; VM %u "
 	   "is not profiled", vm->path, vm->num);
     ljm_out_close(&vm->out);
-    vm->halted = 1;
-    return;
+    return -1;
   }
   if (cfg.manifest[0])
     (void)ljm_manifest_add(cfg.manifest, vm->path);
@@ -474,22 +501,21 @@ static void start_stream(struct ljm_vm *vm)
   opt.bufsize = (size_t)cfg.bufsize;
   opt.poll_flag = &epoch;
   opt.poll = poll_cb;
-  vm->failed = 0;
-  vm->capped = 0;
+  /* RUNNING before the symbol table is written: the writer's verdict on
+  ** it (BROKEN) is the one that counts. */
+  move(vm, LJM_VM_RUNNING);
   r = ljmprof_start(vm->L, &opt);
   if (r != LJMPROF_OK) {
     err = r == LJMPROF_ERRMEM ? ENOMEM : r == LJMPROF_ERRUSE ? EBUSY : errno;
-    if (!vm->failed)
+    if (vm_state(vm) != LJM_VM_BROKEN)
       vm_msg(vm, LJM_C_START, err, "cannot start the profiler on VM %u (%s)",
 	     vm->num, r == LJMPROF_ERRMEM ? "out of memory" :
 	     r == LJMPROF_ERRUSE ? "already running" : strerror(err));
     ljm_out_close(&vm->out);
     if (access(vm->path, F_OK) == 0 && !ljm_path_is_device(vm->path))
       unlink(vm->path);		/* Empty: not a stream. */
-    vm->halted = 1;
-    return;
+    return -1;
   }
-  vm->running = 1;
   vm->seen_ticks = __atomic_load_n(&ticks, __ATOMIC_SEQ_CST);
   if (cfg.verbose)
     ljm_msg("[%ld] VM %u: writing %s", (long)self_pid, vm->num, vm->path);
@@ -498,18 +524,24 @@ static void start_stream(struct ljm_vm *vm)
   ** in a way nothing can catch. */
   (void)ljmprof_flush(vm->L);
   ticker_start();
+  return 0;
 }
 
-static void stop_stream(struct ljm_vm *vm)
+/*
+** End the stream of a VM whose state was `was` (RUNNING, CAPPED or
+** BROKEN; FINISHING keeps the state, the caller knows what it was):
+** 0, or -1 when it did not end cleanly (the VM is then HALTED).
+*/
+static int stop_stream(struct ljm_vm *vm, enum ljm_vm_state was)
 {
-  int r, err;
-  if (!vm->running)
-    return;
-  vm->running = 0;
+  enum ljm_vm_state now;
+  int r, err, capped;
   r = ljmprof_stop(vm->L);
   err = ljm_out_finish(&vm->out);
-  if (r == LJMPROF_ERRIO || vm->failed) {
-    vm->halted = 1;
+  now = vm_state(vm);	/* The last flush may have moved it. */
+  capped = was == LJM_VM_CAPPED || now == LJM_VM_CAPPED;
+  if (r == LJMPROF_ERRIO || was == LJM_VM_BROKEN || now == LJM_VM_BROKEN) {
+    return -1;
   } else if (r == LJMPROF_ERRUSE) {
     /* The program put an allocator of its own over the profiler's. */
     int empty = vm->out.written == 0 && !ljm_path_is_device(vm->path);
@@ -518,33 +550,27 @@ static void stop_stream(struct ljm_vm *vm)
     vm_msg(vm, LJM_C_ALLOCF, 0, "VM %u: the profiler was no longer in place "
 	   "(the program set its own allocator): %s %s", vm->num, vm->path,
 	   empty ? "not written" : "ends without its epilogue");
-    vm->halted = 1;
+    return -1;
   } else if (err) {
     vm_msg(vm, LJM_C_CLOSE, err, "closing %s: %s", vm->path, strerror(err));
   } else if (cfg.verbose) {
     ljm_msg("[%ld] VM %u: closed %s%s (%llu bytes)", (long)self_pid, vm->num,
-	    vm->path, vm->capped ? " at LJMPROF_MAXSIZE" : "",
+	    vm->path, capped ? " at LJMPROF_MAXSIZE" : "",
 	    (unsigned long long)vm->out.written);
   }
+  return 0;
 }
 
 /* In a forked child: the inherited profiler's buffer is the parent's. */
-static void disown(struct ljm_vm *vm)
+static void disown(struct ljm_vm *vm, enum ljm_vm_state was)
 {
-  if (vm->owner == self_pid)
-    return;
-  if (vm->running) {
+  if (was == LJM_VM_INHERITED_ON)
     ljmprof_abandon(vm->L);
-    ljm_out_close(&vm->out);	/* Our copy only: the parent keeps its lock. */
-    vm->running = 0;
-  }
-  vm->owner = self_pid;
+  ljm_out_close(&vm->out);	/* Our copy only: the parent keeps its lock. */
   /* Numbered in the child when first used there: a daemon's child that
   ** leaves its parent's VMs alone numbers its own from 1. */
   vm->num = __atomic_add_fetch(&vm_count, 1, __ATOMIC_ACQ_REL);
   vm->stream = 0;
-  vm->halted = 0;
-  vm->failed = 0;
   vm->told = 0;
 }
 
@@ -558,12 +584,12 @@ static void *idle_slow(struct ljm_vm *vm, void *ptr, size_t osize,
   int saved = errno;
   lua_Alloc f;
   void *ud;
-  if (vm->buried)
+  if (vm->wrap == LJM_WRAP_BURIED)
     return vm->allocf(vm->allocd, ptr, osize, nsize);
   vm->seen_epoch = __atomic_load_n(&epoch, __ATOMIC_SEQ_CST);
   reconcile(vm);
   errno = saved;
-  if (vm->idle)
+  if (vm->wrap == LJM_WRAP_ON)
     return vm->allocf(vm->allocd, ptr, osize, nsize);
   f = lua_getallocf(vm->L, &ud);	/* The profiler's, or the original. */
   return f(ud, ptr, osize, nsize);
@@ -580,53 +606,59 @@ static void *idle_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 
 static void idle_install(struct ljm_vm *vm)
 {
-  if (vm->idle || vm->buried)
+  if (vm->wrap != LJM_WRAP_NONE)
     return;
   vm->allocf = lua_getallocf(vm->L, &vm->allocd);
   vm->seen_epoch = __atomic_load_n(&epoch, __ATOMIC_SEQ_CST);
   lua_setallocf(vm->L, idle_alloc, vm);
-  vm->idle = 1;
+  vm->wrap = LJM_WRAP_ON;
 }
 
 static void idle_remove(struct ljm_vm *vm)
 {
   void *ud;
-  if (!vm->idle)
+  if (vm->wrap != LJM_WRAP_ON)
     return;
   /* Only if still ours: a program may have set an allocator of its own
   ** since (then its allocator calls ours, or not at all). */
   if (lua_getallocf(vm->L, &ud) == idle_alloc && ud == vm)
     lua_setallocf(vm->L, vm->allocf, vm->allocd);
   else
-    vm->buried = 1;
-  vm->idle = 0;
+    vm->wrap = LJM_WRAP_BURIED;
+  if (vm->wrap == LJM_WRAP_ON)
+    vm->wrap = LJM_WRAP_NONE;
 }
 
 /* -- Safe points ----------------------------------------------------------- */
 
+/* Take the VM for its end at exit: the state it had, or -1 when someone
+** else has it already. */
 static int claim(struct ljm_vm *vm)
 {
-  int zero = 0;
-  return __atomic_compare_exchange_n(&vm->claim, &zero, 1, 0,
-				     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  int s = __atomic_load_n(&vm->state, __ATOMIC_ACQUIRE);
+  do {
+    if (s == LJM_VM_FINISHING || s == LJM_VM_DONE)
+      return -1;
+  } while (!__atomic_compare_exchange_n(&vm->state, &s, LJM_VM_FINISHING, 0,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+  return s;
 }
 
 /* The end at exit, once per VM (the VM's own thread at a safe point, or
 ** the exiting thread, whichever claims it first). */
 static void finish(struct ljm_vm *vm)
 {
-  if (!claim(vm))
+  int was = claim(vm);
+  if (was < 0)
     return;
   idle_remove(vm);
-  if (vm->owner != self_pid) {
-    if (vm->running)
-      ljmprof_abandon(vm->L);	/* Never flush the parent's bytes. */
+  if (was == LJM_VM_INHERITED_ON) {
+    ljmprof_abandon(vm->L);	/* Never flush the parent's bytes. */
     ljm_out_close(&vm->out);
-    vm->running = 0;
-  } else {
-    stop_stream(vm);
+  } else if (ljm_lc_attached((enum ljm_vm_state)was)) {
+    (void)stop_stream(vm, (enum ljm_vm_state)was);
   }
-  __atomic_store_n(&vm->done, 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&vm->state, LJM_VM_DONE, __ATOMIC_RELEASE);
 }
 
 /*
@@ -635,27 +667,49 @@ static void finish(struct ljm_vm *vm)
 ** thread is not in the middle of: write what is buffered and the
 ** epilogue, close. Nothing is freed and no lock taken (this may run in a
 ** signal handler that interrupted malloc); the profiler stays attached,
-** its writer refusing everything from now on.
+** its writer refusing everything from now on (DONE).
 */
 static void seal(struct ljm_vm *vm)
 {
   static const unsigned char epilogue = LJM_EV_EPILOGUE;
-  int complete = 0;
-  if (!claim(vm))
+  int complete = 0, was = claim(vm);
+  if (was < 0)
     return;
-  if (vm->owner == self_pid && vm->running) {
-    vm->running = 0;
-    if (!vm->failed && ljmprof_flush(vm->L) == LJMPROF_OK && !vm->failed &&
+  if (was == LJM_VM_RUNNING || was == LJM_VM_CAPPED || was == LJM_VM_BROKEN) {
+    if (was != LJM_VM_BROKEN && ljmprof_flush(vm->L) == LJMPROF_OK &&
 	ljm_out_write(&vm->out, &epilogue, 1) == 0)
       complete = 1;
-    vm->sealed = 1;
+    __atomic_store_n(&vm->state, LJM_VM_DONE, __ATOMIC_RELEASE);
     (void)ljm_out_finish(&vm->out);
     if (cfg.verbose)
       ljm_msg("[%ld] VM %u: %s %s (%llu bytes)", (long)self_pid, vm->num,
 	      complete ? "closed" : "could not complete", vm->path,
 	      (unsigned long long)vm->out.written);
   }
-  __atomic_store_n(&vm->done, 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&vm->state, LJM_VM_DONE, __ATOMIC_RELEASE);
+}
+
+/*
+** Carry out what ljm_lc_decide chose, in its order, on the VM's thread;
+** an action that fails gives the state ljm_lc_failed says.
+*/
+static void execute(struct ljm_vm *vm, const struct ljm_lc_out *o,
+		    enum ljm_vm_state was)
+{
+  enum ljm_vm_state next = o->next;
+  if (o->act & LJM_A_DISOWN) {
+    disown(vm, was);
+    was = LJM_VM_IDLE;
+    move(vm, LJM_VM_IDLE);
+  }
+  if ((o->act & LJM_A_STOP) && stop_stream(vm, vm_state(vm)) != 0)
+    next = ljm_lc_failed(o, LJM_A_STOP);
+  if (o->act & LJM_A_START)
+    next = start_stream(vm) == 0 ? vm_state(vm)
+				 : ljm_lc_failed(o, LJM_A_START);
+  if ((o->act & LJM_A_END) && ljm_lc_attached(vm_state(vm)))
+    (void)stop_stream(vm, vm_state(vm));
+  move(vm, next);
 }
 
 /* Bring the VM's profiler to the state the settings, signals, fork and
@@ -670,38 +724,41 @@ static void reconcile(struct ljm_vm *vm)
   vm->busy--;
 }
 
+/* What the VM's situation is now. */
+static void situation(struct ljm_vm *vm, struct ljm_lc_in *in, unsigned *t)
+{
+  *t = (unsigned)__atomic_load_n(&toggles, __ATOMIC_SEQ_CST);
+  in->state = vm_state(vm);
+  in->closing = 0;
+  in->exit_req = __atomic_load_n(&exit_req, __ATOMIC_ACQUIRE);
+  in->exiting = exiting;
+  in->toggled = *t != vm->seen_toggles;
+  in->want = want_now();
+}
+
 static void reconcile_in(struct ljm_vm *vm)
 {
+  struct ljm_lc_in in;
+  struct ljm_lc_out o;
   unsigned t;
-  int want;
 
-  if (__atomic_load_n(&vm->done, __ATOMIC_ACQUIRE))
+  situation(vm, &in, &t);
+  o = ljm_lc_decide(&in);
+  if (o.act & LJM_A_IGNORE)
     return;
-  if (__atomic_load_n(&exit_req, __ATOMIC_ACQUIRE)) {
+  if (o.act & LJM_A_FINISH) {
     finish(vm);		/* On its own thread: no race with its allocator. */
     return;
   }
-  if (exiting)
-    return;
   take_tick(vm);
   if (cfg.signo) {
     ticker_start();	/* Again in a forked child. */
     watch_mask(vm);
   }
   idle_remove(vm);
-  disown(vm);
-  t = (unsigned)__atomic_load_n(&toggles, __ATOMIC_SEQ_CST);
-  want = want_now();
-  if (t != vm->seen_toggles) {
-    vm->seen_toggles = t;
-    stop_stream(vm);		/* Each toggle ends the current stream. */
-    vm->halted = 0;
-  }
-  if (vm->running && (!want || vm->halted || vm->failed))
-    stop_stream(vm);
-  if (!vm->running && want && !vm->halted)
-    start_stream(vm);
-  if (!vm->running && (cfg.signo != 0 || delay_pending())) {
+  vm->seen_toggles = t;
+  execute(vm, &o, in.state);
+  if (ljm_lc_waits(vm_state(vm), cfg.signo != 0 || delay_pending())) {
     vm->countdown = delay_pending() ? LJM_DELAY_COUNT : 0;
     idle_install(vm);
   }
@@ -816,9 +873,9 @@ void ljm_reg_newstate(lua_State *L)
     return;
   }
   vm->L = L;
-  vm->g = G(L);
   vm->num = __atomic_add_fetch(&vm_count, 1, __ATOMIC_ACQ_REL);
-  vm->owner = self_pid;
+  vm->state = LJM_VM_IDLE;
+  vm->wrap = LJM_WRAP_NONE;
   vm->out.fd = -1;
   vm->tid = cur_tid();
   vm->seen_toggles = (unsigned)__atomic_load_n(&toggles, __ATOMIC_SEQ_CST);
@@ -838,12 +895,16 @@ void ljm_reg_newstate(lua_State *L)
 void ljm_reg_close(lua_State *L)
 {
   struct ljm_vm **pp, *vm = NULL;
-  global_State *g = G(L);
+  struct ljm_lc_in in;
+  struct ljm_lc_out o;
+  unsigned t;
   int saved = errno;
 
+  /* L is the main thread: lua_close calls the hook with mainthread(g),
+  ** whichever thread the program passed it (patch 0003). */
   lock_list();
   for (pp = &vms; *pp; pp = &(*pp)->next)
-    if ((*pp)->g == g) {
+    if ((*pp)->L == L) {
       vm = *pp;
       *pp = vm->next;
       unwatch(vm);
@@ -860,17 +921,20 @@ void ljm_reg_close(lua_State *L)
     return;
   }
   idle_remove(vm);
-  if (!vm->done && !exiting) {
-    if (vm->owner != self_pid) {
-      /* A forked child closes its copy before it allocated anything:
-      ** it still finishes a stream of its own. */
-      reconcile(vm);
-      idle_remove(vm);
-    }
-    stop_stream(vm);
+  vm->busy++;
+  seen_here(vm);
+  situation(vm, &in, &t);
+  in.closing = 1;
+  o = ljm_lc_decide(&in);
+  if (o.act & LJM_A_FINISH) {
+    finish(vm);
+  } else if (!(o.act & LJM_A_IGNORE)) {
+    vm->seen_toggles = t;
+    execute(vm, &o, in.state);
   }
+  vm->busy--;
   /* A buried wrapper may still be called while the VM is torn down. */
-  if (!vm->buried)
+  if (vm->wrap != LJM_WRAP_BURIED)
     free(vm);
   errno = saved;
 }
@@ -931,7 +995,7 @@ static void warn_static(void)
 static int elsewhere(struct ljm_vm *vm, pid_t me)
 {
   pid_t tid = __atomic_load_n(&vm->tid, __ATOMIC_RELAXED);
-  if (!vm->running && !vm->idle && !vm->busy)
+  if (!ljm_lc_attached(vm_state(vm)) && vm->wrap != LJM_WRAP_ON && !vm->busy)
     return 0;
   return tid != me && thread_alive(tid);
 }
@@ -941,7 +1005,7 @@ static int pending_elsewhere(pid_t me)
 {
   struct ljm_vm *vm;
   for (vm = vms; vm; vm = vm->next)
-    if (!__atomic_load_n(&vm->done, __ATOMIC_ACQUIRE) && elsewhere(vm, me))
+    if (vm_state(vm) != LJM_VM_DONE && elsewhere(vm, me))
       return 1;
   return 0;
 }
@@ -968,17 +1032,18 @@ static void end_all(int dying, int here_busy)
   for (vm = vms; vm; vm = vm->next) {
     pid_t tid = __atomic_load_n(&vm->tid, __ATOMIC_RELAXED);
     int mine = tid == me;
-    if (__atomic_load_n(&vm->done, __ATOMIC_ACQUIRE))
+    enum ljm_vm_state st = vm_state(vm);
+    if (st == LJM_VM_DONE)
       continue;
-    if (__atomic_load_n(&vm->claim, __ATOMIC_ACQUIRE)) {
+    if (st == LJM_VM_FINISHING) {
       /* Its own thread is finishing it right now: let it complete. */
       for (ms = 0; ms < LJM_CLAIM_WAIT_MS &&
-	   !__atomic_load_n(&vm->done, __ATOMIC_ACQUIRE); ms++)
+	   vm_state(vm) != LJM_VM_DONE; ms++)
 	sleep_ms(1);
       continue;
     }
     if (mine ? here_busy || vm->busy : elsewhere(vm, me)) {
-      if (cfg.verbose && vm->running)
+      if (cfg.verbose && ljm_lc_attached(st))
 	ljm_msg("[%ld] VM %u: still in use by thread %ld at exit; %s ends at "
 		"its last flushed buffer", (long)self_pid, vm->num,
 		(long)tid, vm->path);
@@ -1211,6 +1276,7 @@ void ljm_reg_fork_child(void)
     vm->tid = me;
     vm->busy = 0;
     vm->sigblk = 0;
+    vm->state = ljm_lc_forked(vm_state(vm));	/* The parent's, till used. */
     n_watched++;
   }
   bump_epoch();
