@@ -27,7 +27,10 @@ const struct ljm_var ljm_vars[] = {
   { "LJMPROF_OUT", LJM_T_TEMPLATE, "", "a file name; %p, %n, %s and %% expand",
     "Turns the profiler on: every Lua VM the program creates is profiled "
     "into a file named after this template. %p is the process id, %n the "
-    "VM's number in its process (1, 2, ... in creation order), %s the "
+    "VM's number in its process (1, 2, ... in creation order; in a forked "
+    "child, the VMs it inherited count as they are first used there, so a "
+    "daemon's child that leaves its parent's VMs alone starts again at "
+    "1), %s the "
     "stream's number for that VM (a new stream begins at each restart), "
     "%% a percent sign. What the template leaves out is added before the "
     "extension when needed to keep names apart: .PID in a forked child, "
@@ -43,14 +46,18 @@ const struct ljm_var ljm_vars[] = {
     "8M", OFF(bufsize), 4 * KIB, GIB, 0 },
   { "LJMPROF_VERBOSE", LJM_T_BOOL, "no", "yes/no, on/off, true/false, 1/0",
     "Print the settings in effect when the first VM starts, and a line for "
-    "each file opened and closed, on standard error.",
+    "each file opened and closed (and whether LJMPROF_MAXSIZE closed it), "
+    "on standard error.",
     "yes", OFF(verbose), 0, 0, 0 },
   { "LJMPROF_SIGNAL", LJM_T_SIGNAL, "none", "USR1, USR2, RTMIN+N, RTMAX-N",
     "A signal that toggles profiling while the program runs: on receipt "
     "every VM of the process ends its stream cleanly at its next "
     "allocation; the next one starts new streams in new files. The "
     "handler is installed when the first VM is created and replaces the "
-    "program's own for that signal.",
+    "program's own for that signal. When the program later installs a "
+    "handler of its own for it, or blocks it in every thread, the shim "
+    "says so once: choose a signal the program leaves alone, such as a "
+    "real-time one (RTMIN+3).",
     "USR2", OFF(signo), 0, 0, 0 },
   { "LJMPROF_START", LJM_T_BOOL, "yes", "yes/no, on/off, true/false, 1/0",
     "Whether profiling is on when the program starts. With no, VMs wait "

@@ -7,7 +7,8 @@
 # and `ljmprof record` all link the same archive.
 LJM_CORE_SOURCES = preload/config.c preload/ljm_config.h \
 	preload/outpath.c preload/outpath.h preload/writer.c preload/writer.h \
-	preload/msg.c preload/msg.h preload/elfinfo.c preload/elfinfo.h
+	preload/msg.c preload/msg.h preload/elfinfo.c preload/elfinfo.h \
+	preload/lifecycle.c preload/lifecycle.h
 LJM_DEFS = -DLJM_FLAVOUR='"$(LUAJIT_FLAVOUR)"' \
 	-DLJM_MULTIARCH='"$(MULTIARCH)"' -DLJM_LIBDIR='"$(libdir)/ljmprof"'
 

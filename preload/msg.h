@@ -13,6 +13,47 @@
 ** stack buffer; errno is kept. */
 void ljm_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+** Messages that each VM could repeat (trafficserver creates 256 VMs):
+** one line per cause per process. The first VM that meets a cause
+** prints its line at once; the others are only counted, and
+** ljm_msg_summary, at the end of the process, says in one line per cause
+** how many VMs (or streams) it concerned in all, when more than one.
+** Lock-free and async-signal-safe (a writer error may come while the
+** process dies).
+*/
+enum ljm_cause {
+  LJM_C_OPEN,		/* Cannot open the stream's file (errno). */
+  LJM_C_STDOUT,		/* The file is the program's standard output. */
+  LJM_C_START,		/* The profiler cannot start (errno). */
+  LJM_C_WRITE,		/* Writing the stream failed (errno). */
+  LJM_C_MAXSIZE,	/* The stream reached LJMPROF_MAXSIZE. */
+  LJM_C_ALLOCF,		/* The program's allocator went over the profiler. */
+  LJM_C_CLOSE,		/* Closing the stream failed (errno). */
+  LJM_C__MAX
+};
+
+/* Count one more VM for (cause, err); print fmt's line when it is the
+** first of the process. Returns the number counted before this one. */
+unsigned ljm_msg_repeat(int cause, int err, const char *fmt, ...)
+  __attribute__((format(printf, 3, 4)));
+
+/* How many VMs were counted for (cause, err) (unit tests). */
+unsigned ljm_msg_count(int cause, int err);
+
+/* Once per process: a line per cause counted more than once. */
+void ljm_msg_summary(void);
+
+/* Forget every count (a forked child reports its own). */
+void ljm_msg_reset(void);
+
+/*
+** Whether some thread of this process other than thread `except` (0:
+** none) has signal signo unblocked, from /proc/self/task/<tid>/status.
+** 1 yes, 0 no, -1 cannot tell. No malloc.
+*/
+int ljm_sig_deliverable(int signo, long except);
+
 /* Monotonic clock in milliseconds (async-signal-safe). */
 uint64_t ljm_now_ms(void);
 

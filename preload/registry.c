@@ -1,7 +1,11 @@
 /*
 ** ljmprof shim: the VMs of the process and their profilers.
 **
-** Every VM created through the shim gets a record here. Its profiler is
+** Every VM created through the shim gets a record here, keyed by its
+** main thread (what both hooks are given), with one lifecycle state
+** (lifecycle.h). What a VM should do is decided by ljm_lc_decide, a pure
+** function the unit tests cover; this file only carries the actions out.
+** Its profiler is
 ** started, stopped and re-targeted only on the VM's own thread: in the
 ** newstate and close hooks, and at safe points, which are the profiler's
 ** poll callback while it runs, and a thin allocator wrapper of ours while
@@ -41,12 +45,12 @@
 #include <unistd.h>
 
 #include "lua.h"
-#include "lj_obj.h"
 #include "ljmprof.h"
 #include "lj_memprof_format.h"
 
 #include "ljm_config.h"
 #include "elfinfo.h"
+#include "lifecycle.h"
 #include "msg.h"
 #include "outpath.h"
 #include "registry.h"
@@ -59,6 +63,9 @@
 #define LJM_LIBDIR "/usr/lib/ljmprof"
 #endif
 
+/* The flush timer's period when LJMPROF_FLUSH=0 and it runs only to
+** watch LJMPROF_SIGNAL. */
+#define LJM_WATCH_MS	1000
 /* Allocations between two looks at the clock while a delay is pending. */
 #define LJM_DELAY_COUNT	64
 /* At exit, how long VMs running on other threads get to finish at a safe
@@ -68,24 +75,24 @@
 ** finishing, or for the list's lock. */
 #define LJM_CLAIM_WAIT_MS	1000
 
+/* Our allocator wrapper, which gives a VM safe points while no profiler
+** runs on it. */
+enum ljm_wrap {
+  LJM_WRAP_NONE,		/* Not installed. */
+  LJM_WRAP_ON,			/* Installed, the VM's allocator. */
+  LJM_WRAP_BURIED		/* The program set an allocator over it: it
+				   stays a pass-through for good. */
+};
+
 /* One VM. */
 struct ljm_vm {
   struct ljm_vm *next;		/* The list of the process's VMs. */
-  lua_State *L;			/* Its main thread. */
-  global_State *g;		/* The key: any thread's G(L). */
+  lua_State *L;			/* The key: its main thread, which both
+				   hooks are given. */
   unsigned num;			/* Number in the process, from 1. */
-  unsigned stream;		/* Streams begun by the owner so far. */
-  pid_t owner;			/* Process that the profiler state belongs to. */
-  int running;			/* A profiler of the owner runs on it. */
-  int halted;			/* Cap reached or I/O error: off until toggled. */
-  int failed;			/* The writer failed on the current stream. */
-  int idle;			/* Our allocator wrapper is installed. */
-  int buried;			/* The program set an allocator over our
-				   wrapper: it stays a pass-through. */
-  int claim;			/* Set (atomically) by whoever finishes it at exit. */
-  int done;			/* Finished at exit: never act again. */
-  int sealed;			/* Ended as the process dies: the writer
-				   writes nothing more. */
+  unsigned stream;		/* Streams begun in this process so far. */
+  int state;			/* enum ljm_vm_state (lifecycle.h), atomic. */
+  int wrap;			/* enum ljm_wrap. */
   volatile int busy;		/* The shim works on it (reconcile, writer). */
   pid_t tid;			/* Thread last seen running it. */
   unsigned seen_ticks;		/* Flush ticks accounted for. */
@@ -94,6 +101,9 @@ struct ljm_vm {
   sig_atomic_t seen_epoch;	/* Epoch the idle wrapper saw last. */
   unsigned seen_toggles;	/* Signals accounted for. */
   unsigned countdown;		/* Idle allocations until the next clock look. */
+  unsigned told;		/* Causes (1 << LJM_C_*) counted for it. */
+  int sigblk;			/* Its thread blocked LJMPROF_SIGNAL when last
+				   seen (counted in n_sigblk). */
   struct ljm_out out;		/* The current stream's file. */
   char path[LJM_PATH_MAX];	/* Its name. */
 };
@@ -111,7 +121,8 @@ static int exit_req;			/* Exit processing began: VMs that
 static uint64_t t0_ms;			/* Start of the program. */
 static pid_t self_pid;			/* getpid(), kept up to date at fork. */
 static int forked_child;		/* Forked from a profiling process. */
-static unsigned vm_count;		/* VMs created (inherited ones too). */
+static unsigned vm_count;		/* VMs numbered in this process: created
+					   here, or inherited and used here. */
 static struct ljm_vm *vms;		/* The list. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t lock_owner;		/* Thread holding lock, or 0. */
@@ -120,10 +131,38 @@ static pid_t lock_owner;		/* Thread holding lock, or 0. */
 static volatile sig_atomic_t epoch;
 static volatile sig_atomic_t toggles;	/* LJMPROF_SIGNAL received. */
 static uint64_t first_sig_ms;		/* When the first one came. */
+static int sig_installed;		/* Our handler went in. */
+static int sig_warned;			/* Said that it cannot work. */
+static unsigned n_watched;		/* VMs of this process in the list. */
+static unsigned n_sigblk;		/* Those whose thread blocks it. */
 
 static void bump_epoch(void)
 {
   __atomic_add_fetch(&epoch, 1, __ATOMIC_SEQ_CST);
+}
+
+/* The VM's state; moves never undo a claim for the exit (FINISHING) or
+** its end (DONE), which only the finisher stores. */
+static enum ljm_vm_state vm_state(struct ljm_vm *vm)
+{
+  return (enum ljm_vm_state)__atomic_load_n(&vm->state, __ATOMIC_ACQUIRE);
+}
+
+static int move_from(struct ljm_vm *vm, enum ljm_vm_state from,
+		     enum ljm_vm_state to)
+{
+  int f = (int)from;
+  return __atomic_compare_exchange_n(&vm->state, &f, (int)to, 0,
+				     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+static void move(struct ljm_vm *vm, enum ljm_vm_state to)
+{
+  int s = __atomic_load_n(&vm->state, __ATOMIC_ACQUIRE);
+  while (s != LJM_VM_FINISHING && s != LJM_VM_DONE &&
+	 !__atomic_compare_exchange_n(&vm->state, &s, (int)to, 0,
+				      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    ;
 }
 
 static pid_t cur_tid(void)
@@ -211,10 +250,12 @@ static int delay_pending(void)
 ** epoch; each VM notices at its next allocation, on its own thread, and
 ** writes what it has buffered. After a tick the thread sleeps until some
 ** VM has taken it, so that a process whose VMs are idle is not woken
-** again. The thread is started with the first stream of the process
-** (again in a forked child, which does not inherit it), never without
-** LJMPROF_OUT, and blocks every signal: the program's signals never land
-** on it.
+** again. The thread is started with the first stream of the process,
+** or with its first VM when LJMPROF_SIGNAL is set (each tick then also
+** looks at that signal's handler; with LJMPROF_FLUSH=0 it ticks every
+** LJM_WATCH_MS for that alone); again in a forked child, which does not
+** inherit it; never without LJMPROF_OUT. It blocks every signal: the
+** program's signals never land on it.
 */
 static pthread_mutex_t tick_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t tick_cond;
@@ -222,21 +263,28 @@ static unsigned ticks;			/* Ticks so far. */
 static int tick_wanted;			/* A tick no VM has taken yet. */
 static pid_t ticker_pid;		/* Process the ticker runs in. */
 
+static pid_t ticker_tid;		/* Its thread. */
+
+static void watch_handler(void);
+
 static void *ticker(void *arg)
 {
+  uint64_t ms = cfg.flush_ms ? cfg.flush_ms : LJM_WATCH_MS;
   (void)arg;
+  __atomic_store_n(&ticker_tid, cur_tid(), __ATOMIC_RELEASE);
   pthread_mutex_lock(&tick_lock);
   for (;;) {
     struct timespec at;
     clock_gettime(CLOCK_MONOTONIC, &at);
-    at.tv_sec += (time_t)(cfg.flush_ms / 1000);
-    at.tv_nsec += (long)(cfg.flush_ms % 1000) * 1000000L;
+    at.tv_sec += (time_t)(ms / 1000);
+    at.tv_nsec += (long)(ms % 1000) * 1000000L;
     if (at.tv_nsec >= 1000000000L) {
       at.tv_sec++;
       at.tv_nsec -= 1000000000L;
     }
     while (pthread_cond_timedwait(&tick_cond, &tick_lock, &at) != ETIMEDOUT)
       ;
+    watch_handler();
     __atomic_add_fetch(&ticks, 1, __ATOMIC_SEQ_CST);
     __atomic_store_n(&tick_wanted, 1, __ATOMIC_SEQ_CST);
     bump_epoch();
@@ -253,7 +301,7 @@ static void ticker_start(void)
   pthread_t th;
   sigset_t all, old;
   int err;
-  if (cfg.flush_ms == 0 || ticker_pid == self_pid)
+  if ((cfg.flush_ms == 0 && cfg.signo == 0) || ticker_pid == self_pid)
     return;
   ticker_pid = self_pid;
   pthread_condattr_init(&ca);
@@ -280,7 +328,7 @@ static void take_tick(struct ljm_vm *vm)
   if (t == vm->seen_ticks)
     return;
   vm->seen_ticks = t;
-  if (vm->running && vm->owner == self_pid && !vm->failed)
+  if (cfg.flush_ms && ljm_lc_writing(vm_state(vm)))
     (void)ljmprof_flush(vm->L);
   if (__atomic_load_n(&tick_wanted, __ATOMIC_SEQ_CST)) {
     pthread_mutex_lock(&tick_lock);
@@ -290,35 +338,116 @@ static void take_tick(struct ljm_vm *vm)
   }
 }
 
+/* -- Whether LJMPROF_SIGNAL can work --------------------------------------- */
+
+/*
+** A toggle signal that never reaches our handler does nothing, silently:
+** pdns_recursor installs its own SIGUSR2 handler after its first VM
+** exists, dnsdist blocks every signal in all its threads. Both are told,
+** once per process tree. The handler is looked at on each tick of the
+** flush timer (which runs whenever LJMPROF_SIGNAL is set) and in the
+** hooks; each VM's thread's mask at the VM's safe points. When every
+** VM's thread blocks the signal, /proc says whether any thread at all
+** (the timer's aside) would take it.
+*/
+static void sig_warn(const char *why)
+{
+  char name[32];
+  if (__atomic_exchange_n(&sig_warned, 1, __ATOMIC_ACQ_REL))
+    return;
+  ljm_signal_name(cfg.signo, name, sizeof(name));
+  ljm_msg("LJMPROF_SIGNAL=%s: %s, so the signal does not toggle profiling; "
+	  "use a signal the program leaves alone, such as a real-time one "
+	  "(LJMPROF_SIGNAL=RTMIN+3)", name, why);
+}
+
+/* Whether the handler of cfg.signo is still ours. */
+static void watch_handler(void)
+{
+  struct sigaction sa;
+  int saved = errno;
+  if (!sig_installed || __atomic_load_n(&sig_warned, __ATOMIC_ACQUIRE) ||
+      sigaction(cfg.signo, NULL, &sa) != 0) {
+    errno = saved;
+    return;
+  }
+  if ((sa.sa_flags & SA_SIGINFO) || sa.sa_handler != on_signal)
+    sig_warn("the program replaced the shim's handler with its own");
+  errno = saved;
+}
+
+/* On the VM's thread: whether it blocks cfg.signo, and whether all do. */
+static void watch_mask(struct ljm_vm *vm)
+{
+  sigset_t set;
+  int blk;
+  if (!sig_installed || __atomic_load_n(&sig_warned, __ATOMIC_ACQUIRE) ||
+      pthread_sigmask(SIG_BLOCK, NULL, &set) != 0)
+    return;
+  blk = sigismember(&set, cfg.signo) == 1;
+  if (blk != vm->sigblk) {
+    vm->sigblk = blk;
+    if (blk)
+      __atomic_add_fetch(&n_sigblk, 1, __ATOMIC_ACQ_REL);
+    else
+      __atomic_sub_fetch(&n_sigblk, 1, __ATOMIC_ACQ_REL);
+  }
+  if (blk && __atomic_load_n(&n_sigblk, __ATOMIC_ACQUIRE) ==
+	     __atomic_load_n(&n_watched, __ATOMIC_ACQUIRE) &&
+      ljm_sig_deliverable(cfg.signo,
+			  __atomic_load_n(&ticker_tid, __ATOMIC_ACQUIRE)) == 0)
+    sig_warn("every thread of the program blocks it");
+}
+
+/* The VM leaves the list (lock held). */
+static void unwatch(struct ljm_vm *vm)
+{
+  __atomic_sub_fetch(&n_watched, 1, __ATOMIC_ACQ_REL);
+  if (vm->sigblk)
+    __atomic_sub_fetch(&n_sigblk, 1, __ATOMIC_ACQ_REL);
+  vm->sigblk = 0;
+}
+
 /* -- Streams ------------------------------------------------------------- */
+
+/* A message each VM could repeat: the process's first says it, the
+** others are counted once per VM (ljm_msg_summary at exit). */
+#define vm_msg(vm, cause, err, ...) \
+  do { \
+    if (!((vm)->told & (1u << (cause)))) { \
+      (vm)->told |= 1u << (cause); \
+      (void)ljm_msg_repeat((cause), (err), __VA_ARGS__); \
+    } \
+  } while (0)
 
 static int writer(void *ctx, const void *data, size_t len)
 {
   struct ljm_vm *vm = ctx;
+  enum ljm_vm_state st = vm_state(vm);
   int err;
   /* A forked child never writes its parent's buffered bytes. */
-  if (vm->owner != self_pid)
+  if (st == LJM_VM_INHERITED_ON || st == LJM_VM_INHERITED_OFF)
     return ECHILD;
-  if (vm->sealed)
+  if (st == LJM_VM_DONE)
     return EPIPE;		/* Ended as the process dies: quietly. */
   vm->busy++;
   seen_here(vm);
   err = ljm_out_write(&vm->out, data, len);
   vm->busy--;
   if (err) {
-    if (!vm->failed) {
-      vm->failed = 1;
-      ljm_msg("writing %s: %s; VM %u stops profiling", vm->path,
-	      err == EBADF ? "the file was closed behind our back"
-			   : strerror(err), vm->num);
-      bump_epoch();
-    }
+    /* The profiler calls the writer no more on this stream. */
+    if (!move_from(vm, LJM_VM_RUNNING, LJM_VM_BROKEN))
+      (void)move_from(vm, LJM_VM_CAPPED, LJM_VM_BROKEN);
+    vm_msg(vm, LJM_C_WRITE, err, "writing %s: %s; VM %u stops profiling",
+	   vm->path, err == EBADF ? "the file was closed behind our back"
+				  : strerror(err), vm->num);
+    bump_epoch();
     return err;
   }
-  if (cfg.maxsize && vm->out.written >= cfg.maxsize && !vm->halted) {
-    vm->halted = 1;
-    ljm_msg("%s reached LJMPROF_MAXSIZE; VM %u stops profiling", vm->path,
-	    vm->num);
+  if (cfg.maxsize && vm->out.written >= cfg.maxsize &&
+      move_from(vm, LJM_VM_RUNNING, LJM_VM_CAPPED)) {
+    vm_msg(vm, LJM_C_MAXSIZE, 0, "%s reached LJMPROF_MAXSIZE; VM %u stops "
+	   "profiling", vm->path, vm->num);
     bump_epoch();
   }
   return 0;
@@ -328,7 +457,9 @@ static void poll_cb(lua_State *L, void *ctx);
 static void check_other_luajit(void);
 static void install_stop_handlers(void);
 
-static void start_stream(struct ljm_vm *vm)
+/* Begin a stream: 0 with the VM RUNNING (or what its writer made of it
+** already), -1 when it could not begin. */
+static int start_stream(struct ljm_vm *vm)
 {
   struct ljm_name k;
   ljmprof_opt opt;
@@ -352,17 +483,15 @@ static void start_stream(struct ljm_vm *vm)
   if (err) {
     if (cfg.manifest[0])
       (void)ljm_manifest_failed(cfg.manifest, vm->path, err);
-    ljm_msg("cannot open %s: %s; VM %u is not profiled", vm->path,
-	    strerror(err), vm->num);
-    vm->halted = 1;
-    return;
+    vm_msg(vm, LJM_C_OPEN, err, "cannot open %s: %s; VM %u is not profiled",
+	   vm->path, strerror(err), vm->num);
+    return -1;
   }
   if (ljm_out_is_stdout(&vm->out)) {
-    ljm_msg("%s is the program's standard output; VM %u is not profiled",
-	    vm->path, vm->num);
+    vm_msg(vm, LJM_C_STDOUT, 0, "%s is the program's standard output; VM %u "
+	   "is not profiled", vm->path, vm->num);
     ljm_out_close(&vm->out);
-    vm->halted = 1;
-    return;
+    return -1;
   }
   if (cfg.manifest[0])
     (void)ljm_manifest_add(cfg.manifest, vm->path);
@@ -372,20 +501,21 @@ static void start_stream(struct ljm_vm *vm)
   opt.bufsize = (size_t)cfg.bufsize;
   opt.poll_flag = &epoch;
   opt.poll = poll_cb;
-  vm->failed = 0;
+  /* RUNNING before the symbol table is written: the writer's verdict on
+  ** it (BROKEN) is the one that counts. */
+  move(vm, LJM_VM_RUNNING);
   r = ljmprof_start(vm->L, &opt);
   if (r != LJMPROF_OK) {
-    if (!vm->failed)
-      ljm_msg("cannot start the profiler on VM %u (%s)", vm->num,
-	      r == LJMPROF_ERRMEM ? "out of memory" :
-	      r == LJMPROF_ERRUSE ? "already running" : strerror(errno));
+    err = r == LJMPROF_ERRMEM ? ENOMEM : r == LJMPROF_ERRUSE ? EBUSY : errno;
+    if (vm_state(vm) != LJM_VM_BROKEN)
+      vm_msg(vm, LJM_C_START, err, "cannot start the profiler on VM %u (%s)",
+	     vm->num, r == LJMPROF_ERRMEM ? "out of memory" :
+	     r == LJMPROF_ERRUSE ? "already running" : strerror(err));
     ljm_out_close(&vm->out);
     if (access(vm->path, F_OK) == 0 && !ljm_path_is_device(vm->path))
       unlink(vm->path);		/* Empty: not a stream. */
-    vm->halted = 1;
-    return;
+    return -1;
   }
-  vm->running = 1;
   vm->seen_ticks = __atomic_load_n(&ticks, __ATOMIC_SEQ_CST);
   if (cfg.verbose)
     ljm_msg("[%ld] VM %u: writing %s", (long)self_pid, vm->num, vm->path);
@@ -394,49 +524,54 @@ static void start_stream(struct ljm_vm *vm)
   ** in a way nothing can catch. */
   (void)ljmprof_flush(vm->L);
   ticker_start();
+  return 0;
 }
 
-static void stop_stream(struct ljm_vm *vm)
+/*
+** End the stream of a VM whose state was `was` (RUNNING, CAPPED or
+** BROKEN; FINISHING keeps the state, the caller knows what it was):
+** 0, or -1 when it did not end cleanly (the VM is then HALTED).
+*/
+static int stop_stream(struct ljm_vm *vm, enum ljm_vm_state was)
 {
-  int r, err;
-  if (!vm->running)
-    return;
-  vm->running = 0;
+  enum ljm_vm_state now;
+  int r, err, capped;
   r = ljmprof_stop(vm->L);
   err = ljm_out_finish(&vm->out);
-  if (r == LJMPROF_ERRIO || vm->failed) {
-    vm->halted = 1;
+  now = vm_state(vm);	/* The last flush may have moved it. */
+  capped = was == LJM_VM_CAPPED || now == LJM_VM_CAPPED;
+  if (r == LJMPROF_ERRIO || was == LJM_VM_BROKEN || now == LJM_VM_BROKEN) {
+    return -1;
   } else if (r == LJMPROF_ERRUSE) {
     /* The program put an allocator of its own over the profiler's. */
     int empty = vm->out.written == 0 && !ljm_path_is_device(vm->path);
     if (empty)
       unlink(vm->path);
-    ljm_msg("VM %u: the profiler was no longer in place (the program set "
-	    "its own allocator): %s %s", vm->num, vm->path,
-	    empty ? "not written" : "ends without its epilogue");
-    vm->halted = 1;
+    vm_msg(vm, LJM_C_ALLOCF, 0, "VM %u: the profiler was no longer in place "
+	   "(the program set its own allocator): %s %s", vm->num, vm->path,
+	   empty ? "not written" : "ends without its epilogue");
+    return -1;
   } else if (err) {
-    ljm_msg("closing %s: %s", vm->path, strerror(err));
+    vm_msg(vm, LJM_C_CLOSE, err, "closing %s: %s", vm->path, strerror(err));
   } else if (cfg.verbose) {
-    ljm_msg("[%ld] VM %u: closed %s (%llu bytes)", (long)self_pid, vm->num,
-	    vm->path, (unsigned long long)vm->out.written);
+    ljm_msg("[%ld] VM %u: closed %s%s (%llu bytes)", (long)self_pid, vm->num,
+	    vm->path, capped ? " at LJMPROF_MAXSIZE" : "",
+	    (unsigned long long)vm->out.written);
   }
+  return 0;
 }
 
 /* In a forked child: the inherited profiler's buffer is the parent's. */
-static void disown(struct ljm_vm *vm)
+static void disown(struct ljm_vm *vm, enum ljm_vm_state was)
 {
-  if (vm->owner == self_pid)
-    return;
-  if (vm->running) {
+  if (was == LJM_VM_INHERITED_ON)
     ljmprof_abandon(vm->L);
-    ljm_out_close(&vm->out);	/* Our copy only: the parent keeps its lock. */
-    vm->running = 0;
-  }
-  vm->owner = self_pid;
+  ljm_out_close(&vm->out);	/* Our copy only: the parent keeps its lock. */
+  /* Numbered in the child when first used there: a daemon's child that
+  ** leaves its parent's VMs alone numbers its own from 1. */
+  vm->num = __atomic_add_fetch(&vm_count, 1, __ATOMIC_ACQ_REL);
   vm->stream = 0;
-  vm->halted = 0;
-  vm->failed = 0;
+  vm->told = 0;
 }
 
 /* -- The idle allocator wrapper -------------------------------------------- */
@@ -449,12 +584,12 @@ static void *idle_slow(struct ljm_vm *vm, void *ptr, size_t osize,
   int saved = errno;
   lua_Alloc f;
   void *ud;
-  if (vm->buried)
+  if (vm->wrap == LJM_WRAP_BURIED)
     return vm->allocf(vm->allocd, ptr, osize, nsize);
   vm->seen_epoch = __atomic_load_n(&epoch, __ATOMIC_SEQ_CST);
   reconcile(vm);
   errno = saved;
-  if (vm->idle)
+  if (vm->wrap == LJM_WRAP_ON)
     return vm->allocf(vm->allocd, ptr, osize, nsize);
   f = lua_getallocf(vm->L, &ud);	/* The profiler's, or the original. */
   return f(ud, ptr, osize, nsize);
@@ -471,53 +606,59 @@ static void *idle_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 
 static void idle_install(struct ljm_vm *vm)
 {
-  if (vm->idle || vm->buried)
+  if (vm->wrap != LJM_WRAP_NONE)
     return;
   vm->allocf = lua_getallocf(vm->L, &vm->allocd);
   vm->seen_epoch = __atomic_load_n(&epoch, __ATOMIC_SEQ_CST);
   lua_setallocf(vm->L, idle_alloc, vm);
-  vm->idle = 1;
+  vm->wrap = LJM_WRAP_ON;
 }
 
 static void idle_remove(struct ljm_vm *vm)
 {
   void *ud;
-  if (!vm->idle)
+  if (vm->wrap != LJM_WRAP_ON)
     return;
   /* Only if still ours: a program may have set an allocator of its own
   ** since (then its allocator calls ours, or not at all). */
   if (lua_getallocf(vm->L, &ud) == idle_alloc && ud == vm)
     lua_setallocf(vm->L, vm->allocf, vm->allocd);
   else
-    vm->buried = 1;
-  vm->idle = 0;
+    vm->wrap = LJM_WRAP_BURIED;
+  if (vm->wrap == LJM_WRAP_ON)
+    vm->wrap = LJM_WRAP_NONE;
 }
 
 /* -- Safe points ----------------------------------------------------------- */
 
+/* Take the VM for its end at exit: the state it had, or -1 when someone
+** else has it already. */
 static int claim(struct ljm_vm *vm)
 {
-  int zero = 0;
-  return __atomic_compare_exchange_n(&vm->claim, &zero, 1, 0,
-				     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  int s = __atomic_load_n(&vm->state, __ATOMIC_ACQUIRE);
+  do {
+    if (s == LJM_VM_FINISHING || s == LJM_VM_DONE)
+      return -1;
+  } while (!__atomic_compare_exchange_n(&vm->state, &s, LJM_VM_FINISHING, 0,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+  return s;
 }
 
 /* The end at exit, once per VM (the VM's own thread at a safe point, or
 ** the exiting thread, whichever claims it first). */
 static void finish(struct ljm_vm *vm)
 {
-  if (!claim(vm))
+  int was = claim(vm);
+  if (was < 0)
     return;
   idle_remove(vm);
-  if (vm->owner != self_pid) {
-    if (vm->running)
-      ljmprof_abandon(vm->L);	/* Never flush the parent's bytes. */
+  if (was == LJM_VM_INHERITED_ON) {
+    ljmprof_abandon(vm->L);	/* Never flush the parent's bytes. */
     ljm_out_close(&vm->out);
-    vm->running = 0;
-  } else {
-    stop_stream(vm);
+  } else if (ljm_lc_attached((enum ljm_vm_state)was)) {
+    (void)stop_stream(vm, (enum ljm_vm_state)was);
   }
-  __atomic_store_n(&vm->done, 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&vm->state, LJM_VM_DONE, __ATOMIC_RELEASE);
 }
 
 /*
@@ -526,41 +667,66 @@ static void finish(struct ljm_vm *vm)
 ** thread is not in the middle of: write what is buffered and the
 ** epilogue, close. Nothing is freed and no lock taken (this may run in a
 ** signal handler that interrupted malloc); the profiler stays attached,
-** its writer refusing everything from now on.
+** its writer refusing everything from now on (DONE).
 */
 static void seal(struct ljm_vm *vm, long wait_ms)
 {
   static const unsigned char epilogue = LJM_EV_EPILOGUE;
-  int complete = 0;
-  if (!claim(vm))
+  int complete = 0, was = claim(vm);
+  if (was < 0)
     return;
-  if (vm->owner == self_pid && vm->running) {
-    /* ljmprof_seal waits for nothing: it says when the VM's thread is in
-    ** the middle of an event, which this thread then waits out. */
-    int r;
-    long ms;
-    for (ms = 0; (r = ljmprof_seal(vm->L)) == LJMPROF_ERRBUSY &&
-	 ms < wait_ms; ms++)
-      sleep_ms(1);
-    if (r == LJMPROF_ERRBUSY) {
-      if (cfg.verbose)
-	ljm_msg("[%ld] VM %u: busy in another thread at exit; %s ends at "
-		"its last flushed buffer", (long)self_pid, vm->num, vm->path);
-      __atomic_store_n(&vm->done, 1, __ATOMIC_RELEASE);
-      return;  /* Sealed: nothing more is written; the file stays open. */
+  if (was == LJM_VM_RUNNING || was == LJM_VM_CAPPED || was == LJM_VM_BROKEN) {
+    int r = LJMPROF_ERRIO;
+    if (was != LJM_VM_BROKEN) {
+      /* ljmprof_seal waits for nothing: it says when the VM's thread is
+      ** in the middle of an event, which this thread then waits out. */
+      long ms;
+      for (ms = 0; (r = ljmprof_seal(vm->L)) == LJMPROF_ERRBUSY &&
+	   ms < wait_ms; ms++)
+	sleep_ms(1);
+      if (r == LJMPROF_ERRBUSY) {
+	if (cfg.verbose)
+	  ljm_msg("[%ld] VM %u: busy in another thread at exit; %s ends at "
+		  "its last flushed buffer", (long)self_pid, vm->num, vm->path);
+	/* Sealed: nothing more is written; the file stays open. */
+	__atomic_store_n(&vm->state, LJM_VM_DONE, __ATOMIC_RELEASE);
+	return;
+      }
     }
-    vm->running = 0;
-    if (r == LJMPROF_OK && !vm->failed &&
+    if (r == LJMPROF_OK &&
 	ljm_out_write(&vm->out, &epilogue, 1) == 0)
       complete = 1;
-    vm->sealed = 1;
+    __atomic_store_n(&vm->state, LJM_VM_DONE, __ATOMIC_RELEASE);
     (void)ljm_out_finish(&vm->out);
     if (cfg.verbose)
       ljm_msg("[%ld] VM %u: %s %s (%llu bytes)", (long)self_pid, vm->num,
 	      complete ? "closed" : "could not complete", vm->path,
 	      (unsigned long long)vm->out.written);
   }
-  __atomic_store_n(&vm->done, 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&vm->state, LJM_VM_DONE, __ATOMIC_RELEASE);
+}
+
+/*
+** Carry out what ljm_lc_decide chose, in its order, on the VM's thread;
+** an action that fails gives the state ljm_lc_failed says.
+*/
+static void execute(struct ljm_vm *vm, const struct ljm_lc_out *o,
+		    enum ljm_vm_state was)
+{
+  enum ljm_vm_state next = o->next;
+  if (o->act & LJM_A_DISOWN) {
+    disown(vm, was);
+    was = LJM_VM_IDLE;
+    move(vm, LJM_VM_IDLE);
+  }
+  if ((o->act & LJM_A_STOP) && stop_stream(vm, vm_state(vm)) != 0)
+    next = ljm_lc_failed(o, LJM_A_STOP);
+  if (o->act & LJM_A_START)
+    next = start_stream(vm) == 0 ? vm_state(vm)
+				 : ljm_lc_failed(o, LJM_A_START);
+  if ((o->act & LJM_A_END) && ljm_lc_attached(vm_state(vm)))
+    (void)stop_stream(vm, vm_state(vm));
+  move(vm, next);
 }
 
 /* Bring the VM's profiler to the state the settings, signals, fork and
@@ -575,34 +741,41 @@ static void reconcile(struct ljm_vm *vm)
   vm->busy--;
 }
 
+/* What the VM's situation is now. */
+static void situation(struct ljm_vm *vm, struct ljm_lc_in *in, unsigned *t)
+{
+  *t = (unsigned)__atomic_load_n(&toggles, __ATOMIC_SEQ_CST);
+  in->state = vm_state(vm);
+  in->closing = 0;
+  in->exit_req = __atomic_load_n(&exit_req, __ATOMIC_ACQUIRE);
+  in->exiting = exiting;
+  in->toggled = *t != vm->seen_toggles;
+  in->want = want_now();
+}
+
 static void reconcile_in(struct ljm_vm *vm)
 {
+  struct ljm_lc_in in;
+  struct ljm_lc_out o;
   unsigned t;
-  int want;
 
-  if (__atomic_load_n(&vm->done, __ATOMIC_ACQUIRE))
+  situation(vm, &in, &t);
+  o = ljm_lc_decide(&in);
+  if (o.act & LJM_A_IGNORE)
     return;
-  if (__atomic_load_n(&exit_req, __ATOMIC_ACQUIRE)) {
+  if (o.act & LJM_A_FINISH) {
     finish(vm);		/* On its own thread: no race with its allocator. */
     return;
   }
-  if (exiting)
-    return;
   take_tick(vm);
-  idle_remove(vm);
-  disown(vm);
-  t = (unsigned)__atomic_load_n(&toggles, __ATOMIC_SEQ_CST);
-  want = want_now();
-  if (t != vm->seen_toggles) {
-    vm->seen_toggles = t;
-    stop_stream(vm);		/* Each toggle ends the current stream. */
-    vm->halted = 0;
+  if (cfg.signo) {
+    ticker_start();	/* Again in a forked child. */
+    watch_mask(vm);
   }
-  if (vm->running && (!want || vm->halted || vm->failed))
-    stop_stream(vm);
-  if (!vm->running && want && !vm->halted)
-    start_stream(vm);
-  if (!vm->running && (cfg.signo != 0 || delay_pending())) {
+  idle_remove(vm);
+  vm->seen_toggles = t;
+  execute(vm, &o, in.state);
+  if (ljm_lc_waits(vm_state(vm), cfg.signo != 0 || delay_pending())) {
     vm->countdown = delay_pending() ? LJM_DELAY_COUNT : 0;
     idle_install(vm);
   }
@@ -683,6 +856,8 @@ static void first_vm(void)
     if (sigaction(cfg.signo, &sa, NULL) != 0)
       ljm_msg("LJMPROF_SIGNAL: cannot install the handler: %s",
 	      strerror(errno));
+    else
+      sig_installed = 1;
   }
 }
 
@@ -709,20 +884,24 @@ void ljm_reg_newstate(lua_State *L)
   vm = calloc(1, sizeof(*vm));
   if (vm == NULL) {
     unlock_list();
-    ljm_msg("out of memory; a VM is not profiled");
+    (void)ljm_msg_repeat(LJM_C_START, ENOMEM, "out of memory; a VM is not "
+			 "profiled");
     errno = saved;
     return;
   }
   vm->L = L;
-  vm->g = G(L);
-  vm->num = ++vm_count;
-  vm->owner = self_pid;
+  vm->num = __atomic_add_fetch(&vm_count, 1, __ATOMIC_ACQ_REL);
+  vm->state = LJM_VM_IDLE;
+  vm->wrap = LJM_WRAP_NONE;
   vm->out.fd = -1;
   vm->tid = cur_tid();
   vm->seen_toggles = (unsigned)__atomic_load_n(&toggles, __ATOMIC_SEQ_CST);
   vm->seen_ticks = __atomic_load_n(&ticks, __ATOMIC_SEQ_CST);
   vm->next = vms;
   vms = vm;
+  __atomic_add_fetch(&n_watched, 1, __ATOMIC_ACQ_REL);
+  if (cfg.signo)
+    watch_handler();
   unlock_list();
   /* Toggles that came before this VM existed are part of the state it
   ** starts in, not a reason to restart it. */
@@ -733,35 +912,46 @@ void ljm_reg_newstate(lua_State *L)
 void ljm_reg_close(lua_State *L)
 {
   struct ljm_vm **pp, *vm = NULL;
-  global_State *g = G(L);
+  struct ljm_lc_in in;
+  struct ljm_lc_out o;
+  unsigned t;
   int saved = errno;
 
+  /* L is the main thread: lua_close calls the hook with mainthread(g),
+  ** whichever thread the program passed it (patch 0003). */
   lock_list();
   for (pp = &vms; *pp; pp = &(*pp)->next)
-    if ((*pp)->g == g) {
+    if ((*pp)->L == L) {
       vm = *pp;
       *pp = vm->next;
+      unwatch(vm);
       break;
     }
-  if (vm && !exiting)
+  if (vm && !exiting) {
     check_other_luajit();
+    if (cfg.signo)
+      watch_handler();
+  }
   unlock_list();
   if (vm == NULL) {
     errno = saved;
     return;
   }
   idle_remove(vm);
-  if (!vm->done && !exiting) {
-    if (vm->owner != self_pid) {
-      /* A forked child closes its copy before it allocated anything:
-      ** it still finishes a stream of its own. */
-      reconcile(vm);
-      idle_remove(vm);
-    }
-    stop_stream(vm);
+  vm->busy++;
+  seen_here(vm);
+  situation(vm, &in, &t);
+  in.closing = 1;
+  o = ljm_lc_decide(&in);
+  if (o.act & LJM_A_FINISH) {
+    finish(vm);
+  } else if (!(o.act & LJM_A_IGNORE)) {
+    vm->seen_toggles = t;
+    execute(vm, &o, in.state);
   }
+  vm->busy--;
   /* A buried wrapper may still be called while the VM is torn down. */
-  if (!vm->buried)
+  if (vm->wrap != LJM_WRAP_BURIED)
     free(vm);
   errno = saved;
 }
@@ -822,7 +1012,7 @@ static void warn_static(void)
 static int elsewhere(struct ljm_vm *vm, pid_t me)
 {
   pid_t tid = __atomic_load_n(&vm->tid, __ATOMIC_RELAXED);
-  if (!vm->running && !vm->idle && !vm->busy)
+  if (!ljm_lc_attached(vm_state(vm)) && vm->wrap != LJM_WRAP_ON && !vm->busy)
     return 0;
   return tid != me && thread_alive(tid);
 }
@@ -832,7 +1022,7 @@ static int pending_elsewhere(pid_t me)
 {
   struct ljm_vm *vm;
   for (vm = vms; vm; vm = vm->next)
-    if (!__atomic_load_n(&vm->done, __ATOMIC_ACQUIRE) && elsewhere(vm, me))
+    if (vm_state(vm) != LJM_VM_DONE && elsewhere(vm, me))
       return 1;
   return 0;
 }
@@ -859,17 +1049,18 @@ static void end_all(int dying, int here_busy)
   for (vm = vms; vm; vm = vm->next) {
     pid_t tid = __atomic_load_n(&vm->tid, __ATOMIC_RELAXED);
     int mine = tid == me;
-    if (__atomic_load_n(&vm->done, __ATOMIC_ACQUIRE))
+    enum ljm_vm_state st = vm_state(vm);
+    if (st == LJM_VM_DONE)
       continue;
-    if (__atomic_load_n(&vm->claim, __ATOMIC_ACQUIRE)) {
+    if (st == LJM_VM_FINISHING) {
       /* Its own thread is finishing it right now: let it complete. */
       for (ms = 0; ms < LJM_CLAIM_WAIT_MS &&
-	   !__atomic_load_n(&vm->done, __ATOMIC_ACQUIRE); ms++)
+	   vm_state(vm) != LJM_VM_DONE; ms++)
 	sleep_ms(1);
       continue;
     }
     if (mine && (here_busy || vm->busy)) {
-      if (cfg.verbose && vm->running)
+      if (cfg.verbose && ljm_lc_attached(st))
 	ljm_msg("[%ld] VM %u: interrupted inside the VM at exit; %s ends at "
 		"its last flushed buffer", (long)self_pid, vm->num, vm->path);
       continue;
@@ -879,7 +1070,7 @@ static void end_all(int dying, int here_busy)
       ** often): end its stream from here without freeing anything, once
       ** that thread is not in the middle of an event. */
       if (vm->busy) {
-	if (cfg.verbose && vm->running)
+	if (cfg.verbose && ljm_lc_attached(st))
 	  ljm_msg("[%ld] VM %u: still in use by thread %ld at exit; %s ends "
 		  "at its last flushed buffer", (long)self_pid, vm->num,
 		  (long)tid, vm->path);
@@ -908,6 +1099,7 @@ void ljm_reg_exit(void)
   }
   end_all(0, 0);
   exiting = 1;
+  ljm_msg_summary();
   if (vm_count == 0 && !forked_child) {
     if (cfg_bad && main_is_static())
       tell_config();
@@ -949,6 +1141,7 @@ void ljm_reg_die(int here_busy)
   if (!exiting) {
     end_all(1, here_busy);
     exiting = 1;
+    ljm_msg_summary();
   }
   unlock_list();
   errno = saved;
@@ -1104,10 +1297,17 @@ void ljm_reg_fork_child(void)
   tick_wanted = 0;
   self_pid = getpid();
   forked_child = 1;
+  vm_count = 0;		/* Inherited VMs are numbered as they are used. */
+  ljm_msg_reset();	/* Its own messages, counted afresh. */
   /* The only thread now: every VM is this one's. */
+  n_watched = n_sigblk = 0;
+  ticker_tid = 0;
   for (vm = vms; vm; vm = vm->next) {
     vm->tid = me;
     vm->busy = 0;
+    vm->sigblk = 0;
+    vm->state = ljm_lc_forked(vm_state(vm));	/* The parent's, till used. */
+    n_watched++;
   }
   bump_epoch();
 }

@@ -21,6 +21,7 @@
 
 #include "ljm_config.h"
 #include "elfinfo.h"
+#include "lifecycle.h"
 #include "msg.h"
 #include "outpath.h"
 #include "writer.h"
@@ -582,6 +583,240 @@ START_TEST(messages)
 }
 END_TEST
 
+/* Read what fn writes to stderr. */
+static ssize_t capture_stderr(void (*fn)(void), char *buf, size_t n)
+{
+  int p[2], saved = dup(2);
+  ssize_t r;
+  ck_assert_int_eq(pipe(p), 0);
+  dup2(p[1], 2);
+  fn();
+  dup2(saved, 2);
+  close(saved);
+  close(p[1]);
+  r = read(p[0], buf, n - 1);
+  close(p[0]);
+  buf[r > 0 ? r : 0] = '\0';
+  return r;
+}
+
+static void repeat_256(void)
+{
+  unsigned i;
+  ljm_msg_reset();
+  for (i = 1; i <= 256; i++)
+    ck_assert_uint_eq(ljm_msg_repeat(LJM_C_OPEN, ENOTDIR, "cannot open "
+				     "x.vm%u.bin; VM %u", i, i), i - 1);
+  ck_assert_uint_eq(ljm_msg_repeat(LJM_C_OPEN, EACCES, "other errno"), 0);
+  ck_assert_uint_eq(ljm_msg_repeat(LJM_C_MAXSIZE, 0, "cap"), 0);
+  ck_assert_uint_eq(ljm_msg_count(LJM_C_OPEN, ENOTDIR), 256);
+  ck_assert_uint_eq(ljm_msg_count(LJM_C_WRITE, ENOTDIR), 0);
+  ljm_msg_summary();
+  ljm_msg_summary();	/* Once only. */
+}
+
+static void repeat_reset(void)
+{
+  ljm_msg_reset();
+  ck_assert_uint_eq(ljm_msg_count(LJM_C_OPEN, ENOTDIR), 0);
+  ck_assert_uint_eq(ljm_msg_repeat(LJM_C_OPEN, ENOTDIR, "again"), 0);
+  ljm_msg_summary();	/* Once each: nothing to sum up. */
+}
+
+/* A message that every VM would repeat: the first line, then one line
+** with the count at the end, per (cause, errno). */
+START_TEST(messages_repeat)
+{
+  char buf[4096];
+  capture_stderr(repeat_256, buf, sizeof(buf));
+  ck_assert_str_eq(buf, "ljmprof: cannot open x.vm1.bin; VM 1\n"
+		   "ljmprof: other errno\n"
+		   "ljmprof: cap\n"
+		   "ljmprof: 256 VMs in all are not profiled: their files "
+		   "cannot be opened (Not a directory)\n");
+  capture_stderr(repeat_reset, buf, sizeof(buf));
+  ck_assert_str_eq(buf, "ljmprof: again\n");
+}
+END_TEST
+
+/* Whether any thread would take a signal: this one's mask decides. */
+START_TEST(signal_deliverable)
+{
+  sigset_t one, old;
+  sigemptyset(&one);
+  sigaddset(&one, SIGUSR2);
+  ck_assert_int_eq(sigprocmask(SIG_UNBLOCK, &one, &old), 0);
+  ck_assert_int_eq(ljm_sig_deliverable(SIGUSR2, 0), 1);
+  ck_assert_int_eq(sigprocmask(SIG_BLOCK, &one, NULL), 0);
+  ck_assert_int_eq(ljm_sig_deliverable(SIGUSR2, 0), 0);
+  ck_assert_int_eq(ljm_sig_deliverable(SIGUSR1, 0), 1);
+  /* This thread aside, nobody. */
+  ck_assert_int_eq(ljm_sig_deliverable(SIGUSR1, (long)getpid()), -1);
+  ck_assert_int_eq(ljm_sig_deliverable(0, 0), -1);
+  ck_assert_int_eq(ljm_sig_deliverable(SIGRTMIN + 3, 0), 1);
+  sigprocmask(SIG_SETMASK, &old, NULL);
+}
+END_TEST
+
+/* -- The lifecycle --------------------------------------------------------- */
+
+#define S(x)	LJM_VM_##x
+#define A(x)	LJM_A_##x
+
+/* decide(state, closing, exit_req, exiting, toggled, want) is act, next. */
+static void lc(enum ljm_vm_state st, int closing, int exit_req, int exiting,
+	       int toggled, int want, unsigned act, enum ljm_vm_state next)
+{
+  struct ljm_lc_in in = { st, closing, exit_req, exiting, toggled, want };
+  struct ljm_lc_out o = ljm_lc_decide(&in);
+  ck_assert_msg(o.act == act && o.next == next,
+		"%s closing=%d exit_req=%d exiting=%d toggled=%d want=%d: "
+		"act 0x%x next %s, wanted 0x%x %s", ljm_lc_name(st), closing,
+		exit_req, exiting, toggled, want, o.act, ljm_lc_name(o.next),
+		act, ljm_lc_name(next));
+}
+
+/* At a safe point, transition by transition. */
+START_TEST(lifecycle_safe_points)
+{
+  /* IDLE: starts when wanted. */
+  lc(S(IDLE), 0, 0, 0, 0, 0, 0, S(IDLE));
+  lc(S(IDLE), 0, 0, 0, 0, 1, A(START), S(RUNNING));
+  lc(S(IDLE), 0, 0, 0, 1, 1, A(START), S(RUNNING));
+  lc(S(IDLE), 0, 0, 0, 1, 0, 0, S(IDLE));
+  /* RUNNING: stops when no longer wanted; a toggle ends the stream and
+  ** begins a new one if profiling is (still) wanted. */
+  lc(S(RUNNING), 0, 0, 0, 0, 1, 0, S(RUNNING));
+  lc(S(RUNNING), 0, 0, 0, 0, 0, A(STOP), S(IDLE));
+  lc(S(RUNNING), 0, 0, 0, 1, 0, A(STOP), S(IDLE));
+  lc(S(RUNNING), 0, 0, 0, 1, 1, A(RESTART), S(RUNNING));
+  /* CAPPED, BROKEN: end now, then HALTED; a toggle restarts instead. */
+  lc(S(CAPPED), 0, 0, 0, 0, 1, A(STOP), S(HALTED));
+  lc(S(CAPPED), 0, 0, 0, 0, 0, A(STOP), S(HALTED));
+  lc(S(BROKEN), 0, 0, 0, 0, 1, A(STOP), S(HALTED));
+  lc(S(BROKEN), 0, 0, 0, 0, 0, A(STOP), S(HALTED));
+  lc(S(CAPPED), 0, 0, 0, 1, 1, A(RESTART), S(RUNNING));
+  lc(S(BROKEN), 0, 0, 0, 1, 1, A(RESTART), S(RUNNING));
+  lc(S(CAPPED), 0, 0, 0, 1, 0, A(STOP), S(IDLE));
+  lc(S(BROKEN), 0, 0, 0, 1, 0, A(STOP), S(IDLE));
+  /* HALTED: stays off, whatever is wanted, until a toggle. */
+  lc(S(HALTED), 0, 0, 0, 0, 1, 0, S(HALTED));
+  lc(S(HALTED), 0, 0, 0, 0, 0, 0, S(HALTED));
+  lc(S(HALTED), 0, 0, 0, 1, 1, A(START), S(RUNNING));
+  lc(S(HALTED), 0, 0, 0, 1, 0, 0, S(IDLE));
+  /* Inherited by a forked child: disowned, then as IDLE. */
+  lc(S(INHERITED_ON), 0, 0, 0, 0, 1, A(DISOWN) | A(START), S(RUNNING));
+  lc(S(INHERITED_ON), 0, 0, 0, 0, 0, A(DISOWN), S(IDLE));
+  lc(S(INHERITED_ON), 0, 0, 0, 1, 1, A(DISOWN) | A(START), S(RUNNING));
+  lc(S(INHERITED_OFF), 0, 0, 0, 0, 1, A(DISOWN) | A(START), S(RUNNING));
+  lc(S(INHERITED_OFF), 0, 0, 0, 0, 0, A(DISOWN), S(IDLE));
+  lc(S(INHERITED_OFF), 0, 0, 0, 1, 0, A(DISOWN), S(IDLE));
+}
+END_TEST
+
+/* The exit: every live state finishes; FINISHING and DONE are left. */
+START_TEST(lifecycle_exit)
+{
+  enum ljm_vm_state st;
+  int closing;
+  for (st = S(IDLE); st <= S(DONE); st++)
+    for (closing = 0; closing <= 1; closing++) {
+      int over = st == S(FINISHING) || st == S(DONE);
+      lc(st, closing, 1, 0, 1, 1, over ? A(IGNORE) : A(FINISH),
+	 over ? st : S(DONE));
+      lc(st, closing, 1, 1, 0, 0, over ? A(IGNORE) : A(FINISH),
+	 over ? st : S(DONE));
+      /* Exit processing over and no request: touch nothing. */
+      lc(st, closing, 0, 1, 1, 1, A(IGNORE), st);
+    }
+  /* Never act again once finished, whatever happens. */
+  lc(S(DONE), 0, 0, 0, 1, 1, A(IGNORE), S(DONE));
+  lc(S(FINISHING), 0, 0, 0, 0, 1, A(IGNORE), S(FINISHING));
+}
+END_TEST
+
+/* lua_close: the stream ends for good, without looking at signals; a
+** forked child's copy first becomes the child's own. */
+START_TEST(lifecycle_close)
+{
+  lc(S(RUNNING), 1, 0, 0, 0, 1, A(END), S(DONE));
+  lc(S(RUNNING), 1, 0, 0, 1, 0, A(END), S(DONE));
+  lc(S(CAPPED), 1, 0, 0, 0, 1, A(END), S(DONE));
+  lc(S(BROKEN), 1, 0, 0, 0, 1, A(END), S(DONE));
+  lc(S(IDLE), 1, 0, 0, 0, 1, 0, S(DONE));
+  lc(S(HALTED), 1, 0, 0, 1, 1, 0, S(DONE));
+  lc(S(INHERITED_ON), 1, 0, 0, 0, 1, A(DISOWN) | A(START) | A(END), S(DONE));
+  lc(S(INHERITED_ON), 1, 0, 0, 0, 0, A(DISOWN), S(DONE));
+  lc(S(INHERITED_OFF), 1, 0, 0, 0, 1, A(DISOWN) | A(START) | A(END), S(DONE));
+  lc(S(INHERITED_OFF), 1, 0, 0, 0, 0, A(DISOWN), S(DONE));
+}
+END_TEST
+
+/* Failures, fork, and the small questions. */
+START_TEST(lifecycle_helpers)
+{
+  struct ljm_lc_out stop = { A(STOP), S(IDLE) };
+  struct ljm_lc_out restart = { A(RESTART), S(RUNNING) };
+  struct ljm_lc_out start = { A(START), S(RUNNING) };
+  struct ljm_lc_out end = { A(END), S(DONE) };
+  enum ljm_vm_state st;
+  ck_assert_int_eq(ljm_lc_failed(&stop, A(STOP)), S(HALTED));
+  ck_assert_int_eq(ljm_lc_failed(&restart, A(STOP)), S(IDLE));
+  ck_assert_int_eq(ljm_lc_failed(&restart, A(START)), S(HALTED));
+  ck_assert_int_eq(ljm_lc_failed(&start, A(START)), S(HALTED));
+  ck_assert_int_eq(ljm_lc_failed(&end, A(END)), S(DONE));
+  ck_assert_int_eq(ljm_lc_forked(S(RUNNING)), S(INHERITED_ON));
+  ck_assert_int_eq(ljm_lc_forked(S(CAPPED)), S(INHERITED_ON));
+  ck_assert_int_eq(ljm_lc_forked(S(BROKEN)), S(INHERITED_ON));
+  ck_assert_int_eq(ljm_lc_forked(S(INHERITED_ON)), S(INHERITED_ON));
+  ck_assert_int_eq(ljm_lc_forked(S(IDLE)), S(INHERITED_OFF));
+  ck_assert_int_eq(ljm_lc_forked(S(HALTED)), S(INHERITED_OFF));
+  ck_assert_int_eq(ljm_lc_forked(S(INHERITED_OFF)), S(INHERITED_OFF));
+  ck_assert_int_eq(ljm_lc_forked(S(FINISHING)), S(FINISHING));
+  ck_assert_int_eq(ljm_lc_forked(S(DONE)), S(DONE));
+  for (st = S(IDLE); st <= S(DONE); st++) {
+    int on = st == S(RUNNING) || st == S(CAPPED) || st == S(BROKEN) ||
+	     st == S(INHERITED_ON);
+    ck_assert_int_eq(ljm_lc_attached(st), on);
+    ck_assert_int_eq(ljm_lc_writing(st), st == S(RUNNING) || st == S(CAPPED));
+    ck_assert_int_eq(ljm_lc_waits(st, 1), st == S(IDLE) || st == S(HALTED));
+    ck_assert_int_eq(ljm_lc_waits(st, 0), 0);
+    ck_assert_str_ne(ljm_lc_name(st), "?");
+  }
+  ck_assert_str_eq(ljm_lc_name((enum ljm_vm_state)99), "?");
+}
+END_TEST
+
+/* Whatever the inputs, a decision is one of the documented shapes. */
+START_TEST(lifecycle_total)
+{
+  enum ljm_vm_state st;
+  unsigned bits;
+  for (st = S(IDLE); st <= S(DONE); st++)
+    for (bits = 0; bits < 32; bits++) {
+      struct ljm_lc_in in = { st, bits & 1, (bits >> 1) & 1, (bits >> 2) & 1,
+			      (bits >> 3) & 1, (bits >> 4) & 1 };
+      struct ljm_lc_out o = ljm_lc_decide(&in);
+      if (o.act & (A(IGNORE) | A(FINISH)))
+	ck_assert_msg((o.act & ~(A(IGNORE) | A(FINISH))) == 0, "mixed");
+      if (o.act & A(IGNORE))
+	ck_assert_int_eq(o.next, st);
+      if (in.closing && !(o.act & A(IGNORE)))
+	ck_assert_int_eq(o.next, S(DONE));
+      if (!in.closing)
+	ck_assert(!(o.act & A(END)));
+      if (o.act & A(START))
+	ck_assert(in.want);
+      if (o.act & A(DISOWN))
+	ck_assert(st == S(INHERITED_ON) || st == S(INHERITED_OFF));
+      ck_assert_msg((o.next != S(INHERITED_ON) &&
+		     o.next != S(INHERITED_OFF) && o.next != S(FINISHING)) ||
+		    (o.act & A(IGNORE)),
+		    "%s: to %s", ljm_lc_name(st), ljm_lc_name(o.next));
+    }
+}
+END_TEST
+
 /* -- Main ------------------------------------------------------------------- */
 
 static Suite *suite(void)
@@ -612,10 +847,19 @@ static Suite *suite(void)
   tcase_add_test(tc, writer_not_stdout);
   tcase_add_test(tc, manifest);
   suite_add_tcase(s, tc);
+  tc = tcase_create("lifecycle");
+  tcase_add_test(tc, lifecycle_safe_points);
+  tcase_add_test(tc, lifecycle_exit);
+  tcase_add_test(tc, lifecycle_close);
+  tcase_add_test(tc, lifecycle_helpers);
+  tcase_add_test(tc, lifecycle_total);
+  suite_add_tcase(s, tc);
   tc = tcase_create("misc");
   tcase_add_test(tc, elf);
   tcase_add_test(tc, policy);
   tcase_add_test(tc, messages);
+  tcase_add_test(tc, messages_repeat);
+  tcase_add_test(tc, signal_deliverable);
   suite_add_tcase(s, tc);
   return s;
 }
