@@ -4,7 +4,7 @@
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 **
 ** While profiling, the VM's allocator is wrapped: g->allocf points to
-** memprof_alloc and g->allocd to the profiler state, which g->memprof
+** mp_allocf and g->allocd to the profiler state, which g->memprof
 ** (a field added by a patch) also points to: the state hangs off the VM,
 ** no global, no lock, one profiler per VM. A host may set an allocator
 ** of its own over the wrapper while profiling; g->memprof still finds the
@@ -103,7 +103,7 @@ typedef struct MemProf {
   unsigned long long adds;	/* dlpi_adds at the last walk of the objects. */
 } MemProf;
 
-static void *memprof_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
+static void *mp_allocf(void *ud, void *ptr, size_t osize, size_t nsize);
 
 /* The safe-point flag of a profiler without one: never changes. */
 static const volatile sig_atomic_t mp_nopoll = 0;
@@ -112,16 +112,16 @@ static const volatile sig_atomic_t mp_nopoll = 0;
 ** The running profiler of a VM, or NULL. g->memprof is the newest state;
 ** a stopped one stays as a pass-through until the VM is gone (see mp_stop).
 */
-static LJ_AINLINE MemProf *memprof_get(global_State *g)
+static LJ_AINLINE MemProf *mp_get(global_State *g)
 {
   MemProf *mp = (MemProf *)g->memprof;
   return mp != NULL && mp->active ? mp : NULL;
 }
 
 /* Is the profiler's wrapper the VM's allocator (not buried by the host's)? */
-static LJ_AINLINE int memprof_ontop(global_State *g, MemProf *mp)
+static LJ_AINLINE int mp_ontop(global_State *g, MemProf *mp)
 {
-  return g->allocf == memprof_alloc && g->allocd == (void *)mp;
+  return g->allocf == mp_allocf && g->allocd == (void *)mp;
 }
 
 /* -- Output buffer ------------------------------------------------------- */
@@ -162,7 +162,7 @@ static void mp_flush(MemProf *mp)
     int e = mp->writer(mp->ctx, mp->buf, n);
     if (e) {
       mp->err = e > 0 ? e : EIO;
-      mp->lim = NULL;  /* Halted: memprof_alloc checks pos > lim only. */
+      mp->lim = NULL;  /* Halted: mp_allocf checks pos > lim only. */
     }
   }
 }
@@ -557,14 +557,14 @@ static LJ_NOINLINE void *mp_poll(MemProf *mp, void *ptr, size_t osize,
 				 size_t nsize)
 {
   global_State *g = mp->g;
-  int ontop = memprof_ontop(g, mp);
+  int ontop = mp_ontop(g, mp);
   mp->pollseen = *mp->pollflag;
   mp->poll(mainthread(g), mp->ctx);
   /* On top, mp may be retired now: go through whatever allocator the VM
   ** has. Buried, the host's allocator above it already runs this call. */
   if (ontop)
     return g->allocf(g->allocd, ptr, osize, nsize);
-  return memprof_alloc(mp, ptr, osize, nsize);
+  return mp_allocf(mp, ptr, osize, nsize);
 }
 
 /*
@@ -582,7 +582,7 @@ static LJ_NOINLINE void *mp_poll(MemProf *mp, void *ptr, size_t osize,
 ** collector and other internal states: nothing); Lua and C code go
 ** through mp_event.
 */
-static LJ_AINLINE void *mp_alloc(MemProf *mp, void *ptr, size_t osize,
+static LJ_AINLINE void *mp_record(MemProf *mp, void *ptr, size_t osize,
 				 size_t nsize)
 {
   void *nptr;
@@ -626,14 +626,14 @@ static LJ_AINLINE void *mp_alloc(MemProf *mp, void *ptr, size_t osize,
 ** sealing thread's membarrier orders the pair (an asymmetric Dekker), so
 ** the allocation path pays no fence.
 */
-static void *memprof_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+static void *mp_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
 {
   MemProf *mp = (MemProf *)ud;
   void *nptr;
   mp->busy++;
   mp_compiler_barrier();
   if (LJ_LIKELY(!mp->sealed))
-    nptr = mp_alloc(mp, ptr, osize, nsize);
+    nptr = mp_record(mp, ptr, osize, nsize);
   else
     nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
   mp_compiler_barrier();
@@ -661,7 +661,7 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   global_State *g = G(L);
   MemProf *mp;
   size_t sz;
-  if (opt == NULL || opt->writer == NULL || memprof_get(g) != NULL ||
+  if (opt == NULL || opt->writer == NULL || mp_get(g) != NULL ||
       (opt->poll_flag != NULL && opt->poll == NULL))
     return LJMPROF_ERRUSE;
   sz = opt->bufsize ? opt->bufsize : LJMPROF_BUFSIZE_DEFAULT;
@@ -701,7 +701,7 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   mp->active = 1;
   mp->older = (MemProf *)g->memprof;
   g->allocd = mp;
-  g->allocf = memprof_alloc;
+  g->allocf = mp_allocf;
   g->memprof = mp;
   return LJMPROF_OK;
 }
@@ -710,7 +710,7 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
 ** Stop the profiler. release: only one started with it (NULL: any).
 **
 ** The state itself is not freed before the VM is (lj_memprof_free): the
-** pair (memprof_alloc, mp) may still be called, by a host's allocator set
+** pair (mp_allocf, mp) may still be called, by a host's allocator set
 ** over it while profiling, or by a C module that took it from
 ** lua_getallocf, as the VM's own allocator stays valid for the VM's life.
 ** It becomes a pass-through to the allocator it wrapped.
@@ -719,7 +719,7 @@ static int mp_stop(lua_State *L, int write, int any,
 		   lj_memprof_release release)
 {
   global_State *g = G(L);
-  MemProf *mp = memprof_get(g);
+  MemProf *mp = mp_get(g);
   int e;
   if (mp == NULL || (!any && mp->release != release))
     return LJMPROF_ERRUSE;
@@ -728,7 +728,7 @@ static int mp_stop(lua_State *L, int write, int any,
   if (mp->sealed) {
     /* Ended by another thread as the process goes, which may still be
     ** writing the buffer: touch nothing, free nothing. */
-    if (memprof_ontop(g, mp)) {
+    if (mp_ontop(g, mp)) {
       g->allocf = mp->allocf;
       g->allocd = mp->allocd;
     }
@@ -742,7 +742,7 @@ static int mp_stop(lua_State *L, int write, int any,
     mp_flush(mp);
   }
   e = write ? mp->err : 0;
-  if (memprof_ontop(g, mp)) {
+  if (mp_ontop(g, mp)) {
     g->allocf = mp->allocf;
     g->allocd = mp->allocd;
   }
@@ -791,13 +791,13 @@ void lj_memprof_newstate(lua_State *L)
 void lj_memprof_close(lua_State *L)
 {
   if (ljmprof_hook_close) ljmprof_hook_close(L);
-  if (memprof_get(G(L)) != NULL)
+  if (mp_get(G(L)) != NULL)
     mp_stop(L, 1, 1, NULL);  /* Complete the stream before the VM goes. */
 }
 
 void lj_memprof_addproto(global_State *g, GCproto *pt)
 {
-  MemProf *mp = memprof_get(g);
+  MemProf *mp = mp_get(g);
   if (mp != NULL) {
     mp->busy++;
     mp_compiler_barrier();
@@ -811,7 +811,7 @@ void lj_memprof_addproto(global_State *g, GCproto *pt)
 #if LJ_HASJIT
 void lj_memprof_addtrace(global_State *g, struct GCtrace *T)
 {
-  MemProf *mp = memprof_get(g);
+  MemProf *mp = mp_get(g);
   if (mp != NULL) {
     mp->busy++;
     mp_compiler_barrier();
@@ -861,7 +861,7 @@ static int mp_membarrier(void)
 
 LUA_API int ljmprof_seal(lua_State *L)
 {
-  MemProf *mp = memprof_get(G(L));
+  MemProf *mp = mp_get(G(L));
   int saved = errno;
   if (mp == NULL) return LJMPROF_ERRUSE;
   if (!mp->sealed) {
@@ -895,12 +895,12 @@ LUA_API int ljmprof_seal(lua_State *L)
 
 LUA_API int ljmprof_running(lua_State *L)
 {
-  return memprof_get(G(L)) != NULL;
+  return mp_get(G(L)) != NULL;
 }
 
 LUA_API int ljmprof_flush(lua_State *L)
 {
-  MemProf *mp = memprof_get(G(L));
+  MemProf *mp = mp_get(G(L));
   if (mp == NULL) return LJMPROF_ERRUSE;
   if (!mp->err) mp_flush(mp);
   if (mp->err) {
