@@ -32,4 +32,5 @@ endif
 include $(srcdir)/tests/build/local.mk
 include $(srcdir)/tests/profiler/local.mk
 include $(srcdir)/tests/shim/local.mk
+include $(srcdir)/tests/suite/local.mk
 EXTRA_DIST += tests/run-installed
