@@ -16,7 +16,23 @@ AM_TESTS_ENVIRONMENT = \
 	SYSTEM_LUAJIT_LIB='$(SYSTEM_LUAJIT_LIB)'; export SYSTEM_LUAJIT_LIB; \
 	LUAJIT_FLAVOUR='$(LUAJIT_FLAVOUR)'; export LUAJIT_FLAVOUR; \
 	LUAJIT_SRC='$(LUAJIT_SRC)'; export LUAJIT_SRC; \
+	LJMPROF_FUZZ_SECONDS='$(LJMPROF_FUZZ_SECONDS)'; export LJMPROF_FUZZ_SECONDS; \
 	unset LJMPROF_OUT LJMPROF_VERBOSE LJMPROF_SIGNAL LD_PRELOAD;
+
+# make check fuzzes the parser briefly; make fuzz for as long as it takes
+# to find something (600 s, or LJMPROF_FUZZ_SECONDS from the command line
+# or the environment).
+LJMPROF_FUZZ_SECONDS ?= 10
+FUZZ_LONG_SECONDS = $(if $(filter file,$(origin LJMPROF_FUZZ_SECONDS)),600,$(LJMPROF_FUZZ_SECONDS))
+if HAVE_LIBFUZZER
+fuzz: tests/fuzz/fuzz_parse
+	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
+	LJMPROF_FUZZ_SECONDS='$(FUZZ_LONG_SECONDS)' $(SHELL) $(srcdir)/tests/fuzz/run-fuzz
+else
+fuzz:
+	@echo "make fuzz: no clang with libFuzzer (apt-get install clang libclang-rt-14-dev, then configure again)" >&2; exit 1
+endif
+.PHONY: fuzz
 
 # Shared by the shell tests.
 EXTRA_DIST += tests/lib.sh
