@@ -37,6 +37,30 @@ endif
 # Shared by the shell tests.
 EXTRA_DIST += tests/lib.sh
 
+# The sanitizer build. Every test runs through tests/sanitized, which
+# fails it on any ASan report from any process; lib.sh fails a test whose
+# captured output holds a UBSan report. The tests preload the ASan runtime
+# before the shim into programs not built with ASan
+# ($$LJMPROF_SAN_PRELOAD, see lib.sh). Check's timeouts are ten times
+# longer: everything runs two to ten times slower.
+# UBSan findings in LuaJIT's own code are suppressed by function in
+# tests/ubsan.supp, which says why for each; halt_on_error makes any
+# other fatal (exit status 97). Stack traces by frame pointers: the
+# default unwinder aborts on JIT-compiled frames. No leak check: hosts
+# such as neovim and wrk never close their VMs, and a VM still open at
+# exit is the shim's design, not a leak.
+EXTRA_DIST += tests/sanitized tests/ubsan.supp
+if SANITIZERS
+LOG_COMPILER = $(SHELL) $(srcdir)/tests/sanitized
+TEST_LOG_COMPILER = $(SHELL) $(srcdir)/tests/sanitized
+AM_TESTS_ENVIRONMENT += \
+	LJMPROF_SAN_PRELOAD='$(SAN_PRELOAD)'; export LJMPROF_SAN_PRELOAD; \
+	CK_TIMEOUT_MULTIPLIER=10; export CK_TIMEOUT_MULTIPLIER; \
+	ASAN_OPTIONS='detect_leaks=0:fast_unwind_on_fatal=1'; export ASAN_OPTIONS; \
+	UBSAN_OPTIONS='suppressions=$(abs_top_srcdir)/tests/ubsan.supp:halt_on_error=1:exitcode=97:print_stacktrace=1:fast_unwind_on_fatal=1'; \
+	export UBSAN_OPTIONS;
+endif
+
 # A C host built against the system's LuaJIT (the way real hosts are).
 if HAVE_SYSLUAJIT
 check_PROGRAMS += tests/hosts/lhost
