@@ -1,9 +1,10 @@
 #!/bin/sh
 # setup.sh: from a fresh clone to a profiled demo, in one command.
 #
-# Installs the build dependencies (Debian; as root, or through sudo),
-# fetches the distribution's LuaJIT source, configures and builds in
-# ./build, then profiles the bundled demo and prints its report.
+# Installs the build dependencies and the programs the tests run (Debian;
+# as root, or through sudo), fetches the distribution's LuaJIT source,
+# configures and builds in ./build, then profiles the bundled demo and
+# prints its report.
 # Run it again at any time: each step does nothing when already done.
 #
 # Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
@@ -13,30 +14,50 @@ cd "$(dirname "$0")"
 top=$(pwd)
 
 deps="build-essential autoconf automake pkg-config check dpkg-dev patch
-binutils libluajit-5.1-dev luajit lua-cjson pdns-recursor dnsdist bind9-dnsutils"
+binutils libluajit-5.1-dev luajit"
+# What make check runs besides: real hosts that embed the system LuaJIT
+# (neovim, sysbench, wrk, python3-lupa, and lua-cjson for Lua code that
+# loads a C module), clang with libFuzzer's runtime for the fuzzer,
+# valgrind, g++ for the C++ module of LuaJIT's own test suite. Installed
+# after LuaJIT, so that the hosts' "libluajit-5.1-2 | libluajit2-5.1-2"
+# is already met by the flavour in place: nothing here may replace it.
+# pdns-recursor and dnsdist are servers the tests stop the way a service
+# manager does (bind9-dnsutils: dig, to query them on loopback).
+# (nginx's Lua module needs OpenResty's flavour: its test skips.)
+testdeps="neovim sysbench wrk python3-lupa lua-cjson clang libclang-rt-14-dev
+valgrind g++ pdns-recursor dnsdist bind9-dnsutils"
 
-missing=
-if command -v dpkg-query >/dev/null; then
-	for p in $deps; do
+# missing PACKAGES: those not installed.
+missing() {
+	command -v dpkg-query >/dev/null || return 0
+	for p in "$@"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-			missing="$missing $p"
+			printf ' %s' "$p"
 	done
-fi
-if [ -n "$missing" ]; then
-	echo "setup: installing$missing"
+}
+# install PACKAGES: apt-get install, as root or through sudo.
+install() {
+	echo "setup: installing $*"
 	if [ "$(id -u)" = 0 ]; then
 		sudo=
 	elif command -v sudo >/dev/null; then
 		sudo=sudo
 	else
-		echo "setup: please install as root:$missing" >&2
+		echo "setup: please install as root: $*" >&2
 		exit 1
 	fi
-	$sudo apt-get update -q
-	# The LuaJIT flavour already installed stays: libluajit-5.1-dev is only
-	# asked for when no LuaJIT development files are there.
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q $missing
-fi
+	[ -n "${updated:-}" ] || { $sudo apt-get update -q; updated=yes; }
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "$@"
+}
+
+# The LuaJIT flavour already installed stays: libluajit-5.1-dev is only
+# asked for when no LuaJIT development files are there.
+# shellcheck disable=SC2086
+m=$(missing $deps)
+[ -z "$m" ] || install $m
+# shellcheck disable=SC2086
+m=$(missing $testdeps)
+[ -z "$m" ] || install $m
 
 tools/get-luajit-source
 [ -x configure ] || autoreconf -fi

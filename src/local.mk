@@ -29,9 +29,25 @@ $(LJ_TREE)/.built: $(LJ_TREE)/.prepared $(srcdir)/src/local.mk
 	$(AM_V_at)$(MAKE) -C $(LJ_TREE) clean $(LJ_MAKE_Q) >/dev/null
 	$(AM_V_at)$(MAKE) -C $(LJ_TREE) amalg \
 	  PREFIX=/usr MULTILIB=$(LUAJIT_MULTILIB) \
-	  XCFLAGS='-DLJMPROF_VERSION=\"$(PACKAGE_VERSION)\"' $(LJ_MAKE_Q)
+	  XCFLAGS='-DLJMPROF_VERSION=\"$(PACKAGE_VERSION)\" $(LJ_SAN_XCFLAGS)' \
+	  $(LJ_SAN_MAKEFLAGS) $(LJ_MAKE_Q)
 	$(AM_V_at)ls $(LJ_TREE)/src/*_dyn.o >$(LJ_TREE)/.dynobjs
 	$(AM_V_at)touch $@
+
+# configure --enable-sanitizers: the VM with ASan and UBSan too, with
+# debug information and unstripped, so that reports and the suppressions
+# (by function) see LuaJIT's function names. LUAJIT_USE_SYSMALLOC: VM
+# memory comes from malloc, where ASan checks every block's bounds and
+# lifetime; LuaJIT's own allocator carves blocks out of mmap'ed chunks
+# that ASan knows nothing of. -O1: the amalgamation with ASan at -O2
+# takes minutes to compile, twice. The build's own helpers (minilua,
+# buildvm) are left unsanitized: they are not part of the VM.
+if SANITIZERS
+LJ_SAN_XCFLAGS = -DLUAJIT_USE_SYSMALLOC $(SAN_FLAGS)
+LJ_SAN_MAKEFLAGS = CCDEBUG=-g CCOPT='-O1 -fno-omit-frame-pointer' \
+	TARGET_STRIP=: LDFLAGS='$(SAN_FLAGS)' \
+	HOST_XCFLAGS='-I. -fno-sanitize=all' HOST_XLDFLAGS=-fno-sanitize=all
+endif
 
 # Made by LuaJIT's make above; the empty recipe keeps make's own
 # implicit rules away from them.

@@ -16,10 +16,50 @@ AM_TESTS_ENVIRONMENT = \
 	SYSTEM_LUAJIT_LIB='$(SYSTEM_LUAJIT_LIB)'; export SYSTEM_LUAJIT_LIB; \
 	LUAJIT_FLAVOUR='$(LUAJIT_FLAVOUR)'; export LUAJIT_FLAVOUR; \
 	LUAJIT_SRC='$(LUAJIT_SRC)'; export LUAJIT_SRC; \
+	LJMPROF_FUZZ_SECONDS='$(LJMPROF_FUZZ_SECONDS)'; export LJMPROF_FUZZ_SECONDS; \
 	unset LJMPROF_OUT LJMPROF_VERBOSE LJMPROF_SIGNAL LD_PRELOAD;
+
+# make check fuzzes the parser briefly; make fuzz for as long as it takes
+# to find something (600 s, or LJMPROF_FUZZ_SECONDS from the command line
+# or the environment).
+LJMPROF_FUZZ_SECONDS ?= 10
+FUZZ_LONG_SECONDS = $(if $(filter file,$(origin LJMPROF_FUZZ_SECONDS)),600,$(LJMPROF_FUZZ_SECONDS))
+if HAVE_LIBFUZZER
+fuzz: tests/fuzz/fuzz_parse
+	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
+	LJMPROF_FUZZ_SECONDS='$(FUZZ_LONG_SECONDS)' $(SHELL) $(srcdir)/tests/fuzz/run-fuzz
+else
+fuzz:
+	@echo "make fuzz: no clang with libFuzzer (apt-get install clang libclang-rt-14-dev, then configure again)" >&2; exit 1
+endif
+.PHONY: fuzz
 
 # Shared by the shell tests.
 EXTRA_DIST += tests/lib.sh
+
+# The sanitizer build. Every test runs through tests/sanitized, which
+# fails it on any ASan report from any process; lib.sh fails a test whose
+# captured output holds a UBSan report. The tests preload the ASan runtime
+# before the shim into programs not built with ASan
+# ($$LJMPROF_SAN_PRELOAD, see lib.sh). Check's timeouts are ten times
+# longer: everything runs two to ten times slower.
+# UBSan findings in LuaJIT's own code are suppressed by function in
+# tests/ubsan.supp, which says why for each; halt_on_error makes any
+# other fatal (exit status 97). Stack traces by frame pointers: the
+# default unwinder aborts on JIT-compiled frames. No leak check: hosts
+# such as neovim and wrk never close their VMs, and a VM still open at
+# exit is the shim's design, not a leak.
+EXTRA_DIST += tests/sanitized tests/ubsan.supp
+if SANITIZERS
+LOG_COMPILER = $(SHELL) $(srcdir)/tests/sanitized
+TEST_LOG_COMPILER = $(SHELL) $(srcdir)/tests/sanitized
+AM_TESTS_ENVIRONMENT += \
+	LJMPROF_SAN_PRELOAD='$(SAN_PRELOAD)'; export LJMPROF_SAN_PRELOAD; \
+	CK_TIMEOUT_MULTIPLIER=10; export CK_TIMEOUT_MULTIPLIER; \
+	ASAN_OPTIONS='detect_leaks=0:fast_unwind_on_fatal=1'; export ASAN_OPTIONS; \
+	UBSAN_OPTIONS='suppressions=$(abs_top_srcdir)/tests/ubsan.supp:halt_on_error=1:exitcode=97:print_stacktrace=1:fast_unwind_on_fatal=1'; \
+	export UBSAN_OPTIONS;
+endif
 
 # A C host built against the system's LuaJIT (the way real hosts are).
 if HAVE_SYSLUAJIT
@@ -32,4 +72,5 @@ endif
 include $(srcdir)/tests/build/local.mk
 include $(srcdir)/tests/profiler/local.mk
 include $(srcdir)/tests/shim/local.mk
+include $(srcdir)/tests/suite/local.mk
 EXTRA_DIST += tests/run-installed

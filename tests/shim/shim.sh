@@ -38,10 +38,10 @@ under() {
 				i=$((i + 1))
 			done
 			shift $n
-			exec env LD_PRELOAD="$LJMPROF_SHIM" $LJMPROF_TEST_WRAPPER "$@"
+			exec env LD_PRELOAD="$shim_preload" $LJMPROF_TEST_WRAPPER "$@"
 		) >"$scratch/out" 2>"$scratch/err"
 	else
-		env LD_PRELOAD="$LJMPROF_SHIM" "$@" >"$scratch/out" 2>"$scratch/err"
+		env LD_PRELOAD="$shim_preload" "$@" >"$scratch/out" 2>"$scratch/err"
 	fi
 	status=$?
 	if [ "$flavour_mismatch" = yes ]; then
