@@ -49,10 +49,11 @@ tools_libmpreport_a_CFLAGS = $(MP_CFLAGS)
 tools_libmpreport_a_SOURCES = \
 	tools/report/mp_names.c tools/report/mp_names.h \
 	tools/report/mp_order.c tools/report/mp_order.h \
-	tools/report/mp_report.h \
+	tools/report/mp_report.h tools/report/mp_formats.c \
 	tools/report/mp_report_text.c \
 	tools/report/mp_report_json.c \
-	tools/report/mp_report_folded.c
+	tools/report/mp_report_folded.c \
+	tools/report/mp_report_stat.c
 
 # The layers, highest first, as a linker wants them.
 MP_LIBS = tools/libmpreport.a tools/libmpprofile.a tools/libmpstream.a

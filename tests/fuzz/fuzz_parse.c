@@ -1,6 +1,6 @@
 /*
 ** libFuzzer target for the parsing core: any bytes go through the reader,
-** the aggregator and every report format. Success is not crashing, not
+** the aggregator and every report format of the table (mp_formats). Success is not crashing, not
 ** tripping ASan/UBSan, and not allocating in proportion to claimed (as
 ** opposed to present) sizes.
 **
@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mp_profile.h"
 #include "mp_reader.h"
@@ -46,19 +47,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   truncated = st == MP_TRUNCATED;
   mp_profile_end_file(&p, truncated);
   if (st != MP_ERROR && sink) {
+    size_t i;
     in.files = files;
     in.nfiles = 1;
     in.truncated = &truncated;
     in.events_read = &events;
-    o.top = size & 1 ? 0 : 3;
-    mp_report_text(sink, &p, &o);
-    o.leak_only = 1;
-    o.human = 1;
-    mp_report_text(sink, &p, &o);
-    mp_report_json(sink, &p, &o, &in);
-    o.value = (enum mp_value)(events % 3);
-    mp_report_folded(sink, &p, &o);
-    mp_report_stat(sink, &p, &o, &in);
+    /* Every format of the table, with the options it takes; stat too. */
+    for (i = 0; i < mp_nformats; i++) {
+      const struct mp_format *f = &mp_formats[i];
+      memset(&o, 0, sizeof(o));
+      o.format = f;
+      o.top = size & 1 ? 0 : 3;
+      o.value = (enum mp_value)(events % 3);
+      f->report(sink, &p, &o, &in);
+      if (f->flags & MP_FMT_LEAK_ONLY) {
+	o.leak_only = 1;
+	o.human = 1;
+	f->report(sink, &p, &o, &in);
+      }
+      if (f->stat)
+	f->stat(sink, &p, &o, &in);
+    }
   }
   mp_reader_free(r);
   mp_profile_free(&p);

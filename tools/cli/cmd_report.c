@@ -13,7 +13,7 @@
 #include "mp_load.h"
 #include "mp_report.h"
 
-enum { OPT_VALUE = 256 };
+enum { OPT_VALUE = 256, OPT_LIST_FORMATS };
 
 struct cli {
   int is_stat;
@@ -25,12 +25,15 @@ struct cli {
 
 static void report_help(FILE *out)
 {
+  char formats[256];
   fputs(
 "Usage: ljmprof report [OPTION]... FILE...\n"
 "Print where a LuaJIT program allocated, reallocated and freed memory,\n"
 "from memprof streams (FILE '-' is standard input).\n"
-"\n"
-"  -f, --format=FMT       text (default), json or folded\n"
+"\n", out);
+  fprintf(out, "  -f, --format=FMT       %s\n",
+	  mp_format_list(formats, sizeof(formats), 0, 0, 1));
+  fputs(
 "  -l, --leak-only        text: only the HEAP SUMMARY of memory still held\n"
 "                         at the end, per allocating location\n"
 "  -H, --human-readable   sizes in B, KiB, MiB, GiB\n"
@@ -40,6 +43,7 @@ static void report_help(FILE *out)
 "      --value=WHAT       folded: alloc-bytes (default), alloc-count or\n"
 "                         held-bytes\n"
 "  -m, --merge            one report for all files (always for folded)\n"
+"      --list-formats     the names of the formats, one a line\n"
 "  -h, --help             this text\n"
 "\n"
 "Several files without --merge give one report each (text: after a\n"
@@ -54,13 +58,16 @@ static void report_help(FILE *out)
 
 static void stat_help(FILE *out)
 {
+  char formats[256];
   fputs(
 "Usage: ljmprof stat [OPTION]... FILE...\n"
 "Summarise memprof streams: events by kind, bytes allocated and freed,\n"
 "peak live heap and the event where it was reached, live heap at the end,\n"
 "symbols, and whether the stream is complete.\n"
-"\n"
-"  -f, --format=FMT       text (default) or json\n"
+"\n", out);
+  fprintf(out, "  -f, --format=FMT       %s\n",
+	  mp_format_list(formats, sizeof(formats), 1, 0, 1));
+  fputs(
 "  -H, --human-readable   sizes in B, KiB, MiB, GiB\n"
 "  -m, --merge            one summary for all files\n"
 "  -h, --help             this text\n"
@@ -96,6 +103,36 @@ static int parse_count(const char *s, uint64_t *out)
   return 0;
 }
 
+/*
+** An option that the chosen format does not take: name the formats that
+** take it and, for --leak-only, where each other format has the same.
+*/
+static int option_error(const struct cli *c, const char *opt, unsigned flag)
+{
+  char formats[256];
+  struct mp_buf msg = {0};
+  const char *sep = " (";
+  size_t i;
+  int rc;
+
+  mp_format_list(formats, sizeof(formats), c->is_stat, flag, 0);
+  if (flag == MP_FMT_VALUE) {
+    mp_buf_printf(&msg, "%s only applies to --format=%s", opt, formats);
+  } else {
+    mp_buf_printf(&msg, "%s only applies to the %s format", opt, formats);
+    for (i = 0; i < mp_nformats; i++)
+      if (mp_formats[i].held && !(mp_formats[i].flags & flag)) {
+	mp_buf_printf(&msg, "%s%s", sep, mp_formats[i].held);
+	sep = "; ";
+      }
+    if (*sep == ';')
+      mp_buf_str(&msg, ")");
+  }
+  rc = usage_error(c, msg.data ? msg.data : opt, NULL);
+  mp_buf_free(&msg);
+  return rc;
+}
+
 /* Parse options; returns -1 to go on, or an exit status. */
 static int parse_args(struct cli *c, int argc, char **argv)
 {
@@ -107,6 +144,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
     {"top", required_argument, NULL, 'n'},
     {"value", required_argument, NULL, OPT_VALUE},
     {"merge", no_argument, NULL, 'm'},
+    {"list-formats", no_argument, NULL, OPT_LIST_FORMATS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}
   };
@@ -117,6 +155,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}
   };
+  unsigned flags;
   int opt;
 
   opterr = 0;
@@ -127,15 +166,15 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			    NULL)) != -1) {
     switch (opt) {
     case 'f':
-      if (!strcmp(optarg, "text"))
-	c->ro.format = MP_FORMAT_TEXT;
-      else if (!strcmp(optarg, "json"))
-	c->ro.format = MP_FORMAT_JSON;
-      else if (!strcmp(optarg, "folded") && !c->is_stat)
-	c->ro.format = MP_FORMAT_FOLDED;
-      else
+      if (!(c->ro.format = mp_format_find(optarg, c->is_stat)))
 	return usage_error(c, "unknown format", optarg);
       break;
+    case OPT_LIST_FORMATS: {
+      size_t i;
+      for (i = 0; i < mp_nformats; i++)
+	puts(mp_formats[i].name);
+      return LJMPROF_EXIT_OK;
+    }
     case 'l':
       c->ro.leak_only = 1;
       break;
@@ -188,17 +227,15 @@ static int parse_args(struct cli *c, int argc, char **argv)
   }
   if (optind >= argc)
     return usage_error(c, "no input file", NULL);
-  if (c->value_given && c->ro.format != MP_FORMAT_FOLDED)
-    return usage_error(c, "--value only applies to --format=folded", NULL);
-  if (c->ro.leak_only && c->ro.format != MP_FORMAT_TEXT)
-    return usage_error(c, "--leak-only only applies to the text format "
-		       "(JSON has held bytes; folded has --value=held-bytes)",
-		       NULL);
-  if (c->ro.format == MP_FORMAT_FOLDED) {
+  flags = c->ro.format->flags;
+  if (c->value_given && !(flags & MP_FMT_VALUE))
+    return option_error(c, "--value", MP_FMT_VALUE);
+  if (c->ro.leak_only && !(flags & MP_FMT_LEAK_ONLY))
+    return option_error(c, "--leak-only", MP_FMT_LEAK_ONLY);
+  if (flags & MP_FMT_MERGED)
     c->merge = 1;
-    if (c->group == MP_GROUP_LINE)
-      c->group = MP_GROUP_FRAMES;
-  }
+  if ((flags & MP_FMT_FRAMES) && c->group == MP_GROUP_LINE)
+    c->group = MP_GROUP_FRAMES;
   return -1;
 }
 
@@ -206,10 +243,11 @@ static int parse_args(struct cli *c, int argc, char **argv)
 ** folded stacks no override pairs, only JSON their counts and bytes. */
 static void setup(const struct cli *c, struct mp_profile *p)
 {
+  unsigned flags = c->ro.format->flags;
   p->no_locations = c->is_stat;
   p->no_overrides = c->is_stat || c->ro.leak_only ||
-		    c->ro.format == MP_FORMAT_FOLDED;
-  p->override_values = c->ro.format == MP_FORMAT_JSON;
+		    (flags & MP_FMT_NO_OVERRIDES);
+  p->override_values = !c->is_stat && (flags & MP_FMT_OVERRIDE_VALUES);
 }
 
 /* Print one report over p for files[0..n). */
@@ -218,14 +256,8 @@ static int emit(const struct cli *c, struct mp_profile *p,
 {
   int rc;
   mp_profile_done_reading(p);
-  if (c->is_stat)
-    rc = mp_report_stat(stdout, p, &c->ro, in);
-  else if (c->ro.format == MP_FORMAT_JSON)
-    rc = mp_report_json(stdout, p, &c->ro, in);
-  else if (c->ro.format == MP_FORMAT_FOLDED)
-    rc = mp_report_folded(stdout, p, &c->ro);
-  else
-    rc = mp_report_text(stdout, p, &c->ro);
+  rc = (c->is_stat ? c->ro.format->stat : c->ro.format->report)(stdout, p,
+								 &c->ro, in);
   if (rc < 0) {
     ljmprof_error("out of memory while writing the report");
     return LJMPROF_EXIT_ERROR;
@@ -306,7 +338,7 @@ static void run_each(struct cli *c, struct mp_profile *p, char **files,
     } else {
       truncated[i] = r == MP_LOAD_TRUNCATED;
       o->partial |= truncated[i];
-      if (nfiles > 1 && c->ro.format == MP_FORMAT_TEXT)
+      if (nfiles > 1 && (c->ro.format->flags & MP_FMT_FILE_HEADERS))
 	printf("%s==> %s <==\n", o->reported ? "\n" : "", files[i]);
       o->reported = 1;
       if (emit(c, p, &in) != LJMPROF_EXIT_OK)
@@ -328,7 +360,7 @@ static int run(struct cli *c, int argc, char **argv)
   uint64_t *events;
   struct mp_profile *p;
 
-  c->ro.format = MP_FORMAT_TEXT;
+  c->ro.format = &mp_formats[0];
   c->group = MP_GROUP_LINE;
   if ((status = parse_args(c, argc, argv)) >= 0)
     return status;

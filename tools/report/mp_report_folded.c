@@ -62,8 +62,9 @@ static void frames(struct mp_buf *out, const struct mp_profile *p,
   }
 }
 
-int mp_report_folded(FILE *out, const struct mp_profile *p,
-		     const struct mp_report_opts *o)
+int mp_report_folded(FILE *out, struct mp_profile *p,
+		     const struct mp_report_opts *o,
+		     const struct mp_report_input *in)
 {
   struct mp_aliases al;
   struct mp_order order;
@@ -73,6 +74,7 @@ int mp_report_folded(FILE *out, const struct mp_profile *p,
   uint32_t id;
   int rc = -1;
 
+  (void)in;
   if (mp_aliases_init(&al, &p->strings) < 0)
     return -1;
   if (mp_order_init(&order, p) < 0)

@@ -190,11 +190,13 @@ static void aliases(struct text *t)
 }
 
 int mp_report_text(FILE *out, struct mp_profile *p,
-		   const struct mp_report_opts *o)
+		   const struct mp_report_opts *o,
+		   const struct mp_report_input *in)
 {
   struct text t;
   int rc = -1;
 
+  (void)in;
   memset(&t, 0, sizeof(t));
   t.out = out;
   t.p = p;
