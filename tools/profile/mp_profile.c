@@ -19,6 +19,15 @@
 static void reset_cache(struct mp_profile *p);
 
 _Static_assert(sizeof(struct mp_lrec) == 64, "a location is one cache line");
+_Static_assert(MP_LOC_NKINDS <= 1u << (32 - MP_LREC_AUX_BITS),
+	       "a kind fits the bits above a location's aux index");
+
+const struct mp_loc_kind_info mp_loc_kinds[MP_LOC_NKINDS] = {
+#define MP_LOC_INFO(kind, src, prefix, json, rank, order, named) \
+  [MP_LOC_##kind] = {src, prefix, json, rank, MP_ORDER_##order, named},
+  MP_LOC_KINDS(MP_LOC_INFO)
+#undef MP_LOC_INFO
+};
 _Static_assert(offsetof(struct mp_override, key) == 0, "pairs start with key");
 
 void mp_profile_init(struct mp_profile *p, enum mp_group group)
@@ -323,7 +332,8 @@ static void resolve(struct mp_profile *p, const struct mp_event *ev,
     }
     break;
   }
-  default:
+  case LJM_SRC_INTERNAL:
+  default:	/* The reader delivers no other source. */
     k->kind = MP_LOC_INTERNAL;
     break;
   }
@@ -452,8 +462,7 @@ static int add_symbol(struct mp_profile *p, const struct mp_event *ev)
   ** prototype only changes Lua events at its address: traces are named
   ** when they are defined. */
   p->last_id = 0;
-  invalidate(p, ev->type == MP_EV_SYM_LFUNC ? LJM_SRC_LFUNC :
-		ev->type == MP_EV_SYM_CFUNC ? LJM_SRC_CFUNC : LJM_SRC_TRACE,
+  invalidate(p, mp_symbol_source(mp_event_symbol_kind(ev->type)),
 	     ev->sym_addr);
   if (!ev->in_symtab)
     p->file.n_sym_events++;
@@ -773,7 +782,7 @@ int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)
 {
   int64_t id;
 
-  if (ev->type >= MP_EV_SYM_LFUNC) {
+  if (mp_event_is_symbol(ev->type)) {
     if (add_symbol(p, ev) < 0)
       goto oom;
     return 0;
@@ -830,11 +839,11 @@ static int run_chunk(struct mp_profile *p, const struct mp_event *evs, int k)
   int i, n = 0;
 
   for (i = 0; i < k; i++)
-    if (evs[i].type < MP_EV_SYM_LFUNC &&
+    if (!mp_event_is_symbol(evs[i].type) &&
 	(ids[i] = prepare_event(p, &evs[i])) < 0)
       goto oom;
   for (i = 0; i < k; i++) {
-    if (evs[i].type >= MP_EV_SYM_LFUNC) {
+    if (mp_event_is_symbol(evs[i].type)) {
       if (mp_profile_event(p, &evs[i]) < 0)
 	goto oom;
       continue;
@@ -858,7 +867,7 @@ int64_t mp_profile_events(struct mp_profile *p, const struct mp_event *evs,
   while (at < count) {
     int k, n;
     for (k = 0; k < BATCH && at + (size_t)k < count; k++) {
-      if (evs[at + (size_t)k].type >= MP_EV_SYM_LFUNC) {
+      if (mp_event_is_symbol(evs[at + (size_t)k].type)) {
 	k++;
 	break;
       }
@@ -890,7 +899,7 @@ enum mp_status mp_profile_read(struct mp_profile *p, struct mp_reader *r,
       st = mp_reader_next(r, &batch[k]);
       if (st != MP_OK)
 	break;
-      if (batch[k].type >= MP_EV_SYM_LFUNC) {
+      if (mp_event_is_symbol(batch[k].type)) {
 	k++;
 	break;
       }

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "lj_memprof_format.h"
 #include "mp_heap.h"
 #include "mp_reader.h"
 #include "mp_strings.h"
@@ -24,16 +25,59 @@ enum mp_group {
   MP_GROUP_FRAMES	/* chunk, linedefined and line: for folded stacks. */
 };
 
+/*
+** The kinds of location, one row each: what the aggregator resolves an
+** event's location to. Naming, ordering, JSON and the reports' frames
+** read the row (mp_loc_kinds) instead of switching on the kind, so a new
+** kind is one row here and, where it needs its own text, one case in
+** mp_names.c.
+**
+** X(kind, source, prefix, JSON kind, rank, order, named): prefix is the
+** start of its display name; rank its place in name order (Lua code, C,
+** traces, the VM's own); order what sorts it within its rank (a string
+** and linedefined, a number, nothing); named: resolved through a symbol
+** of the stream (the others name what was unknown by its address).
+*/
+#define MP_LOC_KINDS(X) \
+  X(INTERNAL, LJM_SRC_INTERNAL, "INTERNAL", "internal", 5, NONE, 0) \
+  X(LUA, LJM_SRC_LFUNC, "", "lua", 0, STRING, 1) \
+  X(LUA_UNKNOWN, LJM_SRC_LFUNC, "LFUNC ", "lua", 1, NONE, 0) \
+  X(C, LJM_SRC_CFUNC, "", "c", 2, STRING, 1) \
+  X(C_UNKNOWN, LJM_SRC_CFUNC, "CFUNC ", "c", 3, NONE, 0) \
+  X(TRACE, LJM_SRC_TRACE, "TRACE [", "trace", 4, NUMBER, 1) \
+  X(TRACE_NOPROTO, LJM_SRC_TRACE, "TRACE [", "trace", 4, NUMBER, 0) \
+  X(TRACE_UNKNOWN, LJM_SRC_TRACE, "TRACE [", "trace", 4, NUMBER, 0)
+
+/* Fields, as in struct mp_loc: LUA: str = chunk, linedefined, line.
+** LUA_UNKNOWN: addr = prototype not in the symbol table, line. C: str =
+** symbol name, addr = symbol address. C_UNKNOWN: addr = C function
+** address. TRACE: addr = trace number, str = chunk, line. TRACE_NOPROTO
+** (prototype unknown): addr, addr2 = prototype, line. TRACE_UNKNOWN:
+** addr = trace number not in the symbol table. */
 enum mp_loc_kind {
-  MP_LOC_INTERNAL,
-  MP_LOC_LUA,		/* str = chunk, linedefined, line. */
-  MP_LOC_LUA_UNKNOWN,	/* addr = prototype not in the symbol table, line. */
-  MP_LOC_C,		/* str = symbol name, addr = symbol address. */
-  MP_LOC_C_UNKNOWN,	/* addr = C function address. */
-  MP_LOC_TRACE,		/* addr = trace number, str = chunk, line. */
-  MP_LOC_TRACE_NOPROTO,	/* Trace whose prototype was unknown: addr2, line. */
-  MP_LOC_TRACE_UNKNOWN	/* addr = trace number not in the symbol table. */
+#define MP_LOC_ENUM(kind, src, prefix, json, rank, order, named) MP_LOC_##kind,
+  MP_LOC_KINDS(MP_LOC_ENUM)
+#undef MP_LOC_ENUM
+  MP_LOC_NKINDS
 };
+
+/* What sorts locations of a kind within its rank. */
+enum mp_loc_order {
+  MP_ORDER_NONE,	/* Only the line, then first seen. */
+  MP_ORDER_STRING,	/* The name in byte order, then linedefined. */
+  MP_ORDER_NUMBER	/* addr (a trace number). */
+};
+
+struct mp_loc_kind_info {
+  unsigned src;		/* LJM_SRC_* of the events it comes from. */
+  const char *prefix;	/* Start of its display name. */
+  const char *json;	/* "kind" in JSON. */
+  uint8_t rank;		/* Place in name order. */
+  uint8_t order;	/* enum mp_loc_order. */
+  uint8_t named;	/* Resolved through a symbol of the stream. */
+};
+
+extern const struct mp_loc_kind_info mp_loc_kinds[MP_LOC_NKINDS];
 
 struct mp_loc {
   /* Identity (the key). */

@@ -39,24 +39,25 @@ static void frames(struct mp_buf *out, const struct mp_profile *p,
     mp_buf_colon_u64(out, l->line);
     break;
   case MP_LOC_LUA_UNKNOWN:
-    mp_buf_str(out, "LFUNC ");
+    mp_buf_str(out, mp_loc_kinds[l->kind].prefix);
     mp_buf_hex(out, l->addr);
     if (p->group == MP_GROUP_FRAMES) {
-      mp_buf_str(out, ";LFUNC ");
-      mp_buf_hex(out, l->addr);
-      mp_buf_colon_u64(out, l->line);
+      mp_buf_add(out, ";", 1);
+      mp_name_location(out, p, al, l, MP_NAME_FRAME);
     }
     break;
-  case MP_LOC_C:
-  case MP_LOC_C_UNKNOWN:
-    mp_buf_str(out, "C;");
-    mp_name_location(out, p, al, l, MP_NAME_FRAME);
-    break;
-  case MP_LOC_INTERNAL:
-    mp_buf_str(out, "INTERNAL");
-    break;
   default:
-    mp_buf_str(out, "JIT;");
+    /* The others are one frame under a root for their source. */
+    switch (mp_loc_kinds[l->kind].src) {
+    case LJM_SRC_CFUNC:
+      mp_buf_str(out, "C;");
+      break;
+    case LJM_SRC_TRACE:
+      mp_buf_str(out, "JIT;");
+      break;
+    default:
+      break;
+    }
     mp_name_location(out, p, al, l, MP_NAME_FRAME);
     break;
   }

@@ -177,16 +177,6 @@ int mp_stat_json(FILE *out, struct mp_profile *p,
   return 0;
 }
 
-static const char *kind_name(uint32_t kind)
-{
-  switch (kind) {
-  case MP_LOC_INTERNAL: return "internal";
-  case MP_LOC_LUA: case MP_LOC_LUA_UNKNOWN: return "lua";
-  case MP_LOC_C: case MP_LOC_C_UNKNOWN: return "c";
-  default: return "trace";
-  }
-}
-
 /* ", <key><v>" for a number. */
 static void json_u64(struct mp_buf *b, const char *key, uint64_t v)
 {
@@ -218,9 +208,8 @@ static void json_location_fields(struct mp_buf *b, const struct mp_profile *p,
   int by_line = p->group == MP_GROUP_LINE || p->group == MP_GROUP_FRAMES;
   int by_func = p->group == MP_GROUP_FUNCTION || p->group == MP_GROUP_FRAMES;
 
-  switch (l->kind) {
-  case MP_LOC_LUA:
-  case MP_LOC_LUA_UNKNOWN:
+  switch (mp_loc_kinds[l->kind].src) {
+  case LJM_SRC_LFUNC:
     mp_buf_str(b, ", \"chunk\": ");
     json_opt_str(b, s);
     if (!s)
@@ -233,22 +222,19 @@ static void json_location_fields(struct mp_buf *b, const struct mp_profile *p,
     if (by_line)
       json_u64(b, ", \"line\": ", l->line);
     break;
-  case MP_LOC_C:
-  case MP_LOC_C_UNKNOWN:
+  case LJM_SRC_CFUNC:
     mp_buf_str(b, ", \"symbol\": ");
     json_opt_str(b, s);
     json_hex(b, ", \"address\": ", l->addr);
     break;
-  case MP_LOC_TRACE:
-  case MP_LOC_TRACE_NOPROTO:
-  case MP_LOC_TRACE_UNKNOWN:
+  case LJM_SRC_TRACE:
     json_u64(b, ", \"trace\": ", l->addr);
     mp_buf_str(b, ", \"chunk\": ");
     json_opt_str(b, s);
     if (l->kind != MP_LOC_TRACE_UNKNOWN)
       json_u64(b, ", \"line\": ", l->line);
     break;
-  default:
+  case LJM_SRC_INTERNAL:
     break;
   }
 }
@@ -336,7 +322,7 @@ int mp_report_json(FILE *out, struct mp_profile *p,
     mp_buf_str(&obj, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
     json_name(&obj, p, &scratch, l);
     mp_buf_str(&obj, ", \"kind\": \"");
-    mp_buf_str(&obj, kind_name(l->kind));
+    mp_buf_str(&obj, mp_loc_kinds[l->kind].json);
     mp_buf_add(&obj, "\"", 1);
     json_location_fields(&obj, p, l);
     json_u64(&obj, ",\n     \"alloc\": {\"count\": ", l->n_alloc);
