@@ -40,6 +40,10 @@ tools_libmpprofile_a_SOURCES = \
 	tools/profile/mp_symtab.c tools/profile/mp_symtab.h \
 	tools/profile/mp_sort.c tools/profile/mp_sort.h \
 	tools/profile/mp_profile.c tools/profile/mp_profile.h \
+	tools/profile/mp_profile_int.h \
+	tools/profile/mp_locs.c tools/profile/mp_resolve.c \
+	tools/profile/mp_symbols.c tools/profile/mp_overrides.c \
+	tools/profile/mp_live.h tools/profile/mp_read.c \
 	tools/profile/mp_pipeline.c
 
 # report/: naming, ordering and the output formats.

@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   static FILE *sink;
-  static struct mp_profile p;	/* Big (location cache): not on the stack. */
+  struct mp_profile *p;
   static const char *const files[] = {"fuzz"};
   struct mp_reader *r;
   struct mp_report_opts o = {0};
@@ -36,16 +36,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sink = fopen("/dev/null", "w");
   /* The last byte picks the grouping, so every naming path is reached. */
   group = size ? (enum mp_group)(data[size - 1] & 3) : MP_GROUP_LINE;
-  mp_profile_init(&p, group);
   /* The byte before picks how override pairs are kept (JSON keeps
   ** counts), so both storage modes are read and merged. */
-  p.override_values = size > 1 && (data[size - 2] & 1);
-  r = mp_reader_new_mem(data, size);
-  if (!r)
+  p = mp_profile_new(group, size > 1 && (data[size - 2] & 1) ?
+			    MP_PROFILE_OVERRIDE_VALUES : 0);
+  if (!p)
     return 0;
-  st = mp_profile_read(&p, r, &events, NULL, NULL);
+  r = mp_reader_new_mem(data, size);
+  if (!r) {
+    mp_profile_delete(p);
+    return 0;
+  }
+  st = mp_profile_read(p, r, &events, NULL, NULL);
   truncated = st == MP_TRUNCATED;
-  mp_profile_end_file(&p, truncated);
+  mp_profile_end_file(p, truncated);
   if (st != MP_ERROR && sink) {
     size_t i;
     in.files = files;
@@ -59,17 +63,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       o.format = f;
       o.top = size & 1 ? 0 : 3;
       o.value = (enum mp_value)(events % 3);
-      f->report(sink, &p, &o, &in);
+      f->report(sink, p, &o, &in);
       if (f->flags & MP_FMT_LEAK_ONLY) {
 	o.leak_only = 1;
 	o.human = 1;
-	f->report(sink, &p, &o, &in);
+	f->report(sink, p, &o, &in);
       }
       if (f->stat)
-	f->stat(sink, &p, &o, &in);
+	f->stat(sink, p, &o, &in);
     }
   }
   mp_reader_free(r);
-  mp_profile_free(&p);
+  mp_profile_delete(p);
   return 0;
 }

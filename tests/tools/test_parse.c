@@ -17,7 +17,7 @@
 #include "mp_heap.h"
 #include "mp_map.h"
 #include "mp_names.h"
-#include "mp_profile.h"
+#include "mp_profile_int.h"
 #include "mp_order.h"
 #include "mp_reader.h"
 #include "mp_sort.h"

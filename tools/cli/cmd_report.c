@@ -239,17 +239,6 @@ static int parse_args(struct cli *c, int argc, char **argv)
   return -1;
 }
 
-/* What the report will need: stat no locations, the leak summary and
-** folded stacks no override pairs, only JSON their counts and bytes. */
-static void setup(const struct cli *c, struct mp_profile *p)
-{
-  unsigned flags = c->ro.format->flags;
-  p->no_locations = c->is_stat;
-  p->no_overrides = c->is_stat || c->ro.leak_only ||
-		    (flags & MP_FMT_NO_OVERRIDES);
-  p->override_values = !c->is_stat && (flags & MP_FMT_OVERRIDE_VALUES);
-}
-
 /* Print one report over p for files[0..n). */
 static int emit(const struct cli *c, struct mp_profile *p,
 		const struct mp_report_input *in)
@@ -285,17 +274,40 @@ static int exit_status(const struct outcome *o)
   return o->partial ? LJMPROF_EXIT_TRUNCATED : LJMPROF_EXIT_OK;
 }
 
+/* A profile that keeps what the report will need: stat no locations,
+** the leak summary and folded stacks no override pairs, only JSON their
+** counts and bytes. NULL (said, and fatal) when out of memory. */
+static struct mp_profile *new_profile(const struct cli *c, struct outcome *o)
+{
+  unsigned flags = c->ro.format->flags, needs = 0;
+  struct mp_profile *p;
+
+  if (c->is_stat)
+    needs = MP_PROFILE_TOTALS_ONLY | MP_PROFILE_NO_OVERRIDES;
+  else if (c->ro.leak_only || (flags & MP_FMT_NO_OVERRIDES))
+    needs = MP_PROFILE_NO_OVERRIDES;
+  else if (flags & MP_FMT_OVERRIDE_VALUES)
+    needs = MP_PROFILE_OVERRIDE_VALUES;
+  p = mp_profile_new(c->group, needs);
+  if (!p) {
+    ljmprof_error("out of memory");
+    o->fatal = 1;
+  }
+  return p;
+}
+
 /* All files in one report; the input list names only those read. */
-static void run_merged(struct cli *c, struct mp_profile *p, char **files,
-		       int nfiles, struct outcome *o, const char **names,
-		       int *truncated, uint64_t *events)
+static void run_merged(struct cli *c, char **files, int nfiles,
+		       struct outcome *o, const char **names, int *truncated,
+		       uint64_t *events)
 {
   struct mp_report_input in = {names, 0, truncated, events};
+  struct mp_profile *p = new_profile(c, o);
   int i;
 
-  mp_profile_init(p, c->group);
-  setup(c, p);
-  for (i = 0; i < nfiles && !p->oom; i++) {
+  if (!p)
+    return;
+  for (i = 0; i < nfiles && !mp_profile_oom(p); i++) {
     size_t k = in.nfiles;
     enum mp_load_result r = mp_load_file(p, files[i], &events[k], 1);
     if (r == MP_LOAD_ERROR) {
@@ -308,33 +320,33 @@ static void run_merged(struct cli *c, struct mp_profile *p, char **files,
     in.nfiles++;
   }
   /* Out of memory leaves the merged counters incomplete: no report. */
-  if (p->oom)
+  if (mp_profile_oom(p))
     o->fatal = 1;
   else if (in.nfiles) {
     if (emit(c, p, &in) != LJMPROF_EXIT_OK)
       o->fatal = 1;
     o->reported = 1;
   }
-  mp_profile_free(p);
+  mp_profile_delete(p);
 }
 
 /* One report per file that could be read. */
-static void run_each(struct cli *c, struct mp_profile *p, char **files,
-		     int nfiles, struct outcome *o, int *truncated,
-		     uint64_t *events)
+static void run_each(struct cli *c, char **files, int nfiles,
+		     struct outcome *o, int *truncated, uint64_t *events)
 {
   int i;
 
   for (i = 0; i < nfiles; i++) {
     struct mp_report_input in = {(const char *const *)&files[i], 1,
 				 &truncated[i], &events[i]};
+    struct mp_profile *p = new_profile(c, o);
     enum mp_load_result r;
-    mp_profile_init(p, c->group);
-    setup(c, p);
+    if (!p)
+      return;
     r = mp_load_file(p, files[i], &events[i], 0);
     if (r == MP_LOAD_ERROR) {
       o->partial = 1;
-      o->fatal |= p->oom;
+      o->fatal |= mp_profile_oom(p);
     } else {
       truncated[i] = r == MP_LOAD_TRUNCATED;
       o->partial |= truncated[i];
@@ -345,7 +357,7 @@ static void run_each(struct cli *c, struct mp_profile *p, char **files,
 	o->fatal = 1;
     }
     fflush(stdout);
-    mp_profile_free(p);
+    mp_profile_delete(p);
   }
 }
 
@@ -358,7 +370,6 @@ static int run(struct cli *c, int argc, char **argv)
   const char **names;
   int *truncated;
   uint64_t *events;
-  struct mp_profile *p;
 
   c->ro.format = &mp_formats[0];
   c->group = MP_GROUP_LINE;
@@ -369,21 +380,19 @@ static int run(struct cli *c, int argc, char **argv)
   names = calloc((size_t)nfiles, sizeof(*names));
   truncated = calloc((size_t)nfiles, sizeof(*truncated));
   events = calloc((size_t)nfiles, sizeof(*events));
-  p = malloc(sizeof(*p));
-  if (!names || !truncated || !events || !p) {
+  if (!names || !truncated || !events) {
     ljmprof_error("out of memory");
     free(names);
     free(truncated);
     free(events);
-    free(p);
     return LJMPROF_EXIT_ERROR;
   }
   setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 
   if (c->merge)
-    run_merged(c, p, files, nfiles, &o, names, truncated, events);
+    run_merged(c, files, nfiles, &o, names, truncated, events);
   else
-    run_each(c, p, files, nfiles, &o, truncated, events);
+    run_each(c, files, nfiles, &o, truncated, events);
   status = exit_status(&o);
   if (fflush(stdout) != 0 || ferror(stdout)) {
     ljmprof_error("error writing the report: %s", strerror(errno));
@@ -392,7 +401,6 @@ static int run(struct cli *c, int argc, char **argv)
   free(names);
   free(truncated);
   free(events);
-  free(p);
   return status;
 }
 

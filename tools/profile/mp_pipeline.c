@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mp_profile.h"
+#include "mp_profile_int.h"
 
 #define PIPE_BATCH 4096	/* Events per batch: about 0.5 MB. */
 #define PIPE_DEPTH 4	/* Batches in flight. */

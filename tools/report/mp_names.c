@@ -167,7 +167,7 @@ void mp_name_string(struct mp_buf *out, const struct mp_profile *p,
 		    struct mp_aliases *al, uint32_t id,
 		    enum mp_name_style style)
 {
-  const struct mp_string *s = mp_strings_get(&p->strings, id);
+  const struct mp_string *s = mp_strings_get(mp_profile_strings(p), id);
   size_t i, from;
 
   if (style != MP_NAME_PLAIN && al && al->of && id < al->nstrings &&
@@ -195,8 +195,8 @@ void mp_name_location(struct mp_buf *out, const struct mp_profile *p,
 		      struct mp_aliases *al, const struct mp_loc *l,
 		      enum mp_name_style style)
 {
-  int by_line = p->group == MP_GROUP_LINE || p->group == MP_GROUP_FRAMES;
-  int by_func = p->group == MP_GROUP_FUNCTION;
+  int by_line = mp_profile_group(p) == MP_GROUP_LINE || mp_profile_group(p) == MP_GROUP_FRAMES;
+  int by_func = mp_profile_group(p) == MP_GROUP_FUNCTION;
 
   /* Lua and C code known by a symbol start with its name; the others
   ** with their kind's prefix. */
@@ -225,7 +225,7 @@ void mp_name_location(struct mp_buf *out, const struct mp_profile *p,
     break;
   case MP_LOC_C:
     mp_name_string(out, p, al, l->str, style);
-    if (!name_is_whole(mp_strings_get(&p->strings, l->str))) {
+    if (!name_is_whole(mp_strings_get(mp_profile_strings(p), l->str))) {
       mp_buf_add(out, ":", 1);
       mp_buf_hex(out, l->addr);
     }

@@ -86,7 +86,7 @@ static void name_key(const struct mp_profile *p, const uint32_t *srank,
   info = &mp_loc_kinds[l.kind];
   switch ((enum mp_loc_order)info->order) {
   case MP_ORDER_STRING:
-    mid = l.str < p->strings.count ? srank[l.str] : RANK_MAX;
+    mid = l.str < mp_profile_strings(p)->count ? srank[l.str] : RANK_MAX;
     low = l.linedefined;
     break;
   case MP_ORDER_NUMBER:
@@ -106,27 +106,27 @@ int mp_order_init(struct mp_order *o, const struct mp_profile *p)
   uint32_t *srank, i;
 
   memset(o, 0, sizeof(*o));
-  srank = string_ranks(&p->strings);
+  srank = string_ranks(mp_profile_strings(p));
   if (!srank)
     return -1;
-  keys = malloc(((size_t)p->nlocs + 1) * sizeof(*keys));
-  o->rank = malloc(((size_t)p->nlocs + 1) * sizeof(*o->rank));
-  o->loc = malloc(((size_t)p->nlocs + 1) * sizeof(*o->loc));
+  keys = malloc(((size_t)mp_profile_nlocs(p) + 1) * sizeof(*keys));
+  o->rank = malloc(((size_t)mp_profile_nlocs(p) + 1) * sizeof(*o->rank));
+  o->loc = malloc(((size_t)mp_profile_nlocs(p) + 1) * sizeof(*o->loc));
   if (!keys || !o->rank || !o->loc) {
     free(keys);
     free(srank);
     mp_order_free(o);
     return -1;
   }
-  for (i = 0; i < p->nlocs; i++)
+  for (i = 0; i < mp_profile_nlocs(p); i++)
     name_key(p, srank, i, &keys[i]);
   free(srank);
-  sort_name_keys(keys, p->nlocs);
-  for (i = 0; i < p->nlocs; i++) {
+  sort_name_keys(keys, mp_profile_nlocs(p));
+  for (i = 0; i < mp_profile_nlocs(p); i++) {
     o->rank[keys[i].loc] = i;
     o->loc[i] = keys[i].loc;
   }
-  o->nlocs = p->nlocs;
+  o->nlocs = mp_profile_nlocs(p);
   free(keys);
   return 0;
 }

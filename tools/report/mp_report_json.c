@@ -105,7 +105,7 @@ static void json_cstr(FILE *out, const char *s)
 static void mp_json_summary(FILE *out, const struct mp_profile *p,
 		     const struct mp_report_input *in, const char *ind)
 {
-  const struct mp_summary *s = &p->total;
+  const struct mp_summary *s = mp_profile_total(p);
   size_t i;
 
   fprintf(out, "{\n");
@@ -204,9 +204,9 @@ static void json_location_fields(struct mp_buf *b, const struct mp_profile *p,
 				 const struct mp_loc *l)
 {
   const struct mp_string *s = l->str != MP_NO_STRING ?
-			      mp_strings_get(&p->strings, l->str) : NULL;
-  int by_line = p->group == MP_GROUP_LINE || p->group == MP_GROUP_FRAMES;
-  int by_func = p->group == MP_GROUP_FUNCTION || p->group == MP_GROUP_FRAMES;
+			      mp_strings_get(mp_profile_strings(p), l->str) : NULL;
+  int by_line = mp_profile_group(p) == MP_GROUP_LINE || mp_profile_group(p) == MP_GROUP_FRAMES;
+  int by_func = mp_profile_group(p) == MP_GROUP_FUNCTION || mp_profile_group(p) == MP_GROUP_FRAMES;
 
   switch (mp_loc_kinds[l->kind].src) {
   case LJM_SRC_LFUNC:
@@ -296,14 +296,14 @@ int mp_report_json(FILE *out, struct mp_profile *p,
   if (mp_order_init(&order, p) < 0)
     return -1;
   mp_profile_sort_overrides(p, order.rank, order.loc);
-  rows = malloc(((size_t)p->nlocs + 1) * sizeof(*rows));
+  rows = malloc(((size_t)mp_profile_nlocs(p) + 1) * sizeof(*rows));
   if (!rows)
     goto out;
-  for (id = 0; id < p->nlocs; id++) {
-    const struct mp_lrec *r = &p->locs[id];
-    const struct mp_lext *e = r->ext ? &p->exts[r->ext - 1] : NULL;
-    mp_order_row(&order, r->n_alloc + (e ? e->n_realloc + e->n_free : 0),
-		 id, &rows[nrows]);
+  for (id = 0; id < mp_profile_nlocs(p); id++) {
+    struct mp_loc l;
+    mp_profile_loc_counts(p, id, &l);
+    mp_order_row(&order, l.n_alloc + l.n_realloc + l.n_free, id,
+		 &rows[nrows]);
     nrows++;
   }
   mp_rows_sort(&order, rows, nrows);
@@ -311,7 +311,7 @@ int mp_report_json(FILE *out, struct mp_profile *p,
     nrows = (size_t)o->top;
 
   json_header(out, "ljmprof-report", in);
-  fprintf(out, "  \"group\": \"%s\",\n", groups[p->group]);
+  fprintf(out, "  \"group\": \"%s\",\n", groups[mp_profile_group(p)]);
   fputs("  \"summary\": ", out);
   mp_json_summary(out, p, in, "  ");
   fputs(",\n  \"locations\": [", out);

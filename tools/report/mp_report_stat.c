@@ -13,7 +13,7 @@ int mp_stat_text(FILE *out, struct mp_profile *p,
 		 const struct mp_report_opts *o,
 		 const struct mp_report_input *in)
 {
-  const struct mp_summary *s = &p->total;
+  const struct mp_summary *s = mp_profile_total(p);
   struct mp_buf b = {0};
   size_t i;
 
