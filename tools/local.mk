@@ -64,18 +64,20 @@ MP_LIBS = tools/libmpreport.a tools/libmpprofile.a tools/libmpstream.a
 MP_LIB_FILES = $(tools_libmpstream_a_SOURCES) $(tools_libmpprofile_a_SOURCES) \
 	$(tools_libmpreport_a_SOURCES)
 
-# cli/: the ljmprof command. To add a subcommand: its source here and a
-# line in ljmprof.c's table.
+# cli/: the ljmprof command, one file per subcommand (report and stat
+# share reports.c). To add a subcommand: tools/cli/cmd_<name>.c here and
+# a line in ljmprof.c's table.
 bin_PROGRAMS += tools/ljmprof
 tools_ljmprof_CPPFLAGS = $(AM_CPPFLAGS) $(MP_CLI_CPPFLAGS)
 tools_ljmprof_CFLAGS = $(MP_CFLAGS)
 tools_ljmprof_SOURCES = \
 	tools/cli/ljmprof.c tools/cli/commands.h \
-	tools/cli/cmd_report.c \
+	tools/cli/cmd_report.c tools/cli/cmd_stat.c \
+	tools/cli/reports.c tools/cli/reports.h \
 	tools/cli/mp_load.c tools/cli/mp_load.h
 tools_ljmprof_LDADD = $(MP_LIBS)
 # ljmprof record: checks its options with the shim's own table and parser.
-tools_ljmprof_SOURCES += tools/cli/record.c tools/cli/record.h
+tools_ljmprof_SOURCES += tools/cli/cmd_record.c
 tools_ljmprof_CPPFLAGS += -I$(top_srcdir)/preload $(LJM_DEFS)
 tools_ljmprof_LDADD += preload/libljmcore.a
 
