@@ -46,7 +46,8 @@ tools_libmpprofile_a_SOURCES = \
 	tools/profile/mp_live.h tools/profile/mp_read.c \
 	tools/profile/mp_pipeline.c
 
-# report/: naming, ordering and the output formats.
+# report/: naming, ordering and the output formats. A new format is its
+# file here and its row in tools/report/mp_formats.c.
 noinst_LIBRARIES += tools/libmpreport.a
 tools_libmpreport_a_CPPFLAGS = $(AM_CPPFLAGS) $(MP_REPORT_CPPFLAGS)
 tools_libmpreport_a_CFLAGS = $(MP_CFLAGS)
