@@ -96,8 +96,8 @@ tests_tools_test_parse_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_tools_test_parse_SOURCES = tests/tools/test_parse.c
 tests_tools_test_parse_LDADD = $(MP_LIBS) $(CHECK_LIBS)
 
-TESTS += tests/tools/test_parse tests/tools/golden.test tests/tools/layers.test \
-	tests/tools/errors.test tests/tools/merge.test tests/tools/bench.test \
+TESTS += tests/tools/test_parse tests/tools/golden.test \
+	tests/tools/layers.test tests/tools/errors.test tests/tools/merge.test tests/tools/bench.test \
 	tests/tools/roundtrip.test tests/tools/reference.test
 EXTRA_DIST += tests/tools/golden.test tests/tools/errors.test \
 	tests/tools/layers.test \

@@ -1,8 +1,8 @@
 /*
 ** libFuzzer target for the parsing core: any bytes go through the reader,
-** the aggregator and every report format of the table (mp_formats). Success is not crashing, not
-** tripping ASan/UBSan, and not allocating in proportion to claimed (as
-** opposed to present) sizes.
+** the aggregator and every report format of the table (mp_formats).
+** Success is not crashing, not tripping ASan/UBSan, and not allocating
+** in proportion to claimed (as opposed to present) sizes.
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */

@@ -67,8 +67,8 @@ static inline int mp_live_create(struct mp_profile *p, uint32_t at,
 }
 
 /* Account a memory event whose location is already resolved to id. */
-static inline int mp_live_account(struct mp_profile *p, const struct mp_event *ev,
-		   uint32_t id)
+static inline int mp_live_account(struct mp_profile *p,
+				  const struct mp_event *ev, uint32_t id)
 {
   struct mp_lrec *l = &p->locs[id];
   struct mp_lext *e;

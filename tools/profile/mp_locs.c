@@ -121,6 +121,22 @@ void mp_profile_loc_counts(const struct mp_profile *p, uint32_t id,
   out->held_blocks = r->created - r->released;
 }
 
+uint64_t mp_profile_measure(const struct mp_profile *p, uint32_t id,
+			    enum mp_measure m)
+{
+  const struct mp_lrec *r = &p->locs[id];
+  const struct mp_lext *e = r->ext ? &p->exts[r->ext - 1] : NULL;
+  switch (m) {
+  case MP_MEASURE_ALLOCS: return r->n_alloc;
+  case MP_MEASURE_REALLOCS: return e ? e->n_realloc : 0;
+  case MP_MEASURE_FREES: return e ? e->n_free : 0;
+  case MP_MEASURE_EVENTS:
+    return r->n_alloc + (e ? e->n_realloc + e->n_free : 0);
+  case MP_MEASURE_HELD_BYTES: return r->held_bytes;
+  }
+  return 0;
+}
+
 void mp_profile_loc(const struct mp_profile *p, uint32_t id,
 		    struct mp_loc *out)
 {

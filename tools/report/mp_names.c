@@ -195,12 +195,15 @@ void mp_name_location(struct mp_buf *out, const struct mp_profile *p,
 		      struct mp_aliases *al, const struct mp_loc *l,
 		      enum mp_name_style style)
 {
-  int by_line = mp_profile_group(p) == MP_GROUP_LINE || mp_profile_group(p) == MP_GROUP_FRAMES;
-  int by_func = mp_profile_group(p) == MP_GROUP_FUNCTION;
+  enum mp_group g = mp_profile_group(p);
+  int by_line = g == MP_GROUP_LINE || g == MP_GROUP_FRAMES;
+  int by_func = g == MP_GROUP_FUNCTION;
+  const char *prefix = mp_loc_kinds[l->kind].prefix;
 
   /* Lua and C code known by a symbol start with its name; the others
   ** with their kind's prefix. */
-  mp_buf_str(out, mp_loc_kinds[l->kind].prefix);
+  if (*prefix)
+    mp_buf_str(out, prefix);
   switch ((enum mp_loc_kind)l->kind) {
   case MP_LOC_INTERNAL:
     break;

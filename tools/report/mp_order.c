@@ -103,30 +103,30 @@ static void name_key(const struct mp_profile *p, const uint32_t *srank,
 int mp_order_init(struct mp_order *o, const struct mp_profile *p)
 {
   struct name_key *keys = NULL;
-  uint32_t *srank, i;
+  uint32_t nlocs = mp_profile_nlocs(p), *srank, i;
 
   memset(o, 0, sizeof(*o));
   srank = string_ranks(mp_profile_strings(p));
   if (!srank)
     return -1;
-  keys = malloc(((size_t)mp_profile_nlocs(p) + 1) * sizeof(*keys));
-  o->rank = malloc(((size_t)mp_profile_nlocs(p) + 1) * sizeof(*o->rank));
-  o->loc = malloc(((size_t)mp_profile_nlocs(p) + 1) * sizeof(*o->loc));
+  keys = malloc(((size_t)nlocs + 1) * sizeof(*keys));
+  o->rank = malloc(((size_t)nlocs + 1) * sizeof(*o->rank));
+  o->loc = malloc(((size_t)nlocs + 1) * sizeof(*o->loc));
   if (!keys || !o->rank || !o->loc) {
     free(keys);
     free(srank);
     mp_order_free(o);
     return -1;
   }
-  for (i = 0; i < mp_profile_nlocs(p); i++)
+  for (i = 0; i < nlocs; i++)
     name_key(p, srank, i, &keys[i]);
   free(srank);
-  sort_name_keys(keys, mp_profile_nlocs(p));
-  for (i = 0; i < mp_profile_nlocs(p); i++) {
+  sort_name_keys(keys, nlocs);
+  for (i = 0; i < nlocs; i++) {
     o->rank[keys[i].loc] = i;
     o->loc[i] = keys[i].loc;
   }
-  o->nlocs = mp_profile_nlocs(p);
+  o->nlocs = nlocs;
   free(keys);
   return 0;
 }

@@ -72,7 +72,7 @@ int mp_report_folded(FILE *out, struct mp_profile *p,
   struct mp_buf line = {0};
   struct mp_row *rows = NULL;
   size_t nrows = 0, i;
-  uint32_t id;
+  uint32_t nlocs, id;
   int rc = -1;
 
   (void)in;
@@ -80,10 +80,11 @@ int mp_report_folded(FILE *out, struct mp_profile *p,
     return -1;
   if (mp_order_init(&order, p) < 0)
     goto out_al;
-  rows = malloc(((size_t)mp_profile_nlocs(p) + 1) * sizeof(*rows));
+  nlocs = mp_profile_nlocs(p);
+  rows = malloc(((size_t)nlocs + 1) * sizeof(*rows));
   if (!rows)
     goto out;
-  for (id = 0; id < mp_profile_nlocs(p); id++) {
+  for (id = 0; id < nlocs; id++) {
     struct mp_loc l;
     uint64_t v;
     mp_profile_loc_counts(p, id, &l);

@@ -1,7 +1,7 @@
 /*
 ** JSON output: the report and the stat summary (schema in
-** doc/json-schema.md). Written by hand: the documents are flat and this keeps the
-** tool free of dependencies.
+** doc/json-schema.md). Written by hand: the documents are flat and this
+** keeps the tool free of dependencies.
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -203,10 +203,12 @@ static void json_opt_str(struct mp_buf *b, const struct mp_string *s)
 static void json_location_fields(struct mp_buf *b, const struct mp_profile *p,
 				 const struct mp_loc *l)
 {
-  const struct mp_string *s = l->str != MP_NO_STRING ?
-			      mp_strings_get(mp_profile_strings(p), l->str) : NULL;
-  int by_line = mp_profile_group(p) == MP_GROUP_LINE || mp_profile_group(p) == MP_GROUP_FRAMES;
-  int by_func = mp_profile_group(p) == MP_GROUP_FUNCTION || mp_profile_group(p) == MP_GROUP_FRAMES;
+  const struct mp_string *s =
+    l->str != MP_NO_STRING ? mp_strings_get(mp_profile_strings(p), l->str) :
+			     NULL;
+  enum mp_group g = mp_profile_group(p);
+  int by_line = g == MP_GROUP_LINE || g == MP_GROUP_FRAMES;
+  int by_func = g == MP_GROUP_FUNCTION || g == MP_GROUP_FRAMES;
 
   switch (mp_loc_kinds[l->kind].src) {
   case LJM_SRC_LFUNC:
@@ -290,19 +292,18 @@ int mp_report_json(FILE *out, struct mp_profile *p,
   struct mp_buf scratch = {0}, obj = {0};
   struct mp_row *rows = NULL;
   size_t nrows = 0, i;
-  uint32_t id;
+  uint32_t nlocs, id;
   int rc = -1;
 
   if (mp_order_init(&order, p) < 0)
     return -1;
   mp_profile_sort_overrides(p, order.rank, order.loc);
-  rows = malloc(((size_t)mp_profile_nlocs(p) + 1) * sizeof(*rows));
+  nlocs = mp_profile_nlocs(p);
+  rows = malloc(((size_t)nlocs + 1) * sizeof(*rows));
   if (!rows)
     goto out;
-  for (id = 0; id < mp_profile_nlocs(p); id++) {
-    struct mp_loc l;
-    mp_profile_loc_counts(p, id, &l);
-    mp_order_row(&order, l.n_alloc + l.n_realloc + l.n_free, id,
+  for (id = 0; id < nlocs; id++) {
+    mp_order_row(&order, mp_profile_measure(p, id, MP_MEASURE_EVENTS), id,
 		 &rows[nrows]);
     nrows++;
   }

@@ -58,16 +58,13 @@ static struct mp_row *sorted_rows(struct text *t, int section, uint64_t top,
 
   if (!rows)
     return NULL;
+  static const enum mp_measure measures[] = {
+    MP_MEASURE_ALLOCS, MP_MEASURE_REALLOCS, MP_MEASURE_FREES,
+    MP_MEASURE_HELD_BYTES
+  };
+
   for (id = 0; id < nlocs; id++) {
-    struct mp_loc l;
-    uint64_t k;
-    mp_profile_loc_counts(p, id, &l);
-    switch (section) {
-    case 0: k = l.n_alloc; break;
-    case 1: k = l.n_realloc; break;
-    case 2: k = l.n_free; break;
-    default: k = l.held_bytes; break;
-    }
+    uint64_t k = mp_profile_measure(p, id, measures[section]);
     if (!k)
       continue;
     mp_order_row(&t->order, k, id, &rows[n]);
