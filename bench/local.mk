@@ -5,7 +5,9 @@
 # Built only by `make bench`.
 EXTRA_PROGRAMS = bench/runbench
 bench_runbench_SOURCES = bench/runbench.c
-bench_runbench_LDADD = -lm
+# It counts the events of streams with the stream library.
+bench_runbench_CPPFLAGS = $(AM_CPPFLAGS) $(MP_STREAM_CPPFLAGS)
+bench_runbench_LDADD = tools/libmpstream.a -lm
 CLEANFILES += bench/runbench bench/results.txt bench/results.status
 
 BENCH_WORKLOADS = bench/workloads/common.lua bench/workloads/strings.lua \

@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mp_reader.h"
+
 extern char **environ;
 
 #define MAXRUNS 101
@@ -235,7 +237,7 @@ static void print_file(const char *path, const char *prefix, int maxlines)
   fclose(f);
 }
 
-/* -- Counting the events of a memprof stream (FORMAT.md) ----------------- */
+/* -- Counting the events of a memprof stream (doc/format.md) ------------- */
 
 struct counts {
   uint64_t alloc, free_, realloc, sym_lfunc, sym_cfunc, sym_trace;
@@ -246,85 +248,44 @@ struct counts {
   const char *error;
 };
 
-struct cur { const uint8_t *p, *e; int bad; };
-
-static inline uint64_t uleb(struct cur *c)
-{
-  uint64_t v = 0;
-  int sh = 0;
-  while (c->p < c->e) {
-    uint8_t b = *c->p++;
-    v |= (uint64_t)(b & 0x7f) << sh;
-    if (!(b & 0x80)) return v;
-    sh += 7;
-    if (sh > 63) break;
-  }
-  c->bad = 1;
-  return 0;
-}
-
-static inline void skip_str(struct cur *c)
-{
-  uint64_t n = uleb(c);
-  if ((uint64_t)(c->e - c->p) < n) { c->bad = 1; c->p = c->e; return; }
-  c->p += n;
-}
-
+/* Decoded with the stream library, as ljmprof reads them: a stream it
+** would reject is counted as broken here too. */
 static int count_stream(const uint8_t *buf, size_t len, struct counts *k)
 {
-  struct cur c = { buf, buf + len, 0 };
+  static char why[256];
+  struct mp_reader *r = mp_reader_new_mem(buf, len);
+  struct mp_event ev;
+  enum mp_status st;
+
   memset(k, 0, sizeof *k);
   k->bytes = len;
-  if (len < 7 || memcmp(buf, "ljs", 3) != 0) { k->error = "no symtab magic"; return -1; }
-  c.p += 7;
-  for (;;) {
-    uint8_t h;
-    if (c.p >= c.e) { k->error = "truncated symtab"; return -1; }
-    h = *c.p++;
-    if (h & 0x80) break;
-    switch (h & 3) {
-    case 0: uleb(&c); skip_str(&c); uleb(&c); break;
-    case 1: uleb(&c); skip_str(&c); break;
-    case 2: uleb(&c); uleb(&c); uleb(&c); break;
-    default: k->error = "bad symtab entry"; return -1;
+  if (!r) { k->error = "out of memory"; return -1; }
+  while ((st = mp_reader_next(r, &ev)) == MP_OK) {
+    if (ev.in_symtab) {
+      k->symtab_entries++;
+      continue;
     }
-    if (c.bad) { k->error = "truncated symtab"; return -1; }
-    k->symtab_entries++;
-  }
-  if (c.e - c.p < 7 || memcmp(c.p, "ljm", 3) != 0) { k->error = "no event magic"; return -1; }
-  c.p += 7;
-  while (c.p < c.e) {
-    const uint8_t *start = c.p;
-    uint8_t h = *c.p++;
-    int ev = h & 3, src = (h >> 2) & 7;
-    if (h & 0x80) { k->complete = 1; break; }
-    if (ev == 0) {
-      switch (src) {
-      case 2: uleb(&c); skip_str(&c); uleb(&c); k->sym_lfunc++; break;
-      case 3: uleb(&c); skip_str(&c); k->sym_cfunc++; break;
-      case 4: uleb(&c); uleb(&c); uleb(&c); k->sym_trace++; break;
-      default: k->error = "bad symbol event"; return -1;
-      }
-      if (!c.bad) k->sym_bytes += (uint64_t)(c.p - start);
-    } else {
-      switch (src) {
-      case 1: break;
-      case 2: uleb(&c); uleb(&c); break;
-      case 3: uleb(&c); break;
-      case 4: uleb(&c); break;
-      default: k->error = "bad event source"; return -1;
-      }
-      uleb(&c); uleb(&c);
-      if (ev == 3) { uleb(&c); uleb(&c); }
-      if (!c.bad) {
-	if (ev == 1) k->alloc++;
-	else if (ev == 2) k->free_++;
-	else k->realloc++;
-      }
+    switch (ev.type) {
+    case MP_EV_ALLOC: k->alloc++; break;
+    case MP_EV_FREE: k->free_++; break;
+    case MP_EV_REALLOC: k->realloc++; break;
+    case MP_EV_SYM_LFUNC: k->sym_lfunc++; break;
+    case MP_EV_SYM_CFUNC: k->sym_cfunc++; break;
+    case MP_EV_SYM_TRACE: k->sym_trace++; break;
     }
-    if (c.bad) { k->error = "truncated"; break; }
+    if (mp_event_is_symbol(ev.type))
+      k->sym_bytes += mp_reader_offset(r) - ev.offset;
   }
-  return 0;
+  k->complete = st == MP_END;
+  if (st == MP_TRUNCATED)
+    k->error = "truncated";
+  if (st == MP_ERROR) {
+    snprintf(why, sizeof why, "byte %llu: %s",
+	     (unsigned long long)mp_reader_error_offset(r), mp_reader_error(r));
+    k->error = why;
+  }
+  mp_reader_free(r);
+  return st == MP_ERROR ? -1 : 0;
 }
 
 static int count_file(const char *path, struct counts *k, double *secs)

@@ -86,6 +86,18 @@
 #define LJM_SRC_CFUNC		0x0c	/* C function address. */
 #define LJM_SRC_TRACE		0x10	/* Trace number. */
 
+/*
+** The sources as a list, for code that handles each in turn:
+** X(name, source bits, symbol kind of its symbols (-1: none), what it is).
+** A new source is one line here; a reader that meets source bits not in
+** the list rejects the event.
+*/
+#define LJM_FMT_SOURCES(X) \
+  X(INTERNAL, LJM_SRC_INTERNAL, -1, "internal") \
+  X(LFUNC, LJM_SRC_LFUNC, LJM_SYMTAB_LFUNC, "Lua function") \
+  X(CFUNC, LJM_SRC_CFUNC, LJM_SYMTAB_CFUNC, "C function") \
+  X(TRACE, LJM_SRC_TRACE, LJM_SYMTAB_TRACE, "trace")
+
 #define LJM_EV_UNUSED_MASK	0x60	/* Bits 5-6: always 0. */
 #define LJM_EV_EPILOGUE		0x80	/* The last byte of a stream. */
 

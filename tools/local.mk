@@ -1,68 +1,106 @@
-# tools/: the ljmprof CLI and the stream parser.
+# tools/: the ljmprof CLI and the libraries under it.
 # Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 #
-# The parsing core is a small library that the CLI, the unit tests and the
+# The libraries are what the CLI, the unit tests, the benchmark and the
 # fuzz target link. tools/ never links LuaJIT: the only thing shared with
 # the profiler is src/lj_memprof_format.h.
 
-MP_CPPFLAGS = -I$(top_srcdir)/src -I$(top_srcdir)/tools
+# Four layers, each a static library that uses only the ones below it,
+# in the order of the pipeline: stream (bytes <-> events) < profile (the
+# aggregator) < report (names, order, output formats) < cli (the
+# commands). Each layer sees only its own headers and those below, and
+# tests/tools/layers.test checks the archives the same way.
+MP_STREAM_CPPFLAGS = -I$(top_srcdir)/src -I$(top_srcdir)/tools/stream
+MP_PROFILE_CPPFLAGS = $(MP_STREAM_CPPFLAGS) -I$(top_srcdir)/tools/profile
+MP_REPORT_CPPFLAGS = $(MP_PROFILE_CPPFLAGS) -I$(top_srcdir)/tools/report
+MP_CLI_CPPFLAGS = $(MP_REPORT_CPPFLAGS) -I$(top_srcdir)/tools/cli
+# Everything but the CLI: what the tests and the fuzz target see.
+MP_CPPFLAGS = $(MP_REPORT_CPPFLAGS)
 # The parser is the hot path of `report`: always optimised.
 MP_CFLAGS = $(AM_CFLAGS) -O2
 
-noinst_LIBRARIES += tools/libmpparse.a
-tools_libmpparse_a_CPPFLAGS = $(AM_CPPFLAGS) $(MP_CPPFLAGS)
-tools_libmpparse_a_CFLAGS = $(MP_CFLAGS)
-tools_libmpparse_a_SOURCES = \
-	tools/mp_uleb.h \
-	tools/mp_reader.c tools/mp_reader.h \
-	tools/mp_strings.c tools/mp_strings.h \
-	tools/mp_map.c tools/mp_map.h \
-	tools/mp_heap.c tools/mp_heap.h \
-	tools/mp_symtab.c tools/mp_symtab.h \
-	tools/mp_profile.c tools/mp_profile.h \
-	tools/mp_pipeline.c \
-	tools/mp_names.c tools/mp_names.h \
-	tools/mp_sort.c tools/mp_sort.h \
-	tools/mp_order.c tools/mp_order.h \
-	tools/mp_report.h \
-	tools/mp_report_text.c \
-	tools/mp_report_json.c \
-	tools/mp_report_folded.c
+# stream/: the reader, ULEB128 decoding, and the writer the tests and the
+# golden streams are made with.
+noinst_LIBRARIES += tools/libmpstream.a
+tools_libmpstream_a_CPPFLAGS = $(AM_CPPFLAGS) $(MP_STREAM_CPPFLAGS)
+tools_libmpstream_a_CFLAGS = $(MP_CFLAGS)
+tools_libmpstream_a_SOURCES = \
+	tools/stream/mp_uleb.h \
+	tools/stream/mp_reader.c tools/stream/mp_reader.h \
+	tools/stream/mp_writer.c tools/stream/mp_writer.h
 
-# To add a subcommand: its source here and a line in ljmprof.c's table.
+# profile/: the aggregator and its containers.
+noinst_LIBRARIES += tools/libmpprofile.a
+tools_libmpprofile_a_CPPFLAGS = $(AM_CPPFLAGS) $(MP_PROFILE_CPPFLAGS)
+tools_libmpprofile_a_CFLAGS = $(MP_CFLAGS)
+tools_libmpprofile_a_SOURCES = \
+	tools/profile/mp_strings.c tools/profile/mp_strings.h \
+	tools/profile/mp_map.c tools/profile/mp_map.h \
+	tools/profile/mp_heap.c tools/profile/mp_heap.h \
+	tools/profile/mp_symtab.c tools/profile/mp_symtab.h \
+	tools/profile/mp_sort.c tools/profile/mp_sort.h \
+	tools/profile/mp_profile.c tools/profile/mp_profile.h \
+	tools/profile/mp_profile_int.h \
+	tools/profile/mp_locs.c tools/profile/mp_resolve.c \
+	tools/profile/mp_symbols.c tools/profile/mp_overrides.c \
+	tools/profile/mp_live.h tools/profile/mp_read.c \
+	tools/profile/mp_pipeline.c
+
+# report/: naming, ordering and the output formats. A new format is its
+# file here and its row in tools/report/mp_formats.c.
+noinst_LIBRARIES += tools/libmpreport.a
+tools_libmpreport_a_CPPFLAGS = $(AM_CPPFLAGS) $(MP_REPORT_CPPFLAGS)
+tools_libmpreport_a_CFLAGS = $(MP_CFLAGS)
+tools_libmpreport_a_SOURCES = \
+	tools/report/mp_names.c tools/report/mp_names.h \
+	tools/report/mp_order.c tools/report/mp_order.h \
+	tools/report/mp_report.h tools/report/mp_formats.c \
+	tools/report/mp_report_text.c \
+	tools/report/mp_report_json.c \
+	tools/report/mp_report_folded.c \
+	tools/report/mp_report_stat.c
+
+# The layers, highest first, as a linker wants them.
+MP_LIBS = tools/libmpreport.a tools/libmpprofile.a tools/libmpstream.a
+MP_LIB_FILES = $(tools_libmpstream_a_SOURCES) $(tools_libmpprofile_a_SOURCES) \
+	$(tools_libmpreport_a_SOURCES)
+
+# cli/: the ljmprof command, one file per subcommand (report and stat
+# share reports.c). To add a subcommand: tools/cli/cmd_<name>.c here and
+# a line in ljmprof.c's table.
 bin_PROGRAMS += tools/ljmprof
-tools_ljmprof_CPPFLAGS = $(AM_CPPFLAGS) $(MP_CPPFLAGS)
+tools_ljmprof_CPPFLAGS = $(AM_CPPFLAGS) $(MP_CLI_CPPFLAGS)
 tools_ljmprof_CFLAGS = $(MP_CFLAGS)
 tools_ljmprof_SOURCES = \
-	tools/ljmprof.c tools/commands.h \
-	tools/cmd_report.c \
-	tools/mp_load.c tools/mp_load.h
-tools_ljmprof_LDADD = tools/libmpparse.a
+	tools/cli/ljmprof.c tools/cli/commands.h \
+	tools/cli/cmd_report.c tools/cli/cmd_stat.c \
+	tools/cli/reports.c tools/cli/reports.h \
+	tools/cli/mp_load.c tools/cli/mp_load.h
+tools_ljmprof_LDADD = $(MP_LIBS)
 # ljmprof record: checks its options with the shim's own table and parser.
-tools_ljmprof_SOURCES += tools/record.c tools/record.h
+tools_ljmprof_SOURCES += tools/cli/cmd_record.c
 tools_ljmprof_CPPFLAGS += -I$(top_srcdir)/preload $(LJM_DEFS)
 tools_ljmprof_LDADD += preload/libljmcore.a
 
 
 # -- Tests of the parser and the CLI ------------------------------------------
 
-# A stream writer shared by the generator and the unit tests.
 check_PROGRAMS += tests/tools/gen_stream tests/tools/test_parse
 tests_tools_gen_stream_CPPFLAGS = $(AM_CPPFLAGS) $(MP_CPPFLAGS)
 tests_tools_gen_stream_CFLAGS = $(MP_CFLAGS)
-tests_tools_gen_stream_SOURCES = tests/tools/gen_stream.c \
-	tests/tools/mp_writer.c tests/tools/mp_writer.h
+tests_tools_gen_stream_SOURCES = tests/tools/gen_stream.c
+tests_tools_gen_stream_LDADD = tools/libmpstream.a
 
 tests_tools_test_parse_CPPFLAGS = $(AM_CPPFLAGS) $(MP_CPPFLAGS)
 tests_tools_test_parse_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_tools_test_parse_SOURCES = tests/tools/test_parse.c \
-	tests/tools/mp_writer.c tests/tools/mp_writer.h
-tests_tools_test_parse_LDADD = tools/libmpparse.a $(CHECK_LIBS)
+tests_tools_test_parse_SOURCES = tests/tools/test_parse.c
+tests_tools_test_parse_LDADD = $(MP_LIBS) $(CHECK_LIBS)
 
 TESTS += tests/tools/test_parse tests/tools/golden.test \
-	tests/tools/errors.test tests/tools/merge.test tests/tools/bench.test \
+	tests/tools/layers.test tests/tools/errors.test tests/tools/merge.test tests/tools/bench.test \
 	tests/tools/roundtrip.test tests/tools/reference.test
 EXTRA_DIST += tests/tools/golden.test tests/tools/errors.test \
+	tests/tools/layers.test \
 	tests/tools/merge.test \
 	tests/tools/bench.test tests/tools/regen-golden \
 	tests/tools/roundtrip.test tests/tools/roundtrip.lua \
@@ -78,7 +116,7 @@ EXTRA_DIST += tests/fuzz/run-fuzz tests/fuzz/fuzz_parse.c \
 	tests/fuzz/corpus
 TESTS += tests/fuzz/run-fuzz
 
-FUZZ_PARSE_FILES = tests/fuzz/fuzz_parse.c $(tools_libmpparse_a_SOURCES)
+FUZZ_PARSE_FILES = tests/fuzz/fuzz_parse.c $(MP_LIB_FILES)
 if HAVE_LIBFUZZER
 # A script for automake's sake: built by the rule below with $(FUZZ_CC)
 # and the sanitizers, not with $(CC) and our flags.

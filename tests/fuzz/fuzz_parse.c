@@ -1,8 +1,8 @@
 /*
 ** libFuzzer target for the parsing core: any bytes go through the reader,
-** the aggregator and every report format. Success is not crashing, not
-** tripping ASan/UBSan, and not allocating in proportion to claimed (as
-** opposed to present) sizes.
+** the aggregator and every report format of the table (mp_formats).
+** Success is not crashing, not tripping ASan/UBSan, and not allocating
+** in proportion to claimed (as opposed to present) sizes.
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mp_profile.h"
 #include "mp_reader.h"
@@ -21,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   static FILE *sink;
-  static struct mp_profile p;	/* Big (location cache): not on the stack. */
+  struct mp_profile *p;
   static const char *const files[] = {"fuzz"};
   struct mp_reader *r;
   struct mp_report_opts o = {0};
@@ -35,32 +36,44 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sink = fopen("/dev/null", "w");
   /* The last byte picks the grouping, so every naming path is reached. */
   group = size ? (enum mp_group)(data[size - 1] & 3) : MP_GROUP_LINE;
-  mp_profile_init(&p, group);
   /* The byte before picks how override pairs are kept (JSON keeps
   ** counts), so both storage modes are read and merged. */
-  p.override_values = size > 1 && (data[size - 2] & 1);
-  r = mp_reader_new_mem(data, size);
-  if (!r)
+  p = mp_profile_new(group, size > 1 && (data[size - 2] & 1) ?
+			    MP_PROFILE_OVERRIDE_VALUES : 0);
+  if (!p)
     return 0;
-  st = mp_profile_read(&p, r, &events, NULL, NULL);
+  r = mp_reader_new_mem(data, size);
+  if (!r) {
+    mp_profile_delete(p);
+    return 0;
+  }
+  st = mp_profile_read(p, r, &events, NULL, NULL);
   truncated = st == MP_TRUNCATED;
-  mp_profile_end_file(&p, truncated);
+  mp_profile_end_file(p, truncated);
   if (st != MP_ERROR && sink) {
+    size_t i;
     in.files = files;
     in.nfiles = 1;
     in.truncated = &truncated;
     in.events_read = &events;
-    o.top = size & 1 ? 0 : 3;
-    mp_report_text(sink, &p, &o);
-    o.leak_only = 1;
-    o.human = 1;
-    mp_report_text(sink, &p, &o);
-    mp_report_json(sink, &p, &o, &in);
-    o.value = (enum mp_value)(events % 3);
-    mp_report_folded(sink, &p, &o);
-    mp_report_stat(sink, &p, &o, &in);
+    /* Every format of the table, with the options it takes; stat too. */
+    for (i = 0; i < mp_nformats; i++) {
+      const struct mp_format *f = &mp_formats[i];
+      memset(&o, 0, sizeof(o));
+      o.format = f;
+      o.top = size & 1 ? 0 : 3;
+      o.value = (enum mp_value)(events % 3);
+      f->report(sink, p, &o, &in);
+      if (f->flags & MP_FMT_LEAK_ONLY) {
+	o.leak_only = 1;
+	o.human = 1;
+	f->report(sink, p, &o, &in);
+      }
+      if (f->stat)
+	f->stat(sink, p, &o, &in);
+    }
   }
   mp_reader_free(r);
-  mp_profile_free(&p);
+  mp_profile_delete(p);
   return 0;
 }

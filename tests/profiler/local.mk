@@ -4,7 +4,8 @@
 # The patched VM's PIC objects, linked straight into the test: it reaches
 # the public API and, through the tree's headers, the internals.
 PROF_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/$(LJ_TREE)/src \
-	-I$(top_srcdir)/src -I$(top_srcdir)/tests/profiler
+	-I$(top_srcdir)/src -I$(top_srcdir)/tests/profiler \
+	$(MP_STREAM_CPPFLAGS)
 
 check_PROGRAMS += tests/profiler/check_memprof tests/profiler/mpcheck \
 	tests/profiler/cmod.so tests/profiler/smod.so
@@ -14,13 +15,15 @@ tests_profiler_check_memprof_CPPFLAGS = $(PROF_CPPFLAGS)
 tests_profiler_check_memprof_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -pthread
 # -E: the C module loaded by the tests binds to this program's lua_*.
 tests_profiler_check_memprof_LDFLAGS = -Wl,-E -Wl,--wrap=syscall -pthread
-tests_profiler_check_memprof_LDADD = $(LJ_OBJS) $(CHECK_LIBS) $(LJ_LIBS)
+tests_profiler_check_memprof_LDADD = $(LJ_OBJS) tools/libmpstream.a \
+	$(CHECK_LIBS) $(LJ_LIBS)
 $(tests_profiler_check_memprof_OBJECTS): $(LJ_TREE)/.built
 
 # Reads a stream, checks it, prints counts (for the shell tests).
 tests_profiler_mpcheck_SOURCES = tests/profiler/mpcheck.c \
 	tests/profiler/mpread.c tests/profiler/mpread.h
 tests_profiler_mpcheck_CPPFLAGS = $(PROF_CPPFLAGS)
+tests_profiler_mpcheck_LDADD = tools/libmpstream.a
 
 # A C module that the tests require while profiling: stripped, with a GNU
 # hash table only (libc, found at start, has a SysV one too).

@@ -1,5 +1,5 @@
 /*
-** A minimal memprof stream reader for the profiler's tests.
+** The profiler tests' stream reader: ljmprof's decoder, its own naming.
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
 
@@ -9,6 +9,7 @@
 #include <stdarg.h>
 
 #include "lj_memprof_format.h"
+#include "mp_reader.h"
 #include "mpread.h"
 
 /* -- Address -> name map (open addressing, latest definition wins) ------- */
@@ -74,37 +75,9 @@ static void map_free(mpr_map *m)
 /* -- Reader ---------------------------------------------------------------- */
 
 typedef struct rd {
-  const uint8_t *p, *end;
-  int trunc;
   mpr_map protos, cfuncs, traces;
   mpr_stats *st;
 } rd;
-
-static uint64_t rd_u(rd *r)
-{
-  uint64_t v = 0;
-  int shift = 0;
-  for (;;) {
-    uint8_t b;
-    if (r->p >= r->end) { r->trunc = 1; return 0; }
-    b = *r->p++;
-    if (shift < 64) v |= (uint64_t)(b & 0x7f) << shift;
-    shift += 7;
-    if (!(b & 0x80)) return v;
-  }
-}
-
-static char *rd_str(rd *r)
-{
-  uint64_t n = rd_u(r);
-  char *s;
-  if (r->trunc || n > (uint64_t)(r->end - r->p)) { r->trunc = 1; return NULL; }
-  s = malloc((size_t)n + 1);
-  memcpy(s, r->p, (size_t)n);
-  s[n] = 0;
-  r->p += n;
-  return s;
-}
 
 static char *fmt(const char *f, ...)
 {
@@ -128,37 +101,29 @@ static char *proto_name(rd *r, uint64_t pt, uint64_t line)
   return fmt("%s:%llu", c, (unsigned long long)line);
 }
 
-/* Read one symbol body of a kind; 0 ok, -1 truncated. */
-static int rd_sym(rd *r, int kind)
+/* Define the symbol of a symbol event (or symbol table entry). */
+static void add_sym(rd *r, const struct mp_event *ev)
 {
-  if (kind == LJM_SYMTAB_LFUNC) {
-    uint64_t a = rd_u(r);
-    char *name = rd_str(r);
-    rd_u(r);
-    if (r->trunc) { free(name); return -1; }
-    if (map_put(&r->protos, a, name)) r->st->redefined++;
-  } else if (kind == LJM_SYMTAB_CFUNC) {
-    uint64_t a = rd_u(r);
-    char *name = rd_str(r);
-    if (r->trunc) { free(name); return -1; }
+  if (ev->type == MP_EV_SYM_LFUNC) {
+    if (map_put(&r->protos, ev->sym_addr, strndup(ev->name, ev->name_len)))
+      r->st->redefined++;
+  } else if (ev->type == MP_EV_SYM_CFUNC) {
+    char *name = strndup(ev->name, ev->name_len);
     if (r->st->ncsyms == r->st->szcsyms) {
       r->st->szcsyms = r->st->szcsyms ? 2 * r->st->szcsyms : 1024;
       r->st->csyms = realloc(r->st->csyms, r->st->szcsyms * sizeof(char *));
     }
     r->st->csyms[r->st->ncsyms++] = strdup(name);
-    map_put(&r->cfuncs, a, name);
+    map_put(&r->cfuncs, ev->sym_addr, name);
   } else {
-    uint64_t no = rd_u(r), pt = rd_u(r), line = rd_u(r);
-    char *loc, *name;
-    if (r->trunc) return -1;
-    loc = proto_name(r, pt, line);
-    name = fmt("TRACE [%llu] started at %s", (unsigned long long)no, loc);
+    char *loc = proto_name(r, ev->sym_proto, ev->sym_line), *name;
+    name = fmt("TRACE [%llu] started at %s", (unsigned long long)ev->sym_addr,
+	       loc);
     free(loc);
     r->st->traces = realloc(r->st->traces, (r->st->ntraces + 1) * sizeof(char *));
     r->st->traces[r->st->ntraces++] = strdup(name);
-    map_put(&r->traces, no, name);
+    map_put(&r->traces, ev->sym_addr, name);
   }
-  return 0;
 }
 
 static void add_row(mpr_stats *st, int ev, char *loc, uint64_t nsize)
@@ -185,106 +150,69 @@ static void add_row(mpr_stats *st, int ev, char *loc, uint64_t nsize)
   st->nrows++;
 }
 
-static int bad(char *err, size_t errsz, const char *msg, size_t off)
-{
-  snprintf(err, errsz, "%s at byte %zu", msg, off);
-  return -1;
-}
-
-static int hdr_ok(rd *r, uint8_t m2)
-{
-  if (r->end - r->p < LJM_FMT_HDRLEN) { r->trunc = 1; return 0; }
-  if (r->p[0] != 'l' || r->p[1] != 'j' || r->p[2] != m2 ||
-      r->p[3] != LJM_FMT_VERSION)
-    return -1;
-  r->p += LJM_FMT_HDRLEN;
-  return 1;
-}
-
+/*
+** Decoding is ljmprof's reader (tools/stream/); naming is this file's
+** own, as doc/format.md says it, so that it checks ljmprof's naming
+** instead of repeating it.
+*/
 int mpr_parse(const uint8_t *p, size_t len, mpr_stats *st, char *err,
 	      size_t errsz)
 {
+  struct mp_reader *mr;
+  struct mp_event ev;
+  enum mp_status s;
   rd r;
-  int h, rc = 0;
+  int rc = 0;
+
   memset(st, 0, sizeof(*st));
   memset(&r, 0, sizeof(r));
-  r.p = p; r.end = p + len; r.st = st;
-  if ((h = hdr_ok(&r, LJM_SYMTAB_M2)) < 0)
-    return bad(err, errsz, "bad symtab header", 0);
-  while (h > 0 && !r.trunc) {
-    uint8_t b;
-    if (r.p >= r.end) { r.trunc = 1; break; }
-    b = *r.p++;
-    if (b & LJM_SYMTAB_FINAL) break;
-    if ((b & LJM_SYMTAB_KIND_MASK) > LJM_SYMTAB_TRACE) {
-      rc = bad(err, errsz, "bad symtab entry", (size_t)(r.p - p - 1));
-      goto out;
-    }
-    if (rd_sym(&r, b & LJM_SYMTAB_KIND_MASK) == 0)
-      st->startsyms[b & LJM_SYMTAB_KIND_MASK]++;
+  r.st = st;
+  if (!(mr = mp_reader_new_mem(p, len))) {
+    snprintf(err, errsz, "out of memory");
+    return -1;
   }
-  if (r.trunc) goto out;
-  if ((h = hdr_ok(&r, LJM_EVENTS_M2)) < 0) {
-    rc = bad(err, errsz, "bad events header", (size_t)(r.p - p));
-    goto out;
-  }
-  while (h > 0 && !r.trunc && r.p < r.end) {
-    const uint8_t *start = r.p;
-    uint8_t b = *r.p++;
-    int ev = b & LJM_EV_MASK, src = b & LJM_SRC_MASK;
+  while ((s = mp_reader_next(mr, &ev)) == MP_OK) {
     char *loc;
-    uint64_t a, nsize = 0;
-    if (b == LJM_EV_EPILOGUE) {
-      st->complete = 1;
-      if (r.p != r.end) rc = bad(err, errsz, "bytes after epilogue", (size_t)(r.p - p));
-      break;
-    }
-    if (b & (LJM_EV_EPILOGUE|LJM_EV_UNUSED_MASK)) {
-      rc = bad(err, errsz, "bad event header", (size_t)(start - p));
-      break;
-    }
-    if (ev == LJM_EV_SYMTAB) {
-      int kind = src == LJM_SRC_LFUNC ? LJM_SYMTAB_LFUNC :
-		 src == LJM_SRC_CFUNC ? LJM_SYMTAB_CFUNC :
-		 src == LJM_SRC_TRACE ? LJM_SYMTAB_TRACE : -1;
-      if (kind < 0) { rc = bad(err, errsz, "bad symbol event", (size_t)(start - p)); break; }
-      if (rd_sym(&r, kind) == 0) st->symevents++;
+    if (mp_event_is_symbol(ev.type)) {
+      add_sym(&r, &ev);
+      if (ev.in_symtab)
+	st->startsyms[mp_event_symbol_kind(ev.type)]++;
+      else
+	st->symevents++;
       continue;
     }
-    switch (src) {
+    switch (ev.src) {
     case LJM_SRC_INTERNAL:
       loc = strdup("INTERNAL");
       break;
-    case LJM_SRC_LFUNC: {
-      uint64_t pt = rd_u(&r), line = rd_u(&r);
-      loc = proto_name(&r, pt, line);
+    case LJM_SRC_LFUNC:
+      loc = proto_name(&r, ev.loc, ev.loc_line);
       break;
-    }
     case LJM_SRC_CFUNC: {
-      const char *n;
-      a = rd_u(&r);
-      n = map_get(&r.cfuncs, a);
-      loc = n ? strdup(n) : fmt("CFUNC 0x%llx", (unsigned long long)a);
+      const char *n = map_get(&r.cfuncs, ev.loc);
+      loc = n ? strdup(n) : fmt("CFUNC 0x%llx", (unsigned long long)ev.loc);
       break;
     }
     case LJM_SRC_TRACE: {
-      const char *n;
-      a = rd_u(&r);
-      n = map_get(&r.traces, a);
+      const char *n = map_get(&r.traces, ev.loc);
       if (!n) st->unresolved++;
-      loc = n ? strdup(n) : fmt("TRACE [%llu] ?", (unsigned long long)a);
+      loc = n ? strdup(n) : fmt("TRACE [%llu] ?", (unsigned long long)ev.loc);
       break;
     }
-    default:
-      rc = bad(err, errsz, "bad event source", (size_t)(start - p));
-      goto out;
+    default:	/* The reader delivers no other source. */
+      loc = fmt("source 0x%x", ev.src);
+      break;
     }
-    if (ev != LJM_EV_ALLOC) { rd_u(&r); rd_u(&r); }
-    if (ev != LJM_EV_FREE) { rd_u(&r); nsize = rd_u(&r); }
-    if (r.trunc) { free(loc); break; }
-    add_row(st, ev, loc, nsize);
+    add_row(st, (int)ev.type, loc, ev.new_size);
   }
-out:
+  /* A truncated last event is not an error: complete stays 0. */
+  st->complete = s == MP_END;
+  if (s == MP_ERROR) {
+    snprintf(err, errsz, "%s at byte %llu", mp_reader_error(mr),
+	     (unsigned long long)mp_reader_error_offset(mr));
+    rc = -1;
+  }
+  mp_reader_free(mr);
   map_free(&r.protos);
   map_free(&r.cfuncs);
   map_free(&r.traces);

@@ -1,7 +1,8 @@
 /*
-** A minimal memprof stream reader for the profiler's tests: names every
-** event as FORMAT.md section 3 says, against the symbols known at that
-** point of the stream, and counts events per (kind, location).
+** The profiler tests' stream reader: decodes with ljmprof's reader
+** (tools/stream/), names every event itself as doc/format.md says,
+** against the symbols known at that point of the stream, and counts
+** events per (kind, location).
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */

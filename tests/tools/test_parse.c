@@ -17,7 +17,7 @@
 #include "mp_heap.h"
 #include "mp_map.h"
 #include "mp_names.h"
-#include "mp_profile.h"
+#include "mp_profile_int.h"
 #include "mp_order.h"
 #include "mp_reader.h"
 #include "mp_sort.h"
@@ -530,7 +530,7 @@ static enum mp_status read_all(const uint8_t *data, size_t len,
   enum mp_status st;
   *events = *symbols = 0;
   while ((st = mp_reader_next(r, &ev)) == MP_OK) {
-    if (ev.type >= MP_EV_SYM_LFUNC)
+    if (mp_event_is_symbol(ev.type))
       (*symbols)++;
     else
       (*events)++;
@@ -842,7 +842,7 @@ static void compare_fd_with_mem(int fd, const struct mpw *w, const char *name)
     n++;
     ck_assert_int_eq(ea.type, eb.type);
     ck_assert_uint_eq(ea.offset, eb.offset);
-    if (ea.type < MP_EV_SYM_LFUNC) {
+    if (!mp_event_is_symbol(ea.type)) {
       ck_assert_uint_eq(ea.new_addr, eb.new_addr);
       ck_assert_uint_eq(ea.new_size, eb.new_size);
       ck_assert_uint_eq(ea.old_addr, eb.old_addr);

@@ -17,7 +17,7 @@ enum mp_load_result {
   MP_LOAD_OK,		/* Complete stream. */
   MP_LOAD_TRUNCATED,	/* Read up to the last complete event; warned. */
   MP_LOAD_ERROR		/* Unreadable or malformed; message printed.
-			** p->oom tells out of memory from bad input. */
+			** mp_profile_oom tells out of memory from bad input. */
 };
 
 /*

@@ -237,9 +237,9 @@ static enum decode_result get_symbol(struct mp_reader *r, const uint8_t **pp,
   ev->name_len = 0;
   ev->sym_proto = 0;
   ev->sym_line = 0;
+  ev->type = (enum mp_event_type)(MP_EV_SYM | kind);
   switch (kind) {
   case LJM_SYMTAB_LFUNC:
-    ev->type = MP_EV_SYM_LFUNC;
     GET_ULEB(r, p, end, ev->sym_addr, "prototype address");
     if ((d = get_string(r, &p, end, item, ev)) != D_OK)
       return d;
@@ -252,13 +252,11 @@ static enum decode_result get_symbol(struct mp_reader *r, const uint8_t **pp,
     CHECK_LIMIT(r, at, ev->sym_line, LINE_LIMIT, "line number");
     break;
   case LJM_SYMTAB_CFUNC:
-    ev->type = MP_EV_SYM_CFUNC;
     GET_ULEB(r, p, end, ev->sym_addr, "C symbol address");
     if ((d = get_string(r, &p, end, item, ev)) != D_OK)
       return d;
     break;
   case LJM_SYMTAB_TRACE:
-    ev->type = MP_EV_SYM_TRACE;
     at = p;
     GET_ULEB(r, p, end, ev->sym_addr, "trace number");
     CHECK_LIMIT(r, at, ev->sym_addr, LINE_LIMIT, "trace number");
@@ -377,16 +375,15 @@ static enum decode_result get_event(struct mp_reader *r, const uint8_t **pp,
   ev->offset = r->base + (uint64_t)(item - r->buf);
   ev->in_symtab = 0;
   if (kind == LJM_EV_SYMTAB) {
-    unsigned sym;
+    int sym = -1;
     enum decode_result d;
-    switch (src) {
-    case LJM_SRC_LFUNC: sym = LJM_SYMTAB_LFUNC; break;
-    case LJM_SRC_CFUNC: sym = LJM_SYMTAB_CFUNC; break;
-    case LJM_SRC_TRACE: sym = LJM_SYMTAB_TRACE; break;
-    default:
+    /* The kind of symbol is the one its source names. */
+#define MP_SRC_SYM(name, s, k, what) if (src == (s)) sym = (k);
+    LJM_FMT_SOURCES(MP_SRC_SYM)
+#undef MP_SRC_SYM
+    if (sym < 0)
       return fail_at(r, item, "invalid symbol event header 0x%02x", h);
-    }
-    if ((d = get_symbol(r, &p, end, item, sym, ev)) != D_OK)
+    if ((d = get_symbol(r, &p, end, item, (unsigned)sym, ev)) != D_OK)
       return d;
     *pp = p;
     return D_OK;

@@ -12,15 +12,44 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* What mp_reader_next delivered. */
+#include "lj_memprof_format.h"
+
+/* What mp_reader_next delivered. A symbol is MP_EV_SYM | its
+** LJM_SYMTAB_* kind, so that telling symbols from memory events is one
+** bit and never depends on the order of the values. */
+#define MP_EV_SYM 0x10
 enum mp_event_type {
-  MP_EV_ALLOC = 1,	/* Same values as the stream's EE bits. */
-  MP_EV_FREE = 2,
-  MP_EV_REALLOC = 3,
-  MP_EV_SYM_LFUNC,	/* A prototype: addr, name = chunk, line = linedefined. */
-  MP_EV_SYM_CFUNC,	/* A C symbol: addr, name. */
-  MP_EV_SYM_TRACE	/* A trace: addr = trace number, proto, line. */
+  MP_EV_ALLOC = LJM_EV_ALLOC,	/* Same values as the stream's EE bits. */
+  MP_EV_FREE = LJM_EV_FREE,
+  MP_EV_REALLOC = LJM_EV_REALLOC,
+  /* A prototype: addr, name = chunk, line = linedefined. */
+  MP_EV_SYM_LFUNC = MP_EV_SYM | LJM_SYMTAB_LFUNC,
+  /* A C symbol: addr, name. */
+  MP_EV_SYM_CFUNC = MP_EV_SYM | LJM_SYMTAB_CFUNC,
+  /* A trace: addr = trace number, proto, line. */
+  MP_EV_SYM_TRACE = MP_EV_SYM | LJM_SYMTAB_TRACE
 };
+
+static inline int mp_event_is_symbol(enum mp_event_type t)
+{
+  return (t & MP_EV_SYM) != 0;
+}
+
+/* The LJM_SYMTAB_* kind of a symbol event. */
+static inline unsigned mp_event_symbol_kind(enum mp_event_type t)
+{
+  return (unsigned)t & LJM_SYMTAB_KIND_MASK;
+}
+
+/* The LJM_SRC_* whose locations a symbol kind names, or 0. */
+static inline unsigned mp_symbol_source(unsigned kind)
+{
+#define MP_SYM_SRC(name, src, sym, what) \
+  if ((int)kind == (sym)) return (src);
+  LJM_FMT_SOURCES(MP_SYM_SRC)
+#undef MP_SYM_SRC
+  return 0;
+}
 
 /*
 ** linedefined of a built-in function that LuaJIT implements in bytecode

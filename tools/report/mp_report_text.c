@@ -52,22 +52,19 @@ static struct mp_row *sorted_rows(struct text *t, int section, uint64_t top,
 				  size_t *count)
 {
   const struct mp_profile *p = t->p;
-  struct mp_row *rows = malloc(((size_t)p->nlocs + 1) * sizeof(*rows));
+  uint32_t nlocs = mp_profile_nlocs(p), id;
+  struct mp_row *rows = malloc(((size_t)nlocs + 1) * sizeof(*rows));
   size_t n = 0;
-  uint32_t id;
 
   if (!rows)
     return NULL;
-  for (id = 0; id < p->nlocs; id++) {
-    const struct mp_lrec *r = &p->locs[id];
-    const struct mp_lext *e = r->ext ? &p->exts[r->ext - 1] : NULL;
-    uint64_t k;
-    switch (section) {
-    case 0: k = r->n_alloc; break;
-    case 1: k = e ? e->n_realloc : 0; break;
-    case 2: k = e ? e->n_free : 0; break;
-    default: k = r->held_bytes; break;
-    }
+  static const enum mp_measure measures[] = {
+    MP_MEASURE_ALLOCS, MP_MEASURE_REALLOCS, MP_MEASURE_FREES,
+    MP_MEASURE_HELD_BYTES
+  };
+
+  for (id = 0; id < nlocs; id++) {
+    uint64_t k = mp_profile_measure(p, id, measures[section]);
     if (!k)
       continue;
     mp_order_row(&t->order, k, id, &rows[n]);
@@ -113,10 +110,12 @@ static int section(struct text *t, uint64_t top, int sec)
     return -1;
   fputs(titles[sec], t->out);
   for (i = 0; i < nrows; i++) {
-    const struct mp_lrec *r = &p->locs[rows[i].loc];
-    const struct mp_lext *e = r->ext ? &p->exts[r->ext - 1] : NULL;
-    uint64_t plus = sec == 0 ? r->alloc_bytes : sec == 1 ? e->realloc_new : 0;
-    uint64_t minus = sec == 0 ? 0 : sec == 1 ? e->realloc_old : e->free_bytes;
+    struct mp_loc l;
+    uint64_t plus, minus;
+
+    mp_profile_loc_counts(p, rows[i].loc, &l);
+    plus = sec == 0 ? l.alloc_bytes : sec == 1 ? l.realloc_new : 0;
+    minus = sec == 0 ? 0 : sec == 1 ? l.realloc_old : l.free_bytes;
 
     put_name(t, rows[i].loc);
     mp_buf_str(&t->line, ": ");
@@ -146,14 +145,15 @@ static int leak_summary(struct text *t, uint64_t top)
     return -1;
   fputs("HEAP SUMMARY:\n", t->out);
   for (i = 0; i < nrows; i++) {
-    const struct mp_lrec *r = &p->locs[rows[i].loc];
+    struct mp_loc l;
+    mp_profile_loc_counts(p, rows[i].loc, &l);
     put_name(t, rows[i].loc);
     mp_buf_str(&t->line, " holds ");
-    put_bytes(t, r->held_bytes);
+    put_bytes(t, l.held_bytes);
     mp_buf_str(&t->line, ": ");
-    mp_buf_u64(&t->line, r->created);
+    mp_buf_u64(&t->line, l.created);
     mp_buf_str(&t->line, " allocs, ");
-    mp_buf_u64(&t->line, r->released);
+    mp_buf_u64(&t->line, l.released);
     mp_buf_str(&t->line, " frees\n");
     flush_line(t);
   }
@@ -180,7 +180,7 @@ static void aliases(struct text *t)
     if (!any)
       fputs("ALIASES:\n", t->out);
     any = 1;
-    s = mp_strings_get(&t->p->strings, id);
+    s = mp_strings_get(mp_profile_strings(t->p), id);
     fprintf(t->out, "CHUNK#%u:\n%s\n", al->of[id], rule);
     fwrite(s->data, 1, s->len, t->out);
     if (s->len && s->data[s->len - 1] != '\n')
@@ -190,16 +190,18 @@ static void aliases(struct text *t)
 }
 
 int mp_report_text(FILE *out, struct mp_profile *p,
-		   const struct mp_report_opts *o)
+		   const struct mp_report_opts *o,
+		   const struct mp_report_input *in)
 {
   struct text t;
   int rc = -1;
 
+  (void)in;
   memset(&t, 0, sizeof(t));
   t.out = out;
   t.p = p;
   t.human = o->human;
-  if (mp_aliases_init(&t.al, &p->strings) < 0 ||
+  if (mp_aliases_init(&t.al, mp_profile_strings(p)) < 0 ||
       mp_order_init(&t.order, p) < 0)
     goto out;
   if (o->leak_only) {

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "lj_memprof_format.h"
 #include "mp_heap.h"
 #include "mp_reader.h"
 #include "mp_strings.h"
@@ -24,16 +25,59 @@ enum mp_group {
   MP_GROUP_FRAMES	/* chunk, linedefined and line: for folded stacks. */
 };
 
+/*
+** The kinds of location, one row each: what the aggregator resolves an
+** event's location to. Naming, ordering, JSON and the reports' frames
+** read the row (mp_loc_kinds) instead of switching on the kind, so a new
+** kind is one row here and, where it needs its own text, one case in
+** mp_names.c.
+**
+** X(kind, source, prefix, JSON kind, rank, order, named): prefix is the
+** start of its display name; rank its place in name order (Lua code, C,
+** traces, the VM's own); order what sorts it within its rank (a string
+** and linedefined, a number, nothing); named: resolved through a symbol
+** of the stream (the others name what was unknown by its address).
+*/
+#define MP_LOC_KINDS(X) \
+  X(INTERNAL, LJM_SRC_INTERNAL, "INTERNAL", "internal", 5, NONE, 0) \
+  X(LUA, LJM_SRC_LFUNC, "", "lua", 0, STRING, 1) \
+  X(LUA_UNKNOWN, LJM_SRC_LFUNC, "LFUNC ", "lua", 1, NONE, 0) \
+  X(C, LJM_SRC_CFUNC, "", "c", 2, STRING, 1) \
+  X(C_UNKNOWN, LJM_SRC_CFUNC, "CFUNC ", "c", 3, NONE, 0) \
+  X(TRACE, LJM_SRC_TRACE, "TRACE [", "trace", 4, NUMBER, 1) \
+  X(TRACE_NOPROTO, LJM_SRC_TRACE, "TRACE [", "trace", 4, NUMBER, 0) \
+  X(TRACE_UNKNOWN, LJM_SRC_TRACE, "TRACE [", "trace", 4, NUMBER, 0)
+
+/* Fields, as in struct mp_loc: LUA: str = chunk, linedefined, line.
+** LUA_UNKNOWN: addr = prototype not in the symbol table, line. C: str =
+** symbol name, addr = symbol address. C_UNKNOWN: addr = C function
+** address. TRACE: addr = trace number, str = chunk, line. TRACE_NOPROTO
+** (prototype unknown): addr, addr2 = prototype, line. TRACE_UNKNOWN:
+** addr = trace number not in the symbol table. */
 enum mp_loc_kind {
-  MP_LOC_INTERNAL,
-  MP_LOC_LUA,		/* str = chunk, linedefined, line. */
-  MP_LOC_LUA_UNKNOWN,	/* addr = prototype not in the symbol table, line. */
-  MP_LOC_C,		/* str = symbol name, addr = symbol address. */
-  MP_LOC_C_UNKNOWN,	/* addr = C function address. */
-  MP_LOC_TRACE,		/* addr = trace number, str = chunk, line. */
-  MP_LOC_TRACE_NOPROTO,	/* Trace whose prototype was unknown: addr2, line. */
-  MP_LOC_TRACE_UNKNOWN	/* addr = trace number not in the symbol table. */
+#define MP_LOC_ENUM(kind, src, prefix, json, rank, order, named) MP_LOC_##kind,
+  MP_LOC_KINDS(MP_LOC_ENUM)
+#undef MP_LOC_ENUM
+  MP_LOC_NKINDS
 };
+
+/* What sorts locations of a kind within its rank. */
+enum mp_loc_order {
+  MP_ORDER_NONE,	/* Only the line, then first seen. */
+  MP_ORDER_STRING,	/* The name in byte order, then linedefined. */
+  MP_ORDER_NUMBER	/* addr (a trace number). */
+};
+
+struct mp_loc_kind_info {
+  unsigned src;		/* LJM_SRC_* of the events it comes from. */
+  const char *prefix;	/* Start of its display name. */
+  const char *json;	/* "kind" in JSON. */
+  uint8_t rank;		/* Place in name order. */
+  uint8_t order;	/* enum mp_loc_order. */
+  uint8_t named;	/* Resolved through a symbol of the stream. */
+};
+
+extern const struct mp_loc_kind_info mp_loc_kinds[MP_LOC_NKINDS];
 
 struct mp_loc {
   /* Identity (the key). */
@@ -51,42 +95,6 @@ struct mp_loc {
   ** released later by anyone, and what is still held. */
   uint64_t created, released;
   uint64_t held_bytes, held_blocks;
-};
-
-/*
-** How a location is stored: 64 bytes. A profile that loads thousands of
-** chunks has millions of locations, most of which only allocate, so the
-** reallocation and free counters live in a side record (ext) made on
-** the first such event, and the fields that only some locations have
-** (addresses of C functions and traces, and linedefined when both it
-** and the line are kept) in another (aux). held_blocks is created -
-** released.
-*/
-struct mp_lrec {
-  uint32_t str;
-  uint32_t num;		/* Line; for Lua code grouped by function,
-			** linedefined. */
-  uint32_t ext;		/* Index + 1 into exts, or 0. */
-  uint32_t kind_aux;	/* kind << 29 | (index + 1 into auxs, or 0). */
-  /* Index + 1 of the last override pair whose blocks came from here,
-  ** for reallocations [0] and frees [1]: most blocks of a location are
-  ** released by the same code, so the pair is found without hashing. */
-  uint32_t ov_memo[2];
-  uint64_t n_alloc, alloc_bytes;
-  uint64_t created, released, held_bytes;
-};
-
-#define MP_LREC_AUX_BITS 29
-#define MP_LREC_AUX_MASK ((1u << MP_LREC_AUX_BITS) - 1)
-
-struct mp_lext {
-  uint64_t n_realloc, realloc_new, realloc_old;
-  uint64_t n_free, free_bytes;
-};
-
-struct mp_laux {
-  uint64_t addr, addr2;
-  uint64_t linedefined;	/* When the line is kept too (MP_GROUP_FRAMES). */
 };
 
 /*
@@ -123,73 +131,33 @@ struct mp_summary {
   uint64_t files, truncated_files;
 };
 
-/* Location cache: big enough for the hot lines of a large program.
-** (The fuzz target makes it tiny, to run fast and hit collisions.) */
-#ifndef MP_LOC_CACHE_BITS
-#define MP_LOC_CACHE_BITS 14
-#endif
-#define MP_LOC_CACHE (1u << MP_LOC_CACHE_BITS)
+/*
+** The aggregator. Its fields are its own (tools/profile/mp_profile_int.h);
+** the reports read it through the functions below.
+*/
+struct mp_profile;
 
-#define MP_ADDR_GEN_BITS 12
-#define MP_ADDR_GENS (1u << MP_ADDR_GEN_BITS)
+/* What the report needs, for mp_profile_new. */
+#define MP_PROFILE_TOTALS_ONLY	0x01	/* One location for all (stat). */
+#define MP_PROFILE_NO_OVERRIDES	0x02	/* No override pairs. */
+#define MP_PROFILE_OVERRIDE_VALUES 0x04	/* Count and bytes per pair. */
 
-struct mp_loc_cache_entry {
-  uint64_t loc, line;	/* Event location fields. */
-  uint32_t src;
-  uint32_t gen;		/* Valid when equal to the generation of its key. */
-  uint32_t id;
-};
+/* A profile grouped so, or NULL when out of memory. */
+struct mp_profile *mp_profile_new(enum mp_group group, unsigned needs);
+void mp_profile_delete(struct mp_profile *p);
 
-struct mp_profile {
-  enum mp_group group;
-  struct mp_strings strings;	/* Shared by all merged files. */
-  struct mp_symtab symtab;	/* Per file. */
-  struct mp_heap heap;		/* Per file: the live blocks. */
-  /* Per file, grouped by function: trace number -> a: 1 << 32 |
-  ** linedefined of its start prototype when the trace was defined, or 0
-  ** when that prototype was unknown. */
-  struct mp_map trace_funcs;
-  struct mp_lrec *locs;
-  uint32_t nlocs, locs_cap;
-  struct mp_lext *exts;
-  uint32_t nexts, exts_cap;
-  struct mp_laux *auxs;
-  uint32_t nauxs, auxs_cap;
-  uint64_t *loc_slots;		/* Location hash: hash << 32 | (id + 1). */
-  uint32_t loc_mask;
-  /* Override pairs: an array of struct mp_override with override_values
-  ** (JSON), of bare 8-byte keys without (the text report prints no
-  ** counts). Appended while reading, with copies of a key merged from
-  ** time to time; sorted, each key once, when reading is done. */
-  void *ov;
-  uint64_t nov, ov_cap;
-  uint64_t ov_maybe_dup;	/* Appended since the last merge that may
-				** repeat a key. */
-  int ov_sorted;
-  struct mp_loc_cache_entry cache[MP_LOC_CACHE];
-  /* Generations, bumped when symbols change what a key resolves to: one
-  ** per C-symbol table (any new symbol may be the nearest), one per
-  ** hash slot of prototype addresses and trace numbers (a definition
-  ** changes only its own address or number). */
-  uint32_t cfunc_gen;
-  uint32_t addr_gen[MP_ADDR_GENS];
-  /* The resolution of the previous memory event (runs of events from
-  ** one line are the rule), valid until the next symbol; and the id of
-  ** the internal location, which no symbol changes. id + 1, 0: none. */
-  uint64_t last_loc, last_line;
-  uint32_t last_src, last_id;
-  uint32_t internal_id;
-  struct mp_summary file;	/* The file being read. */
-  struct mp_summary total;	/* Files finished so far. */
-  uint32_t file_strings;	/* Strings before the file being read. */
-  int oom;			/* Out of memory: results are incomplete. */
-  int no_overrides;		/* Skip override pairs (stat needs none). */
-  int no_locations;		/* One location for all (stat needs none). */
-  int override_values;		/* Count and bytes per override pair. */
-};
-
-void mp_profile_init(struct mp_profile *p, enum mp_group group);
-void mp_profile_free(struct mp_profile *p);
+enum mp_group mp_profile_group(const struct mp_profile *p);
+/* Out of memory happened: the results are incomplete. */
+int mp_profile_oom(const struct mp_profile *p);
+/* Memory ran out in what feeds p (its reader): the same for p. */
+void mp_profile_set_oom(struct mp_profile *p);
+/* The names of chunks and C symbols, shared by all files. */
+const struct mp_strings *mp_profile_strings(const struct mp_profile *p);
+/* The files finished so far, and the one being read. */
+const struct mp_summary *mp_profile_total(const struct mp_profile *p);
+const struct mp_summary *mp_profile_file(const struct mp_profile *p);
+/* Locations are numbered 0 .. mp_profile_nlocs() - 1. */
+uint32_t mp_profile_nlocs(const struct mp_profile *p);
 
 /* Account one event. Returns 0, or -1 when out of memory. */
 int mp_profile_event(struct mp_profile *p, const struct mp_event *ev);
@@ -199,7 +167,7 @@ int mp_profile_event(struct mp_profile *p, const struct mp_event *ev);
 ** whose heap slots are prefetched first: on big heaps the parser waits
 ** for memory more than it computes. tick (may be NULL) is called every
 ** 2^20 memory events. *events gets the memory events accounted. Returns
-** the reader's final status, or MP_ERROR with p->oom set.
+** the reader's final status, or MP_ERROR with mp_profile_oom set.
 */
 enum mp_status mp_profile_read(struct mp_profile *p, struct mp_reader *r,
 			       uint64_t *events,
@@ -209,7 +177,7 @@ enum mp_status mp_profile_read(struct mp_profile *p, struct mp_reader *r,
 /*
 ** Account events already decoded (in stream order), with the same
 ** prefetching as mp_profile_read. Returns the memory events accounted,
-** or -1 when out of memory (p->oom set).
+** or -1 when out of memory (mp_profile_oom set).
 */
 int64_t mp_profile_events(struct mp_profile *p, const struct mp_event *evs,
 			  size_t count);
@@ -250,18 +218,10 @@ uint64_t mp_profile_sort_overrides(struct mp_profile *p,
 				   const uint32_t *orig_rank,
 				   const uint32_t *rank_orig);
 
-/* Pair i (0 <= i < p->nov), by value; count and bytes are 0 without
-** override_values. */
-static inline struct mp_override mp_profile_override(const struct mp_profile *p,
-						     uint64_t i)
-{
-  struct mp_override o = {0, 0, 0};
-  if (p->override_values)
-    o = ((const struct mp_override *)p->ov)[i];
-  else
-    o.key = ((const uint64_t *)p->ov)[i];
-  return o;
-}
+/* Pair i (0 <= i < the number mp_profile_sort_overrides returned), by
+** value; count and bytes are 0 without MP_PROFILE_OVERRIDE_VALUES. */
+struct mp_override mp_profile_override(const struct mp_profile *p,
+				       uint64_t i);
 
 /* Once sorted: the pairs of location loc and this kind are [first, *end);
 ** returns first (equal to *end when there are none). */
@@ -271,6 +231,21 @@ uint64_t mp_profile_overrides_of(const struct mp_profile *p, int is_free,
 /* Location id as a whole (a copy). */
 void mp_profile_loc(const struct mp_profile *p, uint32_t id,
 		    struct mp_loc *out);
+/* Only its counters (n_alloc ... held_blocks), cheaper: for the reports'
+** passes over every location. */
+void mp_profile_loc_counts(const struct mp_profile *p, uint32_t id,
+			   struct mp_loc *out);
+
+/* One counter of location id, cheaper still: for sorting. */
+enum mp_measure {
+  MP_MEASURE_ALLOCS,	/* n_alloc. */
+  MP_MEASURE_REALLOCS,	/* n_realloc. */
+  MP_MEASURE_FREES,	/* n_free. */
+  MP_MEASURE_EVENTS,	/* All three. */
+  MP_MEASURE_HELD_BYTES	/* held_bytes. */
+};
+uint64_t mp_profile_measure(const struct mp_profile *p, uint32_t id,
+			    enum mp_measure m);
 
 /* Reading is over: drop what only reading needs (symbols, live heap,
 ** location hash) before reporting. */

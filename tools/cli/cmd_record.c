@@ -35,7 +35,7 @@
 
 #include "ljm_config.h"
 #include "elfinfo.h"
-#include "record.h"
+#include "commands.h"
 
 #ifndef LJM_LIBDIR
 #define LJM_LIBDIR "/usr/lib/ljmprof"

@@ -1,7 +1,7 @@
 /*
-** JSON output: the report (schema in doc/json-schema.md) and the stat
-** summary. Written by hand: the documents are flat and this keeps the
-** tool free of dependencies.
+** JSON output: the report and the stat summary (schema in
+** doc/json-schema.md). Written by hand: the documents are flat and this
+** keeps the tool free of dependencies.
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -86,7 +86,7 @@ static void json_str(struct mp_buf *b, const char *s, size_t len)
   mp_buf_add(b, "\"", 1);
 }
 
-void mp_json_string(FILE *out, const char *s, size_t len)
+static void mp_json_string(FILE *out, const char *s, size_t len)
 {
   struct mp_buf b = {0};
   json_str(&b, s, len);
@@ -102,10 +102,10 @@ static void json_cstr(FILE *out, const char *s)
 
 #define U(x) ((unsigned long long)(x))
 
-void mp_json_summary(FILE *out, const struct mp_profile *p,
+static void mp_json_summary(FILE *out, const struct mp_profile *p,
 		     const struct mp_report_input *in, const char *ind)
 {
-  const struct mp_summary *s = &p->total;
+  const struct mp_summary *s = mp_profile_total(p);
   size_t i;
 
   fprintf(out, "{\n");
@@ -165,74 +165,16 @@ static void json_header(FILE *out, const char *schema,
   fputs("],\n", out);
 }
 
-int mp_report_stat(FILE *out, const struct mp_profile *p,
-		   const struct mp_report_opts *o,
-		   const struct mp_report_input *in)
+int mp_stat_json(FILE *out, struct mp_profile *p,
+		 const struct mp_report_opts *o,
+		 const struct mp_report_input *in)
 {
-  const struct mp_summary *s = &p->total;
-  struct mp_buf b = {0};
-  size_t i;
-
-  if (o->format == MP_FORMAT_JSON) {
-    json_header(out, "ljmprof-stat", in);
-    fputs("  \"summary\": ", out);
-    mp_json_summary(out, p, in, "  ");
-    fputs("\n}\n", out);
-    return 0;
-  }
-  for (i = 0; i < in->nfiles; i++) {
-    fprintf(out, "file:               %s", in->files[i]);
-    if (in->truncated[i])
-      fprintf(out, " (truncated after %llu events)", U(in->events_read[i]));
-    fputc('\n', out);
-  }
-  fprintf(out, "stream:             %s\n",
-	  s->truncated_files ? "truncated" : "complete");
-  fprintf(out, "events:             %llu\n",
-	  U(s->n_alloc + s->n_realloc + s->n_free));
-  fprintf(out, "  alloc:            %llu\n", U(s->n_alloc));
-  fprintf(out, "  realloc:          %llu\n", U(s->n_realloc));
-  fprintf(out, "  free:             %llu\n", U(s->n_free));
-  mp_name_bytes(&b, s->bytes_allocated, o->human);
-  fprintf(out, "bytes allocated:    %s\n", b.data ? b.data : "");
-  b.len = 0;
-  mp_name_bytes(&b, s->bytes_freed, o->human);
-  fprintf(out, "bytes freed:        %s\n", b.data ? b.data : "");
-  b.len = 0;
-  mp_name_bytes(&b, s->peak_bytes, o->human);
-  fprintf(out, "peak live heap:     %s at event %llu", b.data ? b.data : "",
-	  U(s->peak_event));
-  if (in->nfiles > 1 && s->peak_file < in->nfiles)
-    fprintf(out, " of %s", in->files[s->peak_file]);
-  fputc('\n', out);
-  b.len = 0;
-  mp_name_bytes(&b, s->live_bytes, o->human);
-  fprintf(out, "live heap at end:   %s in %llu blocks\n", b.data ? b.data : "",
-	  U(s->live_blocks));
-  fprintf(out, "symbols:            %llu (prototypes %llu, C symbols %llu, "
-	  "traces %llu; %llu from events)\n",
-	  U(s->n_sym_proto + s->n_sym_cfunc + s->n_sym_trace),
-	  U(s->n_sym_proto), U(s->n_sym_cfunc), U(s->n_sym_trace),
-	  U(s->n_sym_events));
-  b.len = 0;
-  mp_name_bytes(&b, s->untracked_bytes, o->human);
-  fprintf(out, "untracked frees:    %llu (%s allocated before profiling)\n",
-	  U(s->untracked_frees), b.data ? b.data : "");
-  if (s->overwritten)
-    fprintf(out, "overwritten blocks: %llu (allocated over a live block)\n",
-	    U(s->overwritten));
-  mp_buf_free(&b);
+  (void)o;
+  json_header(out, "ljmprof-stat", in);
+  fputs("  \"summary\": ", out);
+  mp_json_summary(out, p, in, "  ");
+  fputs("\n}\n", out);
   return 0;
-}
-
-static const char *kind_name(uint32_t kind)
-{
-  switch (kind) {
-  case MP_LOC_INTERNAL: return "internal";
-  case MP_LOC_LUA: case MP_LOC_LUA_UNKNOWN: return "lua";
-  case MP_LOC_C: case MP_LOC_C_UNKNOWN: return "c";
-  default: return "trace";
-  }
 }
 
 /* ", <key><v>" for a number. */
@@ -261,14 +203,15 @@ static void json_opt_str(struct mp_buf *b, const struct mp_string *s)
 static void json_location_fields(struct mp_buf *b, const struct mp_profile *p,
 				 const struct mp_loc *l)
 {
-  const struct mp_string *s = l->str != MP_NO_STRING ?
-			      mp_strings_get(&p->strings, l->str) : NULL;
-  int by_line = p->group == MP_GROUP_LINE || p->group == MP_GROUP_FRAMES;
-  int by_func = p->group == MP_GROUP_FUNCTION || p->group == MP_GROUP_FRAMES;
+  const struct mp_string *s =
+    l->str != MP_NO_STRING ? mp_strings_get(mp_profile_strings(p), l->str) :
+			     NULL;
+  enum mp_group g = mp_profile_group(p);
+  int by_line = g == MP_GROUP_LINE || g == MP_GROUP_FRAMES;
+  int by_func = g == MP_GROUP_FUNCTION || g == MP_GROUP_FRAMES;
 
-  switch (l->kind) {
-  case MP_LOC_LUA:
-  case MP_LOC_LUA_UNKNOWN:
+  switch (mp_loc_kinds[l->kind].src) {
+  case LJM_SRC_LFUNC:
     mp_buf_str(b, ", \"chunk\": ");
     json_opt_str(b, s);
     if (!s)
@@ -281,22 +224,19 @@ static void json_location_fields(struct mp_buf *b, const struct mp_profile *p,
     if (by_line)
       json_u64(b, ", \"line\": ", l->line);
     break;
-  case MP_LOC_C:
-  case MP_LOC_C_UNKNOWN:
+  case LJM_SRC_CFUNC:
     mp_buf_str(b, ", \"symbol\": ");
     json_opt_str(b, s);
     json_hex(b, ", \"address\": ", l->addr);
     break;
-  case MP_LOC_TRACE:
-  case MP_LOC_TRACE_NOPROTO:
-  case MP_LOC_TRACE_UNKNOWN:
+  case LJM_SRC_TRACE:
     json_u64(b, ", \"trace\": ", l->addr);
     mp_buf_str(b, ", \"chunk\": ");
     json_opt_str(b, s);
     if (l->kind != MP_LOC_TRACE_UNKNOWN)
       json_u64(b, ", \"line\": ", l->line);
     break;
-  default:
+  case LJM_SRC_INTERNAL:
     break;
   }
 }
@@ -352,20 +292,19 @@ int mp_report_json(FILE *out, struct mp_profile *p,
   struct mp_buf scratch = {0}, obj = {0};
   struct mp_row *rows = NULL;
   size_t nrows = 0, i;
-  uint32_t id;
+  uint32_t nlocs, id;
   int rc = -1;
 
   if (mp_order_init(&order, p) < 0)
     return -1;
   mp_profile_sort_overrides(p, order.rank, order.loc);
-  rows = malloc(((size_t)p->nlocs + 1) * sizeof(*rows));
+  nlocs = mp_profile_nlocs(p);
+  rows = malloc(((size_t)nlocs + 1) * sizeof(*rows));
   if (!rows)
     goto out;
-  for (id = 0; id < p->nlocs; id++) {
-    const struct mp_lrec *r = &p->locs[id];
-    const struct mp_lext *e = r->ext ? &p->exts[r->ext - 1] : NULL;
-    mp_order_row(&order, r->n_alloc + (e ? e->n_realloc + e->n_free : 0),
-		 id, &rows[nrows]);
+  for (id = 0; id < nlocs; id++) {
+    mp_order_row(&order, mp_profile_measure(p, id, MP_MEASURE_EVENTS), id,
+		 &rows[nrows]);
     nrows++;
   }
   mp_rows_sort(&order, rows, nrows);
@@ -373,7 +312,7 @@ int mp_report_json(FILE *out, struct mp_profile *p,
     nrows = (size_t)o->top;
 
   json_header(out, "ljmprof-report", in);
-  fprintf(out, "  \"group\": \"%s\",\n", groups[p->group]);
+  fprintf(out, "  \"group\": \"%s\",\n", groups[mp_profile_group(p)]);
   fputs("  \"summary\": ", out);
   mp_json_summary(out, p, in, "  ");
   fputs(",\n  \"locations\": [", out);
@@ -384,7 +323,7 @@ int mp_report_json(FILE *out, struct mp_profile *p,
     mp_buf_str(&obj, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
     json_name(&obj, p, &scratch, l);
     mp_buf_str(&obj, ", \"kind\": \"");
-    mp_buf_str(&obj, kind_name(l->kind));
+    mp_buf_str(&obj, mp_loc_kinds[l->kind].json);
     mp_buf_add(&obj, "\"", 1);
     json_location_fields(&obj, p, l);
     json_u64(&obj, ",\n     \"alloc\": {\"count\": ", l->n_alloc);

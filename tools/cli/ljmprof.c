@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "commands.h"
-#include "record.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"

@@ -167,7 +167,7 @@ void mp_name_string(struct mp_buf *out, const struct mp_profile *p,
 		    struct mp_aliases *al, uint32_t id,
 		    enum mp_name_style style)
 {
-  const struct mp_string *s = mp_strings_get(&p->strings, id);
+  const struct mp_string *s = mp_strings_get(mp_profile_strings(p), id);
   size_t i, from;
 
   if (style != MP_NAME_PLAIN && al && al->of && id < al->nstrings &&
@@ -195,12 +195,17 @@ void mp_name_location(struct mp_buf *out, const struct mp_profile *p,
 		      struct mp_aliases *al, const struct mp_loc *l,
 		      enum mp_name_style style)
 {
-  int by_line = p->group == MP_GROUP_LINE || p->group == MP_GROUP_FRAMES;
-  int by_func = p->group == MP_GROUP_FUNCTION;
+  enum mp_group g = mp_profile_group(p);
+  int by_line = g == MP_GROUP_LINE || g == MP_GROUP_FRAMES;
+  int by_func = g == MP_GROUP_FUNCTION;
+  const char *prefix = mp_loc_kinds[l->kind].prefix;
 
-  switch (l->kind) {
+  /* Lua and C code known by a symbol start with its name; the others
+  ** with their kind's prefix. */
+  if (*prefix)
+    mp_buf_str(out, prefix);
+  switch ((enum mp_loc_kind)l->kind) {
   case MP_LOC_INTERNAL:
-    mp_buf_str(out, "INTERNAL");
     break;
   case MP_LOC_LUA:
     if (by_func && l->linedefined == MP_LINE_BUILTIN) {
@@ -217,39 +222,37 @@ void mp_name_location(struct mp_buf *out, const struct mp_profile *p,
       mp_buf_colon_u64(out, l->linedefined);
     break;
   case MP_LOC_LUA_UNKNOWN:
-    mp_buf_str(out, "LFUNC ");
     mp_buf_hex(out, l->addr);
     if (by_line)
       mp_buf_colon_u64(out, l->line);
     break;
   case MP_LOC_C:
     mp_name_string(out, p, al, l->str, style);
-    if (!name_is_whole(mp_strings_get(&p->strings, l->str))) {
+    if (!name_is_whole(mp_strings_get(mp_profile_strings(p), l->str))) {
       mp_buf_add(out, ":", 1);
       mp_buf_hex(out, l->addr);
     }
     break;
   case MP_LOC_C_UNKNOWN:
-    mp_buf_str(out, "CFUNC ");
     mp_buf_hex(out, l->addr);
     break;
   case MP_LOC_TRACE:
   case MP_LOC_TRACE_NOPROTO:
-    mp_buf_str(out, "TRACE [");
     mp_buf_u64(out, l->addr);
     mp_buf_str(out, "] started at ");
     if (l->kind == MP_LOC_TRACE) {
       mp_name_string(out, p, al, l->str, style);
     } else {
-      mp_buf_str(out, "LFUNC ");
+      mp_buf_str(out, mp_loc_kinds[MP_LOC_LUA_UNKNOWN].prefix);
       mp_buf_hex(out, l->addr2);
     }
     mp_buf_colon_u64(out, l->line);
     break;
-  default:
-    mp_buf_str(out, "TRACE [");
+  case MP_LOC_TRACE_UNKNOWN:
     mp_buf_u64(out, l->addr);
     mp_buf_add(out, "]", 1);
+    break;
+  case MP_LOC_NKINDS:
     break;
   }
 }

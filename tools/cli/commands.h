@@ -17,8 +17,8 @@
 
 /*
 ** A subcommand: argv[0] is its name. Returns an exit status.
-** To add one, write its run function and add a line to the table in
-** ljmprof.c.
+** To add one, write its run function in cmd_<name>.c (in
+** tools/local.mk) and add a line to the table in ljmprof.c.
 */
 struct ljmprof_command {
   const char *name;
@@ -26,8 +26,12 @@ struct ljmprof_command {
   const char *summary;	/* One line for `ljmprof --help`. */
 };
 
-int ljmprof_cmd_report(int argc, char **argv);
-int ljmprof_cmd_stat(int argc, char **argv);
+int ljmprof_cmd_report(int argc, char **argv);	/* cmd_report.c */
+int ljmprof_cmd_stat(int argc, char **argv);	/* cmd_stat.c */
+/* cmd_record.c. Returns the program's exit status (128 + N when it was
+** killed by signal N), or 2 for a usage error, 127 when it could not be
+** run. */
+int ljmprof_cmd_record(int argc, char **argv);
 
 /* Print "ljmprof: <message>" on stderr. */
 void ljmprof_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

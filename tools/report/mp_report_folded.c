@@ -19,7 +19,7 @@ static void frames(struct mp_buf *out, const struct mp_profile *p,
   switch (l->kind) {
   case MP_LOC_LUA:
     mp_name_string(out, p, al, l->str, MP_NAME_FRAME);
-    if (p->group == MP_GROUP_CHUNK)
+    if (mp_profile_group(p) == MP_GROUP_CHUNK)
       break;
     if (l->linedefined == 0) {
       mp_buf_str(out, ";main ");
@@ -32,58 +32,62 @@ static void frames(struct mp_buf *out, const struct mp_profile *p,
       mp_name_string(out, p, al, l->str, MP_NAME_FRAME);
       mp_buf_colon_u64(out, l->linedefined);
     }
-    if (p->group == MP_GROUP_FUNCTION)
+    if (mp_profile_group(p) == MP_GROUP_FUNCTION)
       break;
     mp_buf_add(out, ";", 1);
     mp_name_string(out, p, al, l->str, MP_NAME_FRAME);
     mp_buf_colon_u64(out, l->line);
     break;
   case MP_LOC_LUA_UNKNOWN:
-    mp_buf_str(out, "LFUNC ");
+    mp_buf_str(out, mp_loc_kinds[l->kind].prefix);
     mp_buf_hex(out, l->addr);
-    if (p->group == MP_GROUP_FRAMES) {
-      mp_buf_str(out, ";LFUNC ");
-      mp_buf_hex(out, l->addr);
-      mp_buf_colon_u64(out, l->line);
+    if (mp_profile_group(p) == MP_GROUP_FRAMES) {
+      mp_buf_add(out, ";", 1);
+      mp_name_location(out, p, al, l, MP_NAME_FRAME);
     }
     break;
-  case MP_LOC_C:
-  case MP_LOC_C_UNKNOWN:
-    mp_buf_str(out, "C;");
-    mp_name_location(out, p, al, l, MP_NAME_FRAME);
-    break;
-  case MP_LOC_INTERNAL:
-    mp_buf_str(out, "INTERNAL");
-    break;
   default:
-    mp_buf_str(out, "JIT;");
+    /* The others are one frame under a root for their source. */
+    switch (mp_loc_kinds[l->kind].src) {
+    case LJM_SRC_CFUNC:
+      mp_buf_str(out, "C;");
+      break;
+    case LJM_SRC_TRACE:
+      mp_buf_str(out, "JIT;");
+      break;
+    default:
+      break;
+    }
     mp_name_location(out, p, al, l, MP_NAME_FRAME);
     break;
   }
 }
 
-int mp_report_folded(FILE *out, const struct mp_profile *p,
-		     const struct mp_report_opts *o)
+int mp_report_folded(FILE *out, struct mp_profile *p,
+		     const struct mp_report_opts *o,
+		     const struct mp_report_input *in)
 {
   struct mp_aliases al;
   struct mp_order order;
   struct mp_buf line = {0};
   struct mp_row *rows = NULL;
   size_t nrows = 0, i;
-  uint32_t id;
+  uint32_t nlocs, id;
   int rc = -1;
 
-  if (mp_aliases_init(&al, &p->strings) < 0)
+  (void)in;
+  if (mp_aliases_init(&al, mp_profile_strings(p)) < 0)
     return -1;
   if (mp_order_init(&order, p) < 0)
     goto out_al;
-  rows = malloc(((size_t)p->nlocs + 1) * sizeof(*rows));
+  nlocs = mp_profile_nlocs(p);
+  rows = malloc(((size_t)nlocs + 1) * sizeof(*rows));
   if (!rows)
     goto out;
-  for (id = 0; id < p->nlocs; id++) {
+  for (id = 0; id < nlocs; id++) {
     struct mp_loc l;
     uint64_t v;
-    mp_profile_loc(p, id, &l);
+    mp_profile_loc_counts(p, id, &l);
     v = o->value == MP_VALUE_ALLOC_BYTES ? l.alloc_bytes + l.realloc_new :
 	o->value == MP_VALUE_ALLOC_COUNT ? l.n_alloc + l.n_realloc :
 	l.held_bytes;

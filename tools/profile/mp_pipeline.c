@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mp_profile.h"
+#include "mp_profile_int.h"
 
 #define PIPE_BATCH 4096	/* Events per batch: about 0.5 MB. */
 #define PIPE_DEPTH 4	/* Batches in flight. */
@@ -82,7 +82,7 @@ static void *produce(void *arg)
       st = mp_reader_next(pl->r, &b->ev[b->count]);
       if (st != MP_OK)
 	break;
-      if (b->ev[b->count].type >= MP_EV_SYM_LFUNC &&
+      if (mp_event_is_symbol(b->ev[b->count].type) &&
 	  keep_name(b, b->count) < 0) {
 	pl->failed = 1;
 	st = MP_ERROR;
@@ -140,7 +140,7 @@ enum mp_status mp_profile_read_threaded(struct mp_profile *p,
     pthread_mutex_unlock(&pl.mu);
 
     for (k = 0; k < b->count; k++)
-      if (b->ev[k].type >= MP_EV_SYM_LFUNC)
+      if (mp_event_is_symbol(b->ev[k].type))
 	b->ev[k].name = b->names + b->name_off[k];
     done = mp_profile_events(p, b->ev, b->count);
     st = b->st;

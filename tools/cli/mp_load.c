@@ -104,7 +104,7 @@ enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
   r = mp_reader_new_fd(fd, size);
   if (!r) {
     ljmprof_error("%s: out of memory", shown);
-    p->oom = 1;
+    mp_profile_set_oom(p);
     return failed(p, fd, is_stdin);
   }
   pr.on = isatty(2);
@@ -119,7 +119,7 @@ enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
     st = mp_profile_read(p, r, &n, pr.on ? progress_tick : NULL, &pr);
   progress_done(&pr);
   fflush(stdout);	/* Reports of earlier files first. */
-  if (st == MP_ERROR && p->oom)
+  if (st == MP_ERROR && mp_profile_oom(p))
     ljmprof_error("%s: out of memory at byte %llu", shown,
 		  (unsigned long long)mp_reader_offset(r));
   else if (st == MP_ERROR && keep_broken && n > 0)
@@ -131,7 +131,7 @@ enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
 		  (unsigned long long)mp_reader_error_offset(r),
 		  mp_reader_error(r));
   *events = n;
-  if (st == MP_ERROR && !p->oom && keep_broken && n > 0) {
+  if (st == MP_ERROR && !mp_profile_oom(p) && keep_broken && n > 0) {
     res = MP_LOAD_TRUNCATED;
   } else if (st == MP_ERROR) {
     *events = 0;

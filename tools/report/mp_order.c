@@ -73,35 +73,29 @@ static inline int name_key_less(const struct name_key *x,
 
 MP_SORT_DEFINE(sort_name_keys, struct name_key, name_key_less)
 
-/* Kinds in name order: Lua code, C, traces (by number), the VM's own. */
-static const uint8_t kind_order[8] = {
-  [MP_LOC_LUA] = 0, [MP_LOC_LUA_UNKNOWN] = 1, [MP_LOC_C] = 2,
-  [MP_LOC_C_UNKNOWN] = 3, [MP_LOC_TRACE] = 4, [MP_LOC_TRACE_NOPROTO] = 4,
-  [MP_LOC_TRACE_UNKNOWN] = 4, [MP_LOC_INTERNAL] = 5
-};
-
+/* Kinds by their rank in mp_loc_kinds (Lua code, C, traces, the VM's
+** own), then by what their row says sorts them. */
 static void name_key(const struct mp_profile *p, const uint32_t *srank,
 		     uint32_t loc, struct name_key *k)
 {
+  const struct mp_loc_kind_info *info;
   struct mp_loc l;
   uint64_t mid = 0, low = 0;
 
   mp_profile_loc(p, loc, &l);
-  switch (l.kind) {
-  case MP_LOC_LUA:
-  case MP_LOC_C:
-    mid = l.str < p->strings.count ? srank[l.str] : RANK_MAX;
+  info = &mp_loc_kinds[l.kind];
+  switch ((enum mp_loc_order)info->order) {
+  case MP_ORDER_STRING:
+    mid = l.str < mp_profile_strings(p)->count ? srank[l.str] : RANK_MAX;
     low = l.linedefined;
     break;
-  case MP_LOC_TRACE:
-  case MP_LOC_TRACE_NOPROTO:
-  case MP_LOC_TRACE_UNKNOWN:
+  case MP_ORDER_NUMBER:
     mid = l.addr < RANK_MAX ? l.addr : RANK_MAX;	/* Trace number. */
     break;
-  default:
+  case MP_ORDER_NONE:
     break;
   }
-  k->hi = (uint64_t)kind_order[l.kind & 7] << 61 | mid << 32 | low;
+  k->hi = (uint64_t)(info->rank & 7) << 61 | mid << 32 | low;
   k->lo = l.line;
   k->loc = loc;
 }
@@ -109,30 +103,30 @@ static void name_key(const struct mp_profile *p, const uint32_t *srank,
 int mp_order_init(struct mp_order *o, const struct mp_profile *p)
 {
   struct name_key *keys = NULL;
-  uint32_t *srank, i;
+  uint32_t nlocs = mp_profile_nlocs(p), *srank, i;
 
   memset(o, 0, sizeof(*o));
-  srank = string_ranks(&p->strings);
+  srank = string_ranks(mp_profile_strings(p));
   if (!srank)
     return -1;
-  keys = malloc(((size_t)p->nlocs + 1) * sizeof(*keys));
-  o->rank = malloc(((size_t)p->nlocs + 1) * sizeof(*o->rank));
-  o->loc = malloc(((size_t)p->nlocs + 1) * sizeof(*o->loc));
+  keys = malloc(((size_t)nlocs + 1) * sizeof(*keys));
+  o->rank = malloc(((size_t)nlocs + 1) * sizeof(*o->rank));
+  o->loc = malloc(((size_t)nlocs + 1) * sizeof(*o->loc));
   if (!keys || !o->rank || !o->loc) {
     free(keys);
     free(srank);
     mp_order_free(o);
     return -1;
   }
-  for (i = 0; i < p->nlocs; i++)
+  for (i = 0; i < nlocs; i++)
     name_key(p, srank, i, &keys[i]);
   free(srank);
-  sort_name_keys(keys, p->nlocs);
-  for (i = 0; i < p->nlocs; i++) {
+  sort_name_keys(keys, nlocs);
+  for (i = 0; i < nlocs; i++) {
     o->rank[keys[i].loc] = i;
     o->loc[i] = keys[i].loc;
   }
-  o->nlocs = p->nlocs;
+  o->nlocs = nlocs;
   free(keys);
   return 0;
 }

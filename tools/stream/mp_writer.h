@@ -1,6 +1,8 @@
 /*
 ** A small memprof stream writer for the tests, the golden streams and
-** the benchmark: emits exactly the bytes FORMAT.md describes.
+** the benchmark: emits exactly the bytes doc/format.md describes. Part
+** of the stream library so that anything that makes streams (tests,
+** tools) shares one writer.
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */

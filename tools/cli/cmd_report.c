@@ -1,0 +1,68 @@
+/*
+** `ljmprof report`: where memory was allocated, reallocated, freed or
+** leaked, in any format of the table (mp_formats).
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#include <string.h>
+
+#include "commands.h"
+#include "reports.h"
+
+static void report_help(FILE *out)
+{
+  char formats[256];
+  fputs(
+"Usage: ljmprof report [OPTION]... FILE...\n"
+"Print where a LuaJIT program allocated, reallocated and freed memory,\n"
+"from memprof streams (FILE '-' is standard input).\n"
+"\n", out);
+  fprintf(out, "  -f, --format=FMT       %s\n",
+	  mp_format_list(formats, sizeof(formats), 0, 0, 1));
+  fputs(
+"  -l, --leak-only        text: only the HEAP SUMMARY of memory still held\n"
+"                         at the end, per allocating location\n"
+"  -H, --human-readable   sizes in B, KiB, MiB, GiB\n"
+"  -g, --group=BY         line (default), function (chunk:linedefined) or\n"
+"                         chunk: how finely Lua locations are told apart\n"
+"  -n, --top=N            at most N lines per section\n"
+"      --value=WHAT       folded: alloc-bytes (default), alloc-count or\n"
+"                         held-bytes\n"
+"  -m, --merge            one report for all files (always for folded)\n"
+"      --list-formats     the names of the formats, one a line\n"
+"  -h, --help             this text\n"
+"\n"
+"Several files without --merge give one report each (text: after a\n"
+"'==> FILE <==' line; JSON: one document each). A file that cannot be\n"
+"read is skipped with one message; the others are still reported.\n"
+"\n"
+"Exit status: 0 success, 1 error (no input could be read, out of memory,\n"
+"or the report could not be written), 2 usage error, 3 reported, but an\n"
+"input was skipped or truncated (reported up to its last complete event).\n",
+	out);
+}
+
+int ljmprof_cmd_report(int argc, char **argv)
+{
+  static const struct option opts[] = {
+    {"format", required_argument, NULL, 'f'},
+    {"leak-only", no_argument, NULL, 'l'},
+    {"human-readable", no_argument, NULL, 'H'},
+    {"group", required_argument, NULL, 'g'},
+    {"top", required_argument, NULL, 'n'},
+    {"value", required_argument, NULL, OPT_VALUE},
+    {"merge", no_argument, NULL, 'm'},
+    {"list-formats", no_argument, NULL, OPT_LIST_FORMATS},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}
+  };
+  struct cli c;
+
+  memset(&c, 0, sizeof(c));
+  c.name = "report";
+  c.opts = opts;
+  c.optstring = ":f:lHg:n:mh";
+  c.help = report_help;
+  return ljmprof_run_reports(&c, argc, argv);
+}

@@ -1,0 +1,319 @@
+/*
+** What `ljmprof report` and `ljmprof stat` share: parsing their options
+** (each command gives its table), reading the files, one report per
+** file or one for all, and the exit status.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "mp_load.h"
+#include "reports.h"
+
+static int usage_error(const struct cli *c, const char *what, const char *arg)
+{
+  if (arg)
+    ljmprof_error("%s: %s '%s'", c->name, what, arg);
+  else
+    ljmprof_error("%s: %s", c->name, what);
+  fprintf(stderr, "Run 'ljmprof %s --help' for usage.\n", c->name);
+  return LJMPROF_EXIT_USAGE;
+}
+
+/* A positive decimal count: digits only, no sign, no overflow. */
+static int parse_count(const char *s, uint64_t *out)
+{
+  char *end;
+  unsigned long long v;
+  if (*s < '0' || *s > '9')
+    return -1;
+  errno = 0;
+  v = strtoull(s, &end, 10);
+  if (errno == ERANGE || *end || v == 0)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+/*
+** An option that the chosen format does not take: name the formats that
+** take it and, for --leak-only, where each other format has the same.
+*/
+static int option_error(const struct cli *c, const char *opt, unsigned flag)
+{
+  char formats[256];
+  struct mp_buf msg = {0};
+  const char *sep = " (";
+  size_t i;
+  int rc;
+
+  mp_format_list(formats, sizeof(formats), c->is_stat, flag, 0);
+  if (flag == MP_FMT_VALUE) {
+    mp_buf_printf(&msg, "%s only applies to --format=%s", opt, formats);
+  } else {
+    mp_buf_printf(&msg, "%s only applies to the %s format", opt, formats);
+    for (i = 0; i < mp_nformats; i++)
+      if (mp_formats[i].held && !(mp_formats[i].flags & flag)) {
+	mp_buf_printf(&msg, "%s%s", sep, mp_formats[i].held);
+	sep = "; ";
+      }
+    if (*sep == ';')
+      mp_buf_str(&msg, ")");
+  }
+  rc = usage_error(c, msg.data ? msg.data : opt, NULL);
+  mp_buf_free(&msg);
+  return rc;
+}
+
+/* Parse options; returns -1 to go on, or an exit status. */
+static int parse_args(struct cli *c, int argc, char **argv)
+{
+  unsigned flags;
+  int opt;
+
+  opterr = 0;
+  optind = 1;
+  while ((opt = getopt_long(argc, argv,
+			    c->optstring, c->opts,
+			    NULL)) != -1) {
+    switch (opt) {
+    case 'f':
+      if (!(c->ro.format = mp_format_find(optarg, c->is_stat)))
+	return usage_error(c, "unknown format", optarg);
+      break;
+    case OPT_LIST_FORMATS: {
+      size_t i;
+      for (i = 0; i < mp_nformats; i++)
+	puts(mp_formats[i].name);
+      return LJMPROF_EXIT_OK;
+    }
+    case 'l':
+      c->ro.leak_only = 1;
+      break;
+    case 'H':
+      c->ro.human = 1;
+      break;
+    case 'g':
+      if (!strcmp(optarg, "line"))
+	c->group = MP_GROUP_LINE;
+      else if (!strcmp(optarg, "function"))
+	c->group = MP_GROUP_FUNCTION;
+      else if (!strcmp(optarg, "chunk"))
+	c->group = MP_GROUP_CHUNK;
+      else
+	return usage_error(c, "unknown grouping", optarg);
+      break;
+    case 'n':
+      if (parse_count(optarg, &c->ro.top) < 0)
+	return usage_error(c, "--top needs a positive number, not", optarg);
+      break;
+    case OPT_VALUE:
+      c->value_given = 1;
+      if (!strcmp(optarg, "alloc-bytes"))
+	c->ro.value = MP_VALUE_ALLOC_BYTES;
+      else if (!strcmp(optarg, "alloc-count"))
+	c->ro.value = MP_VALUE_ALLOC_COUNT;
+      else if (!strcmp(optarg, "held-bytes"))
+	c->ro.value = MP_VALUE_HELD_BYTES;
+      else
+	return usage_error(c, "unknown value", optarg);
+      break;
+    case 'm':
+      c->merge = 1;
+      break;
+    case 'h':
+      c->help(stdout);
+      return LJMPROF_EXIT_OK;
+    case ':':
+      return usage_error(c, "missing argument for", argv[optind - 1]);
+    default:
+      if (optopt && optopt < 256) {
+	char s[3] = {'-', (char)optopt, 0};
+	return usage_error(c, "unknown option", s);
+      }
+      return usage_error(c, "unknown option", argv[optind - 1]);
+    }
+  }
+  if (optind >= argc)
+    return usage_error(c, "no input file", NULL);
+  flags = c->ro.format->flags;
+  if (c->value_given && !(flags & MP_FMT_VALUE))
+    return option_error(c, "--value", MP_FMT_VALUE);
+  if (c->ro.leak_only && !(flags & MP_FMT_LEAK_ONLY))
+    return option_error(c, "--leak-only", MP_FMT_LEAK_ONLY);
+  if (flags & MP_FMT_MERGED)
+    c->merge = 1;
+  if ((flags & MP_FMT_FRAMES) && c->group == MP_GROUP_LINE)
+    c->group = MP_GROUP_FRAMES;
+  return -1;
+}
+
+/* Print one report over p for files[0..n). */
+static int emit(const struct cli *c, struct mp_profile *p,
+		const struct mp_report_input *in)
+{
+  int rc;
+  mp_profile_done_reading(p);
+  rc = (c->is_stat ? c->ro.format->stat : c->ro.format->report)(stdout, p,
+								 &c->ro, in);
+  if (rc < 0) {
+    ljmprof_error("out of memory while writing the report");
+    return LJMPROF_EXIT_ERROR;
+  }
+  return LJMPROF_EXIT_OK;
+}
+
+/*
+** The exit status, from the most to the least serious: 2 usage (decided
+** before reading); 1 nothing could be reported (every input bad), or
+** out of memory, or the report could not be written; 3 reported, but an
+** input was bad (skipped) or truncated (read up to its last complete
+** event); 0.
+*/
+struct outcome {
+  int reported;		/* Reports printed. */
+  int partial;		/* Inputs skipped or cut short. */
+  int fatal;		/* Out of memory, or a report failed. */
+};
+
+static int exit_status(const struct outcome *o)
+{
+  if (o->fatal || !o->reported)
+    return LJMPROF_EXIT_ERROR;
+  return o->partial ? LJMPROF_EXIT_TRUNCATED : LJMPROF_EXIT_OK;
+}
+
+/* A profile that keeps what the report will need: stat no locations,
+** the leak summary and folded stacks no override pairs, only JSON their
+** counts and bytes. NULL (said, and fatal) when out of memory. */
+static struct mp_profile *new_profile(const struct cli *c, struct outcome *o)
+{
+  unsigned flags = c->ro.format->flags, needs = 0;
+  struct mp_profile *p;
+
+  if (c->is_stat)
+    needs = MP_PROFILE_TOTALS_ONLY | MP_PROFILE_NO_OVERRIDES;
+  else if (c->ro.leak_only || (flags & MP_FMT_NO_OVERRIDES))
+    needs = MP_PROFILE_NO_OVERRIDES;
+  else if (flags & MP_FMT_OVERRIDE_VALUES)
+    needs = MP_PROFILE_OVERRIDE_VALUES;
+  p = mp_profile_new(c->group, needs);
+  if (!p) {
+    ljmprof_error("out of memory");
+    o->fatal = 1;
+  }
+  return p;
+}
+
+/* All files in one report; the input list names only those read. */
+static void run_merged(struct cli *c, char **files, int nfiles,
+		       struct outcome *o, const char **names, int *truncated,
+		       uint64_t *events)
+{
+  struct mp_report_input in = {names, 0, truncated, events};
+  struct mp_profile *p = new_profile(c, o);
+  int i;
+
+  if (!p)
+    return;
+  for (i = 0; i < nfiles && !mp_profile_oom(p); i++) {
+    size_t k = in.nfiles;
+    enum mp_load_result r = mp_load_file(p, files[i], &events[k], 1);
+    if (r == MP_LOAD_ERROR) {
+      o->partial = 1;
+      continue;
+    }
+    names[k] = files[i];
+    truncated[k] = r == MP_LOAD_TRUNCATED;
+    o->partial |= truncated[k];
+    in.nfiles++;
+  }
+  /* Out of memory leaves the merged counters incomplete: no report. */
+  if (mp_profile_oom(p))
+    o->fatal = 1;
+  else if (in.nfiles) {
+    if (emit(c, p, &in) != LJMPROF_EXIT_OK)
+      o->fatal = 1;
+    o->reported = 1;
+  }
+  mp_profile_delete(p);
+}
+
+/* One report per file that could be read. */
+static void run_each(struct cli *c, char **files, int nfiles,
+		     struct outcome *o, int *truncated, uint64_t *events)
+{
+  int i;
+
+  for (i = 0; i < nfiles; i++) {
+    struct mp_report_input in = {(const char *const *)&files[i], 1,
+				 &truncated[i], &events[i]};
+    struct mp_profile *p = new_profile(c, o);
+    enum mp_load_result r;
+    if (!p)
+      return;
+    r = mp_load_file(p, files[i], &events[i], 0);
+    if (r == MP_LOAD_ERROR) {
+      o->partial = 1;
+      o->fatal |= mp_profile_oom(p);
+    } else {
+      truncated[i] = r == MP_LOAD_TRUNCATED;
+      o->partial |= truncated[i];
+      if (nfiles > 1 && (c->ro.format->flags & MP_FMT_FILE_HEADERS))
+	printf("%s==> %s <==\n", o->reported ? "\n" : "", files[i]);
+      o->reported = 1;
+      if (emit(c, p, &in) != LJMPROF_EXIT_OK)
+	o->fatal = 1;
+    }
+    fflush(stdout);
+    mp_profile_delete(p);
+  }
+}
+
+int ljmprof_run_reports(struct cli *c, int argc, char **argv)
+{
+  static char outbuf[1 << 16];
+  struct outcome o = {0, 0, 0};
+  int status, nfiles;
+  char **files;
+  const char **names;
+  int *truncated;
+  uint64_t *events;
+
+  c->ro.format = &mp_formats[0];
+  c->group = MP_GROUP_LINE;
+  if ((status = parse_args(c, argc, argv)) >= 0)
+    return status;
+  files = argv + optind;
+  nfiles = argc - optind;
+  names = calloc((size_t)nfiles, sizeof(*names));
+  truncated = calloc((size_t)nfiles, sizeof(*truncated));
+  events = calloc((size_t)nfiles, sizeof(*events));
+  if (!names || !truncated || !events) {
+    ljmprof_error("out of memory");
+    free(names);
+    free(truncated);
+    free(events);
+    return LJMPROF_EXIT_ERROR;
+  }
+  setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+
+  if (c->merge)
+    run_merged(c, files, nfiles, &o, names, truncated, events);
+  else
+    run_each(c, files, nfiles, &o, truncated, events);
+  status = exit_status(&o);
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    ljmprof_error("error writing the report: %s", strerror(errno));
+    status = LJMPROF_EXIT_ERROR;
+  }
+  free(names);
+  free(truncated);
+  free(events);
+  return status;
+}

@@ -1,0 +1,36 @@
+/*
+** The driver that `ljmprof report` and `ljmprof stat` share: a command
+** fills a struct cli with its name, options and help, and runs it.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#ifndef LJMPROF_REPORTS_H
+#define LJMPROF_REPORTS_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "mp_report.h"
+
+/* Long options without a short one. */
+enum { OPT_VALUE = 256, OPT_LIST_FORMATS };
+
+struct cli {
+  /* The command's. */
+  const char *name;		/* For messages: "report". */
+  int is_stat;			/* Formats' stat functions, no locations. */
+  const struct option *opts;	/* getopt_long's table... */
+  const char *optstring;	/* ...and short options. */
+  void (*help)(FILE *out);
+  /* Filled in by the options. */
+  struct mp_report_opts ro;
+  enum mp_group group;
+  int merge;
+  int value_given;
+};
+
+/* Parse argv (argv[0] is the command), read, report; an exit status. */
+int ljmprof_run_reports(struct cli *c, int argc, char **argv);
+
+#endif

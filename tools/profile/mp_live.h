@@ -1,0 +1,123 @@
+/*
+** Live blocks and the totals: a memory event's counters at its location,
+** the blocks it creates and releases in the live heap (and so the bytes
+** each location still holds), the file's totals and the peak. Inline:
+** this is the inner loop of the read driver.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#ifndef MP_LIVE_H
+#define MP_LIVE_H
+
+#include "mp_profile_int.h"
+
+/* A block leaves the heap (free, or the old half of a realloc). */
+static inline int mp_live_release(struct mp_profile *p, uint32_t at,
+				  uint64_t addr, uint64_t size, int is_free)
+{
+  struct mp_block b;
+  struct mp_lrec *orig;
+
+  if (addr == 0)
+    return 0;	/* free(NULL), realloc(NULL, n): nothing was held. */
+  if (!mp_heap_take(&p->heap, addr, &b)) {
+    p->file.untracked_frees++;
+    p->file.untracked_bytes += size;
+    return 0;
+  }
+  orig = &p->locs[b.loc];
+  orig->released++;
+  orig->held_bytes -= b.size;
+  p->file.live_bytes -= b.size;
+  p->file.live_blocks--;
+  if (p->no_overrides)
+    return 0;
+  return mp_overrides_note(p, is_free, at, orig, b.loc, b.size);
+}
+
+/* A block enters the heap (alloc, or the new half of a realloc). */
+static inline int mp_live_create(struct mp_profile *p, uint32_t at,
+				 uint64_t addr, uint64_t size)
+{
+  struct mp_block old;
+  struct mp_lrec *l;
+  int rc;
+
+  if (addr == 0)
+    return 0;	/* A failed allocation holds nothing. */
+  rc = mp_heap_put(&p->heap, addr, size, at, &old);
+  if (rc < 0)
+    return -1;
+  if (rc == 1) {
+    /* The stream never freed the previous block here: drop it. */
+    struct mp_lrec *o = &p->locs[old.loc];
+    o->released++;
+    o->held_bytes -= old.size;
+    p->file.live_bytes -= old.size;
+    p->file.live_blocks--;
+    p->file.overwritten++;
+  }
+  l = &p->locs[at];
+  l->created++;
+  l->held_bytes += size;
+  p->file.live_bytes += size;
+  p->file.live_blocks++;
+  return 0;
+}
+
+/* Account a memory event whose location is already resolved to id. */
+static inline int mp_live_account(struct mp_profile *p,
+				  const struct mp_event *ev, uint32_t id)
+{
+  struct mp_lrec *l = &p->locs[id];
+  struct mp_lext *e;
+  uint64_t evno;
+
+  switch (ev->type) {
+  case MP_EV_ALLOC:
+    p->file.n_alloc++;
+    p->file.bytes_allocated += ev->new_size;
+    l->n_alloc++;
+    l->alloc_bytes += ev->new_size;
+    if (mp_live_create(p, (uint32_t)id, ev->new_addr, ev->new_size) < 0)
+      goto oom;
+    break;
+  case MP_EV_FREE:
+    p->file.n_free++;
+    p->file.bytes_freed += ev->old_size;
+    if (!(e = mp_locs_ext(p, l)))
+      goto oom;
+    e->n_free++;
+    e->free_bytes += ev->old_size;
+    if (mp_live_release(p, (uint32_t)id, ev->old_addr, ev->old_size, 1) < 0)
+      goto oom;
+    break;
+  case MP_EV_REALLOC:
+    p->file.n_realloc++;
+    p->file.bytes_allocated += ev->new_size;
+    p->file.bytes_freed += ev->old_size;
+    if (!(e = mp_locs_ext(p, l)))
+      goto oom;
+    e->n_realloc++;
+    e->realloc_new += ev->new_size;
+    e->realloc_old += ev->old_size;
+    if (mp_live_release(p, (uint32_t)id, ev->old_addr, ev->old_size, 0) < 0 ||
+	mp_live_create(p, (uint32_t)id, ev->new_addr, ev->new_size) < 0)
+      goto oom;
+    break;
+  default:
+    break;
+  }
+  if (p->file.live_bytes > p->file.peak_bytes) {
+    evno = p->file.n_alloc + p->file.n_free + p->file.n_realloc;
+    p->file.peak_bytes = p->file.live_bytes;
+    p->file.peak_event = evno;
+  }
+  return 0;
+oom:
+  p->oom = 1;
+  return -1;
+}
+
+#endif

@@ -1,0 +1,242 @@
+/*
+** Location interning: a location's key (kind, names, lines, addresses)
+** to its id, and the records that hold its counters, packed so that a
+** profile with millions of locations stays small.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mp_profile_int.h"
+
+/*
+** Locations of one chunk are met together (a chunk is usually loaded and
+** run at once), so 16 consecutive lines share one home cache line: the
+** hash covers line / 16 and the low bits are line % 16.
+*/
+static uint32_t loc_hash(const struct mp_loc *k)
+{
+  uint64_t h = k->kind;
+  h = h * 0x9e3779b97f4a7c15ull + k->str;
+  h = h * 0x9e3779b97f4a7c15ull + (k->line >> 4);
+  h = h * 0x9e3779b97f4a7c15ull + k->linedefined;
+  h = h * 0x9e3779b97f4a7c15ull + k->addr;
+  h = h * 0x9e3779b97f4a7c15ull + k->addr2;
+  h ^= h >> 31;
+  h *= 0x9e3779b97f4a7c15ull;
+  return (uint32_t)(h >> 32) << 4 | (k->line & 15);
+}
+
+static inline uint32_t rec_kind(const struct mp_lrec *r)
+{
+  return r->kind_aux >> MP_LREC_AUX_BITS;
+}
+
+static inline const struct mp_laux *rec_aux(const struct mp_profile *p,
+					    const struct mp_lrec *r)
+{
+  uint32_t aux = r->kind_aux & MP_LREC_AUX_MASK;
+  return aux ? &p->auxs[aux - 1] : NULL;
+}
+
+/*
+** How a key is split between the record's num and its aux: num is the
+** line, except for Lua code grouped by function, whose key has no line:
+** there it is linedefined. Any other linedefined goes to the aux.
+*/
+static inline int num_is_linedefined(const struct mp_profile *p,
+				     uint32_t kind)
+{
+  return p->group == MP_GROUP_FUNCTION && kind == MP_LOC_LUA;
+}
+
+static inline uint32_t key_num(const struct mp_profile *p,
+			       const struct mp_loc *k)
+{
+  return num_is_linedefined(p, k->kind) ? k->linedefined : k->line;
+}
+
+static inline uint32_t key_aux_linedefined(const struct mp_profile *p,
+					   const struct mp_loc *k)
+{
+  return num_is_linedefined(p, k->kind) ? 0 : k->linedefined;
+}
+
+/* The identity fields of a stored location. */
+static void rec_key(const struct mp_profile *p, const struct mp_lrec *r,
+		    struct mp_loc *k)
+{
+  const struct mp_laux *a = rec_aux(p, r);
+  memset(k, 0, sizeof(*k));
+  k->kind = rec_kind(r);
+  k->str = r->str;
+  if (num_is_linedefined(p, k->kind))
+    k->linedefined = r->num;
+  else
+    k->line = r->num;
+  if (a) {
+    k->addr = a->addr;
+    k->addr2 = a->addr2;
+    if (!num_is_linedefined(p, k->kind))
+      k->linedefined = (uint32_t)a->linedefined;
+  }
+}
+
+static int loc_same(const struct mp_profile *p, const struct mp_lrec *r,
+		    const struct mp_loc *k)
+{
+  const struct mp_laux *a;
+  uint32_t ld = key_aux_linedefined(p, k);
+  if (rec_kind(r) != k->kind || r->str != k->str || r->num != key_num(p, k))
+    return 0;
+  a = rec_aux(p, r);
+  if (!a)
+    return !k->addr && !k->addr2 && !ld;
+  return a->addr == k->addr && a->addr2 == k->addr2 && a->linedefined == ld;
+}
+
+void mp_profile_loc_counts(const struct mp_profile *p, uint32_t id,
+			   struct mp_loc *out)
+{
+  const struct mp_lrec *r = &p->locs[id];
+  out->n_alloc = r->n_alloc;
+  out->alloc_bytes = r->alloc_bytes;
+  if (r->ext) {
+    const struct mp_lext *e = &p->exts[r->ext - 1];
+    out->n_realloc = e->n_realloc;
+    out->realloc_new = e->realloc_new;
+    out->realloc_old = e->realloc_old;
+    out->n_free = e->n_free;
+    out->free_bytes = e->free_bytes;
+  } else {
+    out->n_realloc = out->realloc_new = out->realloc_old = 0;
+    out->n_free = out->free_bytes = 0;
+  }
+  out->created = r->created;
+  out->released = r->released;
+  out->held_bytes = r->held_bytes;
+  out->held_blocks = r->created - r->released;
+}
+
+uint64_t mp_profile_measure(const struct mp_profile *p, uint32_t id,
+			    enum mp_measure m)
+{
+  const struct mp_lrec *r = &p->locs[id];
+  const struct mp_lext *e = r->ext ? &p->exts[r->ext - 1] : NULL;
+  switch (m) {
+  case MP_MEASURE_ALLOCS: return r->n_alloc;
+  case MP_MEASURE_REALLOCS: return e ? e->n_realloc : 0;
+  case MP_MEASURE_FREES: return e ? e->n_free : 0;
+  case MP_MEASURE_EVENTS:
+    return r->n_alloc + (e ? e->n_realloc + e->n_free : 0);
+  case MP_MEASURE_HELD_BYTES: return r->held_bytes;
+  }
+  return 0;
+}
+
+void mp_profile_loc(const struct mp_profile *p, uint32_t id,
+		    struct mp_loc *out)
+{
+  rec_key(p, &p->locs[id], out);
+  mp_profile_loc_counts(p, id, out);
+}
+
+/* Grow an array of elements of size sz to hold one more; 0 or -1. */
+static int grow(void **arr, uint32_t n, uint32_t *cap, size_t sz)
+{
+  uint32_t ncap;
+  void *na;
+  if (n < *cap)
+    return 0;
+  ncap = *cap ? *cap * 2 : 256;
+  if (ncap <= *cap)
+    return -1;
+  na = realloc(*arr, (size_t)ncap * sz);
+  if (!na)
+    return -1;
+  *arr = na;
+  *cap = ncap;
+  return 0;
+}
+
+struct mp_lext *mp_locs_new_ext(struct mp_profile *p, struct mp_lrec *r)
+{
+  if (p->nexts >= INT32_MAX ||
+      grow((void **)&p->exts, p->nexts, &p->exts_cap, sizeof(*p->exts)) < 0)
+    return NULL;
+  memset(&p->exts[p->nexts], 0, sizeof(p->exts[0]));
+  r->ext = ++p->nexts;
+  return &p->exts[r->ext - 1];
+}
+
+/*
+** The location hash: slots hold hash << 32 | (id + 1), 0 is empty.
+** Keeping the hash in the slot means a probe reads a location record only
+** when the hashes match, and a rehash never reads them at all: it walks
+** the old slots in order and writes the new ones almost in order.
+*/
+static int loc_rehash(struct mp_profile *p)
+{
+  uint32_t n = p->loc_mask ? (p->loc_mask + 1) * 2 : 1024;
+  uint64_t *slots;
+  uint32_t i;
+  while (n && n / 4 * 3 <= p->nlocs)
+    n *= 2;
+  if (n == 0)
+    return -1;
+  slots = calloc(n, sizeof(*slots));
+  if (!slots)
+    return -1;
+  for (i = 0; p->loc_slots && i <= p->loc_mask; i++) {
+    uint64_t s = p->loc_slots[i];
+    uint32_t j;
+    if (!s)
+      continue;
+    for (j = (uint32_t)(s >> 32) & (n - 1); slots[j]; j = (j + 1) & (n - 1))
+      ;
+    slots[j] = s;
+  }
+  free(p->loc_slots);
+  p->loc_slots = slots;
+  p->loc_mask = n - 1;
+  return 0;
+}
+
+int64_t mp_locs_intern(struct mp_profile *p, const struct mp_loc *k)
+{
+  uint32_t j, h = loc_hash(k);
+  if (!p->loc_slots && loc_rehash(p) < 0)
+    return -1;
+  for (j = h & p->loc_mask; p->loc_slots[j]; j = (j + 1) & p->loc_mask) {
+    uint64_t s = p->loc_slots[j];
+    uint32_t id = (uint32_t)s - 1;
+    if ((uint32_t)(s >> 32) == h && loc_same(p, &p->locs[id], k))
+      return id;
+  }
+  if (p->nlocs >= INT32_MAX)
+    return -1;
+  if (grow((void **)&p->locs, p->nlocs, &p->locs_cap, sizeof(*p->locs)) < 0)
+    return -1;
+  memset(&p->locs[p->nlocs], 0, sizeof(p->locs[0]));
+  if (k->addr || k->addr2 || key_aux_linedefined(p, k)) {
+    if (p->nauxs >= MP_LREC_AUX_MASK ||
+	grow((void **)&p->auxs, p->nauxs, &p->auxs_cap,
+	     sizeof(*p->auxs)) < 0)
+      return -1;
+    p->auxs[p->nauxs].addr = k->addr;
+    p->auxs[p->nauxs].addr2 = k->addr2;
+    p->auxs[p->nauxs].linedefined = key_aux_linedefined(p, k);
+    p->locs[p->nlocs].kind_aux = ++p->nauxs;
+  }
+  p->locs[p->nlocs].kind_aux |= k->kind << MP_LREC_AUX_BITS;
+  p->locs[p->nlocs].str = k->str;
+  p->locs[p->nlocs].num = key_num(p, k);
+  p->loc_slots[j] = (uint64_t)h << 32 | ++p->nlocs;
+  if ((uint64_t)p->nlocs * 4 > ((uint64_t)p->loc_mask + 1) * 3 &&
+      loc_rehash(p) < 0)
+    return -1;
+  return p->nlocs - 1;
+}

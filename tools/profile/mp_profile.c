@@ -1,0 +1,190 @@
+/*
+** The aggregator (mp_profile.h): its lifetime, files, accessors, and one
+** event at a time. mp_profile_int.h says which file does what.
+**
+** The hot path is one memory event: find its location (mp_resolve, a
+** small cache in front of the symbol lookups, invalidated whenever a
+** symbol arrives), update the live heap, add to the location's counters
+** (mp_live.h).
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mp_live.h"
+#include "mp_profile_int.h"
+
+_Static_assert(sizeof(struct mp_lrec) == 64, "a location is one cache line");
+_Static_assert(MP_LOC_NKINDS <= 1u << (32 - MP_LREC_AUX_BITS),
+	       "a kind fits the bits above a location's aux index");
+
+const struct mp_loc_kind_info mp_loc_kinds[MP_LOC_NKINDS] = {
+#define MP_LOC_INFO(kind, src, prefix, json, rank, order, named) \
+  [MP_LOC_##kind] = {src, prefix, json, rank, MP_ORDER_##order, named},
+  MP_LOC_KINDS(MP_LOC_INFO)
+#undef MP_LOC_INFO
+};
+_Static_assert(offsetof(struct mp_override, key) == 0, "pairs start with key");
+
+void mp_profile_init(struct mp_profile *p, enum mp_group group)
+{
+  memset(p, 0, sizeof(*p));
+  p->group = group;
+  mp_strings_init(&p->strings);
+  mp_symtab_init(&p->symtab);
+  mp_heap_init(&p->heap);
+  mp_map_init(&p->trace_funcs);
+  mp_resolve_reset(p);
+}
+
+struct mp_profile *mp_profile_new(enum mp_group group, unsigned needs)
+{
+  struct mp_profile *p = malloc(sizeof(*p));
+  if (!p)
+    return NULL;
+  mp_profile_init(p, group);
+  p->no_locations = (needs & MP_PROFILE_TOTALS_ONLY) != 0;
+  p->no_overrides = (needs & MP_PROFILE_NO_OVERRIDES) != 0;
+  p->override_values = (needs & MP_PROFILE_OVERRIDE_VALUES) != 0;
+  return p;
+}
+
+void mp_profile_delete(struct mp_profile *p)
+{
+  if (!p)
+    return;
+  mp_profile_free(p);
+  free(p);
+}
+
+enum mp_group mp_profile_group(const struct mp_profile *p)
+{
+  return p->group;
+}
+
+int mp_profile_oom(const struct mp_profile *p)
+{
+  return p->oom;
+}
+
+void mp_profile_set_oom(struct mp_profile *p)
+{
+  p->oom = 1;
+}
+
+const struct mp_strings *mp_profile_strings(const struct mp_profile *p)
+{
+  return &p->strings;
+}
+
+const struct mp_summary *mp_profile_total(const struct mp_profile *p)
+{
+  return &p->total;
+}
+
+const struct mp_summary *mp_profile_file(const struct mp_profile *p)
+{
+  return &p->file;
+}
+
+uint32_t mp_profile_nlocs(const struct mp_profile *p)
+{
+  return p->nlocs;
+}
+
+void mp_profile_free(struct mp_profile *p)
+{
+  mp_strings_free(&p->strings);
+  mp_symtab_free(&p->symtab);
+  mp_heap_free(&p->heap);
+  mp_map_free(&p->trace_funcs);
+  free(p->ov);
+  free(p->locs);
+  free(p->exts);
+  free(p->auxs);
+  free(p->loc_slots);
+  memset(p, 0, sizeof(*p));
+}
+
+int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)
+{
+  int64_t id;
+
+  if (mp_event_is_symbol(ev->type)) {
+    if (mp_symbols_add(p, ev) < 0)
+      goto oom;
+    return 0;
+  }
+  id = mp_resolve(p, ev);
+  if (id < 0)
+    goto oom;
+  return mp_live_account(p, ev, (uint32_t)id);
+oom:
+  p->oom = 1;
+  return -1;
+}
+
+void mp_profile_done_reading(struct mp_profile *p)
+{
+  mp_symtab_free(&p->symtab);
+  mp_symtab_init(&p->symtab);
+  mp_heap_free(&p->heap);
+  mp_heap_init(&p->heap);
+  mp_map_free(&p->trace_funcs);
+  mp_map_init(&p->trace_funcs);
+  free(p->loc_slots);
+  p->loc_slots = NULL;
+  p->loc_mask = 0;
+}
+
+/* The next file is another process: its addresses mean other things. */
+static void next_file(struct mp_profile *p)
+{
+  memset(&p->file, 0, sizeof(p->file));
+  mp_symtab_free(&p->symtab);
+  mp_symtab_init(&p->symtab);
+  mp_heap_clear(&p->heap);
+  mp_map_clear(&p->trace_funcs);
+  mp_resolve_reset(p);
+  p->file_strings = p->strings.count;
+}
+
+void mp_profile_end_file(struct mp_profile *p, int truncated)
+{
+  struct mp_summary *t = &p->total, *f = &p->file;
+
+  t->n_alloc += f->n_alloc;
+  t->n_realloc += f->n_realloc;
+  t->n_free += f->n_free;
+  t->n_sym_proto += f->n_sym_proto;
+  t->n_sym_cfunc += f->n_sym_cfunc;
+  t->n_sym_trace += f->n_sym_trace;
+  t->n_sym_events += f->n_sym_events;
+  t->bytes_allocated += f->bytes_allocated;
+  t->bytes_freed += f->bytes_freed;
+  t->live_bytes += f->live_bytes;
+  t->live_blocks += f->live_blocks;
+  if (f->peak_bytes > t->peak_bytes || t->files == 0) {
+    t->peak_bytes = f->peak_bytes;
+    t->peak_event = f->peak_event;
+    t->peak_file = (uint32_t)t->files;
+  }
+  t->untracked_frees += f->untracked_frees;
+  t->untracked_bytes += f->untracked_bytes;
+  t->overwritten += f->overwritten;
+  t->files++;
+  if (truncated)
+    t->truncated_files++;
+  next_file(p);
+}
+
+void mp_profile_drop_file(struct mp_profile *p)
+{
+  /* Names are dropped only when no location of this file may use one. */
+  if (!p->file.n_alloc && !p->file.n_realloc && !p->file.n_free)
+    mp_strings_truncate(&p->strings, p->file_strings);
+  next_file(p);
+}

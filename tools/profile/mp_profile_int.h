@@ -1,0 +1,232 @@
+/*
+** The aggregator's own header, for tools/profile/ only (and the white-box
+** unit tests): its state, and how its parts, one file per job, call one
+** another:
+**
+**   mp_profile.c    lifetime, files, accessors, one event at a time
+**   mp_locs.c       location interning: key -> id, the records
+**   mp_resolve.c    event location -> key, against the symbols, cached
+**   mp_symbols.c    symbol events
+**   mp_overrides.c  override pairs
+**   mp_live.h       live blocks per location, the totals and the peak
+**   mp_read.c       the batched read driver (mp_pipeline.c: threaded)
+**
+** What the hot path crosses is inline here.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#ifndef MP_PROFILE_INT_H
+#define MP_PROFILE_INT_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lj_memprof_format.h"
+#include "mp_profile.h"
+
+/*
+** How a location is stored: 64 bytes. A profile that loads thousands of
+** chunks has millions of locations, most of which only allocate, so the
+** reallocation and free counters live in a side record (ext) made on
+** the first such event, and the fields that only some locations have
+** (addresses of C functions and traces, and linedefined when both it
+** and the line are kept) in another (aux). held_blocks is created -
+** released.
+*/
+struct mp_lrec {
+  uint32_t str;
+  uint32_t num;		/* Line; for Lua code grouped by function,
+			** linedefined. */
+  uint32_t ext;		/* Index + 1 into exts, or 0. */
+  uint32_t kind_aux;	/* kind << 29 | (index + 1 into auxs, or 0). */
+  /* Index + 1 of the last override pair whose blocks came from here,
+  ** for reallocations [0] and frees [1]: most blocks of a location are
+  ** released by the same code, so the pair is found without hashing. */
+  uint32_t ov_memo[2];
+  uint64_t n_alloc, alloc_bytes;
+  uint64_t created, released, held_bytes;
+};
+
+#define MP_LREC_AUX_BITS 29
+#define MP_LREC_AUX_MASK ((1u << MP_LREC_AUX_BITS) - 1)
+
+struct mp_lext {
+  uint64_t n_realloc, realloc_new, realloc_old;
+  uint64_t n_free, free_bytes;
+};
+
+struct mp_laux {
+  uint64_t addr, addr2;
+  uint64_t linedefined;	/* When the line is kept too (MP_GROUP_FRAMES). */
+};
+
+/* Location cache: big enough for the hot lines of a large program.
+** (The fuzz target makes it tiny, to run fast and hit collisions.) */
+#ifndef MP_LOC_CACHE_BITS
+#define MP_LOC_CACHE_BITS 14
+#endif
+#define MP_LOC_CACHE (1u << MP_LOC_CACHE_BITS)
+
+#define MP_ADDR_GEN_BITS 12
+#define MP_ADDR_GENS (1u << MP_ADDR_GEN_BITS)
+
+struct mp_loc_cache_entry {
+  uint64_t loc, line;	/* Event location fields. */
+  uint32_t src;
+  uint32_t gen;		/* Valid when equal to the generation of its key. */
+  uint32_t id;
+};
+
+struct mp_profile {
+  enum mp_group group;
+  struct mp_strings strings;	/* Shared by all merged files. */
+  struct mp_symtab symtab;	/* Per file. */
+  struct mp_heap heap;		/* Per file: the live blocks. */
+  /* Per file, grouped by function: trace number -> a: 1 << 32 |
+  ** linedefined of its start prototype when the trace was defined, or 0
+  ** when that prototype was unknown. */
+  struct mp_map trace_funcs;
+  struct mp_lrec *locs;
+  uint32_t nlocs, locs_cap;
+  struct mp_lext *exts;
+  uint32_t nexts, exts_cap;
+  struct mp_laux *auxs;
+  uint32_t nauxs, auxs_cap;
+  uint64_t *loc_slots;		/* Location hash: hash << 32 | (id + 1). */
+  uint32_t loc_mask;
+  /* Override pairs: an array of struct mp_override with override_values
+  ** (JSON), of bare 8-byte keys without (the text report prints no
+  ** counts). Appended while reading, with copies of a key merged from
+  ** time to time; sorted, each key once, when reading is done. */
+  void *ov;
+  uint64_t nov, ov_cap;
+  uint64_t ov_maybe_dup;	/* Appended since the last merge that may
+				** repeat a key. */
+  int ov_sorted;
+  struct mp_loc_cache_entry cache[MP_LOC_CACHE];
+  /* Generations, bumped when symbols change what a key resolves to: one
+  ** per C-symbol table (any new symbol may be the nearest), one per
+  ** hash slot of prototype addresses and trace numbers (a definition
+  ** changes only its own address or number). */
+  uint32_t cfunc_gen;
+  uint32_t addr_gen[MP_ADDR_GENS];
+  /* The resolution of the previous memory event (runs of events from
+  ** one line are the rule), valid until the next symbol; and the id of
+  ** the internal location, which no symbol changes. id + 1, 0: none. */
+  uint64_t last_loc, last_line;
+  uint32_t last_src, last_id;
+  uint32_t internal_id;
+  struct mp_summary file;	/* The file being read. */
+  struct mp_summary total;	/* Files finished so far. */
+  uint32_t file_strings;	/* Strings before the file being read. */
+  int oom;			/* Out of memory: results are incomplete. */
+  int no_overrides;		/* Skip override pairs (stat needs none). */
+  int no_locations;		/* One location for all (stat needs none). */
+  int override_values;		/* Count and bytes per override pair. */
+};
+
+/* In place, for the unit tests; the others use mp_profile_new. */
+void mp_profile_init(struct mp_profile *p, enum mp_group group);
+void mp_profile_free(struct mp_profile *p);
+
+/* -- mp_locs.c ----------------------------------------------------------- */
+
+/* The id of the location with key k (identity fields only), added if new;
+** -1 when out of memory. */
+int64_t mp_locs_intern(struct mp_profile *p, const struct mp_loc *k);
+struct mp_lext *mp_locs_new_ext(struct mp_profile *p, struct mp_lrec *r);
+
+/* The realloc/free counters of a location, made on first use. */
+static inline struct mp_lext *mp_locs_ext(struct mp_profile *p,
+					  struct mp_lrec *r)
+{
+  return r->ext ? &p->exts[r->ext - 1] : mp_locs_new_ext(p, r);
+}
+
+/* -- mp_resolve.c -------------------------------------------------------- */
+
+void mp_resolve_reset(struct mp_profile *p);
+/* A symbol changed what (src, loc) resolves to. */
+void mp_resolve_invalidate(struct mp_profile *p, unsigned src, uint64_t loc);
+int64_t mp_resolve_slow(struct mp_profile *p, const struct mp_event *ev);
+
+static inline size_t mp_resolve_slot(const struct mp_event *ev)
+{
+  return (size_t)(((ev->loc ^ ev->loc_line << 40 ^ ev->src) *
+		   0x9e3779b97f4a7c15ull) >> (64 - MP_LOC_CACHE_BITS));
+}
+
+/* The location id of a memory event, or -1 when out of memory. */
+static inline int64_t mp_resolve(struct mp_profile *p,
+				 const struct mp_event *ev)
+{
+  int64_t id;
+  if (p->no_locations && p->nlocs)
+    return 0;	/* stat: one location for all. */
+  if (ev->src == LJM_SRC_INTERNAL && p->internal_id && !p->no_locations)
+    return p->internal_id - 1;
+  if (p->last_id && ev->loc == p->last_loc && ev->loc_line == p->last_line &&
+      ev->src == p->last_src)
+    return p->last_id - 1;
+  id = mp_resolve_slow(p, ev);
+  if (id >= 0 && !p->no_locations) {
+    if (ev->src == LJM_SRC_INTERNAL) {
+      p->internal_id = (uint32_t)id + 1;
+    } else {
+      p->last_loc = ev->loc;
+      p->last_line = ev->loc_line;
+      p->last_src = ev->src;
+      p->last_id = (uint32_t)id + 1;
+    }
+  }
+  return id;
+}
+
+/* -- mp_symbols.c -------------------------------------------------------- */
+
+/* Define the symbol of a symbol event; 0, or -1 when out of memory. */
+int mp_symbols_add(struct mp_profile *p, const struct mp_event *ev);
+
+/* -- mp_overrides.c ------------------------------------------------------ */
+
+int mp_overrides_append(struct mp_profile *p, uint64_t key,
+			struct mp_lrec *orig, int is_free, uint64_t *at);
+
+static inline size_t mp_ov_size(const struct mp_profile *p)
+{
+  return p->override_values ? sizeof(struct mp_override) : sizeof(uint64_t);
+}
+
+/* The key of pair i: the first word of its element either way. */
+static inline uint64_t *mp_ov_keyp(const struct mp_profile *p, uint64_t i)
+{
+  return (uint64_t *)((char *)p->ov + i * mp_ov_size(p));
+}
+
+/*
+** Count a block of orig (id orig_id) that location at released. Pairs are
+** appended unsorted and merged later; the memo finds the pair again when
+** the same code releases this location's blocks. 0, or -1 when out of
+** memory.
+*/
+static inline int mp_overrides_note(struct mp_profile *p, int is_free,
+				    uint32_t at, struct mp_lrec *orig,
+				    uint32_t orig_id, uint64_t size)
+{
+  uint64_t key = mp_override_key(is_free, at, orig_id), i;
+  uint32_t memo = orig->ov_memo[is_free];
+
+  if (memo && memo <= p->nov && *mp_ov_keyp(p, memo - 1) == key)
+    i = memo - 1;
+  else if (mp_overrides_append(p, key, orig, is_free, &i) < 0)
+    return -1;
+  if (p->override_values) {
+    struct mp_override *o = &((struct mp_override *)p->ov)[i];
+    o->count++;
+    o->bytes += size;
+  }
+  return 0;
+}
+
+#endif

@@ -1,0 +1,148 @@
+/*
+** Resolution: the key of an event's location, from the symbols known at
+** that point of the stream. A small cache keyed by the event's location
+** fields sits in front of the symbol lookups; generations, bumped by
+** each symbol, tell its entries that are stale.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#include <stddef.h>
+#include <string.h>
+
+#include "mp_profile_int.h"
+
+/* Build the key of an event's location from the symbols known now. */
+static void resolve(struct mp_profile *p, const struct mp_event *ev,
+		    struct mp_loc *k)
+{
+  memset(k, 0, sizeof(*k));
+  k->str = MP_NO_STRING;
+  switch (ev->src) {
+  case LJM_SRC_LFUNC: {
+    struct mp_proto pt;
+    if (!mp_symtab_proto(&p->symtab, ev->loc, &pt)) {
+      k->kind = MP_LOC_LUA_UNKNOWN;
+      k->addr = ev->loc;
+      k->line = p->group == MP_GROUP_LINE || p->group == MP_GROUP_FRAMES ?
+		(uint32_t)ev->loc_line : 0;
+      break;
+    }
+    k->kind = MP_LOC_LUA;
+    k->str = pt.chunk;
+    if (p->group != MP_GROUP_CHUNK && p->group != MP_GROUP_LINE)
+      k->linedefined = pt.linedefined;
+    if (p->group == MP_GROUP_LINE || p->group == MP_GROUP_FRAMES)
+      k->line = (uint32_t)ev->loc_line;
+    break;
+  }
+  case LJM_SRC_CFUNC: {
+    struct mp_csym cs;
+    if (mp_symtab_csym(&p->symtab, ev->loc, &cs)) {
+      k->kind = MP_LOC_C;
+      k->str = cs.name;
+      k->addr = cs.addr;
+    } else {
+      k->kind = MP_LOC_C_UNKNOWN;
+      k->addr = ev->loc;
+    }
+    break;
+  }
+  case LJM_SRC_TRACE: {
+    struct mp_trace tr;
+    const struct mp_map_entry *f;
+    k->addr = ev->loc;
+    if (!mp_symtab_trace(&p->symtab, (uint32_t)ev->loc, &tr)) {
+      k->kind = MP_LOC_TRACE_UNKNOWN;
+    } else if (tr.chunk == MP_NO_STRING) {
+      k->kind = MP_LOC_TRACE_NOPROTO;
+      k->addr2 = tr.proto;
+      k->line = tr.line;
+    } else if (p->group == MP_GROUP_CHUNK) {
+      /* Grouped, a trace is code of the function it starts in: with the
+      ** JIT on, nearly every event is in a trace. */
+      k->kind = MP_LOC_LUA;
+      k->addr = 0;
+      k->str = tr.chunk;
+    } else if (p->group == MP_GROUP_FUNCTION &&
+	       (f = mp_map_find(&p->trace_funcs, (uint32_t)ev->loc)) &&
+	       f->a >> 32) {
+      k->kind = MP_LOC_LUA;
+      k->addr = 0;
+      k->str = tr.chunk;
+      k->linedefined = (uint32_t)f->a;
+    } else {
+      k->kind = MP_LOC_TRACE;
+      k->str = tr.chunk;
+      k->line = tr.line;
+    }
+    break;
+  }
+  case LJM_SRC_INTERNAL:
+  default:	/* The reader delivers no other source. */
+    k->kind = MP_LOC_INTERNAL;
+    break;
+  }
+}
+
+/* The generation that guards cached resolutions of (src, loc). */
+static inline uint32_t *generation(struct mp_profile *p, unsigned src,
+				   uint64_t loc)
+{
+  static uint32_t internal_gen = 1;	/* Internal never changes. */
+  if (src == LJM_SRC_CFUNC)
+    return &p->cfunc_gen;
+  if (src == LJM_SRC_INTERNAL)
+    return &internal_gen;
+  return &p->addr_gen[((loc ^ src) * 0x9e3779b97f4a7c15ull) >>
+		      (64 - MP_ADDR_GEN_BITS)];
+}
+
+void mp_resolve_reset(struct mp_profile *p)
+{
+  unsigned i;
+  memset(p->cache, 0, sizeof(p->cache));	/* Generation 0: invalid. */
+  p->last_id = 0;
+  p->cfunc_gen = 1;
+  for (i = 0; i < MP_ADDR_GENS; i++)
+    p->addr_gen[i] = 1;
+}
+
+void mp_resolve_invalidate(struct mp_profile *p, unsigned src, uint64_t loc)
+{
+  uint32_t *gen = generation(p, src, loc);
+  if (++*gen == 0)
+    mp_resolve_reset(p);	/* Wrapped: old entries could look valid again. */
+}
+
+int64_t mp_resolve_slow(struct mp_profile *p, const struct mp_event *ev)
+{
+  struct mp_loc_cache_entry *c = &p->cache[mp_resolve_slot(ev)];
+  struct mp_loc k;
+  int64_t id;
+
+  if (p->no_locations) {
+    /* Everything in one internal location: only the totals are wanted. */
+    static const struct mp_event internal = {.src = LJM_SRC_INTERNAL};
+    if (p->nlocs)
+      return 0;
+    resolve(p, &internal, &k);
+    return mp_locs_intern(p, &k);
+  }
+
+  uint32_t gen = *generation(p, ev->src, ev->loc);
+
+  if (c->gen == gen && c->loc == ev->loc && c->line == ev->loc_line &&
+      c->src == ev->src)
+    return c->id;
+  resolve(p, ev, &k);
+  id = mp_locs_intern(p, &k);
+  if (id < 0)
+    return -1;
+  c->gen = gen;
+  c->loc = ev->loc;
+  c->line = ev->loc_line;
+  c->src = ev->src;
+  c->id = (uint32_t)id;
+  return id;
+}

@@ -1,0 +1,107 @@
+/*
+** Reports over an mp_profile: the table of output formats and their
+** functions (text in the memprof layout with its leak summary, JSON,
+** folded stacks, and the `stat` summary as text or JSON).
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#ifndef MP_REPORT_H
+#define MP_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mp_names.h"
+#include "mp_profile.h"
+
+/* Version of the JSON documents; bump on any incompatible change. */
+#define MP_JSON_SCHEMA_VERSION 1
+
+/* What a folded stack line counts. */
+enum mp_value {
+  MP_VALUE_ALLOC_BYTES,	/* New sizes of allocs and reallocs. */
+  MP_VALUE_ALLOC_COUNT,	/* Alloc and realloc events. */
+  MP_VALUE_HELD_BYTES	/* Bytes still held at the end. */
+};
+
+struct mp_format;
+
+struct mp_report_opts {
+  const struct mp_format *format;
+  enum mp_value value;
+  int leak_only;
+  int human;
+  uint64_t top;		/* Lines per section; 0 for all. */
+};
+
+/* What the report is about, for headers and JSON. */
+struct mp_report_input {
+  const char *const *files;	/* Names as given ("-" for stdin). */
+  size_t nfiles;
+  const int *truncated;		/* Per file. */
+  const uint64_t *events_read;	/* Per file: complete memory events. */
+};
+
+/*
+** An output format: one row of mp_formats (mp_formats.c) and the file
+** of its functions. The row drives --format, the checks of the other
+** options, --help, `report --list-formats` (which the golden test and
+** the fuzz target iterate over).
+*/
+typedef int (*mp_report_fn)(FILE *out, struct mp_profile *p,
+			    const struct mp_report_opts *o,
+			    const struct mp_report_input *in);
+
+#define MP_FMT_LEAK_ONLY	0x01	/* Takes --leak-only. */
+#define MP_FMT_VALUE		0x02	/* Takes --value. */
+#define MP_FMT_MERGED		0x04	/* One report for all files, always. */
+#define MP_FMT_FRAMES		0x08	/* Lines as frames under their function. */
+#define MP_FMT_NO_OVERRIDES	0x10	/* Prints no override pairs. */
+#define MP_FMT_OVERRIDE_VALUES	0x20	/* Prints counts and bytes per pair. */
+#define MP_FMT_FILE_HEADERS	0x40	/* "==> FILE <==" between reports. */
+
+struct mp_format {
+  const char *name;
+  unsigned flags;	/* MP_FMT_*. */
+  mp_report_fn report;	/* `ljmprof report`. */
+  mp_report_fn stat;	/* `ljmprof stat`, or NULL: not a stat format. */
+  /* Where this format has what --leak-only shows, for the message that
+  ** rejects --leak-only with it; NULL when it takes --leak-only. */
+  const char *held;
+};
+
+/* The formats, the default first. */
+extern const struct mp_format mp_formats[];
+extern const size_t mp_nformats;
+
+/* The format called name, for stat (a stat function) or report; NULL
+** when there is none. */
+const struct mp_format *mp_format_find(const char *name, int for_stat);
+
+/* The formats of report (or stat) whose flags include all of flags, as
+** English: "text (default), json or folded". Returns out. */
+char *mp_format_list(char *out, size_t size, int for_stat, unsigned flags,
+		     int mark_default);
+
+/* The formats' functions: each writes the whole report to out; 0, or -1
+** when out of memory. The report ones may sort p's override pairs. */
+int mp_report_text(FILE *out, struct mp_profile *p,
+		   const struct mp_report_opts *o,
+		   const struct mp_report_input *in);
+int mp_report_json(FILE *out, struct mp_profile *p,
+		   const struct mp_report_opts *o,
+		   const struct mp_report_input *in);
+int mp_report_folded(FILE *out, struct mp_profile *p,
+		     const struct mp_report_opts *o,
+		     const struct mp_report_input *in);
+
+/* `ljmprof stat`: the summary of p->total. */
+int mp_stat_text(FILE *out, struct mp_profile *p,
+		 const struct mp_report_opts *o,
+		 const struct mp_report_input *in);
+int mp_stat_json(FILE *out, struct mp_profile *p,
+		 const struct mp_report_opts *o,
+		 const struct mp_report_input *in);
+
+#endif
