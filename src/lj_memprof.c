@@ -124,6 +124,27 @@ static LJ_AINLINE int mp_ontop(global_State *g, MemProf *mp)
   return g->allocf == mp_allocf && g->allocd == (void *)mp;
 }
 
+/*
+** The VM's thread enters and leaves the profiler's buffer: busy tells
+** ljmprof_seal, on another thread, that this one is inside; sealed, read
+** after busy is set, that the stream was ended there (then the buffer is
+** not to be touched). busy is a plain counter: the sealing thread's
+** membarrier orders the pair (an asymmetric Dekker), so the allocation
+** path pays no fence. Returns 0 if sealed. Always pair with mp_leave.
+*/
+static LJ_AINLINE int mp_enter(MemProf *mp)
+{
+  mp->busy++;
+  mp_compiler_barrier();
+  return !mp->sealed;
+}
+
+static LJ_AINLINE void mp_leave(MemProf *mp)
+{
+  mp_compiler_barrier();
+  mp->busy--;
+}
+
 /* -- Output buffer ------------------------------------------------------- */
 
 /*
@@ -619,25 +640,16 @@ static LJ_AINLINE void *mp_record(MemProf *mp, void *ptr, size_t osize,
   return nptr;
 }
 
-/*
-** The VM's allocator while profiling. busy tells ljmprof_seal, on another
-** thread, that this one is inside the profiler; sealed, read after busy
-** is set, that the stream was ended there. busy is a plain store: the
-** sealing thread's membarrier orders the pair (an asymmetric Dekker), so
-** the allocation path pays no fence.
-*/
+/* The VM's allocator while profiling (see mp_enter for busy/sealed). */
 static void *mp_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
 {
   MemProf *mp = (MemProf *)ud;
   void *nptr;
-  mp->busy++;
-  mp_compiler_barrier();
-  if (LJ_LIKELY(!mp->sealed))
+  if (LJ_LIKELY(mp_enter(mp)))
     nptr = mp_record(mp, ptr, osize, nsize);
   else
     nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
-  mp_compiler_barrier();
-  mp->busy--;
+  mp_leave(mp);
   return nptr;
 }
 
@@ -723,9 +735,7 @@ static int mp_stop(lua_State *L, int write, int any,
   int e;
   if (mp == NULL || (!any && mp->release != release))
     return LJMPROF_ERRUSE;
-  mp->busy++;
-  mp_compiler_barrier();
-  if (mp->sealed) {
+  if (!mp_enter(mp)) {
     /* Ended by another thread as the process goes, which may still be
     ** writing the buffer: touch nothing, free nothing. */
     if (mp_ontop(g, mp)) {
@@ -733,8 +743,7 @@ static int mp_stop(lua_State *L, int write, int any,
       g->allocd = mp->allocd;
     }
     mp->active = 0;
-    mp_compiler_barrier();
-    mp->busy--;
+    mp_leave(mp);
     return LJMPROF_OK;
   }
   if (write && !mp->err) {
@@ -753,8 +762,7 @@ static int mp_stop(lua_State *L, int write, int any,
   mp->err = EINVAL;
   mp->pollflag = &mp_nopoll;
   mp->pollseen = 0;
-  mp_compiler_barrier();
-  mp->busy--;
+  mp_leave(mp);
   if (e) {
     errno = e;
     return LJMPROF_ERRIO;
@@ -799,12 +807,9 @@ void lj_memprof_addproto(global_State *g, GCproto *pt)
 {
   MemProf *mp = mp_get(g);
   if (mp != NULL) {
-    mp->busy++;
-    mp_compiler_barrier();
-    if (!mp->sealed && !mp->err)
+    if (mp_enter(mp) && !mp->err)
       mp_symproto(mp, pt, 1);
-    mp_compiler_barrier();
-    mp->busy--;
+    mp_leave(mp);
   }
 }
 
@@ -813,12 +818,9 @@ void lj_memprof_addtrace(global_State *g, struct GCtrace *T)
 {
   MemProf *mp = mp_get(g);
   if (mp != NULL) {
-    mp->busy++;
-    mp_compiler_barrier();
-    if (!mp->sealed && !mp->err)
+    if (mp_enter(mp) && !mp->err)
       mp_symtrace(mp, T, 1);
-    mp_compiler_barrier();
-    mp->busy--;
+    mp_leave(mp);
   }
 }
 #endif
