@@ -38,10 +38,11 @@ tools_ljmprof_SOURCES = \
 	tools/cmd_report.c \
 	tools/mp_load.c tools/mp_load.h
 tools_ljmprof_LDADD = tools/libmpparse.a
-# ljmprof record: checks its options with the shim's own table and parser.
+# ljmprof record: checks its options with the table and parser that the
+# shim uses, from the shared core (common/).
 tools_ljmprof_SOURCES += tools/record.c tools/record.h
-tools_ljmprof_CPPFLAGS += -I$(top_srcdir)/preload $(LJM_DEFS)
-tools_ljmprof_LDADD += preload/libljmcore.a
+tools_ljmprof_CPPFLAGS += $(LJM_CORE_CPPFLAGS) $(LJM_DEFS)
+tools_ljmprof_LDADD += common/libljmcore.a
 
 
 # -- Tests of the parser and the CLI ------------------------------------------

@@ -1,5 +1,5 @@
 /*
-** ljmprof shim: small questions about ELF files, answered by reading them.
+** ljmprof core: small questions about ELF files, answered by reading them.
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */

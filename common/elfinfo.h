@@ -1,5 +1,5 @@
 /*
-** ljmprof shim: small questions about ELF files (which flavour of LuaJIT
+** ljmprof core: small questions about ELF files (which flavour of LuaJIT
 ** a library is, whether a program links LuaJIT statically), answered by
 ** reading the file, never by loading it.
 **
