@@ -1,94 +1,32 @@
 /*
 ** ljmprof core: small questions about ELF files, answered by reading them.
 **
+** Mapping the file and checking its sections is the profiler's own code
+** (src/lj_memprof_elf.h), so that both read ELF files the same way.
+**
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
 
 #define _GNU_SOURCE
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elfinfo.h"
+#include "lj_memprof_elf.h"	/* Shared with the profiler (src/). */
 
 #ifndef LJM_MULTIARCH
 #define LJM_MULTIARCH ""
 #endif
 
-struct elf_map {
-  const unsigned char *p;	/* Mapped file. */
-  size_t size;			/* Its size. */
-};
-
-static int map_file(const char *path, struct elf_map *m)
-{
-  struct stat st;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  void *p;
-  if (fd < 0)
-    return -1;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-      (size_t)st.st_size < sizeof(Elf64_Ehdr)) {
-    close(fd);
-    return -1;
-  }
-  p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-  close(fd);
-  if (p == MAP_FAILED)
-    return -1;
-  m->p = p;
-  m->size = (size_t)st.st_size;
-  return 0;
-}
-
-/* The section headers, checked against the file size. */
-static const Elf64_Shdr *sections(const struct elf_map *m, size_t *n)
-{
-  const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m->p;
-  if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
-      eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-      eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff == 0 ||
-      eh->e_shoff > m->size ||
-      (m->size - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum)
-    return NULL;
-  *n = eh->e_shnum;
-  return (const Elf64_Shdr *)(m->p + eh->e_shoff);
-}
-
-static int in_file(const struct elf_map *m, const Elf64_Shdr *s)
-{
-  return s->sh_offset <= m->size && s->sh_size <= m->size - s->sh_offset;
-}
-
-/* The string table that section s links to. */
-static const char *linked_strtab(const struct elf_map *m,
-				 const Elf64_Shdr *sh, size_t n,
-				 const Elf64_Shdr *s, size_t *len)
-{
-  const Elf64_Shdr *st;
-  if (s->sh_link >= n)
-    return NULL;
-  st = &sh[s->sh_link];
-  if (st->sh_type != SHT_STRTAB || !in_file(m, st) || st->sh_size == 0)
-    return NULL;
-  *len = st->sh_size;
-  return (const char *)m->p + st->sh_offset;
-}
-
 /* Map PATH and find its section headers; 0, or -1 with nothing mapped. */
-static int map_sections(const char *path, struct elf_map *m,
-			const Elf64_Shdr **sh, size_t *n)
+static int map_sections(const char *path, MPEFile *f)
 {
-  if (map_file(path, m) != 0)
+  if (lj_memprof_elf_open(f, path) != 0)
     return -1;
-  *sh = sections(m, n);
-  if (*sh == NULL) {
-    munmap((void *)m->p, m->size);
+  if (f->sh == NULL) {
+    lj_memprof_elf_close(f);
     return -1;
   }
   return 0;
@@ -96,72 +34,61 @@ static int map_sections(const char *path, struct elf_map *m,
 
 int ljm_elf_defines(const char *path, const char *sym)
 {
-  struct elf_map m;
-  const Elf64_Shdr *sh;
-  size_t n, i, j, slen = strlen(sym);
+  MPEFile f;
+  size_t i, j, slen = strlen(sym);
   int found = 0;
 
-  if (map_sections(path, &m, &sh, &n) != 0)
+  if (map_sections(path, &f) != 0)
     return -1;
-  for (i = 0; i < n && !found; i++) {
-    const Elf64_Sym *syms;
-    const char *str;
-    size_t strlen_, nsyms;
-    if (sh[i].sh_type != SHT_DYNSYM || !in_file(&m, &sh[i]) ||
-	sh[i].sh_entsize != sizeof(Elf64_Sym))
+  for (i = 0; i < f.nsh && !found; i++) {
+    const ElfW(Sym) *syms;
+    MPETable t;
+    if (f.sh[i].sh_type != SHT_DYNSYM ||
+	lj_memprof_elf_table(&f, &f.sh[i], sizeof(ElfW(Sym)), 1, &t) != 0)
       continue;
-    str = linked_strtab(&m, sh, n, &sh[i], &strlen_);
-    if (str == NULL)
-      continue;
-    syms = (const Elf64_Sym *)(m.p + sh[i].sh_offset);
-    nsyms = sh[i].sh_size / sizeof(Elf64_Sym);
-    for (j = 0; j < nsyms; j++) {
+    syms = (const ElfW(Sym) *)t.ent;
+    for (j = 0; j < t.n; j++) {
       size_t off = syms[j].st_name;
-      if (off >= strlen_ || strlen_ - off <= slen)
+      if (off >= t.strsz || t.strsz - off <= slen)
 	continue;
-      if (memcmp(str + off, sym, slen + 1) == 0 &&
+      if (memcmp(t.str + off, sym, slen + 1) == 0 &&
 	  syms[j].st_shndx != SHN_UNDEF) {
 	found = 1;
 	break;
       }
     }
   }
-  munmap((void *)m.p, m.size);
+  lj_memprof_elf_close(&f);
   return found;
 }
 
 int ljm_elf_needs(const char *path, const char *soname)
 {
-  struct elf_map m;
-  const Elf64_Shdr *sh;
-  size_t n, i, j, slen = strlen(soname);
+  MPEFile f;
+  size_t i, j, slen = strlen(soname);
   int found = 0;
 
-  if (map_sections(path, &m, &sh, &n) != 0)
+  if (map_sections(path, &f) != 0)
     return -1;
-  for (i = 0; i < n && !found; i++) {
-    const Elf64_Dyn *dyn;
-    const char *str;
-    size_t strlen_, ndyn;
-    if (sh[i].sh_type != SHT_DYNAMIC || !in_file(&m, &sh[i]))
+  for (i = 0; i < f.nsh && !found; i++) {
+    const ElfW(Dyn) *dyn;
+    MPETable t;
+    if (f.sh[i].sh_type != SHT_DYNAMIC ||
+	lj_memprof_elf_table(&f, &f.sh[i], sizeof(ElfW(Dyn)), 0, &t) != 0)
       continue;
-    str = linked_strtab(&m, sh, n, &sh[i], &strlen_);
-    if (str == NULL)
-      continue;
-    dyn = (const Elf64_Dyn *)(m.p + sh[i].sh_offset);
-    ndyn = sh[i].sh_size / sizeof(Elf64_Dyn);
-    for (j = 0; j < ndyn && dyn[j].d_tag != DT_NULL; j++) {
+    dyn = (const ElfW(Dyn) *)t.ent;
+    for (j = 0; j < t.n && dyn[j].d_tag != DT_NULL; j++) {
       size_t off = (size_t)dyn[j].d_un.d_val;
-      if (dyn[j].d_tag != DT_NEEDED || off >= strlen_ ||
-	  strlen_ - off <= slen)
+      if (dyn[j].d_tag != DT_NEEDED || off >= t.strsz ||
+	  t.strsz - off <= slen)
 	continue;
-      if (memcmp(str + off, soname, slen + 1) == 0) {
+      if (memcmp(t.str + off, soname, slen + 1) == 0) {
 	found = 1;
 	break;
       }
     }
   }
-  munmap((void *)m.p, m.size);
+  lj_memprof_elf_close(&f);
   return found;
 }
 

@@ -12,7 +12,8 @@
 #include <stddef.h>
 
 /* 1 if the ELF file defines (exports) dynamic symbol sym, 0 if not,
-** -1 if it cannot be read or is not a 64-bit ELF file. */
+** -1 if it cannot be read or is not an ELF file of this process's class
+** (64-bit on x86_64). */
 int ljm_elf_defines(const char *path, const char *sym);
 
 /* 1 if the ELF file has a DT_NEEDED entry soname, 0 if not, -1 on error. */

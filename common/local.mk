@@ -16,5 +16,7 @@ LJM_CORE_CPPFLAGS = -I$(top_srcdir)/common
 
 noinst_LIBRARIES += common/libljmcore.a
 common_libljmcore_a_SOURCES = $(LJM_CORE_SOURCES)
-common_libljmcore_a_CPPFLAGS = $(AM_CPPFLAGS) $(LJM_DEFS)
+# elfinfo.c maps and walks ELF files with the profiler's own header,
+# src/lj_memprof_elf.h, which needs nothing of LuaJIT.
+common_libljmcore_a_CPPFLAGS = $(AM_CPPFLAGS) $(LJM_DEFS) -I$(top_srcdir)/src
 common_libljmcore_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden
