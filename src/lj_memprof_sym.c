@@ -19,9 +19,9 @@
 ** at that address may be another one.
 **
 ** ELF data is read from the files, every offset and size checked against
-** the file's size. The only process memory read is the program headers
-** the loader hands over and the build ID note they point to, inside a
-** loaded segment.
+** the file's size (lj_memprof_elf.h, shared with the ljmprof core). The
+** only process memory read is the program headers the loader hands over
+** and the build ID note they point to, inside a loaded segment.
 */
 
 #define lj_memprof_sym_c
@@ -41,15 +41,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <unistd.h>
 #include <pthread.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <link.h>
 #include <elf.h>
 
 #include "ljmprof.h"
+#include "lj_memprof_elf.h"
 
 /* At most this many function symbols are taken from one object. */
 #define MPS_MAXSYMS		(1u << 22)
@@ -59,12 +57,6 @@
 #define MPS_PATHMAX		4096
 
 #define MPS_DEBUGDIRS_DEFAULT	"/usr/lib/debug"
-
-#if LJ_64
-#define MPS_ELFCLASS		ELFCLASS64
-#else
-#define MPS_ELFCLASS		ELFCLASS32
-#endif
 
 /* -- Process-wide state ------------------------------------------------------ */
 
@@ -136,62 +128,6 @@ static void mps_flushobjs(MPSState *s)
 
 /* -- ELF files ---------------------------------------------------------------- */
 
-typedef struct MPSFile {
-  const uint8_t *p;		/* The mapped file. */
-  size_t sz;			/* Its size. */
-  const ElfW(Ehdr) *eh;		/* Its header. */
-  const ElfW(Shdr) *sh;		/* Section headers (checked), or NULL. */
-  size_t nsh;			/* Number of section headers. */
-} MPSFile;
-
-/* Map an ELF file of this process's class. 0, or -1 with nothing mapped. */
-static int mps_open(MPSFile *f, const char *path)
-{
-  int fd = open(path, O_RDONLY|O_CLOEXEC);
-  struct stat st;
-  void *map;
-  const ElfW(Ehdr) *eh;
-  if (fd < 0) return -1;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-      (uint64_t)st.st_size < sizeof(ElfW(Ehdr)) ||
-      (uint64_t)st.st_size > (uint64_t)(size_t)-1) {
-    close(fd);
-    return -1;
-  }
-  f->sz = (size_t)st.st_size;
-  map = mmap(NULL, f->sz, PROT_READ, MAP_PRIVATE, fd, 0);
-  close(fd);
-  if (map == MAP_FAILED) return -1;
-  f->p = (const uint8_t *)map;
-  f->eh = eh = (const ElfW(Ehdr) *)map;
-  f->sh = NULL;
-  f->nsh = 0;
-  if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
-      eh->e_ident[EI_CLASS] != MPS_ELFCLASS) {
-    munmap(map, f->sz);
-    return -1;
-  }
-  if (eh->e_shentsize == sizeof(ElfW(Shdr)) && eh->e_shoff != 0 &&
-      eh->e_shoff <= f->sz &&
-      eh->e_shnum <= (f->sz - eh->e_shoff) / sizeof(ElfW(Shdr))) {
-    f->sh = (const ElfW(Shdr) *)(f->p + eh->e_shoff);
-    f->nsh = eh->e_shnum;
-  }
-  return 0;
-}
-
-static void mps_close(MPSFile *f)
-{
-  munmap((void *)f->p, f->sz);
-}
-
-/* Is the section's content inside the file? */
-static int mps_inside(const MPSFile *f, const ElfW(Shdr) *s)
-{
-  return s->sh_type != SHT_NOBITS && s->sh_offset <= f->sz &&
-	 s->sh_size <= f->sz - s->sh_offset;
-}
-
 /* Find the GNU build ID in a block of notes. Returns its length, or 0. */
 static size_t mps_noteid(const uint8_t *p, size_t n, size_t align,
 			 uint8_t *id)
@@ -219,12 +155,12 @@ static size_t mps_noteid(const uint8_t *p, size_t n, size_t align,
 }
 
 /* The build ID of a file, from its note sections. */
-static size_t mps_fileid(const MPSFile *f, uint8_t *id)
+static size_t mps_fileid(const MPEFile *f, uint8_t *id)
 {
   size_t i, n;
   for (i = 0; i < f->nsh; i++) {
     const ElfW(Shdr) *s = &f->sh[i];
-    if (s->sh_type == SHT_NOTE && mps_inside(f, s) &&
+    if (s->sh_type == SHT_NOTE && lj_memprof_elf_inside(f, s) &&
 	(n = mps_noteid(f->p + s->sh_offset, s->sh_size,
 			(size_t)s->sh_addralign, id)) != 0)
       return n;
@@ -260,28 +196,22 @@ static int mps_symcmp(const void *a, const void *b)
 ** (SHT_SYMTAB or SHT_DYNSYM). Returns 1 if it had any, 0 if not, -1 when
 ** out of memory.
 */
-static int mps_loadsyms(MPSObj *o, const MPSFile *f, uint32_t type)
+static int mps_loadsyms(MPSObj *o, const MPEFile *f, uint32_t type)
 {
   size_t i, j, n, nf = 0, nstr = 0, pos = 0;
-  const ElfW(Sym) *sym = NULL;
-  const char *str = NULL;
-  size_t strsz = 0;
-  for (i = 0; i < f->nsh; i++) {
-    const ElfW(Shdr) *s = &f->sh[i], *ss;
-    if (s->sh_type != type) continue;
-    if (s->sh_entsize != sizeof(ElfW(Sym)) || !mps_inside(f, s) ||
-	s->sh_link >= f->nsh)
-      return 0;
-    ss = &f->sh[s->sh_link];
-    if (ss->sh_type != SHT_STRTAB || !mps_inside(f, ss) || ss->sh_size == 0)
-      return 0;
-    sym = (const ElfW(Sym) *)(f->p + s->sh_offset);
-    n = s->sh_size / sizeof(ElfW(Sym));
-    str = (const char *)f->p + ss->sh_offset;
-    strsz = ss->sh_size;
-    break;
-  }
-  if (sym == NULL) return 0;
+  const ElfW(Sym) *sym;
+  const char *str;
+  size_t strsz;
+  MPETable t;
+  for (i = 0; i < f->nsh && f->sh[i].sh_type != type; i++)
+    ;  /* The first section of that type. */
+  if (i == f->nsh ||
+      lj_memprof_elf_table(f, &f->sh[i], sizeof(ElfW(Sym)), 1, &t) != 0)
+    return 0;
+  sym = (const ElfW(Sym) *)t.ent;
+  n = t.n;
+  str = t.str;
+  strsz = t.strsz;
   if (n > MPS_MAXSYMS) n = MPS_MAXSYMS;
   for (i = 0; i < n; i++)
     if (mps_isfunc(&sym[i], strsz)) {
@@ -353,7 +283,7 @@ static int mps_debugfile(MPSObj *o, const uint8_t *id, size_t idlen)
     char path[MPS_PATHMAX], *p;
     if (dl > 0 && dl + 20 + 2*idlen <= sizeof(path)) {
       static const char hex[] = "0123456789abcdef";
-      MPSFile f;
+      MPEFile f;
       memcpy(path, d, dl);
       p = path + dl;
       memcpy(p, "/.build-id/", 11); p += 11;
@@ -363,13 +293,13 @@ static int mps_debugfile(MPSObj *o, const uint8_t *id, size_t idlen)
 	*p++ = hex[id[k] >> 4]; *p++ = hex[id[k] & 15];
       }
       memcpy(p, ".debug", 7);
-      if (mps_open(&f, path) == 0) {
+      if (lj_memprof_elf_open(&f, path) == 0) {
 	uint8_t fid[MPS_IDMAX];
 	size_t fl = mps_fileid(&f, fid);
 	int r = 0;
 	if (fl == 0 || (fl == idlen && memcmp(fid, id, idlen) == 0))
 	  r = mps_loadsyms(o, &f, SHT_SYMTAB);
-	mps_close(&f);
+	lj_memprof_elf_close(&f);
 	if (r != 0) return r;
       }
     }
@@ -385,13 +315,13 @@ static void mps_readobj(MPSObj *o, struct dl_phdr_info *info,
 {
   uint8_t mid[MPS_IDMAX], fid[MPS_IDMAX];
   size_t ml = mps_memid(info, mid), fl = 0;
-  MPSFile f;
-  int r = 0, opened = mps_open(&f, file) == 0;
+  MPEFile f;
+  int r = 0, opened = lj_memprof_elf_open(&f, file) == 0;
   if (opened) {
     fl = mps_fileid(&f, fid);
     if (ml && fl && (ml != fl || memcmp(mid, fid, ml) != 0)) {
       /* The file was replaced since it was loaded: not this object. */
-      mps_close(&f);
+      lj_memprof_elf_close(&f);
       opened = 0;
     }
   }
@@ -399,7 +329,7 @@ static void mps_readobj(MPSObj *o, struct dl_phdr_info *info,
   if (r == 0 && (ml || fl))
     r = ml ? mps_debugfile(o, mid, ml) : mps_debugfile(o, fid, fl);
   if (r == 0 && opened) r = mps_loadsyms(o, &f, SHT_DYNSYM);
-  if (opened) mps_close(&f);
+  if (opened) lj_memprof_elf_close(&f);
 }
 
 static const char *mps_basename(const char *path)

@@ -77,10 +77,11 @@ tools_ljmprof_SOURCES = \
 	tools/cli/reports.c tools/cli/reports.h \
 	tools/cli/mp_load.c tools/cli/mp_load.h
 tools_ljmprof_LDADD = $(MP_LIBS)
-# ljmprof record: checks its options with the shim's own table and parser.
+# ljmprof record: checks its options with the table and parser that the
+# shim uses, from the shared core (common/).
 tools_ljmprof_SOURCES += tools/cli/cmd_record.c
-tools_ljmprof_CPPFLAGS += -I$(top_srcdir)/preload $(LJM_DEFS)
-tools_ljmprof_LDADD += preload/libljmcore.a
+tools_ljmprof_CPPFLAGS += $(LJM_CORE_CPPFLAGS) $(LJM_DEFS)
+tools_ljmprof_LDADD += common/libljmcore.a
 
 
 # -- Tests of the parser and the CLI ------------------------------------------

@@ -1,7 +1,8 @@
 /*
-** Unit tests of the shim's core, linked directly (no preloading): the
-** environment table and its parsing, file names, the writer, the ELF
-** questions, the on/off policy.
+** Unit tests of the core that the shim and `ljmprof record` share
+** (common/: the environment table and its parsing, file names, the
+** writer, the ELF questions) and of the shim's lifecycle decisions
+** (preload/lifecycle.c), linked directly (no preloading).
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */

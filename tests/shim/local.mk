@@ -1,11 +1,14 @@
-# The shim: unit tests of its core (linked directly, no preloading), and
+# The shim: unit tests of the core (common/) and of the shim's lifecycle
+# (preload/libshimcore.a), linked directly, no preloading; and
 # end-to-end tests that run real programs under LD_PRELOAD.
 
 check_PROGRAMS += tests/shim/check_core
 tests_shim_check_core_SOURCES = tests/shim/check_core.c
-tests_shim_check_core_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/preload
+tests_shim_check_core_CPPFLAGS = $(AM_CPPFLAGS) $(LJM_CORE_CPPFLAGS) \
+	-I$(top_srcdir)/preload
 tests_shim_check_core_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_shim_check_core_LDADD = preload/libljmcore.a $(CHECK_LIBS)
+tests_shim_check_core_LDADD = preload/libshimcore.a common/libljmcore.a \
+	$(CHECK_LIBS)
 TESTS += tests/shim/check_core
 
 # C hosts built against the system's LuaJIT, like real programs.

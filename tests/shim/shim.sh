@@ -3,7 +3,7 @@
 hosts_dir=${top_builddir:-.}/tests/hosts
 
 # No setting of the shim's from the caller's environment leaks in.
-for v in $(sed -n 's/^  { "\(LJMPROF_[A-Z]*\)".*/\1/p' "$top_srcdir/preload/config.c"); do
+for v in $(sed -n 's/^  { "\(LJMPROF_[A-Z]*\)".*/\1/p' "$top_srcdir/common/config.c"); do
 	unset "$v"
 done
 lhost=$hosts_dir/lhost

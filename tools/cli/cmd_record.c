@@ -4,8 +4,9 @@
 ** Sets LD_PRELOAD and the LJMPROF_* variables, runs the program, waits
 ** for it, lists the streams written (the shim appends each file it opens
 ** to a manifest that we give it), and returns the program's exit status.
-** Options are checked with the shim's own parser and table, so that they
-** accept exactly what the environment variables accept. A program that
+** Options are checked with the parser and table that the shim uses (the
+** shared core, common/), so that they accept exactly what the environment
+** variables accept. A program that
 ** links LuaJIT statically (Debian's /usr/bin/luajit, or a script whose
 ** #! line names it) is replaced by the bundled dynamic frontend.
 **

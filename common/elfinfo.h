@@ -1,5 +1,5 @@
 /*
-** ljmprof shim: small questions about ELF files (which flavour of LuaJIT
+** ljmprof core: small questions about ELF files (which flavour of LuaJIT
 ** a library is, whether a program links LuaJIT statically), answered by
 ** reading the file, never by loading it.
 **
@@ -12,7 +12,8 @@
 #include <stddef.h>
 
 /* 1 if the ELF file defines (exports) dynamic symbol sym, 0 if not,
-** -1 if it cannot be read or is not a 64-bit ELF file. */
+** -1 if it cannot be read or is not an ELF file of this process's class
+** (64-bit on x86_64). */
 int ljm_elf_defines(const char *path, const char *sym);
 
 /* 1 if the ELF file has a DT_NEEDED entry soname, 0 if not, -1 on error. */

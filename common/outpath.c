@@ -1,5 +1,5 @@
 /*
-** ljmprof shim: the names of the files the streams go to.
+** ljmprof core: the names of the files the streams go to.
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */

@@ -1,5 +1,5 @@
 /*
-** ljmprof shim: the environment variables, in one table that drives the
+** ljmprof core: the environment variables, in one table that drives the
 ** parser, the unit tests, `ljmprof record --help` and the ENVIRONMENT
 ** section of libljmprof(7).
 **

@@ -1,5 +1,5 @@
 /*
-** ljmprof shim: messages and small process facts.
+** ljmprof core: messages and small process facts.
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */

@@ -1,5 +1,5 @@
 /*
-** ljmprof shim: the file a stream goes to.
+** ljmprof core: the file a stream goes to.
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */

@@ -1,5 +1,5 @@
 /*
-** ljmprof shim: the environment variables and their strict parsing.
+** ljmprof core: the environment variables and their strict parsing.
 **
 ** No stdio, no malloc: this runs in the shim's constructor.
 **

@@ -1,0 +1,118 @@
+/*
+** ljmprof core: small questions about ELF files, answered by reading them.
+**
+** Mapping the file and checking its sections is the profiler's own code
+** (src/lj_memprof_elf.h), so that both read ELF files the same way.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elfinfo.h"
+#include "lj_memprof_elf.h"	/* Shared with the profiler (src/). */
+
+#ifndef LJM_MULTIARCH
+#define LJM_MULTIARCH ""
+#endif
+
+/* Map PATH and find its section headers; 0, or -1 with nothing mapped. */
+static int map_sections(const char *path, MPEFile *f)
+{
+  if (lj_memprof_elf_open(f, path) != 0)
+    return -1;
+  if (f->sh == NULL) {
+    lj_memprof_elf_close(f);
+    return -1;
+  }
+  return 0;
+}
+
+int ljm_elf_defines(const char *path, const char *sym)
+{
+  MPEFile f;
+  size_t i, j, slen = strlen(sym);
+  int found = 0;
+
+  if (map_sections(path, &f) != 0)
+    return -1;
+  for (i = 0; i < f.nsh && !found; i++) {
+    const ElfW(Sym) *syms;
+    MPETable t;
+    if (f.sh[i].sh_type != SHT_DYNSYM ||
+	lj_memprof_elf_table(&f, &f.sh[i], sizeof(ElfW(Sym)), 1, &t) != 0)
+      continue;
+    syms = (const ElfW(Sym) *)t.ent;
+    for (j = 0; j < t.n; j++) {
+      size_t off = syms[j].st_name;
+      if (off >= t.strsz || t.strsz - off <= slen)
+	continue;
+      if (memcmp(t.str + off, sym, slen + 1) == 0 &&
+	  syms[j].st_shndx != SHN_UNDEF) {
+	found = 1;
+	break;
+      }
+    }
+  }
+  lj_memprof_elf_close(&f);
+  return found;
+}
+
+int ljm_elf_needs(const char *path, const char *soname)
+{
+  MPEFile f;
+  size_t i, j, slen = strlen(soname);
+  int found = 0;
+
+  if (map_sections(path, &f) != 0)
+    return -1;
+  for (i = 0; i < f.nsh && !found; i++) {
+    const ElfW(Dyn) *dyn;
+    MPETable t;
+    if (f.sh[i].sh_type != SHT_DYNAMIC ||
+	lj_memprof_elf_table(&f, &f.sh[i], sizeof(ElfW(Dyn)), 0, &t) != 0)
+      continue;
+    dyn = (const ElfW(Dyn) *)t.ent;
+    for (j = 0; j < t.n && dyn[j].d_tag != DT_NULL; j++) {
+      size_t off = (size_t)dyn[j].d_un.d_val;
+      if (dyn[j].d_tag != DT_NEEDED || off >= t.strsz ||
+	  t.strsz - off <= slen)
+	continue;
+      if (memcmp(t.str + off, soname, slen + 1) == 0) {
+	found = 1;
+	break;
+      }
+    }
+  }
+  lj_memprof_elf_close(&f);
+  return found;
+}
+
+const char *ljm_elf_flavour(const char *path)
+{
+  int r = ljm_elf_defines(path, "lua_setexdata");
+  if (r < 0)
+    return NULL;
+  return r ? "luajit2" : "luajit";
+}
+
+int ljm_system_luajit(char *buf, size_t n)
+{
+  static const char *const dirs[] = {
+    "/lib/" LJM_MULTIARCH, "/usr/lib/" LJM_MULTIARCH, "/lib64", "/usr/lib64",
+    "/lib", "/usr/lib", "/usr/local/lib"
+  };
+  size_t i;
+  for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+    if ((size_t)snprintf(buf, n, "%s/libluajit-5.1.so.2", dirs[i]) >= n)
+      continue;
+    if (access(buf, R_OK) == 0)
+      return 0;
+  }
+  buf[0] = '\0';
+  return ENOENT;
+}
