@@ -20,7 +20,7 @@ LJ_MAKE_Q_1 = Q= E=@:
 # Re-run whenever one of our files, a patch or the series changes; the
 # script updates only the files whose contents changed, and makes the
 # tree afresh when the series or the set of files changed.
-$(LJ_TREE)/.prepared: $(LUAJIT_SRC)/src/luajit.h $(LJ_OURS) \
+$(LJ_TREE)/.prepared: $(LUAJIT_SRC)/src/lj_api.c $(LJ_OURS) \
 		$(srcdir)/tools/prepare-luajit-tree
 	$(AM_V_GEN)CC='$(CC)' $(SHELL) $(srcdir)/tools/prepare-luajit-tree \
 	  $(LUAJIT_SRC) $(srcdir)/src $(LJ_TREE) && touch $@
