@@ -9,11 +9,14 @@
 
 #include "lj_obj.h"
 
-/* The profiler needs ELF, dl_iterate_phdr and POSIX I/O. */
+/* The feature switch is in lj_arch.h (patch 0002), beside LJ_HASPROFILE;
+** the same test here keeps a tree without that patch building. */
+#ifndef LJ_HASMEMPROF
 #if !defined(LUAJIT_DISABLE_MEMPROF) && LJ_TARGET_LINUX
 #define LJ_HASMEMPROF		1
 #else
 #define LJ_HASMEMPROF		0
+#endif
 #endif
 
 #if LJ_HASMEMPROF

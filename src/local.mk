@@ -17,20 +17,34 @@ LJ_MAKE_Q_ = $(LJ_MAKE_Q_$(AM_DEFAULT_VERBOSITY))
 LJ_MAKE_Q_0 = Q=@ E=@echo
 LJ_MAKE_Q_1 = Q= E=@:
 
-$(LJ_TREE)/.prepared: $(LUAJIT_SRC)/src/luajit.h $(LJ_OURS)
-	$(AM_V_GEN)$(SHELL) $(srcdir)/tools/prepare-luajit-tree \
+# Re-run whenever one of our files, a patch or the series changes; the
+# script updates only the files whose contents changed, and makes the
+# tree afresh when the series or the set of files changed.
+$(LJ_TREE)/.prepared: $(LUAJIT_SRC)/src/lj_api.c $(LJ_OURS) \
+		$(srcdir)/tools/prepare-luajit-tree
+	$(AM_V_GEN)CC='$(CC)' $(SHELL) $(srcdir)/tools/prepare-luajit-tree \
 	  $(LUAJIT_SRC) $(srcdir)/src $(LJ_TREE) && touch $@
 
 # The distribution's build: Debian runs "make amalg PREFIX=/usr
 # MULTILIB=lib/<multiarch>" in the default mixed mode, which compiles
-# every object twice, the *_dyn.o ones position-independent. Starting
-# clean costs little: the amalgamation rebuilds on any change anyway.
-$(LJ_TREE)/.built: $(LJ_TREE)/.prepared $(srcdir)/src/local.mk
-	$(AM_V_at)$(MAKE) -C $(LJ_TREE) clean $(LJ_MAKE_Q) >/dev/null
-	$(AM_V_at)$(MAKE) -C $(LJ_TREE) amalg \
+# every object twice, the *_dyn.o ones position-independent
+# (--disable-amalg: "make all", object by object). No "make clean" first:
+# LuaJIT's Makefile.dep and our src/Makefile.ljmprof rebuild what a
+# change touches. Only a change of the options below (the .options file)
+# starts from clean, as objects do not depend on the flags.
+LJ_MAKE_OPTIONS = $(LUAJIT_MAKE_TARGET) PREFIX=/usr \
+	MULTILIB=$(LUAJIT_MULTILIB) LJMPROF_VERSION=$(PACKAGE_VERSION) \
+	$(LJ_SAN_XCFLAGS) $(LJ_SAN_MAKEFLAGS)
+$(LJ_TREE)/.built: $(LJ_TREE)/.prepared $(srcdir)/src/local.mk Makefile
+	$(AM_V_at)echo "$(LJ_MAKE_OPTIONS)" >$(LJ_TREE)/.options.new
+	$(AM_V_at)if ! cmp -s $(LJ_TREE)/.options.new $(LJ_TREE)/.options; then \
+	  $(MAKE) -C $(LJ_TREE) clean $(LJ_MAKE_Q) >/dev/null; \
+	fi
+	$(AM_V_at)$(MAKE) -C $(LJ_TREE) $(LUAJIT_MAKE_TARGET) \
 	  PREFIX=/usr MULTILIB=$(LUAJIT_MULTILIB) \
 	  XCFLAGS='-DLJMPROF_VERSION=\"$(PACKAGE_VERSION)\" $(LJ_SAN_XCFLAGS)' \
 	  $(LJ_SAN_MAKEFLAGS) $(LJ_MAKE_Q)
+	$(AM_V_at)mv $(LJ_TREE)/.options.new $(LJ_TREE)/.options
 	$(AM_V_at)ls $(LJ_TREE)/src/*_dyn.o >$(LJ_TREE)/.dynobjs
 	$(AM_V_at)touch $@
 
