@@ -59,7 +59,7 @@ m=$(missing $deps)
 m=$(missing $testdeps)
 [ -z "$m" ] || install $m
 
-tools/get-luajit-source
+buildtools/get-luajit-source
 [ -x configure ] || autoreconf -fi
 mkdir -p build
 cd build

@@ -21,8 +21,8 @@ LJ_MAKE_Q_1 = Q= E=@:
 # script updates only the files whose contents changed, and makes the
 # tree afresh when the series or the set of files changed.
 $(LJ_TREE)/.prepared: $(LUAJIT_SRC)/src/lj_api.c $(LJ_OURS) \
-		$(srcdir)/tools/prepare-luajit-tree
-	$(AM_V_GEN)CC='$(CC)' $(SHELL) $(srcdir)/tools/prepare-luajit-tree \
+		$(srcdir)/buildtools/prepare-luajit-tree
+	$(AM_V_GEN)CC='$(CC)' $(SHELL) $(srcdir)/buildtools/prepare-luajit-tree \
 	  $(LUAJIT_SRC) $(srcdir)/src $(LJ_TREE) && touch $@
 
 # The distribution's build: Debian runs "make amalg PREFIX=/usr
@@ -88,4 +88,4 @@ clean-luajit:
 .PHONY: clean-luajit
 
 EXTRA_DIST += src/ljmprof.h src/lj_memprof_format.h src/patches \
-	tools/prepare-luajit-tree tools/get-luajit-source
+	buildtools/prepare-luajit-tree buildtools/get-luajit-source
