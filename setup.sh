@@ -60,6 +60,11 @@ m=$(missing $testdeps)
 [ -z "$m" ] || install $m
 
 buildtools/get-luajit-source
+# Debian's other flavour, only for the test that the patch series ports
+# (tests/build/patches.test); the build does not use it.
+[ -f luajit2-src/src/lj_api.c ] ||
+	buildtools/get-luajit-source --flavour=luajit2 --dest=luajit2-src ||
+	echo "setup: could not fetch Debian's luajit2 source; tests/build/patches.test will leave it out"
 [ -x configure ] || autoreconf -fi
 mkdir -p build
 cd build
