@@ -904,7 +904,12 @@ LUA_API int ljmprof_flush(lua_State *L)
 {
   MemProf *mp = mp_get(G(L));
   if (mp == NULL) return LJMPROF_ERRUSE;
+  if (!mp_enter(mp)) {  /* Sealed: the buffer is another thread's now. */
+    mp_leave(mp);
+    return LJMPROF_ERRUSE;
+  }
   if (!mp->err) mp_flush(mp);
+  mp_leave(mp);
   if (mp->err) {
     errno = mp->err;
     return LJMPROF_ERRIO;
