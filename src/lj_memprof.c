@@ -388,6 +388,8 @@ static GCfunc *mp_framefunc(lua_State *L, cTValue *f)
 #if LJ_FR2
   if (!tvisfunc(f - 1)) return NULL;  /* The function slot is a TValue. */
 #endif
+  /* Without LJ_FR2 (32-bit builds) the slot holds a bare pointer, with no
+  ** tag to check: it is trusted there, as LuaJIT's own frame walkers do. */
   o = frame_gc(f);
   if (o == NULL || o->gch.gct != ~LJ_TFUNC) return NULL;
   return &o->fn;
