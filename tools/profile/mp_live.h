@@ -66,44 +66,50 @@ static inline int mp_live_create(struct mp_profile *p, uint32_t at,
   return 0;
 }
 
-/* Account a memory event whose location is already resolved to id. */
-static inline int mp_live_account(struct mp_profile *p,
-				  const struct mp_event *ev, uint32_t id)
+/*
+** Account a memory event of type (MP_EV_ALLOC, _FREE or _REALLOC) whose
+** location is already resolved to id, from its fields: the read driver
+** calls it with values decoded straight from the stream.
+*/
+static inline int mp_live_account_fields(struct mp_profile *p, unsigned type,
+					 uint32_t id, uint64_t old_addr,
+					 uint64_t old_size, uint64_t new_addr,
+					 uint64_t new_size)
 {
   struct mp_lrec *l = &p->locs[id];
   struct mp_lext *e;
   uint64_t evno;
 
-  switch (ev->type) {
+  switch (type) {
   case MP_EV_ALLOC:
     p->file.n_alloc++;
-    p->file.bytes_allocated += ev->new_size;
+    p->file.bytes_allocated += new_size;
     l->n_alloc++;
-    l->alloc_bytes += ev->new_size;
-    if (mp_live_create(p, (uint32_t)id, ev->new_addr, ev->new_size) < 0)
+    l->alloc_bytes += new_size;
+    if (mp_live_create(p, id, new_addr, new_size) < 0)
       goto oom;
     break;
   case MP_EV_FREE:
     p->file.n_free++;
-    p->file.bytes_freed += ev->old_size;
+    p->file.bytes_freed += old_size;
     if (!(e = mp_locs_ext(p, l)))
       goto oom;
     e->n_free++;
-    e->free_bytes += ev->old_size;
-    if (mp_live_release(p, (uint32_t)id, ev->old_addr, ev->old_size, 1) < 0)
+    e->free_bytes += old_size;
+    if (mp_live_release(p, id, old_addr, old_size, 1) < 0)
       goto oom;
     break;
   case MP_EV_REALLOC:
     p->file.n_realloc++;
-    p->file.bytes_allocated += ev->new_size;
-    p->file.bytes_freed += ev->old_size;
+    p->file.bytes_allocated += new_size;
+    p->file.bytes_freed += old_size;
     if (!(e = mp_locs_ext(p, l)))
       goto oom;
     e->n_realloc++;
-    e->realloc_new += ev->new_size;
-    e->realloc_old += ev->old_size;
-    if (mp_live_release(p, (uint32_t)id, ev->old_addr, ev->old_size, 0) < 0 ||
-	mp_live_create(p, (uint32_t)id, ev->new_addr, ev->new_size) < 0)
+    e->realloc_new += new_size;
+    e->realloc_old += old_size;
+    if (mp_live_release(p, id, old_addr, old_size, 0) < 0 ||
+	mp_live_create(p, id, new_addr, new_size) < 0)
       goto oom;
     break;
   default:
@@ -118,6 +124,14 @@ static inline int mp_live_account(struct mp_profile *p,
 oom:
   p->oom = 1;
   return -1;
+}
+
+/* Account a memory event whose location is already resolved to id. */
+static inline int mp_live_account(struct mp_profile *p,
+				  const struct mp_event *ev, uint32_t id)
+{
+  return mp_live_account_fields(p, ev->type, id, ev->old_addr, ev->old_size,
+				ev->new_addr, ev->new_size);
 }
 
 #endif

@@ -149,38 +149,53 @@ static inline struct mp_lext *mp_locs_ext(struct mp_profile *p,
 void mp_resolve_reset(struct mp_profile *p);
 /* A symbol changed what (src, loc) resolves to. */
 void mp_resolve_invalidate(struct mp_profile *p, unsigned src, uint64_t loc);
-int64_t mp_resolve_slow(struct mp_profile *p, const struct mp_event *ev);
+int64_t mp_resolve_slow(struct mp_profile *p, unsigned src, uint64_t loc,
+			uint64_t line);
+
+static inline size_t mp_resolve_slot_loc(unsigned src, uint64_t loc,
+					 uint64_t line)
+{
+  return (size_t)(((loc ^ line << 40 ^ src) * 0x9e3779b97f4a7c15ull) >>
+		  (64 - MP_LOC_CACHE_BITS));
+}
 
 static inline size_t mp_resolve_slot(const struct mp_event *ev)
 {
-  return (size_t)(((ev->loc ^ ev->loc_line << 40 ^ ev->src) *
-		   0x9e3779b97f4a7c15ull) >> (64 - MP_LOC_CACHE_BITS));
+  return mp_resolve_slot_loc(ev->src, ev->loc, ev->loc_line);
+}
+
+/* The location id of a memory event's location fields (src, loc,
+** loc_line), or -1 when out of memory. */
+static inline int64_t mp_resolve_loc(struct mp_profile *p, unsigned src,
+				     uint64_t loc, uint64_t line)
+{
+  int64_t id;
+  if (p->no_locations && p->nlocs)
+    return 0;	/* stat: one location for all. */
+  if (src == LJM_SRC_INTERNAL && p->internal_id && !p->no_locations)
+    return p->internal_id - 1;
+  if (p->last_id && loc == p->last_loc && line == p->last_line &&
+      src == p->last_src)
+    return p->last_id - 1;
+  id = mp_resolve_slow(p, src, loc, line);
+  if (id >= 0 && !p->no_locations) {
+    if (src == LJM_SRC_INTERNAL) {
+      p->internal_id = (uint32_t)id + 1;
+    } else {
+      p->last_loc = loc;
+      p->last_line = line;
+      p->last_src = src;
+      p->last_id = (uint32_t)id + 1;
+    }
+  }
+  return id;
 }
 
 /* The location id of a memory event, or -1 when out of memory. */
 static inline int64_t mp_resolve(struct mp_profile *p,
 				 const struct mp_event *ev)
 {
-  int64_t id;
-  if (p->no_locations && p->nlocs)
-    return 0;	/* stat: one location for all. */
-  if (ev->src == LJM_SRC_INTERNAL && p->internal_id && !p->no_locations)
-    return p->internal_id - 1;
-  if (p->last_id && ev->loc == p->last_loc && ev->loc_line == p->last_line &&
-      ev->src == p->last_src)
-    return p->last_id - 1;
-  id = mp_resolve_slow(p, ev);
-  if (id >= 0 && !p->no_locations) {
-    if (ev->src == LJM_SRC_INTERNAL) {
-      p->internal_id = (uint32_t)id + 1;
-    } else {
-      p->last_loc = ev->loc;
-      p->last_line = ev->loc_line;
-      p->last_src = ev->src;
-      p->last_id = (uint32_t)id + 1;
-    }
-  }
-  return id;
+  return mp_resolve_loc(p, ev->src, ev->loc, ev->loc_line);
 }
 
 /* -- mp_symbols.c -------------------------------------------------------- */

@@ -1,11 +1,13 @@
 /*
-** The batched read driver: events in small batches whose heap slots
-** and cache entries are prefetched first, since on big heaps the parser
-** waits for memory more than it computes.
+** The read driver: the common memory events decoded straight into the
+** accounting (mp_profile_read), and events already decoded, in small
+** batches whose heap slots and cache entries are prefetched first
+** (mp_profile_events, for the decoding thread of mp_pipeline.c).
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
 
+#include "mp_fast.h"
 #include "mp_profile_int.h"
 #include "mp_live.h"
 
@@ -95,37 +97,73 @@ int64_t mp_profile_events(struct mp_profile *p, const struct mp_event *evs,
   return total;
 }
 
+/*
+** Account the memory events at q straight from the reader's buffer, up to
+** stop or the first event mp_fast_decode leaves to the reader. Returns
+** where it stopped, or NULL when out of memory; *n counts the events.
+*/
+static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
+			       const uint8_t *stop, uint64_t *n)
+{
+  uint64_t k = 0;
+  while (q < stop) {
+    struct mp_fast_event e;
+    const uint8_t *next = mp_fast_decode(q, &e);
+    int64_t id;
+    if (!next)
+      break;
+    id = mp_resolve_loc(p, e.src, e.loc, e.line);
+    if (id < 0 || mp_live_account_fields(p, e.kind, (uint32_t)id, e.old_addr,
+					 e.old_size, e.new_addr,
+					 e.new_size) < 0) {
+      p->oom = 1;
+      q = NULL;
+      break;
+    }
+    k++;
+    q = next;
+  }
+  *n += k;
+  return q;
+}
+
+/*
+** One thread, no event structs for the common events: a thread hand-off
+** and a struct per event cost more instructions than decoding itself.
+** Whatever run_fast leaves (symbols, the buffer's last bytes, the end,
+** errors) goes through mp_reader_next one event at a time.
+*/
 enum mp_status mp_profile_read(struct mp_profile *p, struct mp_reader *r,
 			       uint64_t *events,
 			       void (*tick)(void *ctx, uint64_t offset),
 			       void *ctx)
 {
-  struct mp_event batch[BATCH];
-  enum mp_status st = MP_OK;
+  enum mp_status st;
   uint64_t n = 0;
-  int k, done;
 
-  while (st == MP_OK) {
-    /* Symbol events end a batch: their names live in the reader's
-    ** buffer only until the next read, and they change resolution. */
-    for (k = 0; k < BATCH; k++) {
-      st = mp_reader_next(r, &batch[k]);
-      if (st != MP_OK)
-	break;
-      if (mp_event_is_symbol(batch[k].type)) {
-	k++;
+  for (;;) {
+    const uint8_t *end, *q = mp_reader_window(r, &end);
+    struct mp_event ev;
+    if (q && end - q > MP_FAST_MARGIN) {
+      uint64_t before = n;
+      q = run_fast(p, q, end - MP_FAST_MARGIN, &n);
+      if (!q) {
+	st = MP_ERROR;
 	break;
       }
-      prefetch_event(p, &batch[k]);
+      mp_reader_consume(r, q);
+      if (tick && (before >> 20) != (n >> 20))
+	tick(ctx, mp_reader_offset(r));
     }
-    done = run_chunk(p, batch, k);
-    if (done < 0) {
-      *events = n;
-      return MP_ERROR;
+    st = mp_reader_next(r, &ev);
+    if (st != MP_OK)
+      break;
+    if (mp_profile_event(p, &ev) < 0) {
+      st = MP_ERROR;
+      break;
     }
-    if (tick && (n >> 20) != ((n + (uint64_t)done) >> 20))
-      tick(ctx, mp_reader_offset(r));
-    n += (uint64_t)done;
+    if (!mp_event_is_symbol(ev.type))
+      n++;
   }
   *events = n;
   return st;

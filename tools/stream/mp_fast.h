@@ -1,0 +1,128 @@
+/*
+** The common memory events decoded straight from the reader's buffer
+** (mp_reader_window), for a caller that accounts them at once: no event
+** struct in memory, no bounds check per field. Anything else (a symbol,
+** the epilogue, a field longer than 8 bytes, a value out of bounds, bad
+** bits) is left to mp_reader_next, which decodes it from the same byte
+** and so gives the same events and the same errors.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#ifndef MP_FAST_H
+#define MP_FAST_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "lj_memprof_format.h"
+
+/*
+** Bytes that must be readable from the start of an event: the longest
+** memory event is 1 + 6 * LJM_FMT_ULEB128_MAX bytes, and the last field
+** is loaded 8 bytes at a time.
+*/
+#define MP_FAST_MARGIN 72
+
+/* The same bounds as the reader's (mp_reader.c). */
+#define MP_FAST_SIZE_LIMIT ((uint64_t)1 << 48)
+#define MP_FAST_LINE_LIMIT ((uint64_t)UINT32_MAX)
+
+struct mp_fast_event {
+  unsigned kind;	/* LJM_EV_ALLOC, _FREE or _REALLOC. */
+  unsigned src;		/* LJM_SRC_*. */
+  uint64_t loc, line;
+  uint64_t old_addr, old_size, new_addr, new_size;
+};
+
+/*
+** One ULEB128 of at most 8 bytes at p, with 8 bytes readable: the value
+** and the next byte, or NULL for a longer one. Values of one byte (lines,
+** sizes, trace numbers) skip the arithmetic.
+*/
+static inline const uint8_t *mp_fast_uleb(const uint8_t *p, uint64_t *out)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint64_t x, last;
+  unsigned nbits;
+  memcpy(&x, p, 8);
+  if (!(x & 0x80)) {
+    *out = x & 0x7f;
+    return p + 1;
+  }
+  last = ~x & 0x8080808080808080ull;
+  if (!last)
+    return NULL;
+  /* Keep the bytes up to the one whose high bit is clear (8 to 64
+  ** bits: the shifts stay below 64). */
+  nbits = (unsigned)__builtin_ctzll(last) + 1;
+  x = x << (64 - nbits) >> (64 - nbits);
+  x &= 0x7f7f7f7f7f7f7f7full;
+  x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
+  x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
+  x = ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
+  *out = x;
+  return p + (nbits >> 3);
+#else
+  uint64_t v = 0;
+  unsigned i;
+  for (i = 0; i < 8; i++) {
+    v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+    if (!(p[i] & 0x80)) {
+      *out = v;
+      return p + i + 1;
+    }
+  }
+  return NULL;
+#endif
+}
+
+/*
+** Decode the memory event at p, with MP_FAST_MARGIN bytes readable: the
+** byte after it, or NULL when it is not a common memory event (nothing
+** is consumed then).
+*/
+static inline const uint8_t *mp_fast_decode(const uint8_t *p,
+					    struct mp_fast_event *e)
+{
+  unsigned h = *p++;
+  e->kind = h & LJM_EV_MASK;
+  e->src = h & LJM_SRC_MASK;
+  if (h & (LJM_EV_EPILOGUE | LJM_EV_UNUSED_MASK) || e->kind == LJM_EV_SYMTAB)
+    return NULL;
+  e->loc = 0;
+  e->line = 0;
+  switch (e->src) {
+  case LJM_SRC_INTERNAL:
+    break;
+  case LJM_SRC_LFUNC:
+    if (!(p = mp_fast_uleb(p, &e->loc)) || !(p = mp_fast_uleb(p, &e->line)) ||
+	e->line > MP_FAST_LINE_LIMIT)
+      return NULL;
+    break;
+  case LJM_SRC_CFUNC:
+    if (!(p = mp_fast_uleb(p, &e->loc)))
+      return NULL;
+    break;
+  case LJM_SRC_TRACE:
+    if (!(p = mp_fast_uleb(p, &e->loc)) || e->loc > MP_FAST_LINE_LIMIT)
+      return NULL;
+    break;
+  default:
+    return NULL;
+  }
+  e->old_addr = e->old_size = e->new_addr = e->new_size = 0;
+  if (e->kind != LJM_EV_ALLOC &&
+      (!(p = mp_fast_uleb(p, &e->old_addr)) ||
+       !(p = mp_fast_uleb(p, &e->old_size)) ||
+       e->old_size > MP_FAST_SIZE_LIMIT))
+    return NULL;
+  if (e->kind != LJM_EV_FREE &&
+      (!(p = mp_fast_uleb(p, &e->new_addr)) ||
+       !(p = mp_fast_uleb(p, &e->new_size)) ||
+       e->new_size > MP_FAST_SIZE_LIMIT))
+    return NULL;
+  return p;
+}
+
+#endif
