@@ -77,7 +77,13 @@ static inline int mp_heap_take(struct mp_heap *h, uint64_t addr,
 	uint64_t packed = h->slots[i].packed;
 	out->size = packed >> MP_HEAP_LOC_BITS;
 	out->loc = (uint32_t)(packed & ((1u << MP_HEAP_LOC_BITS) - 1));
-	mp_heap_remove_slot(h, &h->slots[i]);
+	if (!h->slots[(i + 1) & h->mask].addr) {
+	  /* The end of its probe run: nothing to pull back. */
+	  h->slots[i].addr = 0;
+	  h->used--;
+	} else {
+	  mp_heap_remove_slot(h, &h->slots[i]);
+	}
 	return 1;
       }
   if (!h->big.count)

@@ -12,8 +12,12 @@
 
 #include "mp_profile_int.h"
 
+/* Inlined whole into the read driver, which calls them with a constant
+** event type and so gets the code of that type only. */
+#define MP_LIVE_INLINE inline __attribute__((always_inline))
+
 /* A block leaves the heap (free, or the old half of a realloc). */
-static inline int mp_live_release(struct mp_profile *p, uint32_t at,
+static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
 				  uint64_t addr, uint64_t size, int is_free)
 {
   struct mp_block b;
@@ -37,7 +41,7 @@ static inline int mp_live_release(struct mp_profile *p, uint32_t at,
 }
 
 /* A block enters the heap (alloc, or the new half of a realloc). */
-static inline int mp_live_create(struct mp_profile *p, uint32_t at,
+static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
 				 uint64_t addr, uint64_t size)
 {
   struct mp_block old;
@@ -71,14 +75,13 @@ static inline int mp_live_create(struct mp_profile *p, uint32_t at,
 ** location is already resolved to id, from its fields: the read driver
 ** calls it with values decoded straight from the stream.
 */
-static inline int mp_live_account_fields(struct mp_profile *p, unsigned type,
+static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned type,
 					 uint32_t id, uint64_t old_addr,
 					 uint64_t old_size, uint64_t new_addr,
 					 uint64_t new_size)
 {
   struct mp_lrec *l = &p->locs[id];
   struct mp_lext *e;
-  uint64_t evno;
 
   switch (type) {
   case MP_EV_ALLOC:
@@ -98,7 +101,7 @@ static inline int mp_live_account_fields(struct mp_profile *p, unsigned type,
     e->free_bytes += old_size;
     if (mp_live_release(p, id, old_addr, old_size, 1) < 0)
       goto oom;
-    break;
+    return 0;	/* The heap shrank: no new peak. */
   case MP_EV_REALLOC:
     p->file.n_realloc++;
     p->file.bytes_allocated += new_size;
@@ -116,9 +119,8 @@ static inline int mp_live_account_fields(struct mp_profile *p, unsigned type,
     break;
   }
   if (p->file.live_bytes > p->file.peak_bytes) {
-    evno = p->file.n_alloc + p->file.n_free + p->file.n_realloc;
     p->file.peak_bytes = p->file.live_bytes;
-    p->file.peak_event = evno;
+    p->file.peak_event = p->file.n_alloc + p->file.n_free + p->file.n_realloc;
   }
   return 0;
 oom:

@@ -98,33 +98,83 @@ int64_t mp_profile_events(struct mp_profile *p, const struct mp_event *evs,
 }
 
 /*
+** Location ids of the last location and of the internal one, within one
+** call of run_fast: between two symbols a location's fields always
+** resolve to the same id, and kept in registers they cost fewer
+** instructions than mp_resolve_loc's memo in the profile.
+*/
+struct fast_memo {
+  uint64_t loc, line;
+  int64_t id, internal;	/* -1: none yet. */
+  unsigned src;
+};
+
+/* One event of header kind | src at q: the byte after it, or NULL when
+** mp_fast_body leaves it to the reader or when out of memory (p->oom). */
+static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
+					      const uint8_t *q, unsigned kind,
+					      unsigned src,
+					      struct fast_memo *m)
+{
+  struct mp_fast_event e;
+  int64_t id;
+  const uint8_t *next = mp_fast_body(q + 1, kind, src, &e);
+
+  if (!next)
+    return NULL;
+  if (src == LJM_SRC_INTERNAL) {
+    if ((id = m->internal) < 0 &&
+	(id = m->internal = mp_resolve_loc(p, src, 0, 0)) < 0)
+      goto oom;
+  } else if (e.loc == m->loc && e.line == m->line && src == m->src &&
+	     m->id >= 0) {
+    id = m->id;
+  } else {
+    if ((id = mp_resolve_loc(p, src, e.loc, e.line)) < 0)
+      goto oom;
+    m->loc = e.loc;
+    m->line = e.line;
+    m->src = src;
+    m->id = id;
+  }
+  if (mp_live_account_fields(p, kind, (uint32_t)id, e.old_addr, e.old_size,
+			     e.new_addr, e.new_size) < 0)
+    return NULL;
+  return next;
+oom:
+  p->oom = 1;
+  return NULL;
+}
+
+/*
 ** Account the memory events at q straight from the reader's buffer, up to
-** stop or the first event mp_fast_decode leaves to the reader. Returns
+** stop or the first event mp_fast_body leaves to the reader. Returns
 ** where it stopped, or NULL when out of memory; *n counts the events.
 */
 static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
 			       const uint8_t *stop, uint64_t *n)
 {
+  struct fast_memo m = {0, 0, -1, -1, 0};
   uint64_t k = 0;
+
   while (q < stop) {
-    struct mp_fast_event e;
-    const uint8_t *next = mp_fast_decode(q, &e);
-    int64_t id;
-    if (!next)
-      break;
-    id = mp_resolve_loc(p, e.src, e.loc, e.line);
-    if (id < 0 || mp_live_account_fields(p, e.kind, (uint32_t)id, e.old_addr,
-					 e.old_size, e.new_addr,
-					 e.new_size) < 0) {
-      p->oom = 1;
-      q = NULL;
+    const uint8_t *next;
+    switch (*q) {
+#define FAST_CASE(kind, src) \
+    case (kind) | (src): next = fast_one(p, q, (kind), (src), &m); break;
+    MP_FAST_HEADERS(FAST_CASE)
+#undef FAST_CASE
+    default:
+      next = NULL;	/* A symbol, the end or bad bits: the reader's. */
       break;
     }
+    if (!next)
+      break;
     k++;
     q = next;
   }
   *n += k;
-  return q;
+  return p->oom ? NULL : q;
 }
 
 /*

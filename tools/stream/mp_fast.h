@@ -77,22 +77,26 @@ static inline const uint8_t *mp_fast_uleb(const uint8_t *p, uint64_t *out)
 #endif
 }
 
+/* Inlined whole, so that a caller that knows the header gets code for
+** that kind of event only. */
+#define MP_FAST_INLINE inline __attribute__((always_inline))
+
 /*
-** Decode the memory event at p, with MP_FAST_MARGIN bytes readable: the
-** byte after it, or NULL when it is not a common memory event (nothing
-** is consumed then).
+** Decode the fields of a memory event whose header byte is kind | src
+** (LJM_EV_ALLOC, _FREE or _REALLOC; LJM_SRC_*), p just after the header,
+** with MP_FAST_MARGIN bytes readable from the header: the byte after the
+** event, or NULL when it is not a common memory event (nothing is
+** consumed then).
 */
-static inline const uint8_t *mp_fast_decode(const uint8_t *p,
-					    struct mp_fast_event *e)
+static MP_FAST_INLINE const uint8_t *mp_fast_body(const uint8_t *p,
+						  unsigned kind, unsigned src,
+						  struct mp_fast_event *e)
 {
-  unsigned h = *p++;
-  e->kind = h & LJM_EV_MASK;
-  e->src = h & LJM_SRC_MASK;
-  if (h & (LJM_EV_EPILOGUE | LJM_EV_UNUSED_MASK) || e->kind == LJM_EV_SYMTAB)
-    return NULL;
+  e->kind = kind;
+  e->src = src;
   e->loc = 0;
   e->line = 0;
-  switch (e->src) {
+  switch (src) {
   case LJM_SRC_INTERNAL:
     break;
   case LJM_SRC_LFUNC:
@@ -112,17 +116,29 @@ static inline const uint8_t *mp_fast_decode(const uint8_t *p,
     return NULL;
   }
   e->old_addr = e->old_size = e->new_addr = e->new_size = 0;
-  if (e->kind != LJM_EV_ALLOC &&
+  if (kind != LJM_EV_ALLOC &&
       (!(p = mp_fast_uleb(p, &e->old_addr)) ||
        !(p = mp_fast_uleb(p, &e->old_size)) ||
        e->old_size > MP_FAST_SIZE_LIMIT))
     return NULL;
-  if (e->kind != LJM_EV_FREE &&
+  if (kind != LJM_EV_FREE &&
       (!(p = mp_fast_uleb(p, &e->new_addr)) ||
        !(p = mp_fast_uleb(p, &e->new_size)) ||
        e->new_size > MP_FAST_SIZE_LIMIT))
     return NULL;
   return p;
 }
+
+/*
+** The headers of the common memory events, as X(kind, src): every kind
+** of memory event from every source, for a switch on the header byte.
+*/
+#define MP_FAST_HEADERS_SRC(X, src) \
+  X(LJM_EV_ALLOC, src) X(LJM_EV_FREE, src) X(LJM_EV_REALLOC, src)
+#define MP_FAST_HEADERS(X) \
+  MP_FAST_HEADERS_SRC(X, LJM_SRC_INTERNAL) \
+  MP_FAST_HEADERS_SRC(X, LJM_SRC_LFUNC) \
+  MP_FAST_HEADERS_SRC(X, LJM_SRC_CFUNC) \
+  MP_FAST_HEADERS_SRC(X, LJM_SRC_TRACE)
 
 #endif
