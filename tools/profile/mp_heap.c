@@ -126,7 +126,8 @@ static int resize(struct mp_heap *h, uint64_t nslots)
     return -1;
   h->slots = slots;
   h->mask = nslots - 1;
-  h->limit = nslots / 10 * 7;
+  h->shift = 64 - (unsigned)__builtin_ctzll(nslots);
+  h->limit = nslots / 2;
   for (i = 0; i < oldn; i++)
     if (old[i].addr) {
       uint64_t j = mp_heap_home(h, old[i].addr);
@@ -144,8 +145,9 @@ int mp_heap_put_slow(struct mp_heap *h, uint64_t addr, uint64_t size,
   int replaced;
   uint64_t i;
 
-  /* At most 70% full: short probe runs, 16 bytes a slot. */
-  if (!h->slots || (h->used + 1) * 10 > (h->mask + 1) * 7)
+  /* At most half full: short probe runs, and short shifts when a block
+  ** is freed; 16 bytes a slot. */
+  if (!h->slots || (h->used + 1) * 2 > h->mask + 1)
     if (resize(h, h->slots ? (h->mask + 1) * 2 : MIN_SLOTS) < 0)
       return -1;
   if (fits(addr, size, loc) && !h->big.count) {

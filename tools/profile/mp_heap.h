@@ -2,7 +2,7 @@
 ** The live heap: address -> (size, owning location) for every block
 ** allocated while profiling and not yet freed. Sized for millions of
 ** blocks: a slot is 16 bytes (size and owner packed into one word),
-** linear probing with backward-shift deletion, at most 70% full. The
+** linear probing with backward-shift deletion, at most half full. The
 ** rare block whose size or owner does not fit the packing (and address
 ** 0) goes to a small general map beside it.
 **
@@ -27,8 +27,9 @@ struct mp_heap_slot {
 struct mp_heap {
   struct mp_heap_slot *slots;
   uint64_t mask;	/* Slot count - 1. */
+  unsigned shift;	/* 64 - log2(slot count). */
   uint64_t used;	/* Occupied slots. */
-  uint64_t limit;	/* Grow before used reaches this (70%); 0: no slots. */
+  uint64_t limit;	/* Grow before used reaches this (50%); 0: no slots. */
   struct mp_map big;	/* addr -> a: size, b: owner; what does not pack. */
 };
 
@@ -46,9 +47,10 @@ static inline uint64_t mp_heap_count(const struct mp_heap *h)
   return h->used + h->big.count;
 }
 
+/* The top bits of the product: the best mixed (only with slots). */
 static inline uint64_t mp_heap_home(const struct mp_heap *h, uint64_t addr)
 {
-  return (mp_map_hash(addr) >> 20) & h->mask;
+  return mp_map_hash(addr) >> h->shift;
 }
 
 /* Start loading the slot of addr. */
