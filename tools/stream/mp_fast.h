@@ -57,10 +57,14 @@ static inline const uint8_t *mp_fast_uleb(const uint8_t *p, uint64_t *out)
   ** bits: the shifts stay below 64). */
   nbits = (unsigned)__builtin_ctzll(last) + 1;
   x = x << (64 - nbits) >> (64 - nbits);
+  /* Squeeze the 7-bit groups together: in each lane, lowering the high
+  ** half by the bits it has too many is one subtraction (h << k becomes
+  ** h << (k - d): subtract h << k - h << (k - d)). Fewer constants than
+  ** masking both halves. */
   x &= 0x7f7f7f7f7f7f7f7full;
-  x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
-  x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
-  x = ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
+  x -= (x & 0xff00ff00ff00ff00ull) >> 1;
+  x -= ((x & 0xffff0000ffff0000ull) >> 2) * 3;
+  x -= (x >> 32 << 28) * 15;
   *out = x;
   return p + (nbits >> 3);
 #else
