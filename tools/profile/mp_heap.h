@@ -31,6 +31,9 @@ struct mp_heap {
   uint64_t used;	/* Occupied slots. */
   uint64_t limit;	/* Grow before used reaches this (50%); 0: no slots. */
   struct mp_map big;	/* addr -> a: size, b: owner; what does not pack. */
+  /* The same for addresses of MP_FAST_KEY_LIMIT and above, which have
+  ** no key (mp_live.h): keyed by the address, in a space of their own. */
+  struct mp_map huge;
 };
 
 struct mp_block {
@@ -44,7 +47,7 @@ void mp_heap_clear(struct mp_heap *h);
 
 static inline uint64_t mp_heap_count(const struct mp_heap *h)
 {
-  return h->used + h->big.count;
+  return h->used + h->big.count + h->huge.count;
 }
 
 /* The top bits of the product: the best mixed (only with slots). */
@@ -64,6 +67,11 @@ int mp_heap_put_slow(struct mp_heap *h, uint64_t addr, uint64_t size,
 		     uint32_t loc, struct mp_block *old);
 int mp_heap_take_slow(struct mp_heap *h, uint64_t addr, struct mp_block *out);
 void mp_heap_remove_slot(struct mp_heap *h, struct mp_heap_slot *s);
+
+/* mp_heap_put and mp_heap_take for the addresses without a key. */
+int mp_heap_put_huge(struct mp_heap *h, uint64_t addr, uint64_t size,
+		     uint32_t loc, struct mp_block *old);
+int mp_heap_take_huge(struct mp_heap *h, uint64_t addr, struct mp_block *out);
 
 /* Look up a block without changing anything; 1 when found. */
 int mp_heap_peek(const struct mp_heap *h, uint64_t addr, struct mp_block *out);

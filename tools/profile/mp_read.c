@@ -17,10 +17,11 @@
 /* Stage 1: start loading the heap slots and the location cache entry. */
 static void prefetch_event(struct mp_profile *p, const struct mp_event *ev)
 {
+  unsigned huge = 0;	/* Hints only: a huge address prefetches anything. */
   if (ev->type != MP_EV_ALLOC)
-    mp_heap_prefetch(&p->heap, ev->old_addr);
+    mp_heap_prefetch(&p->heap, mp_live_key(ev->old_addr, &huge, 0));
   if (ev->type != MP_EV_FREE)
-    mp_heap_prefetch(&p->heap, ev->new_addr);
+    mp_heap_prefetch(&p->heap, mp_live_key(ev->new_addr, &huge, 0));
   __builtin_prefetch(&p->cache[mp_resolve_slot(ev)]);
 }
 
@@ -40,7 +41,8 @@ static int64_t prepare_event(struct mp_profile *p, const struct mp_event *ev)
   ** for the caches. */
   if (ev->type != MP_EV_ALLOC && ev->old_addr && p->nlocs > PEEK_MIN_LOCS) {
     struct mp_block b;
-    if (mp_heap_peek(&p->heap, ev->old_addr, &b))
+    unsigned huge = 0;
+    if (mp_heap_peek(&p->heap, mp_live_key(ev->old_addr, &huge, 0), &b))
       __builtin_prefetch(&p->locs[b.loc]);
   }
   return id;
@@ -138,7 +140,7 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
     m->id = id;
   }
   if (mp_live_account_fields(p, kind, (uint32_t)id, e.old_addr, e.old_size,
-			     e.new_addr, e.new_size) < 0)
+			     e.new_addr, e.new_size, 0) < 0)
     return NULL;
   return next;
 oom:

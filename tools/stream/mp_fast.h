@@ -32,7 +32,7 @@ struct mp_fast_event {
   unsigned kind;	/* LJM_EV_ALLOC, _FREE or _REALLOC. */
   unsigned src;		/* LJM_SRC_*. */
   uint64_t loc, line;
-  uint64_t old_addr, old_size, new_addr, new_size;
+  uint64_t old_addr, old_size, new_addr, new_size;	/* Addresses: keys. */
 };
 
 /*
@@ -81,6 +81,54 @@ static inline const uint8_t *mp_fast_uleb(const uint8_t *p, uint64_t *out)
 #endif
 }
 
+/*
+** Addresses are only compared, never printed: the live heap is keyed by
+** their canonical ULEB128 bytes read as a little-endian word (the "key"),
+** which costs no squeezing. Every value below MP_FAST_KEY_LIMIT has one
+** key, its encoding in at most 8 bytes; key 0 is address 0.
+*/
+#define MP_FAST_KEY_LIMIT ((uint64_t)1 << 56)
+
+/* The key of a canonical ULEB128 of at most 8 bytes at p (8 readable),
+** and the next byte; NULL for a longer or a non-canonical one. */
+static inline const uint8_t *mp_fast_uleb_key(const uint8_t *p,
+					      uint64_t *out)
+{
+  uint64_t x, last;
+  unsigned nbits;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(&x, p, 8);
+#else
+  unsigned i;
+  x = 0;
+  for (i = 0; i < 8; i++)
+    x |= (uint64_t)p[i] << (8 * i);
+#endif
+  last = ~x & 0x8080808080808080ull;
+  if (!last)
+    return NULL;
+  nbits = (unsigned)__builtin_ctzll(last) + 1;
+  x = x << (64 - nbits) >> (64 - nbits);
+  if (nbits > 8 && !(x >> (nbits - 8)))
+    return NULL;	/* A last byte of zero: not canonical. */
+  *out = x;
+  return p + (nbits >> 3);
+}
+
+/* The key of value v, below MP_FAST_KEY_LIMIT, as mp_fast_uleb_key
+** delivers it for v's encoding. */
+static inline uint64_t mp_fast_key(uint64_t v)
+{
+  uint64_t k = 0;
+  unsigned shift = 0;
+  while (v >= 0x80) {
+    k |= ((v & 0x7f) | 0x80) << shift;
+    v >>= 7;
+    shift += 8;
+  }
+  return k | v << shift;
+}
+
 /* Inlined whole, so that a caller that knows the header gets code for
 ** that kind of event only. */
 #define MP_FAST_INLINE inline __attribute__((always_inline))
@@ -121,12 +169,12 @@ static MP_FAST_INLINE const uint8_t *mp_fast_body(const uint8_t *p,
   }
   e->old_addr = e->old_size = e->new_addr = e->new_size = 0;
   if (kind != LJM_EV_ALLOC &&
-      (!(p = mp_fast_uleb(p, &e->old_addr)) ||
+      (!(p = mp_fast_uleb_key(p, &e->old_addr)) ||
        !(p = mp_fast_uleb(p, &e->old_size)) ||
        e->old_size > MP_FAST_SIZE_LIMIT))
     return NULL;
   if (kind != LJM_EV_FREE &&
-      (!(p = mp_fast_uleb(p, &e->new_addr)) ||
+      (!(p = mp_fast_uleb_key(p, &e->new_addr)) ||
        !(p = mp_fast_uleb(p, &e->new_size)) ||
        e->new_size > MP_FAST_SIZE_LIMIT))
     return NULL;
