@@ -41,7 +41,8 @@ struct mp_lrec {
   uint32_t ext;		/* Index + 1 into exts, or 0. */
   uint32_t kind_aux;	/* kind << 29 | (index + 1 into auxs, or 0). */
   /* Index + 1 of the last override pair whose blocks came from here,
-  ** for reallocations [0] and frees [1]: most blocks of a location are
+  ** for reallocations [0] and frees [1] (without override_values: the
+  ** releasing location's id + 1): most blocks of a location are
   ** released by the same code, so the pair is found without hashing. */
   uint32_t ov_memo[2];
   uint64_t n_alloc, alloc_bytes;
@@ -233,15 +234,22 @@ int mp_overrides_note(struct mp_profile *p, int is_free, uint32_t at,
   uint64_t key = mp_override_key(is_free, at, orig_id), i;
   uint32_t memo = orig->ov_memo[is_free];
 
+  if (!p->override_values) {
+    /* Without counts a pair need only exist, and pairs are never
+    ** dropped: the memo is the releasing location, at + 1. */
+    if (memo == at + 1)
+      return 0;
+    if (mp_overrides_append(p, key, orig, is_free, &i) < 0)
+      return -1;
+    orig->ov_memo[is_free] = at + 1;
+    return 0;
+  }
   if (memo && memo <= p->nov && *mp_ov_keyp(p, memo - 1) == key)
     i = memo - 1;
   else if (mp_overrides_append(p, key, orig, is_free, &i) < 0)
     return -1;
-  if (p->override_values) {
-    struct mp_override *o = &((struct mp_override *)p->ov)[i];
-    o->count++;
-    o->bytes += size;
-  }
+  ((struct mp_override *)p->ov)[i].count++;
+  ((struct mp_override *)p->ov)[i].bytes += size;
   return 0;
 }
 
