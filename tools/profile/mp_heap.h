@@ -50,10 +50,11 @@ static inline uint64_t mp_heap_count(const struct mp_heap *h)
   return h->used + h->big.count + h->huge.count;
 }
 
-/* The top bits of the product: the best mixed (only with slots). */
+/* Fibonacci hashing, the top bits of the product: they depend on every
+** bit of the key, so no pre-mixing (only with slots). */
 static inline uint64_t mp_heap_home(const struct mp_heap *h, uint64_t addr)
 {
-  return mp_map_hash(addr) >> h->shift;
+  return (addr * 0x9e3779b97f4a7c15ull) >> h->shift;
 }
 
 /* Start loading the slot of addr. */
