@@ -367,9 +367,10 @@ static struct {
   const char *tsv;	/* Append the summary there. */
   const char *gen;	/* tests/tools/gen_stream, for synthetic streams. */
   const char *synthetic;	/* "yes": also time a synthetic stream. */
+  const char *valgrind;	/* Count the parser's instructions with it. */
 } opt = {
   9, "/usr/bin/luajit", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-  1.0, 1024, 3, NULL, NULL, "auto"
+  1.0, 1024, 3, NULL, NULL, "auto", NULL
 };
 
 static void parse_opts(int argc, char **argv)
@@ -397,6 +398,7 @@ static void parse_opts(int argc, char **argv)
     else if (OPT("--tsv")) opt.tsv = v;
     else if (OPT("--gen")) opt.gen = v;
     else if (OPT("--synthetic")) opt.synthetic = v;
+    else if (OPT("--valgrind")) opt.valgrind = *v ? v : NULL;
     else die("unknown option %s", a);
 #undef OPT
   }
@@ -796,6 +798,44 @@ struct ptool {
   int n, status;
 };
 
+/*
+** Instructions that av (ljmprof on a profile) executes, from cachegrind's
+** "I refs" line: both threads of the decoding pipeline are counted, and
+** the count, unlike wall time, does not move with the machine's load.
+** 0 when cachegrind failed.
+*/
+static uint64_t count_instructions(char *const av[])
+{
+  char *cav[MAXARGS + 4];
+  char *err = fmtstr("%s/cachegrind.err", opt.tmp);
+  char line[512];
+  uint64_t n = 0;
+  struct run r;
+  FILE *f;
+  int i = 0, j;
+  cav[i++] = (char *)opt.valgrind;
+  cav[i++] = "--tool=cachegrind";
+  cav[i++] = "--cache-sim=no";
+  cav[i++] = "--cachegrind-out-file=/dev/null";
+  for (j = 0; av[j] && i < MAXARGS + 3; j++)
+    cav[i++] = av[j];
+  cav[i] = NULL;
+  r = run_child(cav, NULL, NULL, err);
+  if (run_ok(&r) && (f = fopen(err, "r"))) {
+    while (fgets(line, sizeof line, f)) {
+      /* "==PID== I   refs:      2,456,315,772" */
+      const char *q = strstr(line, "== I ");
+      if (!q || !(q = strstr(q, "refs:"))) continue;
+      for (q += 5; *q; q++)
+	if (*q >= '0' && *q <= '9') n = n * 10 + (uint64_t)(*q - '0');
+    }
+    fclose(f);
+  }
+  unlink(err);
+  free(err);
+  return n;
+}
+
 static void parser_bench(const char *label, const char *file, int grouped)
 {
   struct counts k;
@@ -872,7 +912,20 @@ static void parser_bench(const char *label, const char *file, int grouped)
     printf("   %-24s %9.3f %9s %9s %9.1f %10.2f %9s %10s %8s   (runbench's own minimal event counter, mmap)\n",
 	   "count (floor)", csecs, "-", "-", k.bytes / 1e6 / csecs, ev / 1e6 / csecs, "-", "-", "-");
   }
-  printf("   load after: %s\n\n", la);
+  printf("   load after: %s\n", la);
+  if (opt.valgrind) {
+    /* Per memory event, as `ljmprof stat` counts them. */
+    uint64_t mem = k.alloc + k.free_ + k.realloc;
+    for (j = 1; j <= 2; j++) {
+      uint64_t n = count_instructions(t[j].av);
+      if (n && mem)
+	printf("   %-24s %15" PRIu64 " instructions, %.1f per event "
+	       "(cachegrind)\n", t[j].name, n, (double)n / (double)mem);
+      else
+	printf("   %-24s cachegrind gave no count\n", t[j].name);
+    }
+  }
+  printf("\n");
   fflush(stdout);
 }
 
@@ -914,6 +967,16 @@ static int cmd_parser(int argc, char **argv)
   /* Measure the stream rate at scale 1, then size the big profile. */
   if (opt.gen && strcmp(opt.synthetic, "yes") == 0 && synthetic_bench())
     return 1;
+  /* The strings workload first: the profile of issue 13's target. */
+  f = make_profile(&workloads[0], 1.0, dir, &secs);
+  if (!f) {
+    printf("!! the shim wrote no profile: no workload profile to parse\n");
+    if (opt.gen && strcmp(opt.synthetic, "auto") == 0) return synthetic_bench();
+    return 1;
+  }
+  parser_bench("strings (scale 1)", f, 0);
+  unlink(f);
+  free(f);
   f = make_profile(big, 1.0, dir, &secs);
   if (!f) {
     printf("!! the shim wrote no profile: no workload profile to parse\n");

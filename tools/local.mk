@@ -25,7 +25,7 @@ noinst_LIBRARIES += tools/libmpstream.a
 tools_libmpstream_a_CPPFLAGS = $(AM_CPPFLAGS) $(MP_STREAM_CPPFLAGS)
 tools_libmpstream_a_CFLAGS = $(MP_CFLAGS)
 tools_libmpstream_a_SOURCES = \
-	tools/stream/mp_uleb.h \
+	tools/stream/mp_uleb.h tools/stream/mp_fast.h \
 	tools/stream/mp_reader.c tools/stream/mp_reader.h \
 	tools/stream/mp_writer.c tools/stream/mp_writer.h
 

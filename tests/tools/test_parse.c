@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "lj_memprof_format.h"
+#include "mp_fast.h"
 #include "mp_heap.h"
 #include "mp_map.h"
 #include "mp_names.h"
@@ -1092,6 +1093,104 @@ START_TEST(profile_threaded_same_as_single)
 }
 END_TEST
 
+/* The live heap's keys: the fast decoder's and mp_fast_key agree. */
+START_TEST(fast_keys_match_values)
+{
+  static const uint64_t values[] = {
+    0, 1, 127, 128, 16383, 16384, 0x7f0000001000ull, 0x7fffffffffffull,
+    (1ull << 56) - 1
+  };
+  size_t i;
+  for (i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+    uint8_t buf[24];
+    uint64_t k = 1, v = 1;
+    unsigned n = mp_uleb_write(buf, values[i]);
+    memset(buf + n, 0xff, sizeof(buf) - n);
+    ck_assert_ptr_eq(mp_fast_uleb_key(buf, &k), buf + n);
+    ck_assert_uint_eq(k, mp_fast_key(values[i]));
+    ck_assert_ptr_eq(mp_fast_uleb(buf, &v), buf + n);
+    ck_assert_uint_eq(v, values[i]);
+  }
+  /* Not canonical (a last byte of zero), or too long: the reader's. */
+  {
+    static const uint8_t pad[16] = {0x81, 0x00, 0xff, 0xff, 0xff, 0xff,
+				     0xff, 0xff, 0xff, 0xff};
+    static const uint8_t nine[16] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+				      0x80, 0x80, 0x01};
+    uint64_t k;
+    ck_assert_ptr_null(mp_fast_uleb_key(pad, &k));
+    ck_assert_ptr_null(mp_fast_uleb_key(nine, &k));
+  }
+}
+END_TEST
+
+/* Events the fast path takes and events only the reader takes (huge and
+** non-canonical addresses, a free's address written in 9 bytes) share one
+** live heap: the sums are those of accounting every event one by one. */
+START_TEST(profile_fast_same_as_events)
+{
+  struct mpw w;
+  struct mp_profile *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+  struct mp_reader *ra, *rb;
+  struct mp_event ev;
+  uint64_t na, nb = 0, i;
+  uint32_t j;
+
+  mpw_init_mem(&w);
+  mpw_symtab_begin(&w);
+  mpw_symtab_trace(&w, 1, 0x1000, 3);
+  mpw_symtab_end(&w);
+  for (i = 0; i < 500; i++) {
+    uint64_t addr = 0x7f0000001000ull + 16 * i;
+    mpw_alloc(&w, mpw_internal(), 1ull << 60 | i, 32);
+    mpw_alloc(&w, mpw_trace(1), addr, 48);
+    if (i % 2) {
+      /* The address padded with a zero group. */
+      uint8_t enc[16];
+      unsigned n = mp_uleb_write(enc, addr), k;
+      enc[n - 1] |= 0x80;
+      enc[n++] = 0;
+      mpw_byte(&w, LJM_EV_FREE | LJM_SRC_INTERNAL);
+      for (k = 0; k < n; k++)
+	mpw_byte(&w, enc[k]);
+      mpw_uleb(&w, 48);
+    } else {
+      mpw_free_ev(&w, mpw_internal(), addr, 48);
+    }
+    if (i % 3 == 0)
+      mpw_free_ev(&w, mpw_trace(1), 1ull << 60 | i, 32);
+    mpw_realloc(&w, mpw_trace(1), 1ull << 60 | (i + 1000), 0,
+		1ull << 61 | i, 64);
+    mpw_realloc(&w, mpw_internal(), 0, 0, addr + 8, 24);
+  }
+  mpw_epilogue(&w);
+
+  mp_profile_init(a, MP_GROUP_LINE);
+  mp_profile_init(b, MP_GROUP_LINE);
+  ra = mp_reader_new_mem(w.mem, w.len);
+  rb = mp_reader_new_mem(w.mem, w.len);
+  ck_assert_int_eq(mp_profile_read(a, ra, &na, NULL, NULL), MP_END);
+  while (mp_reader_next(rb, &ev) == MP_OK) {
+    ck_assert_int_eq(mp_profile_event(b, &ev), 0);
+    nb += !mp_event_is_symbol(ev.type);
+  }
+  ck_assert_uint_eq(na, nb);
+  ck_assert(memcmp(&a->file, &b->file, sizeof(a->file)) == 0);
+  ck_assert_uint_eq(a->file.untracked_frees, 500);	/* The reallocs' only. */
+  ck_assert_uint_eq(mp_heap_count(&a->heap), mp_heap_count(&b->heap));
+  ck_assert_uint_eq(a->nlocs, b->nlocs);
+  for (j = 0; j < a->nlocs; j++)
+    ck_assert(memcmp(&a->locs[j], &b->locs[j], sizeof(a->locs[j])) == 0);
+  mp_reader_free(ra);
+  mp_reader_free(rb);
+  mp_profile_free(a);
+  mp_profile_free(b);
+  free(a);
+  free(b);
+  mpw_free(&w);
+}
+END_TEST
+
 static Suite *parse_suite(void)
 {
   Suite *s = suite_create("parse");
@@ -1119,6 +1218,8 @@ static Suite *parse_suite(void)
   tcase_add_test(tc, profile_override_keys);
   tcase_add_test(tc, profile_override_copies_merge);
   tcase_add_test(tc, profile_threaded_same_as_single);
+  tcase_add_test(tc, fast_keys_match_values);
+  tcase_add_test(tc, profile_fast_same_as_events);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -16,12 +16,14 @@ void mp_heap_init(struct mp_heap *h)
 {
   memset(h, 0, sizeof(*h));
   mp_map_init(&h->big);
+  mp_map_init(&h->huge);
 }
 
 void mp_heap_free(struct mp_heap *h)
 {
   free(h->slots);
   mp_map_free(&h->big);
+  mp_map_free(&h->huge);
   memset(h, 0, sizeof(*h));
 }
 
@@ -31,6 +33,7 @@ void mp_heap_clear(struct mp_heap *h)
     memset(h->slots, 0, (h->mask + 1) * sizeof(*h->slots));
   h->used = 0;
   mp_map_clear(&h->big);
+  mp_map_clear(&h->huge);
 }
 
 static int fits(uint64_t addr, uint64_t size, uint32_t loc)
@@ -126,7 +129,8 @@ static int resize(struct mp_heap *h, uint64_t nslots)
     return -1;
   h->slots = slots;
   h->mask = nslots - 1;
-  h->limit = nslots / 10 * 7;
+  h->shift = 64 - (unsigned)__builtin_ctzll(nslots);
+  h->limit = nslots / 2;
   for (i = 0; i < oldn; i++)
     if (old[i].addr) {
       uint64_t j = mp_heap_home(h, old[i].addr);
@@ -144,8 +148,9 @@ int mp_heap_put_slow(struct mp_heap *h, uint64_t addr, uint64_t size,
   int replaced;
   uint64_t i;
 
-  /* At most 70% full: short probe runs, 16 bytes a slot. */
-  if (!h->slots || (h->used + 1) * 10 > (h->mask + 1) * 7)
+  /* At most half full: short probe runs, and short shifts when a block
+  ** is freed; 16 bytes a slot. */
+  if (!h->slots || (h->used + 1) * 2 > h->mask + 1)
     if (resize(h, h->slots ? (h->mask + 1) * 2 : MIN_SLOTS) < 0)
       return -1;
   if (fits(addr, size, loc) && !h->big.count) {
@@ -178,4 +183,31 @@ int mp_heap_put_slow(struct mp_heap *h, uint64_t addr, uint64_t size,
   h->slots[i].packed = size << MP_HEAP_LOC_BITS | loc;
   h->used++;
   return replaced;
+}
+
+int mp_heap_put_huge(struct mp_heap *h, uint64_t addr, uint64_t size,
+		     uint32_t loc, struct mp_block *old)
+{
+  int added;
+  struct mp_map_entry *e = mp_map_insert(&h->huge, addr, &added);
+  if (!e)
+    return -1;
+  if (!added) {
+    old->size = e->a;
+    old->loc = (uint32_t)e->b;
+  }
+  e->a = size;
+  e->b = loc;
+  return !added;
+}
+
+int mp_heap_take_huge(struct mp_heap *h, uint64_t addr, struct mp_block *out)
+{
+  struct mp_map_entry *e = mp_map_find(&h->huge, addr);
+  if (!e)
+    return 0;
+  out->size = e->a;
+  out->loc = (uint32_t)e->b;
+  mp_map_remove(&h->huge, e);
+  return 1;
 }

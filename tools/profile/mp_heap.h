@@ -2,7 +2,7 @@
 ** The live heap: address -> (size, owning location) for every block
 ** allocated while profiling and not yet freed. Sized for millions of
 ** blocks: a slot is 16 bytes (size and owner packed into one word),
-** linear probing with backward-shift deletion, at most 70% full. The
+** linear probing with backward-shift deletion, at most half full. The
 ** rare block whose size or owner does not fit the packing (and address
 ** 0) goes to a small general map beside it.
 **
@@ -27,9 +27,13 @@ struct mp_heap_slot {
 struct mp_heap {
   struct mp_heap_slot *slots;
   uint64_t mask;	/* Slot count - 1. */
+  unsigned shift;	/* 64 - log2(slot count). */
   uint64_t used;	/* Occupied slots. */
-  uint64_t limit;	/* Grow before used reaches this (70%); 0: no slots. */
+  uint64_t limit;	/* Grow before used reaches this (50%); 0: no slots. */
   struct mp_map big;	/* addr -> a: size, b: owner; what does not pack. */
+  /* The same for addresses of MP_FAST_KEY_LIMIT and above, which have
+  ** no key (mp_live.h): keyed by the address, in a space of their own. */
+  struct mp_map huge;
 };
 
 struct mp_block {
@@ -43,12 +47,14 @@ void mp_heap_clear(struct mp_heap *h);
 
 static inline uint64_t mp_heap_count(const struct mp_heap *h)
 {
-  return h->used + h->big.count;
+  return h->used + h->big.count + h->huge.count;
 }
 
+/* Fibonacci hashing, the top bits of the product: they depend on every
+** bit of the key, so no pre-mixing (only with slots). */
 static inline uint64_t mp_heap_home(const struct mp_heap *h, uint64_t addr)
 {
-  return (mp_map_hash(addr) >> 20) & h->mask;
+  return (addr * 0x9e3779b97f4a7c15ull) >> h->shift;
 }
 
 /* Start loading the slot of addr. */
@@ -62,6 +68,11 @@ int mp_heap_put_slow(struct mp_heap *h, uint64_t addr, uint64_t size,
 		     uint32_t loc, struct mp_block *old);
 int mp_heap_take_slow(struct mp_heap *h, uint64_t addr, struct mp_block *out);
 void mp_heap_remove_slot(struct mp_heap *h, struct mp_heap_slot *s);
+
+/* mp_heap_put and mp_heap_take for the addresses without a key. */
+int mp_heap_put_huge(struct mp_heap *h, uint64_t addr, uint64_t size,
+		     uint32_t loc, struct mp_block *old);
+int mp_heap_take_huge(struct mp_heap *h, uint64_t addr, struct mp_block *out);
 
 /* Look up a block without changing anything; 1 when found. */
 int mp_heap_peek(const struct mp_heap *h, uint64_t addr, struct mp_block *out);
@@ -77,7 +88,13 @@ static inline int mp_heap_take(struct mp_heap *h, uint64_t addr,
 	uint64_t packed = h->slots[i].packed;
 	out->size = packed >> MP_HEAP_LOC_BITS;
 	out->loc = (uint32_t)(packed & ((1u << MP_HEAP_LOC_BITS) - 1));
-	mp_heap_remove_slot(h, &h->slots[i]);
+	if (!h->slots[(i + 1) & h->mask].addr) {
+	  /* The end of its probe run: nothing to pull back. */
+	  h->slots[i].addr = 0;
+	  h->used--;
+	} else {
+	  mp_heap_remove_slot(h, &h->slots[i]);
+	}
 	return 1;
       }
   if (!h->big.count)

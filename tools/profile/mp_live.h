@@ -10,18 +10,25 @@
 #ifndef MP_LIVE_H
 #define MP_LIVE_H
 
+#include "mp_fast.h"
 #include "mp_profile_int.h"
 
+/* Inlined whole into the read driver, which calls them with a constant
+** event type and so gets the code of that type only. */
+#define MP_LIVE_INLINE inline __attribute__((always_inline))
+
 /* A block leaves the heap (free, or the old half of a realloc). */
-static inline int mp_live_release(struct mp_profile *p, uint32_t at,
-				  uint64_t addr, uint64_t size, int is_free)
+static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
+				  uint64_t addr, uint64_t size, int is_free,
+				  int huge)
 {
   struct mp_block b;
   struct mp_lrec *orig;
 
   if (addr == 0)
     return 0;	/* free(NULL), realloc(NULL, n): nothing was held. */
-  if (!mp_heap_take(&p->heap, addr, &b)) {
+  if (!(huge ? mp_heap_take_huge(&p->heap, addr, &b)
+	      : mp_heap_take(&p->heap, addr, &b))) {
     p->file.untracked_frees++;
     p->file.untracked_bytes += size;
     return 0;
@@ -37,8 +44,8 @@ static inline int mp_live_release(struct mp_profile *p, uint32_t at,
 }
 
 /* A block enters the heap (alloc, or the new half of a realloc). */
-static inline int mp_live_create(struct mp_profile *p, uint32_t at,
-				 uint64_t addr, uint64_t size)
+static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
+				 uint64_t addr, uint64_t size, int huge)
 {
   struct mp_block old;
   struct mp_lrec *l;
@@ -46,7 +53,8 @@ static inline int mp_live_create(struct mp_profile *p, uint32_t at,
 
   if (addr == 0)
     return 0;	/* A failed allocation holds nothing. */
-  rc = mp_heap_put(&p->heap, addr, size, at, &old);
+  rc = huge ? mp_heap_put_huge(&p->heap, addr, size, at, &old)
+	    : mp_heap_put(&p->heap, addr, size, at, &old);
   if (rc < 0)
     return -1;
   if (rc == 1) {
@@ -66,58 +74,94 @@ static inline int mp_live_create(struct mp_profile *p, uint32_t at,
   return 0;
 }
 
-/* Account a memory event whose location is already resolved to id. */
-static inline int mp_live_account(struct mp_profile *p,
-				  const struct mp_event *ev, uint32_t id)
+/* mp_live_account_fields: which addresses have no key. */
+#define MP_LIVE_OLD_HUGE 1u
+#define MP_LIVE_NEW_HUGE 2u
+
+/*
+** Account a memory event of type (MP_EV_ALLOC, _FREE or _REALLOC) whose
+** location is already resolved to id, from its fields: the read driver
+** calls it with values decoded straight from the stream. The addresses
+** are keys (mp_fast_key), or the addresses themselves for those that
+** huge (MP_LIVE_*_HUGE) says have none.
+*/
+static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned type,
+					 uint32_t id, uint64_t old_addr,
+					 uint64_t old_size, uint64_t new_addr,
+					 uint64_t new_size, unsigned huge)
 {
   struct mp_lrec *l = &p->locs[id];
   struct mp_lext *e;
-  uint64_t evno;
 
-  switch (ev->type) {
+  switch (type) {
   case MP_EV_ALLOC:
     p->file.n_alloc++;
-    p->file.bytes_allocated += ev->new_size;
+    p->file.bytes_allocated += new_size;
     l->n_alloc++;
-    l->alloc_bytes += ev->new_size;
-    if (mp_live_create(p, (uint32_t)id, ev->new_addr, ev->new_size) < 0)
+    l->alloc_bytes += new_size;
+    if (mp_live_create(p, id, new_addr, new_size,
+		       (huge & MP_LIVE_NEW_HUGE) != 0) < 0)
       goto oom;
     break;
   case MP_EV_FREE:
     p->file.n_free++;
-    p->file.bytes_freed += ev->old_size;
+    p->file.bytes_freed += old_size;
     if (!(e = mp_locs_ext(p, l)))
       goto oom;
     e->n_free++;
-    e->free_bytes += ev->old_size;
-    if (mp_live_release(p, (uint32_t)id, ev->old_addr, ev->old_size, 1) < 0)
+    e->free_bytes += old_size;
+    if (mp_live_release(p, id, old_addr, old_size, 1,
+			(huge & MP_LIVE_OLD_HUGE) != 0) < 0)
       goto oom;
-    break;
+    return 0;	/* The heap shrank: no new peak. */
   case MP_EV_REALLOC:
     p->file.n_realloc++;
-    p->file.bytes_allocated += ev->new_size;
-    p->file.bytes_freed += ev->old_size;
+    p->file.bytes_allocated += new_size;
+    p->file.bytes_freed += old_size;
     if (!(e = mp_locs_ext(p, l)))
       goto oom;
     e->n_realloc++;
-    e->realloc_new += ev->new_size;
-    e->realloc_old += ev->old_size;
-    if (mp_live_release(p, (uint32_t)id, ev->old_addr, ev->old_size, 0) < 0 ||
-	mp_live_create(p, (uint32_t)id, ev->new_addr, ev->new_size) < 0)
+    e->realloc_new += new_size;
+    e->realloc_old += old_size;
+    if (mp_live_release(p, id, old_addr, old_size, 0,
+			(huge & MP_LIVE_OLD_HUGE) != 0) < 0 ||
+	mp_live_create(p, id, new_addr, new_size,
+		       (huge & MP_LIVE_NEW_HUGE) != 0) < 0)
       goto oom;
     break;
   default:
     break;
   }
   if (p->file.live_bytes > p->file.peak_bytes) {
-    evno = p->file.n_alloc + p->file.n_free + p->file.n_realloc;
     p->file.peak_bytes = p->file.live_bytes;
-    p->file.peak_event = evno;
+    p->file.peak_event = p->file.n_alloc + p->file.n_free + p->file.n_realloc;
   }
   return 0;
 oom:
   p->oom = 1;
   return -1;
+}
+
+/* The key of an address for the live heap, or the address when it has
+** none (*huge set). */
+static inline uint64_t mp_live_key(uint64_t addr, unsigned *huge,
+				   unsigned flag)
+{
+  if (addr < MP_FAST_KEY_LIMIT)
+    return mp_fast_key(addr);
+  *huge |= flag;
+  return addr;
+}
+
+/* Account a memory event whose location is already resolved to id. */
+static inline int mp_live_account(struct mp_profile *p,
+				  const struct mp_event *ev, uint32_t id)
+{
+  unsigned huge = 0;
+  uint64_t old_key = mp_live_key(ev->old_addr, &huge, MP_LIVE_OLD_HUGE);
+  uint64_t new_key = mp_live_key(ev->new_addr, &huge, MP_LIVE_NEW_HUGE);
+  return mp_live_account_fields(p, ev->type, id, old_key, ev->old_size,
+				new_key, ev->new_size, huge);
 }
 
 #endif

@@ -41,7 +41,8 @@ struct mp_lrec {
   uint32_t ext;		/* Index + 1 into exts, or 0. */
   uint32_t kind_aux;	/* kind << 29 | (index + 1 into auxs, or 0). */
   /* Index + 1 of the last override pair whose blocks came from here,
-  ** for reallocations [0] and frees [1]: most blocks of a location are
+  ** for reallocations [0] and frees [1] (without override_values: the
+  ** releasing location's id + 1): most blocks of a location are
   ** released by the same code, so the pair is found without hashing. */
   uint32_t ov_memo[2];
   uint64_t n_alloc, alloc_bytes;
@@ -149,38 +150,53 @@ static inline struct mp_lext *mp_locs_ext(struct mp_profile *p,
 void mp_resolve_reset(struct mp_profile *p);
 /* A symbol changed what (src, loc) resolves to. */
 void mp_resolve_invalidate(struct mp_profile *p, unsigned src, uint64_t loc);
-int64_t mp_resolve_slow(struct mp_profile *p, const struct mp_event *ev);
+int64_t mp_resolve_slow(struct mp_profile *p, unsigned src, uint64_t loc,
+			uint64_t line);
+
+static inline size_t mp_resolve_slot_loc(unsigned src, uint64_t loc,
+					 uint64_t line)
+{
+  return (size_t)(((loc ^ line << 40 ^ src) * 0x9e3779b97f4a7c15ull) >>
+		  (64 - MP_LOC_CACHE_BITS));
+}
 
 static inline size_t mp_resolve_slot(const struct mp_event *ev)
 {
-  return (size_t)(((ev->loc ^ ev->loc_line << 40 ^ ev->src) *
-		   0x9e3779b97f4a7c15ull) >> (64 - MP_LOC_CACHE_BITS));
+  return mp_resolve_slot_loc(ev->src, ev->loc, ev->loc_line);
+}
+
+/* The location id of a memory event's location fields (src, loc,
+** loc_line), or -1 when out of memory. */
+static inline int64_t mp_resolve_loc(struct mp_profile *p, unsigned src,
+				     uint64_t loc, uint64_t line)
+{
+  int64_t id;
+  if (p->no_locations && p->nlocs)
+    return 0;	/* stat: one location for all. */
+  if (src == LJM_SRC_INTERNAL && p->internal_id && !p->no_locations)
+    return p->internal_id - 1;
+  if (p->last_id && loc == p->last_loc && line == p->last_line &&
+      src == p->last_src)
+    return p->last_id - 1;
+  id = mp_resolve_slow(p, src, loc, line);
+  if (id >= 0 && !p->no_locations) {
+    if (src == LJM_SRC_INTERNAL) {
+      p->internal_id = (uint32_t)id + 1;
+    } else {
+      p->last_loc = loc;
+      p->last_line = line;
+      p->last_src = src;
+      p->last_id = (uint32_t)id + 1;
+    }
+  }
+  return id;
 }
 
 /* The location id of a memory event, or -1 when out of memory. */
 static inline int64_t mp_resolve(struct mp_profile *p,
 				 const struct mp_event *ev)
 {
-  int64_t id;
-  if (p->no_locations && p->nlocs)
-    return 0;	/* stat: one location for all. */
-  if (ev->src == LJM_SRC_INTERNAL && p->internal_id && !p->no_locations)
-    return p->internal_id - 1;
-  if (p->last_id && ev->loc == p->last_loc && ev->loc_line == p->last_line &&
-      ev->src == p->last_src)
-    return p->last_id - 1;
-  id = mp_resolve_slow(p, ev);
-  if (id >= 0 && !p->no_locations) {
-    if (ev->src == LJM_SRC_INTERNAL) {
-      p->internal_id = (uint32_t)id + 1;
-    } else {
-      p->last_loc = ev->loc;
-      p->last_line = ev->loc_line;
-      p->last_src = ev->src;
-      p->last_id = (uint32_t)id + 1;
-    }
-  }
-  return id;
+  return mp_resolve_loc(p, ev->src, ev->loc, ev->loc_line);
 }
 
 /* -- mp_symbols.c -------------------------------------------------------- */
@@ -208,24 +224,32 @@ static inline uint64_t *mp_ov_keyp(const struct mp_profile *p, uint64_t i)
 ** Count a block of orig (id orig_id) that location at released. Pairs are
 ** appended unsorted and merged later; the memo finds the pair again when
 ** the same code releases this location's blocks. 0, or -1 when out of
-** memory.
+** memory. Inlined into every free path of the read driver: a call per
+** free cost more than the memo check itself.
 */
-static inline int mp_overrides_note(struct mp_profile *p, int is_free,
-				    uint32_t at, struct mp_lrec *orig,
-				    uint32_t orig_id, uint64_t size)
+static inline __attribute__((always_inline))
+int mp_overrides_note(struct mp_profile *p, int is_free, uint32_t at,
+		      struct mp_lrec *orig, uint32_t orig_id, uint64_t size)
 {
   uint64_t key = mp_override_key(is_free, at, orig_id), i;
   uint32_t memo = orig->ov_memo[is_free];
 
+  if (!p->override_values) {
+    /* Without counts a pair need only exist, and pairs are never
+    ** dropped: the memo is the releasing location, at + 1. */
+    if (memo == at + 1)
+      return 0;
+    if (mp_overrides_append(p, key, orig, is_free, &i) < 0)
+      return -1;
+    orig->ov_memo[is_free] = at + 1;
+    return 0;
+  }
   if (memo && memo <= p->nov && *mp_ov_keyp(p, memo - 1) == key)
     i = memo - 1;
   else if (mp_overrides_append(p, key, orig, is_free, &i) < 0)
     return -1;
-  if (p->override_values) {
-    struct mp_override *o = &((struct mp_override *)p->ov)[i];
-    o->count++;
-    o->bytes += size;
-  }
+  ((struct mp_override *)p->ov)[i].count++;
+  ((struct mp_override *)p->ov)[i].bytes += size;
   return 0;
 }
 

@@ -1,11 +1,13 @@
 /*
-** The batched read driver: events in small batches whose heap slots
-** and cache entries are prefetched first, since on big heaps the parser
-** waits for memory more than it computes.
+** The read driver: the common memory events decoded straight into the
+** accounting (mp_profile_read), and events already decoded, in small
+** batches whose heap slots and cache entries are prefetched first
+** (mp_profile_events, for the decoding thread of mp_pipeline.c).
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
 
+#include "mp_fast.h"
 #include "mp_profile_int.h"
 #include "mp_live.h"
 
@@ -15,10 +17,11 @@
 /* Stage 1: start loading the heap slots and the location cache entry. */
 static void prefetch_event(struct mp_profile *p, const struct mp_event *ev)
 {
+  unsigned huge = 0;	/* Hints only: a huge address prefetches anything. */
   if (ev->type != MP_EV_ALLOC)
-    mp_heap_prefetch(&p->heap, ev->old_addr);
+    mp_heap_prefetch(&p->heap, mp_live_key(ev->old_addr, &huge, 0));
   if (ev->type != MP_EV_FREE)
-    mp_heap_prefetch(&p->heap, ev->new_addr);
+    mp_heap_prefetch(&p->heap, mp_live_key(ev->new_addr, &huge, 0));
   __builtin_prefetch(&p->cache[mp_resolve_slot(ev)]);
 }
 
@@ -38,7 +41,8 @@ static int64_t prepare_event(struct mp_profile *p, const struct mp_event *ev)
   ** for the caches. */
   if (ev->type != MP_EV_ALLOC && ev->old_addr && p->nlocs > PEEK_MIN_LOCS) {
     struct mp_block b;
-    if (mp_heap_peek(&p->heap, ev->old_addr, &b))
+    unsigned huge = 0;
+    if (mp_heap_peek(&p->heap, mp_live_key(ev->old_addr, &huge, 0), &b))
       __builtin_prefetch(&p->locs[b.loc]);
   }
   return id;
@@ -95,37 +99,123 @@ int64_t mp_profile_events(struct mp_profile *p, const struct mp_event *evs,
   return total;
 }
 
+/*
+** Location ids of the last location and of the internal one, within one
+** call of run_fast: between two symbols a location's fields always
+** resolve to the same id, and kept in registers they cost fewer
+** instructions than mp_resolve_loc's memo in the profile.
+*/
+struct fast_memo {
+  uint64_t loc, line;
+  int64_t id, internal;	/* -1: none yet. */
+  unsigned src;
+};
+
+/* One event of header kind | src at q: the byte after it, or NULL when
+** mp_fast_body leaves it to the reader or when out of memory (p->oom). */
+static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
+					      const uint8_t *q, unsigned kind,
+					      unsigned src,
+					      struct fast_memo *m)
+{
+  struct mp_fast_event e;
+  int64_t id;
+  const uint8_t *next = mp_fast_body(q + 1, kind, src, &e);
+
+  if (!next)
+    return NULL;
+  if (src == LJM_SRC_INTERNAL) {
+    if ((id = m->internal) < 0 &&
+	(id = m->internal = mp_resolve_loc(p, src, 0, 0)) < 0)
+      goto oom;
+  } else if (e.loc == m->loc && e.line == m->line && src == m->src &&
+	     m->id >= 0) {
+    id = m->id;
+  } else {
+    if ((id = mp_resolve_loc(p, src, e.loc, e.line)) < 0)
+      goto oom;
+    m->loc = e.loc;
+    m->line = e.line;
+    m->src = src;
+    m->id = id;
+  }
+  if (mp_live_account_fields(p, kind, (uint32_t)id, e.old_addr, e.old_size,
+			     e.new_addr, e.new_size, 0) < 0)
+    return NULL;
+  return next;
+oom:
+  p->oom = 1;
+  return NULL;
+}
+
+/*
+** Account the memory events at q straight from the reader's buffer, up to
+** stop or the first event mp_fast_body leaves to the reader. Returns
+** where it stopped, or NULL when out of memory; *n counts the events.
+*/
+static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
+			       const uint8_t *stop, uint64_t *n)
+{
+  struct fast_memo m = {0, 0, -1, -1, 0};
+  uint64_t k = 0;
+
+  while (q < stop) {
+    const uint8_t *next;
+    switch (*q) {
+#define FAST_CASE(kind, src) \
+    case (kind) | (src): next = fast_one(p, q, (kind), (src), &m); break;
+    MP_FAST_HEADERS(FAST_CASE)
+#undef FAST_CASE
+    default:
+      next = NULL;	/* A symbol, the end or bad bits: the reader's. */
+      break;
+    }
+    if (!next)
+      break;
+    k++;
+    q = next;
+  }
+  *n += k;
+  return p->oom ? NULL : q;
+}
+
+/*
+** One thread, no event structs for the common events: a thread hand-off
+** and a struct per event cost more instructions than decoding itself.
+** Whatever run_fast leaves (symbols, the buffer's last bytes, the end,
+** errors) goes through mp_reader_next one event at a time.
+*/
 enum mp_status mp_profile_read(struct mp_profile *p, struct mp_reader *r,
 			       uint64_t *events,
 			       void (*tick)(void *ctx, uint64_t offset),
 			       void *ctx)
 {
-  struct mp_event batch[BATCH];
-  enum mp_status st = MP_OK;
+  enum mp_status st;
   uint64_t n = 0;
-  int k, done;
 
-  while (st == MP_OK) {
-    /* Symbol events end a batch: their names live in the reader's
-    ** buffer only until the next read, and they change resolution. */
-    for (k = 0; k < BATCH; k++) {
-      st = mp_reader_next(r, &batch[k]);
-      if (st != MP_OK)
-	break;
-      if (mp_event_is_symbol(batch[k].type)) {
-	k++;
+  for (;;) {
+    const uint8_t *end, *q = mp_reader_window(r, &end);
+    struct mp_event ev;
+    if (q && end - q > MP_FAST_MARGIN) {
+      uint64_t before = n;
+      q = run_fast(p, q, end - MP_FAST_MARGIN, &n);
+      if (!q) {
+	st = MP_ERROR;
 	break;
       }
-      prefetch_event(p, &batch[k]);
+      mp_reader_consume(r, q);
+      if (tick && (before >> 20) != (n >> 20))
+	tick(ctx, mp_reader_offset(r));
     }
-    done = run_chunk(p, batch, k);
-    if (done < 0) {
-      *events = n;
-      return MP_ERROR;
+    st = mp_reader_next(r, &ev);
+    if (st != MP_OK)
+      break;
+    if (mp_profile_event(p, &ev) < 0) {
+      st = MP_ERROR;
+      break;
     }
-    if (tick && (n >> 20) != ((n + (uint64_t)done) >> 20))
-      tick(ctx, mp_reader_offset(r));
-    n += (uint64_t)done;
+    if (!mp_event_is_symbol(ev.type))
+      n++;
   }
   *events = n;
   return st;

@@ -13,19 +13,19 @@
 #include "mp_profile_int.h"
 
 /* Build the key of an event's location from the symbols known now. */
-static void resolve(struct mp_profile *p, const struct mp_event *ev,
-		    struct mp_loc *k)
+static void resolve(struct mp_profile *p, unsigned src, uint64_t loc,
+		    uint64_t loc_line, struct mp_loc *k)
 {
   memset(k, 0, sizeof(*k));
   k->str = MP_NO_STRING;
-  switch (ev->src) {
+  switch (src) {
   case LJM_SRC_LFUNC: {
     struct mp_proto pt;
-    if (!mp_symtab_proto(&p->symtab, ev->loc, &pt)) {
+    if (!mp_symtab_proto(&p->symtab, loc, &pt)) {
       k->kind = MP_LOC_LUA_UNKNOWN;
-      k->addr = ev->loc;
+      k->addr = loc;
       k->line = p->group == MP_GROUP_LINE || p->group == MP_GROUP_FRAMES ?
-		(uint32_t)ev->loc_line : 0;
+		(uint32_t)loc_line : 0;
       break;
     }
     k->kind = MP_LOC_LUA;
@@ -33,26 +33,26 @@ static void resolve(struct mp_profile *p, const struct mp_event *ev,
     if (p->group != MP_GROUP_CHUNK && p->group != MP_GROUP_LINE)
       k->linedefined = pt.linedefined;
     if (p->group == MP_GROUP_LINE || p->group == MP_GROUP_FRAMES)
-      k->line = (uint32_t)ev->loc_line;
+      k->line = (uint32_t)loc_line;
     break;
   }
   case LJM_SRC_CFUNC: {
     struct mp_csym cs;
-    if (mp_symtab_csym(&p->symtab, ev->loc, &cs)) {
+    if (mp_symtab_csym(&p->symtab, loc, &cs)) {
       k->kind = MP_LOC_C;
       k->str = cs.name;
       k->addr = cs.addr;
     } else {
       k->kind = MP_LOC_C_UNKNOWN;
-      k->addr = ev->loc;
+      k->addr = loc;
     }
     break;
   }
   case LJM_SRC_TRACE: {
     struct mp_trace tr;
     const struct mp_map_entry *f;
-    k->addr = ev->loc;
-    if (!mp_symtab_trace(&p->symtab, (uint32_t)ev->loc, &tr)) {
+    k->addr = loc;
+    if (!mp_symtab_trace(&p->symtab, (uint32_t)loc, &tr)) {
       k->kind = MP_LOC_TRACE_UNKNOWN;
     } else if (tr.chunk == MP_NO_STRING) {
       k->kind = MP_LOC_TRACE_NOPROTO;
@@ -65,7 +65,7 @@ static void resolve(struct mp_profile *p, const struct mp_event *ev,
       k->addr = 0;
       k->str = tr.chunk;
     } else if (p->group == MP_GROUP_FUNCTION &&
-	       (f = mp_map_find(&p->trace_funcs, (uint32_t)ev->loc)) &&
+	       (f = mp_map_find(&p->trace_funcs, (uint32_t)loc)) &&
 	       f->a >> 32) {
       k->kind = MP_LOC_LUA;
       k->addr = 0;
@@ -115,34 +115,34 @@ void mp_resolve_invalidate(struct mp_profile *p, unsigned src, uint64_t loc)
     mp_resolve_reset(p);	/* Wrapped: old entries could look valid again. */
 }
 
-int64_t mp_resolve_slow(struct mp_profile *p, const struct mp_event *ev)
+int64_t mp_resolve_slow(struct mp_profile *p, unsigned src, uint64_t loc,
+			uint64_t line)
 {
-  struct mp_loc_cache_entry *c = &p->cache[mp_resolve_slot(ev)];
+  struct mp_loc_cache_entry *c = &p->cache[mp_resolve_slot_loc(src, loc, line)];
   struct mp_loc k;
   int64_t id;
 
   if (p->no_locations) {
     /* Everything in one internal location: only the totals are wanted. */
-    static const struct mp_event internal = {.src = LJM_SRC_INTERNAL};
     if (p->nlocs)
       return 0;
-    resolve(p, &internal, &k);
+    resolve(p, LJM_SRC_INTERNAL, 0, 0, &k);
     return mp_locs_intern(p, &k);
   }
 
-  uint32_t gen = *generation(p, ev->src, ev->loc);
+  uint32_t gen = *generation(p, src, loc);
 
-  if (c->gen == gen && c->loc == ev->loc && c->line == ev->loc_line &&
-      c->src == ev->src)
+  if (c->gen == gen && c->loc == loc && c->line == line && c->src == src)
     return c->id;
-  resolve(p, ev, &k);
+  resolve(p, src, loc, line, &k);
   id = mp_locs_intern(p, &k);
   if (id < 0)
     return -1;
   c->gen = gen;
-  c->loc = ev->loc;
-  c->line = ev->loc_line;
-  c->src = ev->src;
+  c->loc = loc;
+  c->line = line;
+  c->src = src;
   c->id = (uint32_t)id;
   return id;
 }
+

@@ -108,6 +108,21 @@ uint64_t mp_reader_offset(const struct mp_reader *r)
   return r->base + r->pos;
 }
 
+const uint8_t *mp_reader_window(const struct mp_reader *r,
+				const uint8_t **end)
+{
+  if (r->state != ST_EVENTS)
+    return NULL;
+  *end = r->buf + r->len;
+  return r->buf + r->pos;
+}
+
+void mp_reader_consume(struct mp_reader *r, const uint8_t *p)
+{
+  r->pos = (size_t)(p - r->buf);
+  r->need = 0;
+}
+
 static enum decode_result fail_at(struct mp_reader *r, const uint8_t *at,
 				  const char *fmt, ...)
 {

@@ -109,4 +109,15 @@ uint64_t mp_reader_error_offset(const struct mp_reader *r);
 /* Bytes consumed so far (for progress lines). */
 uint64_t mp_reader_offset(const struct mp_reader *r);
 
+/*
+** For a caller that decodes common events itself (mp_fast.h): the bytes
+** of the event section buffered and not yet consumed, [start, *end), or
+** NULL outside the event section. mp_reader_consume(r, p) then takes the
+** bytes up to p, which must end an event in that window; any call of
+** mp_reader_next may move the buffer.
+*/
+const uint8_t *mp_reader_window(const struct mp_reader *r,
+				const uint8_t **end);
+void mp_reader_consume(struct mp_reader *r, const uint8_t *p);
+
 #endif

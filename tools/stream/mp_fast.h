@@ -1,0 +1,196 @@
+/*
+** The common memory events decoded straight from the reader's buffer
+** (mp_reader_window), for a caller that accounts them at once: no event
+** struct in memory, no bounds check per field. Anything else (a symbol,
+** the epilogue, a field longer than 8 bytes, a value out of bounds, bad
+** bits) is left to mp_reader_next, which decodes it from the same byte
+** and so gives the same events and the same errors.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#ifndef MP_FAST_H
+#define MP_FAST_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "lj_memprof_format.h"
+
+/*
+** Bytes that must be readable from the start of an event: the longest
+** memory event is 1 + 6 * LJM_FMT_ULEB128_MAX bytes, and the last field
+** is loaded 8 bytes at a time.
+*/
+#define MP_FAST_MARGIN 72
+
+/* The same bounds as the reader's (mp_reader.c). */
+#define MP_FAST_SIZE_LIMIT ((uint64_t)1 << 48)
+#define MP_FAST_LINE_LIMIT ((uint64_t)UINT32_MAX)
+
+struct mp_fast_event {
+  unsigned kind;	/* LJM_EV_ALLOC, _FREE or _REALLOC. */
+  unsigned src;		/* LJM_SRC_*. */
+  uint64_t loc, line;
+  uint64_t old_addr, old_size, new_addr, new_size;	/* Addresses: keys. */
+};
+
+/*
+** One ULEB128 of at most 8 bytes at p, with 8 bytes readable: the value
+** and the next byte, or NULL for a longer one. Values of one byte (lines,
+** sizes, trace numbers) skip the arithmetic.
+*/
+static inline const uint8_t *mp_fast_uleb(const uint8_t *p, uint64_t *out)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint64_t x, last;
+  unsigned nbits;
+  memcpy(&x, p, 8);
+  if (!(x & 0x80)) {
+    *out = x & 0x7f;
+    return p + 1;
+  }
+  last = ~x & 0x8080808080808080ull;
+  if (!last)
+    return NULL;
+  /* Keep the bytes up to the one whose high bit is clear (8 to 64
+  ** bits: the shifts stay below 64). */
+  nbits = (unsigned)__builtin_ctzll(last) + 1;
+  x = x << (64 - nbits) >> (64 - nbits);
+  /* Squeeze the 7-bit groups together: in each lane, lowering the high
+  ** half by the bits it has too many is one subtraction (h << k becomes
+  ** h << (k - d): subtract h << k - h << (k - d)). Fewer constants than
+  ** masking both halves. */
+  x &= 0x7f7f7f7f7f7f7f7full;
+  x -= (x & 0xff00ff00ff00ff00ull) >> 1;
+  x -= ((x & 0xffff0000ffff0000ull) >> 2) * 3;
+  x -= (x >> 32 << 28) * 15;
+  *out = x;
+  return p + (nbits >> 3);
+#else
+  uint64_t v = 0;
+  unsigned i;
+  for (i = 0; i < 8; i++) {
+    v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+    if (!(p[i] & 0x80)) {
+      *out = v;
+      return p + i + 1;
+    }
+  }
+  return NULL;
+#endif
+}
+
+/*
+** Addresses are only compared, never printed: the live heap is keyed by
+** their canonical ULEB128 bytes read as a little-endian word (the "key"),
+** which costs no squeezing. Every value below MP_FAST_KEY_LIMIT has one
+** key, its encoding in at most 8 bytes; key 0 is address 0.
+*/
+#define MP_FAST_KEY_LIMIT ((uint64_t)1 << 56)
+
+/* The key of a canonical ULEB128 of at most 8 bytes at p (8 readable),
+** and the next byte; NULL for a longer or a non-canonical one. */
+static inline const uint8_t *mp_fast_uleb_key(const uint8_t *p,
+					      uint64_t *out)
+{
+  uint64_t x, last;
+  unsigned nbits;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(&x, p, 8);
+#else
+  unsigned i;
+  x = 0;
+  for (i = 0; i < 8; i++)
+    x |= (uint64_t)p[i] << (8 * i);
+#endif
+  last = ~x & 0x8080808080808080ull;
+  if (!last)
+    return NULL;
+  nbits = (unsigned)__builtin_ctzll(last) + 1;
+  x = x << (64 - nbits) >> (64 - nbits);
+  if (nbits > 8 && !(x >> (nbits - 8)))
+    return NULL;	/* A last byte of zero: not canonical. */
+  *out = x;
+  return p + (nbits >> 3);
+}
+
+/* The key of value v, below MP_FAST_KEY_LIMIT, as mp_fast_uleb_key
+** delivers it for v's encoding. */
+static inline uint64_t mp_fast_key(uint64_t v)
+{
+  uint64_t k = 0;
+  unsigned shift = 0;
+  while (v >= 0x80) {
+    k |= ((v & 0x7f) | 0x80) << shift;
+    v >>= 7;
+    shift += 8;
+  }
+  return k | v << shift;
+}
+
+/* Inlined whole, so that a caller that knows the header gets code for
+** that kind of event only. */
+#define MP_FAST_INLINE inline __attribute__((always_inline))
+
+/*
+** Decode the fields of a memory event whose header byte is kind | src
+** (LJM_EV_ALLOC, _FREE or _REALLOC; LJM_SRC_*), p just after the header,
+** with MP_FAST_MARGIN bytes readable from the header: the byte after the
+** event, or NULL when it is not a common memory event (nothing is
+** consumed then).
+*/
+static MP_FAST_INLINE const uint8_t *mp_fast_body(const uint8_t *p,
+						  unsigned kind, unsigned src,
+						  struct mp_fast_event *e)
+{
+  e->kind = kind;
+  e->src = src;
+  e->loc = 0;
+  e->line = 0;
+  switch (src) {
+  case LJM_SRC_INTERNAL:
+    break;
+  case LJM_SRC_LFUNC:
+    if (!(p = mp_fast_uleb(p, &e->loc)) || !(p = mp_fast_uleb(p, &e->line)) ||
+	e->line > MP_FAST_LINE_LIMIT)
+      return NULL;
+    break;
+  case LJM_SRC_CFUNC:
+    if (!(p = mp_fast_uleb(p, &e->loc)))
+      return NULL;
+    break;
+  case LJM_SRC_TRACE:
+    if (!(p = mp_fast_uleb(p, &e->loc)) || e->loc > MP_FAST_LINE_LIMIT)
+      return NULL;
+    break;
+  default:
+    return NULL;
+  }
+  e->old_addr = e->old_size = e->new_addr = e->new_size = 0;
+  if (kind != LJM_EV_ALLOC &&
+      (!(p = mp_fast_uleb_key(p, &e->old_addr)) ||
+       !(p = mp_fast_uleb(p, &e->old_size)) ||
+       e->old_size > MP_FAST_SIZE_LIMIT))
+    return NULL;
+  if (kind != LJM_EV_FREE &&
+      (!(p = mp_fast_uleb_key(p, &e->new_addr)) ||
+       !(p = mp_fast_uleb(p, &e->new_size)) ||
+       e->new_size > MP_FAST_SIZE_LIMIT))
+    return NULL;
+  return p;
+}
+
+/*
+** The headers of the common memory events, as X(kind, src): every kind
+** of memory event from every source, for a switch on the header byte.
+*/
+#define MP_FAST_HEADERS_SRC(X, src) \
+  X(LJM_EV_ALLOC, src) X(LJM_EV_FREE, src) X(LJM_EV_REALLOC, src)
+#define MP_FAST_HEADERS(X) \
+  MP_FAST_HEADERS_SRC(X, LJM_SRC_INTERNAL) \
+  MP_FAST_HEADERS_SRC(X, LJM_SRC_LFUNC) \
+  MP_FAST_HEADERS_SRC(X, LJM_SRC_CFUNC) \
+  MP_FAST_HEADERS_SRC(X, LJM_SRC_TRACE)
+
+#endif
