@@ -20,7 +20,7 @@
 #define lj_memprof_c
 #define LUA_CORE
 
-/* For dl_iterate_phdr. Must be defined before any system includes. */
+/* For syscall(2). Must be defined before any system includes. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -33,14 +33,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <unistd.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/membarrier.h>
-#include <link.h>
-#include <elf.h>
 
 #include "lj_gc.h"
 #include "lj_frame.h"
@@ -67,15 +62,6 @@ int ljmprof_misc_open = 1;
 /* Longest event: header + 6 ULEB128 (location 2, body 4). */
 #define MP_EVMAX	(1 + 6*LJM_FMT_ULEB128_MAX)
 
-/* At most this many C symbols are taken from one object. */
-#define MP_MAXSYMS	(1u << 18)
-
-/* Executable address range of a shared object whose symbols were dumped. */
-typedef struct MPRange {
-  uintptr_t lo;			/* First address. */
-  uintptr_t hi;			/* One past the last address. */
-} MPRange;
-
 typedef struct MemProf {
   global_State *g;		/* The profiled VM. */
   struct MemProf *older;	/* Retired states of this VM, newest first. */
@@ -96,11 +82,11 @@ typedef struct MemProf {
   volatile sig_atomic_t busy;	/* The VM's thread is inside the profiler. */
   volatile sig_atomic_t sealed;	/* Another thread ended the stream. */
   int err;			/* errno of a failed write: halted. */
-  MPRange *ranges;		/* Objects whose C symbols are in the stream. */
-  size_t nranges;		/* Used entries in ranges. */
-  size_t szranges;		/* Allocated entries in ranges. */
+  uintptr_t *named;		/* C functions named in the stream, sorted. */
+  size_t nnamed;		/* Used entries in named. */
+  size_t sznamed;		/* Allocated entries in named. */
   uintptr_t lastcf;		/* Last C function known to be covered. */
-  unsigned long long adds;	/* dlpi_adds at the last walk of the objects. */
+  unsigned long long adds;	/* Generation of the objects they were named in. */
 } MemProf;
 
 static void *mp_allocf(void *ud, void *ptr, size_t osize, size_t nsize);
@@ -282,8 +268,8 @@ static void mp_dumpvm(MemProf *mp)
 ** event first needs it. lj_memprof_sym_name resolves its address in the
 ** object it lies in, and one symbol event at that very address carries
 ** the name (FORMAT.md section 3), so a stream holds what its VM used, not
-** what the process has loaded. mp->ranges keeps the addresses announced
-** so far, sorted, as one-address ranges; mp->adds is the generation of
+** what the process has loaded. mp->named keeps the addresses announced
+** so far, sorted; mp->adds is the generation of
 ** the loaded objects they were named in: once an object is loaded or
 ** unloaded, each address is named again at its next first use.
 */
@@ -299,13 +285,13 @@ static void mp_symcfunc(MemProf *mp, uintptr_t addr, const char *name,
   mp_putstr(mp, name, len);
 }
 
-/* Index of the first announced range that starts above addr. */
-static size_t mp_rangeafter(MemProf *mp, uintptr_t addr)
+/* Index of the first named address above addr. */
+static size_t mp_namedafter(MemProf *mp, uintptr_t addr)
 {
-  size_t lo = 0, hi = mp->nranges;
+  size_t lo = 0, hi = mp->nnamed;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (mp->ranges[mid].lo <= addr) lo = mid + 1; else hi = mid;
+    if (mp->named[mid] <= addr) lo = mid + 1; else hi = mid;
   }
   return lo;
 }
@@ -313,27 +299,26 @@ static size_t mp_rangeafter(MemProf *mp, uintptr_t addr)
 /* Has addr been named in the stream? */
 static int mp_known(MemProf *mp, uintptr_t addr)
 {
-  size_t i = mp_rangeafter(mp, addr);
-  return i > 0 && addr < mp->ranges[i-1].hi;
+  size_t i = mp_namedafter(mp, addr);
+  return i > 0 && mp->named[i-1] == addr;
 }
 
-/* Remember an announced address (not known yet). 0 if out of memory. */
-static int mp_addrange(MemProf *mp, uintptr_t addr)
+/* Remember a named address (not known yet). 0 if out of memory. */
+static int mp_addnamed(MemProf *mp, uintptr_t addr)
 {
   size_t i;
-  if (mp->nranges == mp->szranges) {
-    size_t nsz = mp->szranges ? 2*mp->szranges : 64;
-    MPRange *r = (MPRange *)realloc(mp->ranges, nsz * sizeof(MPRange));
+  if (mp->nnamed == mp->sznamed) {
+    size_t nsz = mp->sznamed ? 2*mp->sznamed : 64;
+    uintptr_t *r = (uintptr_t *)realloc(mp->named, nsz * sizeof(uintptr_t));
     if (r == NULL) return 0;
-    mp->ranges = r;
-    mp->szranges = nsz;
+    mp->named = r;
+    mp->sznamed = nsz;
   }
-  i = mp_rangeafter(mp, addr);
-  memmove(mp->ranges + i + 1, mp->ranges + i,
-	  (mp->nranges - i) * sizeof(MPRange));
-  mp->ranges[i].lo = addr;
-  mp->ranges[i].hi = addr + 1;
-  mp->nranges++;
+  i = mp_namedafter(mp, addr);
+  memmove(mp->named + i + 1, mp->named + i,
+	  (mp->nnamed - i) * sizeof(uintptr_t));
+  mp->named[i] = addr;
+  mp->nnamed++;
   return 1;
 }
 
@@ -346,7 +331,7 @@ static LJ_NOINLINE void mp_cfunc(MemProf *mp, uintptr_t addr)
     size_t len;
     char *name = lj_memprof_sym_name(addr, &len, &gen);
     if (gen != mp->adds) {  /* Objects came or went: start afresh. */
-      mp->nranges = 0;
+      mp->nnamed = 0;
       mp->adds = gen;
     }
     if (name != NULL) {
@@ -355,7 +340,7 @@ static LJ_NOINLINE void mp_cfunc(MemProf *mp, uintptr_t addr)
     } else {  /* Out of memory: still no other function's name. */
       mp_symcfunc(mp, addr, "CFUNC", 5, 1);
     }
-    if (!mp_addrange(mp, addr))
+    if (!mp_addnamed(mp, addr))
       mp->lastcf = ~(uintptr_t)0;  /* Announce it again next time. */
   }
 }
@@ -662,9 +647,9 @@ static void mp_release(MemProf *mp)
 {
   if (mp->release) mp->release(mp->ctx);
   mp->release = NULL;
-  free(mp->ranges);
-  mp->ranges = NULL;
-  mp->nranges = mp->szranges = 0;
+  free(mp->named);
+  mp->named = NULL;
+  mp->nnamed = mp->sznamed = 0;
   free(mp->buf);
   mp->buf = mp->end = NULL;
 }
