@@ -918,12 +918,14 @@ START_TEST(profile_sums_and_peak)
   r = mp_reader_new_mem(w.mem, w.len);
   ck_assert_int_eq(mp_profile_read(p, r, &n, NULL, NULL), MP_END);
   ck_assert_uint_eq(n, 4);
+  mp_profile_file_counts(p);	/* Kept by the locations while reading. */
   ck_assert_uint_eq(p->file.n_alloc, 2);
   ck_assert_uint_eq(p->file.n_realloc, 1);
   ck_assert_uint_eq(p->file.n_free, 1);
   ck_assert_uint_eq(p->file.peak_bytes, 500);	/* 300 + 200 after event 3. */
   ck_assert_uint_eq(p->file.peak_event, 3);
   ck_assert_uint_eq(p->file.live_bytes, 300);
+  ck_assert_uint_eq(p->file.live_blocks, 1);
   ck_assert_uint_eq(p->file.n_sym_events, 1);
   /* @a.lua:2, INTERNAL, cfn:0x7000, TRACE [1] started at @a.lua:3. */
   ck_assert_uint_eq(p->nlocs, 4);

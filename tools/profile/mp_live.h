@@ -37,7 +37,6 @@ static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
   orig->released++;
   orig->held_bytes -= b.size;
   p->file.live_bytes -= b.size;
-  p->file.live_blocks--;
   if (p->no_overrides)
     return 0;
   return mp_overrides_note(p, is_free, at, orig, b.loc, b.size);
@@ -63,14 +62,12 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
     o->released++;
     o->held_bytes -= old.size;
     p->file.live_bytes -= old.size;
-    p->file.live_blocks--;
     p->file.overwritten++;
   }
   l = &p->locs[at];
   l->created++;
   l->held_bytes += size;
   p->file.live_bytes += size;
-  p->file.live_blocks++;
   return 0;
 }
 
@@ -83,20 +80,21 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
 ** location is already resolved to id, from its fields: the read driver
 ** calls it with values decoded straight from the stream. The addresses
 ** are keys (mp_fast_key), or the addresses themselves for those that
-** huge (MP_LIVE_*_HUGE) says have none.
+** huge (MP_LIVE_*_HUGE) says have none. evno is the event's number in
+** the file, from 1 (only for the peak). The file's counts by kind are
+** the locations' (mp_profile_file_counts).
 */
 static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned type,
 					 uint32_t id, uint64_t old_addr,
 					 uint64_t old_size, uint64_t new_addr,
-					 uint64_t new_size, unsigned huge)
+					 uint64_t new_size, unsigned huge,
+					 uint64_t evno)
 {
   struct mp_lrec *l = &p->locs[id];
   struct mp_lext *e;
 
   switch (type) {
   case MP_EV_ALLOC:
-    p->file.n_alloc++;
-    p->file.bytes_allocated += new_size;
     l->n_alloc++;
     l->alloc_bytes += new_size;
     if (mp_live_create(p, id, new_addr, new_size,
@@ -104,8 +102,6 @@ static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned 
       goto oom;
     break;
   case MP_EV_FREE:
-    p->file.n_free++;
-    p->file.bytes_freed += old_size;
     if (!(e = mp_locs_ext(p, l)))
       goto oom;
     e->n_free++;
@@ -115,9 +111,6 @@ static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned 
       goto oom;
     return 0;	/* The heap shrank: no new peak. */
   case MP_EV_REALLOC:
-    p->file.n_realloc++;
-    p->file.bytes_allocated += new_size;
-    p->file.bytes_freed += old_size;
     if (!(e = mp_locs_ext(p, l)))
       goto oom;
     e->n_realloc++;
@@ -134,7 +127,7 @@ static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned 
   }
   if (p->file.live_bytes > p->file.peak_bytes) {
     p->file.peak_bytes = p->file.live_bytes;
-    p->file.peak_event = p->file.n_alloc + p->file.n_free + p->file.n_realloc;
+    p->file.peak_event = evno;
   }
   return 0;
 oom:
@@ -161,7 +154,7 @@ static inline int mp_live_account(struct mp_profile *p,
   uint64_t old_key = mp_live_key(ev->old_addr, &huge, MP_LIVE_OLD_HUGE);
   uint64_t new_key = mp_live_key(ev->new_addr, &huge, MP_LIVE_NEW_HUGE);
   return mp_live_account_fields(p, ev->type, id, old_key, ev->old_size,
-				new_key, ev->new_size, huge);
+				new_key, ev->new_size, huge, ++p->file_events);
 }
 
 #endif

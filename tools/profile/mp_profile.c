@@ -85,11 +85,6 @@ const struct mp_summary *mp_profile_total(const struct mp_profile *p)
   return &p->total;
 }
 
-const struct mp_summary *mp_profile_file(const struct mp_profile *p)
-{
-  return &p->file;
-}
-
 uint32_t mp_profile_nlocs(const struct mp_profile *p)
 {
   return p->nlocs;
@@ -140,10 +135,43 @@ void mp_profile_done_reading(struct mp_profile *p)
   p->loc_mask = 0;
 }
 
+/* The counts by kind and the bytes of every location together. */
+static void loc_sums(const struct mp_profile *p, struct mp_summary *s)
+{
+  uint32_t i;
+  memset(s, 0, sizeof(*s));
+  for (i = 0; i < p->nlocs; i++) {
+    const struct mp_lrec *r = &p->locs[i];
+    s->n_alloc += r->n_alloc;
+    s->bytes_allocated += r->alloc_bytes;
+  }
+  for (i = 0; i < p->nexts; i++) {
+    const struct mp_lext *e = &p->exts[i];
+    s->n_realloc += e->n_realloc;
+    s->n_free += e->n_free;
+    s->bytes_allocated += e->realloc_new;
+    s->bytes_freed += e->realloc_old + e->free_bytes;
+  }
+}
+
+void mp_profile_file_counts(struct mp_profile *p)
+{
+  struct mp_summary s;
+  loc_sums(p, &s);
+  p->file.n_alloc = s.n_alloc - p->file_base.n_alloc;
+  p->file.n_realloc = s.n_realloc - p->file_base.n_realloc;
+  p->file.n_free = s.n_free - p->file_base.n_free;
+  p->file.bytes_allocated = s.bytes_allocated - p->file_base.bytes_allocated;
+  p->file.bytes_freed = s.bytes_freed - p->file_base.bytes_freed;
+  p->file.live_blocks = mp_heap_count(&p->heap);
+}
+
 /* The next file is another process: its addresses mean other things. */
 static void next_file(struct mp_profile *p)
 {
   memset(&p->file, 0, sizeof(p->file));
+  loc_sums(p, &p->file_base);
+  p->file_events = 0;
   mp_symtab_free(&p->symtab);
   mp_symtab_init(&p->symtab);
   mp_heap_clear(&p->heap);
@@ -156,6 +184,7 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
 {
   struct mp_summary *t = &p->total, *f = &p->file;
 
+  mp_profile_file_counts(p);
   t->n_alloc += f->n_alloc;
   t->n_realloc += f->n_realloc;
   t->n_free += f->n_free;
@@ -184,7 +213,7 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
 void mp_profile_drop_file(struct mp_profile *p)
 {
   /* Names are dropped only when no location of this file may use one. */
-  if (!p->file.n_alloc && !p->file.n_realloc && !p->file.n_free)
+  if (!p->file_events)
     mp_strings_truncate(&p->strings, p->file_strings);
   next_file(p);
 }

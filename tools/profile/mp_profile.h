@@ -153,9 +153,8 @@ int mp_profile_oom(const struct mp_profile *p);
 void mp_profile_set_oom(struct mp_profile *p);
 /* The names of chunks and C symbols, shared by all files. */
 const struct mp_strings *mp_profile_strings(const struct mp_profile *p);
-/* The files finished so far, and the one being read. */
+/* The files finished so far. */
 const struct mp_summary *mp_profile_total(const struct mp_profile *p);
-const struct mp_summary *mp_profile_file(const struct mp_profile *p);
 /* Locations are numbered 0 .. mp_profile_nlocs() - 1. */
 uint32_t mp_profile_nlocs(const struct mp_profile *p);
 

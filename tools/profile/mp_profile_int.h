@@ -118,7 +118,12 @@ struct mp_profile {
   uint64_t last_loc, last_line;
   uint32_t last_src, last_id;
   uint32_t internal_id;
-  struct mp_summary file;	/* The file being read. */
+  /* The file being read. Its counts by kind, bytes and live blocks are
+  ** not kept per event: they are the locations' sums less those at the
+  ** file's start (file_base), filled in by mp_profile_file_counts. */
+  struct mp_summary file;
+  struct mp_summary file_base;
+  uint64_t file_events;		/* Memory events of the file so far. */
   struct mp_summary total;	/* Files finished so far. */
   uint32_t file_strings;	/* Strings before the file being read. */
   int oom;			/* Out of memory: results are incomplete. */
@@ -126,6 +131,9 @@ struct mp_profile {
   int no_locations;		/* One location for all (stat needs none). */
   int override_values;		/* Count and bytes per override pair. */
 };
+
+/* Fill in the counts of p->file that reading does not keep. */
+void mp_profile_file_counts(struct mp_profile *p);
 
 /* In place, for the unit tests; the others use mp_profile_new. */
 void mp_profile_init(struct mp_profile *p, enum mp_group group);

@@ -116,7 +116,8 @@ struct fast_memo {
 static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
 					      const uint8_t *q, unsigned kind,
 					      unsigned src,
-					      struct fast_memo *m)
+					      struct fast_memo *m,
+					      uint64_t evno)
 {
   struct mp_fast_event e;
   int64_t id;
@@ -140,7 +141,7 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
     m->id = id;
   }
   if (mp_live_account_fields(p, kind, (uint32_t)id, e.old_addr, e.old_size,
-			     e.new_addr, e.new_size, 0) < 0)
+			     e.new_addr, e.new_size, 0, evno) < 0)
     return NULL;
   return next;
 oom:
@@ -163,7 +164,9 @@ static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
     const uint8_t *next;
     switch (*q) {
 #define FAST_CASE(kind, src) \
-    case (kind) | (src): next = fast_one(p, q, (kind), (src), &m); break;
+    case (kind) | (src): \
+      next = fast_one(p, q, (kind), (src), &m, p->file_events + k + 1); \
+      break;
     MP_FAST_HEADERS(FAST_CASE)
 #undef FAST_CASE
     default:
@@ -176,6 +179,7 @@ static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
     q = next;
   }
   *n += k;
+  p->file_events += k;
   return p->oom ? NULL : q;
 }
 

@@ -37,8 +37,8 @@ struct mp_fast_event {
 
 /*
 ** One ULEB128 of at most 8 bytes at p, with 8 bytes readable: the value
-** and the next byte, or NULL for a longer one. Values of one byte (lines,
-** sizes, trace numbers) skip the arithmetic.
+** and the next byte, or NULL for a longer one. Values of one or two bytes
+** (lines, sizes, trace numbers) skip the squeezing.
 */
 static inline const uint8_t *mp_fast_uleb(const uint8_t *p, uint64_t *out)
 {
@@ -49,6 +49,10 @@ static inline const uint8_t *mp_fast_uleb(const uint8_t *p, uint64_t *out)
   if (!(x & 0x80)) {
     *out = x & 0x7f;
     return p + 1;
+  }
+  if (!(x & 0x8000)) {	/* Two bytes: most sizes. */
+    *out = (x & 0x7f) | (x >> 1 & 0x3f80);
+    return p + 2;
   }
   last = ~x & 0x8080808080808080ull;
   if (!last)
