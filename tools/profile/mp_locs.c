@@ -15,7 +15,10 @@
 /*
 ** Locations of one chunk are met together (a chunk is usually loaded and
 ** run at once), so 16 consecutive lines share one home cache line: the
-** hash covers line / 16 and the low bits are line % 16.
+** hash covers line / 16 and the low bits are line % 16, turned by some
+** bits of the hash so that the same lines of different chunks (every
+** generated module's lines 1 to 10) do not all pile up at the same
+** slots of their lines.
 */
 static uint32_t loc_hash(const struct mp_loc *k)
 {
@@ -27,7 +30,7 @@ static uint32_t loc_hash(const struct mp_loc *k)
   h = h * 0x9e3779b97f4a7c15ull + k->addr2;
   h ^= h >> 31;
   h *= 0x9e3779b97f4a7c15ull;
-  return (uint32_t)(h >> 32) << 4 | (k->line & 15);
+  return (uint32_t)(h >> 32) << 4 | ((k->line + (uint32_t)(h >> 28)) & 15);
 }
 
 static inline uint32_t rec_kind(const struct mp_lrec *r)
@@ -183,7 +186,7 @@ static int loc_rehash(struct mp_profile *p)
   uint32_t n = p->loc_mask ? (p->loc_mask + 1) * 2 : 1024;
   uint64_t *slots;
   uint32_t i;
-  while (n && n / 4 * 3 <= p->nlocs)
+  while (n && n / 2 <= p->nlocs)
     n *= 2;
   if (n == 0)
     return -1;
@@ -235,7 +238,7 @@ int64_t mp_locs_intern(struct mp_profile *p, const struct mp_loc *k)
   p->locs[p->nlocs].str = k->str;
   p->locs[p->nlocs].num = key_num(p, k);
   p->loc_slots[j] = (uint64_t)h << 32 | ++p->nlocs;
-  if ((uint64_t)p->nlocs * 4 > ((uint64_t)p->loc_mask + 1) * 3 &&
+  if ((uint64_t)p->nlocs * 2 > (uint64_t)p->loc_mask + 1 &&
       loc_rehash(p) < 0)
     return -1;
   return p->nlocs - 1;

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "lj_memprof_format.h"
+#include "mp_fast.h"
 #include "mp_profile.h"
 
 /*
@@ -155,11 +156,27 @@ static inline struct mp_lext *mp_locs_ext(struct mp_profile *p,
 
 /* -- mp_resolve.c -------------------------------------------------------- */
 
+/*
+** Resolutions are cached by the event's location key: for Lua and C
+** functions the key of the address (mp_fast_key), which the read driver
+** gets without decoding the address; for traces the trace number.
+** Addresses of MP_FAST_KEY_LIMIT and above have no key: their events are
+** resolved every time (mp_resolve_uncached).
+*/
+static inline int mp_loc_is_address(unsigned src)
+{
+  return src == LJM_SRC_LFUNC || src == LJM_SRC_CFUNC;
+}
+
 void mp_resolve_reset(struct mp_profile *p);
-/* A symbol changed what (src, loc) resolves to. */
+/* A symbol changed what (src, loc) resolves to; loc is a value. */
 void mp_resolve_invalidate(struct mp_profile *p, unsigned src, uint64_t loc);
+/* loc is the location key. */
 int64_t mp_resolve_slow(struct mp_profile *p, unsigned src, uint64_t loc,
 			uint64_t line);
+/* loc is the value (an address without a key). */
+int64_t mp_resolve_uncached(struct mp_profile *p, unsigned src, uint64_t loc,
+			    uint64_t line);
 
 static inline size_t mp_resolve_slot_loc(unsigned src, uint64_t loc,
 					 uint64_t line)
@@ -168,13 +185,28 @@ static inline size_t mp_resolve_slot_loc(unsigned src, uint64_t loc,
 		  (64 - MP_LOC_CACHE_BITS));
 }
 
-static inline size_t mp_resolve_slot(const struct mp_event *ev)
+/* The location key of an event's location value, or 0 with *uncached
+** set when it has none. */
+static inline uint64_t mp_loc_key(unsigned src, uint64_t loc, int *uncached)
 {
-  return mp_resolve_slot_loc(ev->src, ev->loc, ev->loc_line);
+  if (!mp_loc_is_address(src))
+    return loc;
+  if (loc >= MP_FAST_KEY_LIMIT) {
+    *uncached = 1;
+    return 0;
+  }
+  return mp_fast_key(loc);
 }
 
-/* The location id of a memory event's location fields (src, loc,
-** loc_line), or -1 when out of memory. */
+static inline size_t mp_resolve_slot(const struct mp_event *ev)
+{
+  int uncached = 0;
+  return mp_resolve_slot_loc(ev->src, mp_loc_key(ev->src, ev->loc, &uncached),
+			     ev->loc_line);
+}
+
+/* The location id of a memory event's location fields (src, location
+** key, loc_line), or -1 when out of memory. */
 static inline int64_t mp_resolve_loc(struct mp_profile *p, unsigned src,
 				     uint64_t loc, uint64_t line)
 {
@@ -204,7 +236,11 @@ static inline int64_t mp_resolve_loc(struct mp_profile *p, unsigned src,
 static inline int64_t mp_resolve(struct mp_profile *p,
 				 const struct mp_event *ev)
 {
-  return mp_resolve_loc(p, ev->src, ev->loc, ev->loc_line);
+  int uncached = 0;
+  uint64_t key = mp_loc_key(ev->src, ev->loc, &uncached);
+  if (uncached)
+    return mp_resolve_uncached(p, ev->src, ev->loc, ev->loc_line);
+  return mp_resolve_loc(p, ev->src, key, ev->loc_line);
 }
 
 /* -- mp_symbols.c -------------------------------------------------------- */

@@ -110,7 +110,12 @@ void mp_resolve_reset(struct mp_profile *p)
 
 void mp_resolve_invalidate(struct mp_profile *p, unsigned src, uint64_t loc)
 {
-  uint32_t *gen = generation(p, src, loc);
+  uint32_t *gen;
+  int uncached = 0;
+  loc = mp_loc_key(src, loc, &uncached);
+  if (uncached && src == LJM_SRC_LFUNC)
+    return;	/* Never cached. */
+  gen = generation(p, src, loc);
   if (++*gen == 0)
     mp_resolve_reset(p);	/* Wrapped: old entries could look valid again. */
 }
@@ -122,19 +127,15 @@ int64_t mp_resolve_slow(struct mp_profile *p, unsigned src, uint64_t loc,
   struct mp_loc k;
   int64_t id;
 
-  if (p->no_locations) {
-    /* Everything in one internal location: only the totals are wanted. */
-    if (p->nlocs)
-      return 0;
-    resolve(p, LJM_SRC_INTERNAL, 0, 0, &k);
-    return mp_locs_intern(p, &k);
-  }
+  if (p->no_locations)
+    return mp_resolve_uncached(p, src, 0, line);
 
   uint32_t gen = *generation(p, src, loc);
 
   if (c->gen == gen && c->loc == loc && c->line == line && c->src == src)
     return c->id;
-  resolve(p, src, loc, line, &k);
+  resolve(p, src, mp_loc_is_address(src) ? mp_fast_key_value(loc) : loc, line,
+	  &k);
   id = mp_locs_intern(p, &k);
   if (id < 0)
     return -1;
@@ -146,3 +147,18 @@ int64_t mp_resolve_slow(struct mp_profile *p, unsigned src, uint64_t loc,
   return id;
 }
 
+
+int64_t mp_resolve_uncached(struct mp_profile *p, unsigned src, uint64_t loc,
+			    uint64_t line)
+{
+  struct mp_loc k;
+  if (p->no_locations) {
+    /* Everything in one internal location: only the totals are wanted. */
+    if (p->nlocs)
+      return 0;
+    src = LJM_SRC_INTERNAL;
+    loc = line = 0;
+  }
+  resolve(p, src, loc, line, &k);
+  return mp_locs_intern(p, &k);
+}

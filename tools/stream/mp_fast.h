@@ -31,9 +31,26 @@
 struct mp_fast_event {
   unsigned kind;	/* LJM_EV_ALLOC, _FREE or _REALLOC. */
   unsigned src;		/* LJM_SRC_*. */
-  uint64_t loc, line;
+  uint64_t loc, line;	/* loc: the key of a Lua or C function's address
+			** (mp_fast_key), a trace's number. */
   uint64_t old_addr, old_size, new_addr, new_size;	/* Addresses: keys. */
 };
+
+/*
+** The value of the bytes of a ULEB128 of at most 8 bytes, read as a
+** little-endian word (zero above the last). The 7-bit groups are squeezed
+** together: in each lane, lowering the high half by the bits it has too
+** many is one subtraction (h << k becomes h << (k - d): subtract h << k -
+** h << (k - d)). Fewer constants than masking both halves.
+*/
+static inline uint64_t mp_fast_squeeze(uint64_t x)
+{
+  x &= 0x7f7f7f7f7f7f7f7full;
+  x -= (x & 0xff00ff00ff00ff00ull) >> 1;
+  x -= ((x & 0xffff0000ffff0000ull) >> 2) * 3;
+  x -= (x >> 32 << 28) * 15;
+  return x;
+}
 
 /*
 ** One ULEB128 of at most 8 bytes at p, with 8 bytes readable: the value
@@ -61,15 +78,7 @@ static inline const uint8_t *mp_fast_uleb(const uint8_t *p, uint64_t *out)
   ** bits: the shifts stay below 64). */
   nbits = (unsigned)__builtin_ctzll(last) + 1;
   x = x << (64 - nbits) >> (64 - nbits);
-  /* Squeeze the 7-bit groups together: in each lane, lowering the high
-  ** half by the bits it has too many is one subtraction (h << k becomes
-  ** h << (k - d): subtract h << k - h << (k - d)). Fewer constants than
-  ** masking both halves. */
-  x &= 0x7f7f7f7f7f7f7f7full;
-  x -= (x & 0xff00ff00ff00ff00ull) >> 1;
-  x -= ((x & 0xffff0000ffff0000ull) >> 2) * 3;
-  x -= (x >> 32 << 28) * 15;
-  *out = x;
+  *out = mp_fast_squeeze(x);
   return p + (nbits >> 3);
 #else
   uint64_t v = 0;
@@ -108,6 +117,13 @@ static inline const uint8_t *mp_fast_uleb_key(const uint8_t *p,
   for (i = 0; i < 8; i++)
     x |= (uint64_t)p[i] << (8 * i);
 #endif
+  /* Seven bytes, the rule: a 47-bit user-space address. Canonical when
+  ** the last byte is not zero. */
+  if ((x & 0x0080808080808080ull) == 0x0000808080808080ull &&
+      (x & 0x00ffffffffffffffull) >= (1ull << 48)) {
+    *out = x & 0x00ffffffffffffffull;
+    return p + 7;
+  }
   last = ~x & 0x8080808080808080ull;
   if (!last)
     return NULL;
@@ -133,6 +149,12 @@ static inline uint64_t mp_fast_key(uint64_t v)
   return k | v << shift;
 }
 
+/* The value of key k (mp_fast_key's inverse). */
+static inline uint64_t mp_fast_key_value(uint64_t k)
+{
+  return mp_fast_squeeze(k);
+}
+
 /* Inlined whole, so that a caller that knows the header gets code for
 ** that kind of event only. */
 #define MP_FAST_INLINE inline __attribute__((always_inline))
@@ -156,12 +178,12 @@ static MP_FAST_INLINE const uint8_t *mp_fast_body(const uint8_t *p,
   case LJM_SRC_INTERNAL:
     break;
   case LJM_SRC_LFUNC:
-    if (!(p = mp_fast_uleb(p, &e->loc)) || !(p = mp_fast_uleb(p, &e->line)) ||
-	e->line > MP_FAST_LINE_LIMIT)
+    if (!(p = mp_fast_uleb_key(p, &e->loc)) ||
+	!(p = mp_fast_uleb(p, &e->line)) || e->line > MP_FAST_LINE_LIMIT)
       return NULL;
     break;
   case LJM_SRC_CFUNC:
-    if (!(p = mp_fast_uleb(p, &e->loc)))
+    if (!(p = mp_fast_uleb_key(p, &e->loc)))
       return NULL;
     break;
   case LJM_SRC_TRACE:
