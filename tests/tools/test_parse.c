@@ -1127,8 +1127,9 @@ START_TEST(fast_keys_match_values)
 END_TEST
 
 /* Events the fast path takes and events only the reader takes (huge and
-** non-canonical addresses, a free's address written in 9 bytes) share one
-** live heap: the sums are those of accounting every event one by one. */
+** non-canonical addresses, a free's address written in 9 bytes; Lua and C
+** functions at such addresses) share one live heap and one set of
+** locations: the sums are those of accounting every event one by one. */
 START_TEST(profile_fast_same_as_events)
 {
   struct mpw w;
@@ -1141,9 +1142,33 @@ START_TEST(profile_fast_same_as_events)
   mpw_init_mem(&w);
   mpw_symtab_begin(&w);
   mpw_symtab_trace(&w, 1, 0x1000, 3);
+  mpw_symtab_lfunc(&w, 0x7f00000a0000ull, "@f.lua", 1);
+  mpw_symtab_lfunc(&w, 1ull << 60, "@huge.lua", 1);
+  mpw_symtab_cfunc(&w, 0x7f00000b0000ull, "cf");
   mpw_symtab_end(&w);
   for (i = 0; i < 500; i++) {
     uint64_t addr = 0x7f0000001000ull + 16 * i;
+    mpw_alloc(&w, mpw_lua(0x7f00000a0000ull, 2 + i % 3),
+	      0x7e0000000000ull + 16 * i, 16);
+    mpw_alloc(&w, mpw_lua(1ull << 60, 2 + i % 2), 0x7d0000000000ull + 16 * i,
+	      16);
+    mpw_alloc(&w, mpw_c(i % 2 ? 0x7f00000b0010ull : 1ull << 59),
+	      0x7c0000000000ull + 16 * i, 16);
+    if (i % 5 == 0) {
+      /* The prototype's address padded with a zero group. */
+      uint8_t enc[16];
+      unsigned n = mp_uleb_write(enc, 0x7f00000a0000ull), k;
+      enc[n - 1] |= 0x80;
+      enc[n++] = 0;
+      mpw_byte(&w, LJM_EV_ALLOC | LJM_SRC_LFUNC);
+      for (k = 0; k < n; k++)
+	mpw_byte(&w, enc[k]);
+      mpw_uleb(&w, 2);
+      mpw_uleb(&w, 0x7b0000000000ull + 16 * i);
+      mpw_uleb(&w, 8);
+    }
+    if (i == 250)
+      mpw_sym_lfunc(&w, 0x7f00000a0000ull, "@g.lua", 1);
     mpw_alloc(&w, mpw_internal(), 1ull << 60 | i, 32);
     mpw_alloc(&w, mpw_trace(1), addr, 48);
     if (i % 2) {
@@ -1177,12 +1202,19 @@ START_TEST(profile_fast_same_as_events)
     nb += !mp_event_is_symbol(ev.type);
   }
   ck_assert_uint_eq(na, nb);
+  mp_profile_file_counts(a);
+  mp_profile_file_counts(b);
+  ck_assert_uint_eq(a->file.n_alloc, 5 * 500 + 100);
   ck_assert(memcmp(&a->file, &b->file, sizeof(a->file)) == 0);
   ck_assert_uint_eq(a->file.untracked_frees, 500);	/* The reallocs' only. */
   ck_assert_uint_eq(mp_heap_count(&a->heap), mp_heap_count(&b->heap));
   ck_assert_uint_eq(a->nlocs, b->nlocs);
   for (j = 0; j < a->nlocs; j++)
     ck_assert(memcmp(&a->locs[j], &b->locs[j], sizeof(a->locs[j])) == 0);
+  /* @f.lua:2..4 and @g.lua:2..4, @huge.lua:2..3, cf (the nearest C
+  ** symbol below both C addresses), the internal location and the
+  ** trace. */
+  ck_assert_uint_eq(a->nlocs, 6 + 2 + 1 + 2);
   mp_reader_free(ra);
   mp_reader_free(rb);
   mp_profile_free(a);
