@@ -149,9 +149,29 @@ oom:
   return NULL;
 }
 
+/* A prototype symbol at q (a module-loading profile has one every few
+** dozen events): the byte after it, or NULL when mp_fast_proto_symbol
+** leaves it to the reader or when out of memory (p->oom). */
+static const uint8_t *fast_symbol(struct mp_profile *p, const uint8_t *q)
+{
+  struct mp_event ev;
+  const uint8_t *next;
+
+  memset(&ev, 0, sizeof(ev));
+  ev.type = MP_EV_SYM_LFUNC;
+  next = mp_fast_proto_symbol(q + 1, &ev.sym_addr, &ev.name, &ev.name_len,
+			      &ev.sym_line);
+  if (next && mp_symbols_add(p, &ev) < 0) {
+    p->oom = 1;
+    return NULL;
+  }
+  return next;
+}
+
 /*
-** Account the memory events at q straight from the reader's buffer, up to
-** stop or the first event mp_fast_body leaves to the reader. Returns
+** Account the memory events at q straight from the reader's buffer, and
+** define its prototype symbols, up to stop or the first event that
+** mp_fast_body or mp_fast_proto_symbol leaves to the reader. Returns
 ** where it stopped, or NULL when out of memory; *n counts the events.
 */
 static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
@@ -169,8 +189,14 @@ static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
       break;
     MP_FAST_HEADERS(FAST_CASE)
 #undef FAST_CASE
+    case LJM_EV_SYMTAB | LJM_SRC_LFUNC:
+      if (!(next = fast_symbol(p, q)))
+	goto out;
+      m.id = -1;	/* The symbol may rename the last location. */
+      q = next;
+      continue;
     default:
-      next = NULL;	/* A symbol, the end or bad bits: the reader's. */
+      next = NULL;	/* Other symbols, the end, bad bits: the reader's. */
       break;
     }
     if (!next)
@@ -178,6 +204,7 @@ static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
     k++;
     q = next;
   }
+out:
   *n += k;
   p->file_events += k;
   return p->oom ? NULL : q;

@@ -17,12 +17,16 @@
 
 #include "lj_memprof_format.h"
 
+/* Longest chunk name of a prototype symbol decoded here. */
+#define MP_FAST_NAME_MAX 128
+
 /*
 ** Bytes that must be readable from the start of an event: the longest
-** memory event is 1 + 6 * LJM_FMT_ULEB128_MAX bytes, and the last field
-** is loaded 8 bytes at a time.
+** memory event is 1 + 6 * LJM_FMT_ULEB128_MAX bytes, the longest symbol
+** taken here 1 + 8 + 8 + MP_FAST_NAME_MAX + 8, and the last field is
+** loaded 8 bytes at a time.
 */
-#define MP_FAST_MARGIN 72
+#define MP_FAST_MARGIN (1 + 8 + 8 + MP_FAST_NAME_MAX + 8)
 
 /* The same bounds as the reader's (mp_reader.c). */
 #define MP_FAST_SIZE_LIMIT ((uint64_t)1 << 48)
@@ -139,14 +143,14 @@ static inline const uint8_t *mp_fast_uleb_key(const uint8_t *p,
 ** delivers it for v's encoding. */
 static inline uint64_t mp_fast_key(uint64_t v)
 {
-  uint64_t k = 0;
-  unsigned shift = 0;
-  while (v >= 0x80) {
-    k |= ((v & 0x7f) | 0x80) << shift;
-    v >>= 7;
-    shift += 8;
-  }
-  return k | v << shift;
+  /* Spread the 7-bit groups one to a byte (mp_fast_squeeze backwards),
+  ** then set the continuation bit of every byte below the last. */
+  uint64_t x = (v & 0xfffffffull) | (v >> 28 << 32);
+  unsigned nbytes;
+  x = (x & 0x00003fff00003fffull) | (x & 0x0fffc0000fffc000ull) << 2;
+  x = (x & 0x007f007f007f007full) | (x & 0x3f803f803f803f80ull) << 1;
+  nbytes = v ? (unsigned)(64 - __builtin_clzll(v) + 6) / 7 : 1;
+  return nbytes > 1 ? x | 0x8080808080808080ull >> (72 - 8 * nbytes) : x;
 }
 
 /* The value of key k (mp_fast_key's inverse). */
@@ -203,6 +207,29 @@ static MP_FAST_INLINE const uint8_t *mp_fast_body(const uint8_t *p,
       (!(p = mp_fast_uleb_key(p, &e->new_addr)) ||
        !(p = mp_fast_uleb(p, &e->new_size)) ||
        e->new_size > MP_FAST_SIZE_LIMIT))
+    return NULL;
+  return p;
+}
+
+/*
+** Decode a prototype symbol event (header LJM_EV_SYMTAB | LJM_SRC_LFUNC),
+** p just after the header, MP_FAST_MARGIN bytes readable from the header:
+** the byte after it, or NULL when it is left to mp_reader_next (a long
+** name or field, a built-in's first line, a line out of bounds).
+*/
+static inline const uint8_t *mp_fast_proto_symbol(const uint8_t *p,
+						  uint64_t *addr,
+						  const char **name,
+						  size_t *name_len,
+						  uint64_t *line)
+{
+  uint64_t n;
+  if (!(p = mp_fast_uleb(p, addr)) || !(p = mp_fast_uleb(p, &n)) ||
+      n > MP_FAST_NAME_MAX)
+    return NULL;
+  *name = (const char *)p;
+  *name_len = (size_t)n;
+  if (!(p = mp_fast_uleb(p + n, line)) || *line > MP_FAST_LINE_LIMIT)
     return NULL;
   return p;
 }
