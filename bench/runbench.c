@@ -798,6 +798,39 @@ struct ptool {
   int n, status;
 };
 
+/* Run av under valgrind with the options tool; the number on the line of
+** its log that holds mark, after what. 0 when valgrind failed. */
+static uint64_t valgrind_count(char *const tool[], char *const av[],
+			       const char *mark, const char *what)
+{
+  char *cav[MAXARGS + 8];
+  char *err = fmtstr("%s/valgrind.err", opt.tmp);
+  char line[512];
+  uint64_t n = 0;
+  struct run r;
+  FILE *f;
+  int i = 0, j;
+  cav[i++] = (char *)opt.valgrind;
+  for (j = 0; tool[j]; j++)
+    cav[i++] = tool[j];
+  for (j = 0; av[j] && i < MAXARGS + 7; j++)
+    cav[i++] = av[j];
+  cav[i] = NULL;
+  r = run_child(cav, NULL, NULL, err);
+  if (run_ok(&r) && (f = fopen(err, "r"))) {
+    while (fgets(line, sizeof line, f)) {
+      const char *q = strstr(line, mark);
+      if (!q || !(q = strstr(q + strlen(mark), what))) continue;
+      for (q += strlen(what); *q; q++)
+	if (*q >= '0' && *q <= '9') n = n * 10 + (uint64_t)(*q - '0');
+    }
+    fclose(f);
+  }
+  unlink(err);
+  free(err);
+  return n;
+}
+
 /*
 ** Instructions that av (ljmprof on a profile) executes, from cachegrind's
 ** "I refs" line: both threads of the decoding pipeline are counted, and
@@ -806,34 +839,29 @@ struct ptool {
 */
 static uint64_t count_instructions(char *const av[])
 {
-  char *cav[MAXARGS + 4];
-  char *err = fmtstr("%s/cachegrind.err", opt.tmp);
-  char line[512];
-  uint64_t n = 0;
-  struct run r;
-  FILE *f;
-  int i = 0, j;
-  cav[i++] = (char *)opt.valgrind;
-  cav[i++] = "--tool=cachegrind";
-  cav[i++] = "--cache-sim=no";
-  cav[i++] = "--cachegrind-out-file=/dev/null";
-  for (j = 0; av[j] && i < MAXARGS + 3; j++)
-    cav[i++] = av[j];
-  cav[i] = NULL;
-  r = run_child(cav, NULL, NULL, err);
-  if (run_ok(&r) && (f = fopen(err, "r"))) {
-    while (fgets(line, sizeof line, f)) {
-      /* "==PID== I   refs:      2,456,315,772" */
-      const char *q = strstr(line, "== I ");
-      if (!q || !(q = strstr(q, "refs:"))) continue;
-      for (q += 5; *q; q++)
-	if (*q >= '0' && *q <= '9') n = n * 10 + (uint64_t)(*q - '0');
-    }
-    fclose(f);
-  }
-  unlink(err);
-  free(err);
-  return n;
+  static char *const tool[] = {
+    "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+    NULL
+  };
+  /* "==PID== I   refs:      2,456,315,772" */
+  return valgrind_count(tool, av, "== I ", "refs:");
+}
+
+/*
+** The same for reading and aggregating alone (mp_load_file, and the merge
+** and sort of the override pairs that the report asks for once read),
+** from callgrind's "Collected" line: what the report formats cost (the
+** ordering, naming and printing of every row) is left out.
+*/
+static uint64_t count_reading(char *const av[])
+{
+  static char *const tool[] = {
+    "--tool=callgrind", "--toggle-collect=mp_load_file",
+    "--toggle-collect=mp_profile_sort_overrides",
+    "--callgrind-out-file=/dev/null", NULL
+  };
+  /* "==PID== Collected : 449587797" */
+  return valgrind_count(tool, av, "== Collected", ":");
 }
 
 static void parser_bench(const char *label, const char *file, int grouped)
@@ -918,11 +946,17 @@ static void parser_bench(const char *label, const char *file, int grouped)
     uint64_t mem = k.alloc + k.free_ + k.realloc;
     for (j = 1; j <= 2; j++) {
       uint64_t n = count_instructions(t[j].av);
+      uint64_t rd = count_reading(t[j].av);
       if (n && mem)
 	printf("   %-24s %15" PRIu64 " instructions, %.1f per event "
 	       "(cachegrind)\n", t[j].name, n, (double)n / (double)mem);
       else
 	printf("   %-24s cachegrind gave no count\n", t[j].name);
+      if (rd && mem)
+	printf("   %-24s %15" PRIu64 " of them reading and aggregating, "
+	       "%.1f per event (callgrind)\n", "", rd, (double)rd / (double)mem);
+      else
+	printf("   %-24s callgrind gave no count\n", "");
     }
   }
   printf("\n");

@@ -78,8 +78,8 @@ int mp_heap_take_huge(struct mp_heap *h, uint64_t addr, struct mp_block *out);
 int mp_heap_peek(const struct mp_heap *h, uint64_t addr, struct mp_block *out);
 
 /* Remove a block, returning it; 1 when it was there. */
-static inline int mp_heap_take(struct mp_heap *h, uint64_t addr,
-			       struct mp_block *out)
+static inline __attribute__((always_inline)) int
+mp_heap_take(struct mp_heap *h, uint64_t addr, struct mp_block *out)
 {
   uint64_t i;
   if (h->slots && addr != 0)
@@ -106,9 +106,9 @@ static inline int mp_heap_take(struct mp_heap *h, uint64_t addr,
 ** Add a block. Returns 0, 1 when a block was already live at addr (it is
 ** replaced and returned in *old), or -1 when out of memory.
 */
-static inline int mp_heap_put(struct mp_heap *h, uint64_t addr,
-			      uint64_t size, uint32_t loc,
-			      struct mp_block *old)
+static inline __attribute__((always_inline)) int
+mp_heap_put(struct mp_heap *h, uint64_t addr, uint64_t size, uint32_t loc,
+	    struct mp_block *old)
 {
   uint64_t i;
   if (h->used < h->limit && addr != 0 &&
