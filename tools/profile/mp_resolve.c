@@ -16,7 +16,7 @@
 static void resolve(struct mp_profile *p, unsigned src, uint64_t loc,
 		    uint64_t loc_line, struct mp_loc *k)
 {
-  memset(k, 0, sizeof(*k));
+  memset(k, 0, offsetof(struct mp_loc, n_alloc));	/* The identity. */
   k->str = MP_NO_STRING;
   switch (src) {
   case LJM_SRC_LFUNC: {
