@@ -12,6 +12,9 @@
 #include "lj_obj.h"
 #include "lj_memprof.h"
 
+/* buildvm reads the library markers below (none may be named in a
+** comment); without the profiler it skips them, as lib_buffer.c's without
+** LJ_HASBUFFER (patch 0008): the next line must stay as it is. */
 #if LJ_HASMEMPROF
 
 #include <errno.h>
@@ -20,7 +23,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-/* -- File writer ------------------------------------------------------- */
+#include "lj_lib.h"
+
+/* -- File writer --------------------------------------------------------- */
 
 typedef struct MiscFile {
   int fd;			/* Output file, O_CLOEXEC. */
@@ -57,9 +62,11 @@ static int misc_fail(lua_State *L, const char *msg, int err)
   return 3;
 }
 
-/* -- misc.memprof -------------------------------------------------------- */
+/* -- misc.memprof.* functions -------------------------------------------- */
 
-static int misc_memprof_start(lua_State *L)
+#define LJLIB_MODULE_misc_memprof
+
+LJLIB_CF(misc_memprof_start)
 {
   const char *path = luaL_checkstring(L, 1);
   ljmprof_opt opt;
@@ -90,7 +97,7 @@ static int misc_memprof_start(lua_State *L)
   return 1;
 }
 
-static int misc_memprof_stop(lua_State *L)
+LJLIB_CF(misc_memprof_stop)
 {
   int st = lj_memprof_stop(L, misc_file_release);
   if (st == LJMPROF_ERRUSE)
@@ -103,25 +110,22 @@ static int misc_memprof_stop(lua_State *L)
   return 1;
 }
 
-static const luaL_Reg misc_memprof_lib[] = {
-  { "start",	misc_memprof_start },
-  { "stop",	misc_memprof_stop },
-  { NULL,	NULL }
-};
+#include "lj_libdef.h"
 
-static const luaL_Reg misc_lib[] = {
-  { NULL,	NULL }
-};
+/* -- misc module --------------------------------------------------------- */
 
-/* -- Entry point ------------------------------------------------------------ */
+#define LJLIB_MODULE_misc
+
+#include "lj_libdef.h"
+
+/* -- Entry point --------------------------------------------------------- */
 
 int luaopen_misc(lua_State *L)
 {
   if (!ljmprof_misc_open)
     return 0;  /* Under an inert shim: no new global. */
-  luaL_register(L, LJ_MISCLIBNAME, misc_lib);
-  lua_createtable(L, 0, 2);
-  luaL_register(L, NULL, misc_memprof_lib);
+  LJ_LIB_REG(L, LJ_MISCLIBNAME, misc);
+  LJ_LIB_REG(L, NULL, misc_memprof);  /* Not in package.loaded. */
   lua_setfield(L, -2, "memprof");
   return 1;
 }
