@@ -154,23 +154,33 @@ static void loc_sums(const struct mp_profile *p, struct mp_summary *s)
   }
 }
 
-void mp_profile_file_counts(struct mp_profile *p)
+/* mp_profile_file_counts, and the sums it took in *s. */
+static void file_counts(struct mp_profile *p, struct mp_summary *s)
 {
-  struct mp_summary s;
-  loc_sums(p, &s);
-  p->file.n_alloc = s.n_alloc - p->file_base.n_alloc;
-  p->file.n_realloc = s.n_realloc - p->file_base.n_realloc;
-  p->file.n_free = s.n_free - p->file_base.n_free;
-  p->file.bytes_allocated = s.bytes_allocated - p->file_base.bytes_allocated;
-  p->file.bytes_freed = s.bytes_freed - p->file_base.bytes_freed;
+  loc_sums(p, s);
+  p->file.n_alloc = s->n_alloc - p->file_base.n_alloc;
+  p->file.n_realloc = s->n_realloc - p->file_base.n_realloc;
+  p->file.n_free = s->n_free - p->file_base.n_free;
+  p->file.bytes_allocated = s->bytes_allocated - p->file_base.bytes_allocated;
+  p->file.bytes_freed = s->bytes_freed - p->file_base.bytes_freed;
   p->file.live_blocks = mp_heap_count(&p->heap);
 }
 
-/* The next file is another process: its addresses mean other things. */
-static void next_file(struct mp_profile *p)
+void mp_profile_file_counts(struct mp_profile *p)
+{
+  struct mp_summary s;
+  file_counts(p, &s);
+}
+
+/* The next file is another process: its addresses mean other things.
+** sums: the locations' sums now, or NULL to take them. */
+static void next_file(struct mp_profile *p, const struct mp_summary *sums)
 {
   memset(&p->file, 0, sizeof(p->file));
-  loc_sums(p, &p->file_base);
+  if (sums)
+    p->file_base = *sums;
+  else
+    loc_sums(p, &p->file_base);
   p->file_events = 0;
   mp_symtab_free(&p->symtab);
   mp_symtab_init(&p->symtab);
@@ -182,9 +192,9 @@ static void next_file(struct mp_profile *p)
 
 void mp_profile_end_file(struct mp_profile *p, int truncated)
 {
-  struct mp_summary *t = &p->total, *f = &p->file;
+  struct mp_summary *t = &p->total, *f = &p->file, sums;
 
-  mp_profile_file_counts(p);
+  file_counts(p, &sums);
   t->n_alloc += f->n_alloc;
   t->n_realloc += f->n_realloc;
   t->n_free += f->n_free;
@@ -207,7 +217,7 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
   t->files++;
   if (truncated)
     t->truncated_files++;
-  next_file(p);
+  next_file(p, &sums);
 }
 
 void mp_profile_drop_file(struct mp_profile *p)
@@ -215,5 +225,5 @@ void mp_profile_drop_file(struct mp_profile *p)
   /* Names are dropped only when no location of this file may use one. */
   if (!p->file_events)
     mp_strings_truncate(&p->strings, p->file_strings);
-  next_file(p);
+  next_file(p, NULL);
 }
