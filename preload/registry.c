@@ -909,7 +909,7 @@ void ljm_reg_newstate(lua_State *L)
   errno = saved;
 }
 
-void ljm_reg_close(lua_State *L)
+void *ljm_reg_close(lua_State *L)
 {
   struct ljm_vm **pp, *vm = NULL;
   struct ljm_lc_in in;
@@ -935,7 +935,7 @@ void ljm_reg_close(lua_State *L)
   unlock_list();
   if (vm == NULL) {
     errno = saved;
-    return;
+    return NULL;
   }
   idle_remove(vm);
   vm->busy++;
@@ -950,10 +950,20 @@ void ljm_reg_close(lua_State *L)
     execute(vm, &o, in.state);
   }
   vm->busy--;
-  /* A buried wrapper may still be called while the VM is torn down. */
-  if (vm->wrap != LJM_WRAP_BURIED)
-    free(vm);
+  /* Not freed yet: the finalizers and the frees of the teardown come
+  ** after this hook, and a C module may have kept the pair (idle_alloc,
+  ** vm) that lua_getallocf gave it, or the program's allocator may call
+  ** a buried wrapper. ljm_reg_closed frees it after the VM's last
+  ** block. Out of the list, no other thread looks at it. */
   errno = saved;
+  return vm;
+}
+
+/* lua_close is over: the VM's allocator, and ours under it, are called
+** no more. On the thread that closed it. */
+void ljm_reg_closed(void *ud)
+{
+  free(ud);
 }
 
 /* -- Exit ------------------------------------------------------------------- */

@@ -50,7 +50,8 @@
 
 /* Lifecycle hooks for an embedder in the same object (see ljmprof.h). */
 void (*ljmprof_hook_newstate)(lua_State *L) = NULL;
-void (*ljmprof_hook_close)(lua_State *L) = NULL;
+void *(*ljmprof_hook_close)(lua_State *L) = NULL;
+void (*ljmprof_hook_closed)(void *ud) = NULL;
 int ljmprof_misc_open = 1;
 
 /* -- Profiler state ------------------------------------------------------ */
@@ -783,11 +784,18 @@ void lj_memprof_newstate(lua_State *L)
   if (ljmprof_hook_newstate) ljmprof_hook_newstate(L);
 }
 
-void lj_memprof_close(lua_State *L)
+void *lj_memprof_close(lua_State *L)
 {
-  if (ljmprof_hook_close) ljmprof_hook_close(L);
+  void *ud = ljmprof_hook_close ? ljmprof_hook_close(L) : NULL;
   if (mp_get(G(L)) != NULL)
     mp_stop(L, 1, 1, NULL);  /* Complete the stream before the VM goes. */
+  return ud;
+}
+
+/* lua_close is over: no allocator call of the VM can come any more. */
+void lj_memprof_closed(void *ud)
+{
+  if (ud != NULL && ljmprof_hook_closed) ljmprof_hook_closed(ud);
 }
 
 void lj_memprof_addproto(global_State *g, GCproto *pt)
