@@ -65,7 +65,8 @@ static void ljm_shim_init(void)
     ljmprof_hook_close = hook_close;
     ljmprof_hook_closed = hook_closed;
   } else {
-    ljmprof_misc_open = 0;  /* Inert: exactly the system library's globals. */
+    /* Inert: exactly the system library's globals and jit table. */
+    ljmprof_show_extensions = 0;
   }
   errno = saved;
 }

@@ -117,7 +117,7 @@ static const luaL_Reg misc_lib[] = {
 
 int luaopen_misc(lua_State *L)
 {
-  if (!ljmprof_misc_open)
+  if (!ljmprof_show_extensions)
     return 0;  /* Under an inert shim: no new global. */
   luaL_register(L, LJ_MISCLIBNAME, misc_lib);
   lua_createtable(L, 0, 2);

@@ -52,7 +52,6 @@
 void (*ljmprof_hook_newstate)(lua_State *L) = NULL;
 void *(*ljmprof_hook_close)(lua_State *L) = NULL;
 void (*ljmprof_hook_closed)(void *ud) = NULL;
-int ljmprof_misc_open = 1;
 
 /* -- Profiler state ------------------------------------------------------ */
 

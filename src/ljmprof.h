@@ -154,10 +154,13 @@ extern void (*ljmprof_hook_closed)(void *ud)
   __attribute__((visibility("hidden")));
 
 /*
-** Whether luaL_openlibs opens the misc library (misc.memprof). 1 (the
-** default) in the standalone library; the shim clears it when it does not
-** profile, so that the program sees exactly the system library's globals.
+** Whether the VM shows what ljmprof adds to LuaJIT's Lua interface: the
+** field jit.ljmprof (luaopen_jit) and the misc library (misc.memprof,
+** opened by luaL_openlibs). 1 (the default) in the standalone library;
+** the shim clears it when it does not profile, so that the program sees
+** exactly the system library's globals and jit table. Defined in
+** lib_jit.c (patch 0001).
 */
-extern int ljmprof_misc_open __attribute__((visibility("hidden")));
+extern int ljmprof_show_extensions __attribute__((visibility("hidden")));
 
 #endif
