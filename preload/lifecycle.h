@@ -18,7 +18,8 @@
 **             the parent's profiler dropped, numbered in the child),
 **             then as IDLE
 **   any - the exit began (exit_req) ---------------> FINISHING -> DONE
-**   any - lua_close --------------------------------> DONE (then freed)
+**   any - lua_close --------------------------------> DONE (freed after
+**             the VM's last block)
 **   an action that fails (a file that cannot be opened, a profiler that
 **   cannot start or stop cleanly) --------------------> HALTED
 **

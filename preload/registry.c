@@ -16,15 +16,16 @@
 **
 ** The end of the process, whatever ends it, is the one exception: the
 ** exiting thread (exit, _exit, a signal that terminates) asks every VM to
-** finish at its next safe point, waits a moment, and then finishes from
-** where it is only the VMs that no other thread can be using: those last
-** seen on the exiting thread itself, and those whose thread is gone. The
-** VM's thread id is noted at each safe point and each flush (the writer
-** and the poll callback run on the VM's thread), so the allocation path
-** pays nothing for it. A VM still in use elsewhere is left alone: its
-** stream ends at its last flushed buffer, truncated but valid, and with
-** LJMPROF_VERBOSE the shim says so. Nothing another thread may be using
-** is freed, written or closed.
+** finish at its next safe point, waits a moment for those last seen on
+** other live threads, and then seals the stream of every VM that is left,
+** its own included (end_all): written up to an event's boundary once the
+** profiler says no thread is inside an event, completed, nothing freed.
+** The VM's thread id, noted at each safe point and each flush (the
+** writer and the poll callback run on the VM's thread, so the allocation
+** path pays nothing for it), only decides how long to wait. A VM whose
+** thread stays inside an event ends at its last flushed buffer,
+** truncated but valid, and with LJMPROF_VERBOSE the shim says so.
+** Nothing another thread may be using is freed or closed.
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -662,12 +663,15 @@ static void finish(struct ljm_vm *vm)
 }
 
 /*
-** The end as the process dies (_exit, a terminating signal), from the
-** dying thread, for a VM that no other thread can be using and that this
-** thread is not in the middle of: write what is buffered and the
-** epilogue, close. Nothing is freed and no lock taken (this may run in a
-** signal handler that interrupted malloc); the profiler stays attached,
-** its writer refusing everything from now on (DONE).
+** The end at exit (exit, _exit, a terminating signal), from the thread
+** that ends the process, for a VM that any thread, this one included, may
+** be running: once no thread is in the middle of one of its events (at
+** most wait_ms), write what is buffered and the epilogue, close. Nothing
+** is freed and no lock taken (this may run in a signal handler that
+** interrupted malloc); the profiler stays attached, sealed, a
+** pass-through for whatever still runs, and the writer refuses
+** everything from now on (DONE). A VM that is not recording is only
+** marked DONE: its wrapper, if any, stays in place as a pass-through.
 */
 static void seal(struct ljm_vm *vm, long wait_ms)
 {
@@ -686,8 +690,9 @@ static void seal(struct ljm_vm *vm, long wait_ms)
 	sleep_ms(1);
       if (r == LJMPROF_ERRBUSY) {
 	if (cfg.verbose)
-	  ljm_msg("[%ld] VM %u: busy in another thread at exit; %s ends at "
-		  "its last flushed buffer", (long)self_pid, vm->num, vm->path);
+	  ljm_msg("[%ld] VM %u: in the middle of an event at exit; %s ends "
+		  "at its last flushed buffer", (long)self_pid, vm->num,
+		  vm->path);
 	/* Sealed: nothing more is written; the file stays open. */
 	__atomic_store_n(&vm->state, LJM_VM_DONE, __ATOMIC_RELEASE);
 	return;
@@ -699,8 +704,9 @@ static void seal(struct ljm_vm *vm, long wait_ms)
     __atomic_store_n(&vm->state, LJM_VM_DONE, __ATOMIC_RELEASE);
     (void)ljm_out_finish(&vm->out);
     if (cfg.verbose)
-      ljm_msg("[%ld] VM %u: %s %s (%llu bytes)", (long)self_pid, vm->num,
+      ljm_msg("[%ld] VM %u: %s %s%s (%llu bytes)", (long)self_pid, vm->num,
 	      complete ? "closed" : "could not complete", vm->path,
+	      complete && was == LJM_VM_CAPPED ? " at LJMPROF_MAXSIZE" : "",
 	      (unsigned long long)vm->out.written);
   }
   __atomic_store_n(&vm->state, LJM_VM_DONE, __ATOMIC_RELEASE);
@@ -909,7 +915,7 @@ void ljm_reg_newstate(lua_State *L)
   errno = saved;
 }
 
-void ljm_reg_close(lua_State *L)
+void *ljm_reg_close(lua_State *L)
 {
   struct ljm_vm **pp, *vm = NULL;
   struct ljm_lc_in in;
@@ -935,7 +941,7 @@ void ljm_reg_close(lua_State *L)
   unlock_list();
   if (vm == NULL) {
     errno = saved;
-    return;
+    return NULL;
   }
   idle_remove(vm);
   vm->busy++;
@@ -950,10 +956,20 @@ void ljm_reg_close(lua_State *L)
     execute(vm, &o, in.state);
   }
   vm->busy--;
-  /* A buried wrapper may still be called while the VM is torn down. */
-  if (vm->wrap != LJM_WRAP_BURIED)
-    free(vm);
+  /* Not freed yet: the finalizers and the frees of the teardown come
+  ** after this hook, and a C module may have kept the pair (idle_alloc,
+  ** vm) that lua_getallocf gave it, or the program's allocator may call
+  ** a buried wrapper. ljm_reg_closed frees it after the VM's last
+  ** block. Out of the list, no other thread looks at it. */
   errno = saved;
+  return vm;
+}
+
+/* lua_close is over: the VM's allocator, and ours under it, are called
+** no more. On the thread that closed it. */
+void ljm_reg_closed(void *ud)
+{
+  free(ud);
 }
 
 /* -- Exit ------------------------------------------------------------------- */
@@ -1029,12 +1045,21 @@ static int pending_elsewhere(pid_t me)
 
 /*
 ** The end of every VM, on the thread that ends the process, with the
-** list locked. dying: the process ends at once (_exit, a signal), maybe
-** from a signal handler: streams are sealed, nothing freed. here_busy:
-** this thread was interrupted inside the VM or the shim, so its own VMs
-** may be in the middle of an event and are left as they are on disk.
+** list locked, however the process ends (exit, _exit, a signal, maybe
+** from a signal handler). One rule for every VM, whichever thread ran it:
+** its stream is sealed (seal, ljmprof_seal), which writes the buffer only
+** once the profiler's own busy/sealed protocol says that no thread is in
+** the middle of an event, and frees nothing. The thread a VM was last
+** seen on decides nothing about the buffer: a VM created here may run
+** on another thread that has not reached a safe point yet (wrk), and one
+** run here may be in the middle of an event under our feet (exit from
+** inside the program's allocator, or from a signal handler). here_busy:
+** this thread was interrupted inside the VM or the shim (the signal
+** path's look at the interrupted PC), so its own VMs are left as they
+** are on disk; vm->busy, the shim's own work on a VM (a safe point, the
+** writer) in progress, likewise.
 */
-static void end_all(int dying, int here_busy)
+static void end_all(int here_busy)
 {
   struct ljm_vm *vm;
   pid_t me = cur_tid();
@@ -1065,25 +1090,15 @@ static void end_all(int dying, int here_busy)
 		"its last flushed buffer", (long)self_pid, vm->num, vm->path);
       continue;
     }
-    if (!mine && elsewhere(vm, me)) {
-      /* Another live thread may run it (an idle server thread, most
-      ** often): end its stream from here without freeing anything, once
-      ** that thread is not in the middle of an event. */
-      if (vm->busy) {
-	if (cfg.verbose && ljm_lc_attached(st))
-	  ljm_msg("[%ld] VM %u: still in use by thread %ld at exit; %s ends "
-		  "at its last flushed buffer", (long)self_pid, vm->num,
-		  (long)tid, vm->path);
-	continue;
-      }
-      seal(vm, LJM_EXIT_WAIT_MS);
+    if (!mine && vm->busy) {
+      if (cfg.verbose && ljm_lc_attached(st))
+	ljm_msg("[%ld] VM %u: still in use by thread %ld at exit; %s ends "
+		"at its last flushed buffer", (long)self_pid, vm->num,
+		(long)tid, vm->path);
       continue;
     }
-    /* Last run here, or its thread is gone: nobody else can touch it. */
-    if (dying)
-      seal(vm, 0);
-    else
-      finish(vm);
+    /* Wherever it runs: sealed once no thread is inside an event. */
+    seal(vm, LJM_EXIT_WAIT_MS);
   }
 }
 
@@ -1097,7 +1112,7 @@ void ljm_reg_exit(void)
     errno = saved;
     return;
   }
-  end_all(0, 0);
+  end_all(0);
   exiting = 1;
   ljm_msg_summary();
   if (vm_count == 0 && !forked_child) {
@@ -1139,7 +1154,7 @@ void ljm_reg_die(int here_busy)
   }
   lock_owner = me;
   if (!exiting) {
-    end_all(1, here_busy);
+    end_all(here_busy);
     exiting = 1;
     ljm_msg_summary();
   }

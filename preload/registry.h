@@ -17,7 +17,10 @@
 int ljm_reg_init(void);
 
 void ljm_reg_newstate(lua_State *L);	/* A VM was created. */
-void ljm_reg_close(lua_State *L);	/* A VM is about to be closed. */
+/* A VM is about to be closed: returns what ljm_reg_closed must get once
+** its last block is freed (NULL: nothing). */
+void *ljm_reg_close(lua_State *L);
+void ljm_reg_closed(void *ud);		/* That VM is gone. */
 void ljm_reg_exit(void);		/* The process exits. */
 
 /* The process ends at once (_exit, _Exit, a terminating signal): seal

@@ -41,9 +41,14 @@ static void hook_newstate(lua_State *L)
   ljm_reg_newstate(L);
 }
 
-static void hook_close(lua_State *L)
+static void *hook_close(lua_State *L)
 {
-  ljm_reg_close(L);
+  return ljm_reg_close(L);
+}
+
+static void hook_closed(void *ud)
+{
+  ljm_reg_closed(ud);
 }
 
 __attribute__((constructor))
@@ -58,8 +63,10 @@ static void ljm_shim_init(void)
 		   ljm_reg_fork_child);
     ljmprof_hook_newstate = hook_newstate;
     ljmprof_hook_close = hook_close;
+    ljmprof_hook_closed = hook_closed;
   } else {
-    ljmprof_misc_open = 0;  /* Inert: exactly the system library's globals. */
+    /* Inert: exactly the system library's globals and jit table. */
+    ljmprof_show_extensions = 0;
   }
   errno = saved;
 }

@@ -122,7 +122,7 @@ LJLIB_CF(misc_memprof_stop)
 
 int luaopen_misc(lua_State *L)
 {
-  if (!ljmprof_misc_open)
+  if (!ljmprof_show_extensions)
     return 0;  /* Under an inert shim: no new global. */
   LJ_LIB_REG(L, LJ_MISCLIBNAME, misc);
   LJ_LIB_REG(L, NULL, misc_memprof);  /* Not in package.loaded. */

@@ -50,8 +50,8 @@
 
 /* Lifecycle hooks for an embedder in the same object (see ljmprof.h). */
 void (*ljmprof_hook_newstate)(lua_State *L) = NULL;
-void (*ljmprof_hook_close)(lua_State *L) = NULL;
-int ljmprof_misc_open = 1;
+void *(*ljmprof_hook_close)(lua_State *L) = NULL;
+void (*ljmprof_hook_closed)(void *ud) = NULL;
 
 /* -- Profiler state ------------------------------------------------------ */
 
@@ -585,30 +585,26 @@ static LJ_NOINLINE void *mp_poll(MemProf *mp, void *ptr, size_t osize,
    (1u << (8 + ~LJ_VMST_OPT)) | (1u << (8 + ~LJ_VMST_ASM)))
 
 /*
-** The wrapper. The two most frequent sources are written here with a
-** single bound check per event (JIT-compiled code: the trace number; the
-** collector and other internal states: nothing); Lua and C code go
-** through mp_event.
+** The event of an allocator call that was served. The two most frequent
+** sources are written here with a single bound check per event
+** (JIT-compiled code: the trace number; the collector and other internal
+** states: nothing); Lua and C code go through mp_event.
 */
-static LJ_AINLINE void *mp_record(MemProf *mp, void *ptr, size_t osize,
-				 size_t nsize)
+static LJ_AINLINE void mp_record(MemProf *mp, void *ptr, size_t osize,
+				 void *nptr, size_t nsize)
 {
-  void *nptr;
   uint8_t *p, ev;
   int32_t st;
-  if (LJ_UNLIKELY(*mp->pollflag != mp->pollseen))
-    return mp_poll(mp, ptr, osize, nsize);
-  nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
   if (nsize == 0) {
-    if (ptr == NULL) return nptr;
+    if (ptr == NULL) return;
     ev = LJM_EV_FREE;
   } else if (nptr == NULL) {
-    return nptr;  /* Failed: nothing changed. */
+    return;  /* Failed: nothing changed. */
   } else {
     ev = ptr == NULL ? LJM_EV_ALLOC : LJM_EV_REALLOC;
   }
   if (LJ_UNLIKELY(mp->pos > mp->lim) && !mp_full(mp))
-    return nptr;
+    return;
   st = mp->g->vmstate;
   p = mp->pos;
 #if LJ_HASJIT
@@ -621,21 +617,34 @@ static LJ_AINLINE void *mp_record(MemProf *mp, void *ptr, size_t osize,
     *p++ = ev | LJM_SRC_INTERNAL;
   } else {
     mp_event(mp, ev, ptr, osize, nptr, nsize);
-    return nptr;
+    return;
   }
   mp->pos = mp_body(p, ev, ptr, osize, nptr, nsize);
-  return nptr;
 }
 
-/* The VM's allocator while profiling (see mp_enter for busy/sealed). */
+/*
+** The VM's allocator while profiling (see mp_enter for busy/sealed). The
+** allocator it wraps runs outside the busy section: only the safe point
+** and the writing of the event are inside it. So a thread that ends the
+** process from inside that allocator (a host's allocator that calls exit
+** when memory runs out) leaves the buffer at an event's boundary, not
+** busy: the exit can seal the stream complete.
+*/
 static void *mp_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
 {
   MemProf *mp = (MemProf *)ud;
   void *nptr;
+  if (LJ_UNLIKELY(*mp->pollflag != mp->pollseen)) {
+    if (mp_enter(mp)) {
+      nptr = mp_poll(mp, ptr, osize, nsize);
+      mp_leave(mp);
+      return nptr;
+    }
+    mp_leave(mp);
+  }
+  nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
   if (LJ_LIKELY(mp_enter(mp)))
-    nptr = mp_record(mp, ptr, osize, nsize);
-  else
-    nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
+    mp_record(mp, ptr, osize, nptr, nsize);
   mp_leave(mp);
   return nptr;
 }
@@ -783,11 +792,18 @@ void lj_memprof_newstate(lua_State *L)
   if (ljmprof_hook_newstate) ljmprof_hook_newstate(L);
 }
 
-void lj_memprof_close(lua_State *L)
+void *lj_memprof_close(lua_State *L)
 {
-  if (ljmprof_hook_close) ljmprof_hook_close(L);
+  void *ud = ljmprof_hook_close ? ljmprof_hook_close(L) : NULL;
   if (mp_get(G(L)) != NULL)
     mp_stop(L, 1, 1, NULL);  /* Complete the stream before the VM goes. */
+  return ud;
+}
+
+/* lua_close is over: no allocator call of the VM can come any more. */
+void lj_memprof_closed(void *ud)
+{
+  if (ud != NULL && ljmprof_hook_closed) ljmprof_hook_closed(ud);
 }
 
 void lj_memprof_addproto(global_State *g, GCproto *pt)

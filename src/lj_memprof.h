@@ -31,11 +31,14 @@ LJ_FUNC int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
 /* Stop a profiler started with the same release function. */
 LJ_FUNC int lj_memprof_stop(lua_State *L, lj_memprof_release release);
 
-/* VM lifecycle (lua_newstate, lua_close, and after the VM's last block:
-** g->memprof as it was before that block was freed). */
+/* VM lifecycle: lua_newstate; lua_close, first thing (returns what
+** lj_memprof_closed gets); after the VM's last block, lj_memprof_free with
+** g->memprof as it was before that block was freed, then, at the end of
+** lua_close, lj_memprof_closed. */
 LJ_FUNC void lj_memprof_newstate(lua_State *L);
-LJ_FUNC void lj_memprof_close(lua_State *L);
+LJ_FUNC void *lj_memprof_close(lua_State *L);
 LJ_FUNC void lj_memprof_free(void *states);
+LJ_FUNC void lj_memprof_closed(void *ud);
 
 /* New symbols while profiling. */
 LJ_FUNC void lj_memprof_addproto(global_State *g, GCproto *pt);

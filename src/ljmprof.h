@@ -138,19 +138,29 @@ LUA_API int ljmprof_seal(lua_State *L);
 ** (libljmprof.so). lua_newstate (and so luaL_newstate) calls
 ** ljmprof_hook_newstate with the new VM's main thread just before it
 ** returns it, before any Lua code runs; lua_close calls ljmprof_hook_close
-** first thing, before the VM is torn down. NULL (the default): no call.
-** Hidden symbols: not part of the exported API.
+** first thing, before the finalizers run and the VM is torn down, and, as
+** it returns, after the VM's last block was freed, ljmprof_hook_closed
+** with what ljmprof_hook_close returned (no call if that was NULL). Until
+** then the VM's allocator may still be called: by the finalizers, by the
+** frees of the teardown, and through a pair that a C module took from
+** lua_getallocf. NULL (the default): no call. Hidden symbols: not part of
+** the exported API.
 */
 extern void (*ljmprof_hook_newstate)(lua_State *L)
   __attribute__((visibility("hidden")));
-extern void (*ljmprof_hook_close)(lua_State *L)
+extern void *(*ljmprof_hook_close)(lua_State *L)
+  __attribute__((visibility("hidden")));
+extern void (*ljmprof_hook_closed)(void *ud)
   __attribute__((visibility("hidden")));
 
 /*
-** Whether luaL_openlibs opens the misc library (misc.memprof). 1 (the
-** default) in the standalone library; the shim clears it when it does not
-** profile, so that the program sees exactly the system library's globals.
+** Whether the VM shows what ljmprof adds to LuaJIT's Lua interface: the
+** field jit.ljmprof (luaopen_jit) and the misc library (misc.memprof,
+** opened by luaL_openlibs). 1 (the default) in the standalone library;
+** the shim clears it when it does not profile, so that the program sees
+** exactly the system library's globals and jit table. Defined in
+** lib_jit.c (patch 0001).
 */
-extern int ljmprof_misc_open __attribute__((visibility("hidden")));
+extern int ljmprof_show_extensions __attribute__((visibility("hidden")));
 
 #endif

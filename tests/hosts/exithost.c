@@ -14,6 +14,12 @@
 **   vfork    vforks; the child ends with _exit(0) at once (as after a
 **            failed exec); the parent runs SCRIPT again, closes, exits 0.
 **
+** In the modes os.exit, gc, quit and alloc, SCRIPT (midexit.lua) ends
+** the process itself in the middle of its work, with exit(), as the
+** global `how` (the mode) says; quit is a C function of the host that
+** calls exit(7), and in mode alloc the VM's allocator (lua_newstate's)
+** calls exit(8) once SCRIPT has made 50000 allocator calls.
+**
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
 
@@ -26,6 +32,27 @@
 #include <lua.h>
 #include <lualib.h>
 #include <lauxlib.h>
+
+static unsigned long calls;	/* Mode alloc: allocator calls so far. */
+static int armed;		/* Counting them. */
+
+static void *exiting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  (void)ud; (void)osize;
+  if (armed && ++calls == 50000)
+    exit(8);		/* As a host's allocator does when memory runs out. */
+  if (nsize == 0) {
+    free(ptr);
+    return NULL;
+  }
+  return realloc(ptr, nsize);
+}
+
+static int quit(lua_State *L)
+{
+  exit((int)luaL_checkinteger(L, 1));
+  return 0;
+}
 
 static int run(lua_State *L, const char *script)
 {
@@ -44,10 +71,25 @@ int main(int argc, char **argv)
   pid_t pid;
   int st;
   if (argc != 3) {
-    fprintf(stderr, "usage: exithost _exit|_Exit|child|vfork SCRIPT\n");
+    fprintf(stderr, "usage: exithost _exit|_Exit|child|vfork|os.exit|gc|quit|"
+	    "alloc SCRIPT\n");
     return 2;
   }
   mode = argv[1];
+  if (strcmp(mode, "os.exit") == 0 || strcmp(mode, "gc") == 0 ||
+      strcmp(mode, "quit") == 0 || strcmp(mode, "alloc") == 0) {
+    L = strcmp(mode, "alloc") == 0 ? lua_newstate(exiting_alloc, NULL)
+				   : luaL_newstate();
+    luaL_openlibs(L);
+    lua_pushstring(L, mode);
+    lua_setglobal(L, "how");
+    lua_pushcfunction(L, quit);
+    lua_setglobal(L, "quit");
+    armed = 1;
+    run(L, argv[2]);
+    fprintf(stderr, "exithost: %s did not end the process\n", argv[2]);
+    return 1;
+  }
   L = luaL_newstate();
   luaL_openlibs(L);
   if (!run(L, argv[2]))

@@ -18,6 +18,12 @@
 **                            later) and runs SCRIPT over and over until
 **                            the process is gone; thread 1 never wakes.
 **                            Prints "exit", exits 0.
+**   mthost handexit N SCRIPT the main thread creates N VMs, N threads run
+**                            them over and over, and the main thread
+**                            calls exit() while they do: each VM was
+**                            last seen on the exiting thread, which
+**                            never ran it (wrk stopped by a signal
+**                            thread). Prints "exit", exits 0.
 **
 ** SCRIPT runs with the global `id` set to the VM's number (1..N) and must
 ** return a string, printed as "<id> <string>" in id order at the end.
@@ -126,12 +132,14 @@ int main(int argc, char **argv)
   pthread_t th[MAXVMS];
   int n, i, own, bad = 0;
   if (argc != 4 || (strcmp(argv[1], "own") && strcmp(argv[1], "handoff") &&
-		    strcmp(argv[1], "exit") && strcmp(argv[1], "straggle")) ||
+		    strcmp(argv[1], "exit") && strcmp(argv[1], "straggle") &&
+		    strcmp(argv[1], "handexit")) ||
       (n = atoi(argv[2])) < 1 || n > MAXVMS) {
-    fprintf(stderr, "usage: mthost own|handoff|exit|straggle N SCRIPT\n");
+    fprintf(stderr, "usage: mthost own|handoff|exit|straggle|handexit N "
+	    "SCRIPT\n");
     return 2;
   }
-  own = strcmp(argv[1], "handoff") != 0;
+  own = strcmp(argv[1], "handoff") != 0 && strcmp(argv[1], "handexit") != 0;
   pthread_barrier_init(&barrier, NULL, (unsigned)n);
   nthreads = n;
   sem_init(&exit_began, 0, 0);
@@ -140,7 +148,8 @@ int main(int argc, char **argv)
     jobs[i].id = i + 1;
     jobs[i].own = own;
     jobs[i].script = argv[3];
-    jobs[i].forever = strcmp(argv[1], "exit") == 0;
+    jobs[i].forever = strcmp(argv[1], "exit") == 0 ||
+		      strcmp(argv[1], "handexit") == 0;
     jobs[i].straggle = strcmp(argv[1], "straggle") == 0;
     if (!own && (jobs[i].L = newvm(i + 1)) == NULL) {
       fprintf(stderr, "mthost: cannot create a VM\n");
@@ -162,7 +171,7 @@ int main(int argc, char **argv)
     fflush(stdout);
     exit(0);
   }
-  if (strcmp(argv[1], "exit") == 0) {
+  if (strcmp(argv[1], "exit") == 0 || strcmp(argv[1], "handexit") == 0) {
     /* Every VM busy, then exit under their feet. */
     while (__atomic_load_n(&ran, __ATOMIC_SEQ_CST) < 2 * n) {
       struct timespec ts = { 0, 1000000 };

@@ -16,7 +16,10 @@ if HAVE_SYSLUAJIT
 check_PROGRAMS += tests/hosts/mthost tests/hosts/forkhost \
 	tests/hosts/errnohost tests/hosts/allochost tests/hosts/manyvms \
 	tests/hosts/drophost tests/hosts/sighost tests/hosts/exithost \
-	tests/hosts/togglehost tests/hosts/daemonhost
+	tests/hosts/togglehost tests/hosts/daemonhost tests/hosts/cachehost
+tests_hosts_cachehost_SOURCES = tests/hosts/cachehost.c
+tests_hosts_cachehost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS)
+tests_hosts_cachehost_LDADD = $(SYSLUAJIT_LIBS)
 tests_hosts_daemonhost_SOURCES = tests/hosts/daemonhost.c
 tests_hosts_daemonhost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS)
 tests_hosts_daemonhost_LDADD = $(SYSLUAJIT_LIBS)
@@ -54,7 +57,7 @@ SHIM_TESTS = tests/shim/basic.test tests/shim/lifecycle.test \
 	tests/shim/signal.test tests/shim/options.test tests/shim/inherit.test \
 	tests/shim/record.test tests/shim/flavour.test tests/shim/cnames.test \
 	tests/shim/exit.test tests/shim/stopsig.test tests/shim/flush.test \
-	tests/shim/straggle.test tests/shim/sigwatch.test
+	tests/shim/straggle.test tests/shim/sigwatch.test tests/shim/allocpair.test
 # Real programs that embed LuaJIT; each skips when its package is missing.
 SHIM_TESTS += tests/shim/nvim.test tests/shim/sysbench.test \
 	tests/shim/wrk.test tests/shim/lupa.test tests/shim/nginx.test \
@@ -63,5 +66,5 @@ TESTS += $(SHIM_TESTS)
 EXTRA_DIST += $(SHIM_TESTS) tests/shim/shim.sh tests/shim/alloc.lua \
 	tests/shim/threads.lua tests/shim/fork.lua tests/shim/closefd.lua \
 	tests/shim/toggle.lua tests/shim/server.lua tests/shim/spawn.lua \
-	tests/shim/work.lua tests/shim/flushkill.lua
+	tests/shim/work.lua tests/shim/flushkill.lua tests/shim/midexit.lua
 check_SCRIPTS += tools/ljmprof
