@@ -50,6 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   st = mp_profile_read(p, r, &events, NULL, NULL);
   truncated = st == MP_TRUNCATED;
   mp_profile_end_file(p, truncated);
+  mp_profile_done_reading(p);	/* As the CLI does before reporting. */
   if (st != MP_ERROR && sink) {
     size_t i;
     in.files = files;

@@ -1,8 +1,8 @@
 /*
-** Live blocks and the totals: a memory event's counters at its location,
-** the blocks it creates and releases in the live heap (and so the bytes
-** each location still holds), the file's totals and the peak. Inline:
-** this is the inner loop of the read driver.
+** Live blocks: a memory event's counters at its location, the blocks it
+** creates and releases in the live heap (and so the bytes each location
+** still holds), the file's live bytes and its peak. Inline: this is the
+** inner loop of the read driver.
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -81,8 +81,8 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
 ** calls it with values decoded straight from the stream. The addresses
 ** are keys (mp_fast_key), or the addresses themselves for those that
 ** huge (MP_LIVE_*_HUGE) says have none. evno is the event's number in
-** the file, from 1 (only for the peak). The file's counts by kind are
-** the locations' (mp_profile_file_counts).
+** the file, from 1 (only for the peak). The counts by kind are the
+** locations' (summed by mp_profile_done_reading).
 */
 static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned type,
 					 uint32_t id, uint64_t old_addr,

@@ -122,19 +122,6 @@ oom:
   return -1;
 }
 
-void mp_profile_done_reading(struct mp_profile *p)
-{
-  mp_symtab_free(&p->symtab);
-  mp_symtab_init(&p->symtab);
-  mp_heap_free(&p->heap);
-  mp_heap_init(&p->heap);
-  mp_map_free(&p->trace_funcs);
-  mp_map_init(&p->trace_funcs);
-  free(p->loc_slots);
-  p->loc_slots = NULL;
-  p->loc_mask = 0;
-}
-
 /* The counts by kind and the bytes of every location together. */
 static void loc_sums(const struct mp_profile *p, struct mp_summary *s)
 {
@@ -154,33 +141,32 @@ static void loc_sums(const struct mp_profile *p, struct mp_summary *s)
   }
 }
 
-/* mp_profile_file_counts, and the sums it took in *s. */
-static void file_counts(struct mp_profile *p, struct mp_summary *s)
-{
-  loc_sums(p, s);
-  p->file.n_alloc = s->n_alloc - p->file_base.n_alloc;
-  p->file.n_realloc = s->n_realloc - p->file_base.n_realloc;
-  p->file.n_free = s->n_free - p->file_base.n_free;
-  p->file.bytes_allocated = s->bytes_allocated - p->file_base.bytes_allocated;
-  p->file.bytes_freed = s->bytes_freed - p->file_base.bytes_freed;
-  p->file.live_blocks = mp_heap_count(&p->heap);
-}
-
-void mp_profile_file_counts(struct mp_profile *p)
+void mp_profile_done_reading(struct mp_profile *p)
 {
   struct mp_summary s;
-  file_counts(p, &s);
+  /* Files dropped (mp_profile_drop_file) accounted no event: every
+  ** location's counts belong to the files in the total. */
+  loc_sums(p, &s);
+  p->total.n_alloc = s.n_alloc;
+  p->total.n_realloc = s.n_realloc;
+  p->total.n_free = s.n_free;
+  p->total.bytes_allocated = s.bytes_allocated;
+  p->total.bytes_freed = s.bytes_freed;
+  mp_symtab_free(&p->symtab);
+  mp_symtab_init(&p->symtab);
+  mp_heap_free(&p->heap);
+  mp_heap_init(&p->heap);
+  mp_map_free(&p->trace_funcs);
+  mp_map_init(&p->trace_funcs);
+  free(p->loc_slots);
+  p->loc_slots = NULL;
+  p->loc_mask = 0;
 }
 
-/* The next file is another process: its addresses mean other things.
-** sums: the locations' sums now, or NULL to take them. */
-static void next_file(struct mp_profile *p, const struct mp_summary *sums)
+/* The next file is another process: its addresses mean other things. */
+static void next_file(struct mp_profile *p)
 {
   memset(&p->file, 0, sizeof(p->file));
-  if (sums)
-    p->file_base = *sums;
-  else
-    loc_sums(p, &p->file_base);
   p->file_events = 0;
   mp_symtab_free(&p->symtab);
   mp_symtab_init(&p->symtab);
@@ -192,18 +178,15 @@ static void next_file(struct mp_profile *p, const struct mp_summary *sums)
 
 void mp_profile_end_file(struct mp_profile *p, int truncated)
 {
-  struct mp_summary *t = &p->total, *f = &p->file, sums;
+  struct mp_summary *t = &p->total, *f = &p->file;
 
-  file_counts(p, &sums);
-  t->n_alloc += f->n_alloc;
-  t->n_realloc += f->n_realloc;
-  t->n_free += f->n_free;
+  /* The counts by kind and the bytes are the locations' sums, taken
+  ** once reading is done (mp_profile_done_reading). */
+  f->live_blocks = mp_heap_count(&p->heap);
   t->n_sym_proto += f->n_sym_proto;
   t->n_sym_cfunc += f->n_sym_cfunc;
   t->n_sym_trace += f->n_sym_trace;
   t->n_sym_events += f->n_sym_events;
-  t->bytes_allocated += f->bytes_allocated;
-  t->bytes_freed += f->bytes_freed;
   t->live_bytes += f->live_bytes;
   t->live_blocks += f->live_blocks;
   if (f->peak_bytes > t->peak_bytes || t->files == 0) {
@@ -217,7 +200,7 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
   t->files++;
   if (truncated)
     t->truncated_files++;
-  next_file(p, &sums);
+  next_file(p);
 }
 
 void mp_profile_drop_file(struct mp_profile *p)
@@ -225,5 +208,5 @@ void mp_profile_drop_file(struct mp_profile *p)
   /* Names are dropped only when no location of this file may use one. */
   if (!p->file_events)
     mp_strings_truncate(&p->strings, p->file_strings);
-  next_file(p, NULL);
+  next_file(p);
 }

@@ -116,7 +116,9 @@ static inline uint64_t mp_override_key(int is_free, uint32_t loc,
 }
 
 struct mp_summary {
-  uint64_t n_alloc, n_realloc, n_free;	/* Memory events by kind. */
+  /* Memory events by kind, and bytes_allocated and bytes_freed below:
+  ** in the total once mp_profile_done_reading has summed them. */
+  uint64_t n_alloc, n_realloc, n_free;
   uint64_t n_sym_proto, n_sym_cfunc, n_sym_trace;	/* Symbols defined. */
   uint64_t n_sym_events;	/* Of which from symbol events. */
   uint64_t bytes_allocated;	/* New sizes of allocs and reallocs. */
@@ -247,7 +249,8 @@ enum mp_measure {
 uint64_t mp_profile_measure(const struct mp_profile *p, uint32_t id,
 			    enum mp_measure m);
 
-/* Reading is over: drop what only reading needs (symbols, live heap,
+/* Reading is over: sum the total's counts by kind and bytes (the
+** locations'), drop what only reading needs (symbols, live heap,
 ** location hash) before reporting. */
 void mp_profile_done_reading(struct mp_profile *p);
 

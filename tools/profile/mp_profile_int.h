@@ -74,7 +74,7 @@ struct mp_laux {
 #define MP_ADDR_GENS (1u << MP_ADDR_GEN_BITS)
 
 struct mp_loc_cache_entry {
-  uint64_t loc, line;	/* Event location fields. */
+  uint64_t loc, line;	/* Event location key (mp_loc_key) and line. */
   uint32_t src;
   uint32_t gen;		/* Valid when equal to the generation of its key. */
   uint32_t id;
@@ -119,11 +119,10 @@ struct mp_profile {
   uint64_t last_loc, last_line;
   uint32_t last_src, last_id;
   uint32_t internal_id;
-  /* The file being read. Its counts by kind, bytes and live blocks are
-  ** not kept per event: they are the locations' sums less those at the
-  ** file's start (file_base), filled in by mp_profile_file_counts. */
+  /* The file being read. Its counts by kind and bytes are not kept per
+  ** event: the total's are the locations' sums, taken by
+  ** mp_profile_done_reading. */
   struct mp_summary file;
-  struct mp_summary file_base;
   uint64_t file_events;		/* Memory events of the file so far. */
   struct mp_summary total;	/* Files finished so far. */
   uint32_t file_strings;	/* Strings before the file being read. */
@@ -132,9 +131,6 @@ struct mp_profile {
   int no_locations;		/* One location for all (stat needs none). */
   int override_values;		/* Count and bytes per override pair. */
 };
-
-/* Fill in the counts of p->file that reading does not keep. */
-void mp_profile_file_counts(struct mp_profile *p);
 
 /* In place, for the unit tests; the others use mp_profile_new. */
 void mp_profile_init(struct mp_profile *p, enum mp_group group);

@@ -213,8 +213,8 @@ out:
 /*
 ** One thread, no event structs for the common events: a thread hand-off
 ** and a struct per event cost more instructions than decoding itself.
-** Whatever run_fast leaves (symbols, the buffer's last bytes, the end,
-** errors) goes through mp_reader_next one event at a time.
+** Whatever run_fast leaves (other symbols, the buffer's last bytes, the
+** end, errors) goes through mp_reader_next one event at a time.
 */
 enum mp_status mp_profile_read(struct mp_profile *p, struct mp_reader *r,
 			       uint64_t *events,

@@ -1,8 +1,9 @@
 /*
 ** Resolution: the key of an event's location, from the symbols known at
-** that point of the stream. A small cache keyed by the event's location
-** fields sits in front of the symbol lookups; generations, bumped by
-** each symbol, tell its entries that are stale.
+** that point of the stream. A small cache keyed by the event's source,
+** location key (mp_loc_key) and line sits in front of the symbol
+** lookups; generations, bumped by each symbol, tell its entries that are
+** stale.
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */

@@ -119,7 +119,8 @@ uint32_t mp_strings_intern(struct mp_strings *s, const char *data, size_t len)
   h = hash_bytes(data, len);
   for (j = h & s->mask; s->slots[j]; j = (j + 1) & s->mask) {
     const struct mp_string *c = &s->items[s->slots[j] - 1];
-    if (c->hash == h && c->len == len && memcmp(c->data, data, len) == 0)
+    if (c->hash == h && c->len == len &&
+	(len == 0 || memcmp(c->data, data, len) == 0))
       return s->slots[j] - 1;
   }
   if (s->count == s->cap) {

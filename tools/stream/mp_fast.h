@@ -1,10 +1,11 @@
 /*
-** The common memory events decoded straight from the reader's buffer
-** (mp_reader_window), for a caller that accounts them at once: no event
-** struct in memory, no bounds check per field. Anything else (a symbol,
-** the epilogue, a field longer than 8 bytes, a value out of bounds, bad
-** bits) is left to mp_reader_next, which decodes it from the same byte
-** and so gives the same events and the same errors.
+** The common memory events and prototype symbols decoded straight from
+** the reader's buffer (mp_reader_window), for a caller that accounts them
+** at once: no event struct in memory, no bounds check per field. Anything
+** else (other symbols, the epilogue, a field longer than 8 bytes, a value
+** out of bounds, a long name, bad bits) is left to mp_reader_next, which
+** decodes it from the same byte and so gives the same events and the
+** same errors.
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -21,10 +22,10 @@
 #define MP_FAST_NAME_MAX 128
 
 /*
-** Bytes that must be readable from the start of an event: the longest
-** memory event is 1 + 6 * LJM_FMT_ULEB128_MAX bytes, the longest symbol
-** taken here 1 + 8 + 8 + MP_FAST_NAME_MAX + 8, and the last field is
-** loaded 8 bytes at a time.
+** Bytes that must be readable from the start of an event: fields are
+** taken here when they fit in 8 bytes and are loaded 8 bytes at a time,
+** so a memory event needs 1 + 6 * 8, a prototype symbol at most 1 + 8 +
+** 8 + MP_FAST_NAME_MAX + 8 (address, name length, name, first line).
 */
 #define MP_FAST_MARGIN (1 + 8 + 8 + MP_FAST_NAME_MAX + 8)
 
@@ -139,8 +140,9 @@ static inline const uint8_t *mp_fast_uleb_key(const uint8_t *p,
   return p + (nbits >> 3);
 }
 
-/* The key of value v, below MP_FAST_KEY_LIMIT, as mp_fast_uleb_key
-** delivers it for v's encoding. */
+/* The key of value v, as mp_fast_uleb_key delivers it for v's encoding.
+** Only for v below MP_FAST_KEY_LIMIT: above, v has no key (the result
+** is wrong, the shift undefined from 2^63). */
 static inline uint64_t mp_fast_key(uint64_t v)
 {
   /* Spread the 7-bit groups one to a byte (mp_fast_squeeze backwards),
