@@ -1151,6 +1151,17 @@ START_TEST(fast_keys_match_values)
 }
 END_TEST
 
+/* v as a ULEB128 padded with a zero group: valid, not canonical. */
+static void uleb_padded(struct mpw *w, uint64_t v)
+{
+  uint8_t enc[16];
+  unsigned n = mp_uleb_write(enc, v), k;
+  enc[n - 1] |= 0x80;
+  enc[n++] = 0;
+  for (k = 0; k < n; k++)
+    mpw_byte(w, enc[k]);
+}
+
 /* Events the fast path takes and events only the reader takes (huge and
 ** non-canonical addresses, a free's address written in 9 bytes; Lua and C
 ** functions at such addresses) share one live heap and one set of
@@ -1179,14 +1190,8 @@ START_TEST(profile_fast_same_as_events)
     mpw_alloc(&w, mpw_c(i % 2 ? 0x7f00000b0010ull : 1ull << 59),
 	      0x7c0000000000ull + 16 * i, 16);
     if (i % 5 == 0) {
-      /* The prototype's address padded with a zero group. */
-      uint8_t enc[16];
-      unsigned n = mp_uleb_write(enc, 0x7f00000a0000ull), k;
-      enc[n - 1] |= 0x80;
-      enc[n++] = 0;
       mpw_byte(&w, LJM_EV_ALLOC | LJM_SRC_LFUNC);
-      for (k = 0; k < n; k++)
-	mpw_byte(&w, enc[k]);
+      uleb_padded(&w, 0x7f00000a0000ull);	/* The prototype. */
       mpw_uleb(&w, 2);
       mpw_uleb(&w, 0x7b0000000000ull + 16 * i);
       mpw_uleb(&w, 8);
@@ -1196,14 +1201,8 @@ START_TEST(profile_fast_same_as_events)
     mpw_alloc(&w, mpw_internal(), 1ull << 60 | i, 32);
     mpw_alloc(&w, mpw_trace(1), addr, 48);
     if (i % 2) {
-      /* The address padded with a zero group. */
-      uint8_t enc[16];
-      unsigned n = mp_uleb_write(enc, addr), k;
-      enc[n - 1] |= 0x80;
-      enc[n++] = 0;
       mpw_byte(&w, LJM_EV_FREE | LJM_SRC_INTERNAL);
-      for (k = 0; k < n; k++)
-	mpw_byte(&w, enc[k]);
+      uleb_padded(&w, addr);
       mpw_uleb(&w, 48);
     } else {
       mpw_free_ev(&w, mpw_internal(), addr, 48);
