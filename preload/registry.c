@@ -1072,9 +1072,17 @@ static void end_all(int here_busy)
   for (ms = 0; ms < LJM_EXIT_WAIT_MS && pending_elsewhere(me); ms++)
     sleep_ms(1);
   for (vm = vms; vm; vm = vm->next) {
-    pid_t tid = __atomic_load_n(&vm->tid, __ATOMIC_RELAXED);
-    int mine = tid == me;
-    enum ljm_vm_state st = vm_state(vm);
+    pid_t tid;
+    int mine;
+    enum ljm_vm_state st;
+    /* Not inside the shim here, yet the shim works on this VM: another
+    ** thread is at one of its safe points, which may be finishing it
+    ** (the VM last seen here, it had not said so yet). Give it time. */
+    for (ms = 0; !here_busy && vm->busy && ms < LJM_EXIT_WAIT_MS; ms++)
+      sleep_ms(1);
+    tid = __atomic_load_n(&vm->tid, __ATOMIC_RELAXED);
+    mine = tid == me;
+    st = vm_state(vm);
     if (st == LJM_VM_DONE)
       continue;
     if (st == LJM_VM_FINISHING) {
