@@ -153,8 +153,12 @@ static inline int mp_live_account(struct mp_profile *p,
   unsigned huge = 0;
   uint64_t old_key = mp_live_key(ev->old_addr, &huge, MP_LIVE_OLD_HUGE);
   uint64_t new_key = mp_live_key(ev->new_addr, &huge, MP_LIVE_NEW_HUGE);
-  return mp_live_account_fields(p, ev->type, id, old_key, ev->old_size,
-				new_key, ev->new_size, huge, ++p->file_events);
+  int rc = mp_live_account_fields(p, ev->type, id, old_key, ev->old_size,
+				  new_key, ev->new_size, huge,
+				  p->file_events + 1);
+  if (rc == 0)
+    p->file_events++;	/* Counted once accounted, as the read driver's. */
+  return rc;
 }
 
 #endif

@@ -172,10 +172,11 @@ static const uint8_t *fast_symbol(struct mp_profile *p, const uint8_t *q)
 ** Account the memory events at q straight from the reader's buffer, and
 ** define its prototype symbols, up to stop or the first event that
 ** mp_fast_body or mp_fast_proto_symbol leaves to the reader. Returns
-** where it stopped, or NULL when out of memory; *n counts the events.
+** where it stopped, or NULL when out of memory; p->file_events counts the
+** events.
 */
 static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
-			       const uint8_t *stop, uint64_t *n)
+			       const uint8_t *stop)
 {
   struct fast_memo m = {0, 0, -1, -1, 0};
   uint64_t k = 0;
@@ -205,7 +206,6 @@ static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
     q = next;
   }
 out:
-  *n += k;
   p->file_events += k;
   return p->oom ? NULL : q;
 }
@@ -222,20 +222,20 @@ enum mp_status mp_profile_read(struct mp_profile *p, struct mp_reader *r,
 			       void *ctx)
 {
   enum mp_status st;
-  uint64_t n = 0;
+  uint64_t start = p->file_events;
 
   for (;;) {
     const uint8_t *end, *q = mp_reader_window(r, &end);
     struct mp_event ev;
     if (q && end - q > MP_FAST_MARGIN) {
-      uint64_t before = n;
-      q = run_fast(p, q, end - MP_FAST_MARGIN, &n);
+      uint64_t before = p->file_events - start;
+      q = run_fast(p, q, end - MP_FAST_MARGIN);
       if (!q) {
 	st = MP_ERROR;
 	break;
       }
       mp_reader_consume(r, q);
-      if (tick && (before >> 20) != (n >> 20))
+      if (tick && (before >> 20) != ((p->file_events - start) >> 20))
 	tick(ctx, mp_reader_offset(r));
     }
     st = mp_reader_next(r, &ev);
@@ -245,9 +245,7 @@ enum mp_status mp_profile_read(struct mp_profile *p, struct mp_reader *r,
       st = MP_ERROR;
       break;
     }
-    if (!mp_event_is_symbol(ev.type))
-      n++;
   }
-  *events = n;
+  *events = p->file_events - start;
   return st;
 }
