@@ -10,6 +10,11 @@
 #include "mp_heap.h"
 
 #define MIN_SLOTS 1024
+/* Below this many slots (2 MiB) the heap is at most a quarter full,
+** above at most half: a small heap stays in the caches either way, and
+** fewer neighbours make shorter probes and fewer slots to pull back when
+** a block is freed (every other free at half full). */
+#define SPARSE_SLOTS ((uint64_t)1 << 17)
 #define LOC_MASK ((1ull << MP_HEAP_LOC_BITS) - 1)
 
 void mp_heap_init(struct mp_heap *h)
@@ -130,7 +135,7 @@ static int resize(struct mp_heap *h, uint64_t nslots)
   h->slots = slots;
   h->mask = nslots - 1;
   h->shift = 64 - (unsigned)__builtin_ctzll(nslots);
-  h->limit = nslots / 2;
+  h->limit = nslots <= SPARSE_SLOTS ? nslots / 4 : nslots / 2;
   for (i = 0; i < oldn; i++)
     if (old[i].addr) {
       uint64_t j = mp_heap_home(h, old[i].addr);
@@ -148,9 +153,9 @@ int mp_heap_put_slow(struct mp_heap *h, uint64_t addr, uint64_t size,
   int replaced;
   uint64_t i;
 
-  /* At most half full: short probe runs, and short shifts when a block
-  ** is freed; 16 bytes a slot. */
-  if (!h->slots || (h->used + 1) * 2 > h->mask + 1)
+  /* Short probe runs, and short shifts when a block is freed
+  ** (SPARSE_SLOTS); 16 bytes a slot. */
+  if (!h->slots || h->used >= h->limit)
     if (resize(h, h->slots ? (h->mask + 1) * 2 : MIN_SLOTS) < 0)
       return -1;
   if (fits(addr, size, loc) && !h->big.count) {

@@ -2,9 +2,9 @@
 ** The live heap: address -> (size, owning location) for every block
 ** allocated while profiling and not yet freed. Sized for millions of
 ** blocks: a slot is 16 bytes (size and owner packed into one word),
-** linear probing with backward-shift deletion, at most half full. The
-** rare block whose size or owner does not fit the packing (and address
-** 0) goes to a small general map beside it.
+** linear probing with backward-shift deletion, at most half full (a
+** quarter while small). The rare block whose size or owner does not fit
+** the packing (and address 0) goes to a small general map beside it.
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -29,7 +29,7 @@ struct mp_heap {
   uint64_t mask;	/* Slot count - 1. */
   unsigned shift;	/* 64 - log2(slot count). */
   uint64_t used;	/* Occupied slots. */
-  uint64_t limit;	/* Grow before used reaches this (50%); 0: no slots. */
+  uint64_t limit;	/* Grow before used reaches this; 0: no slots. */
   struct mp_map big;	/* addr -> a: size, b: owner; what does not pack. */
   /* The same for addresses of MP_FAST_KEY_LIMIT and above, which have
   ** no key (mp_live.h): keyed by the address, in a space of their own. */

@@ -32,13 +32,89 @@ static inline int override_less(const struct mp_override *x,
 MP_SORT_DEFINE(sort_keys, uint64_t, key_less)
 MP_SORT_DEFINE(sort_overrides, struct mp_override, override_less)
 
+/* Replace the orig part of every key through map. */
+static void ov_map_origs(struct mp_profile *p, const uint32_t *map)
+{
+  uint64_t i;
+  for (i = 0; i < p->nov; i++) {
+    uint64_t *k = mp_ov_keyp(p, i);
+    *k = (*k & ~(uint64_t)UINT32_MAX) | map[(uint32_t)*k];
+  }
+}
+
+/*
+** Bare keys are sorted packed: is_free << 2b | loc << b | orig, b the bits
+** of a location id, keeps their order in about 2b + 1 bits where the key
+** spreads them over 64, and the radix sort takes a pass per 16 of them.
+** With orig_rank, the orig part is sorted by rank and mapped back through
+** rank_orig.
+*/
+static inline uint64_t ov_pack(uint64_t key, uint32_t orig, unsigned b)
+{
+  return key >> 63 << 2 * b | (key >> 32 & INT32_MAX) << b | orig;
+}
+
+static inline uint64_t ov_unpack(uint64_t v, uint32_t orig, unsigned b)
+{
+  return v >> 2 * b << 63 | (v >> b & (((uint64_t)1 << b) - 1)) << 32 | orig;
+}
+
+static void ov_compact_keys(struct mp_profile *p, const uint32_t *orig_rank,
+			    const uint32_t *rank_orig)
+{
+  uint64_t *k = p->ov, *tmp, i, n = 0, last;
+  unsigned b = p->nlocs > 1 ? 64 - (unsigned)__builtin_clzll(p->nlocs - 1) : 1;
+  uint64_t id_mask = ((uint64_t)1 << b) - 1, nov = p->nov;
+
+  if (!nov)
+    return;
+  /* The loops twice, with and without the ranks: this is a pass over
+  ** every pair, and a test per pair costs as much as the packing. */
+  if (orig_rank)
+    for (i = 0; i < nov; i++)
+      k[i] = ov_pack(k[i], orig_rank[(uint32_t)k[i]], b);
+  else
+    for (i = 0; i < nov; i++)
+      k[i] = ov_pack(k[i], (uint32_t)k[i], b);
+  tmp = malloc((size_t)nov * sizeof(*k));
+  if (tmp)
+    mp_radix_sort_u64(k, tmp, (size_t)nov);
+  else
+    sort_keys(k, (size_t)nov);
+  free(tmp);
+  /* Unpacked after the copies are merged; b is at least 1, so a packed
+  ** value is never all ones and last starts unlike any. */
+  last = ~(uint64_t)0;
+  if (rank_orig) {
+    for (i = 0; i < nov; i++)
+      if (k[i] != last)
+	last = k[n++] = k[i];
+    for (i = 0; i < n; i++)
+      k[i] = ov_unpack(k[i], rank_orig[k[i] & id_mask], b);
+  } else {
+    for (i = 0; i < nov; i++)
+      if (k[i] != last) {
+	last = k[i];
+	k[n++] = ov_unpack(last, (uint32_t)(last & id_mask), b);
+      }
+  }
+  p->nov = n;
+}
+
 /* Sort the pairs and merge the copies of each key (their counts add up). */
-static void ov_compact(struct mp_profile *p)
+static void ov_compact(struct mp_profile *p, const uint32_t *orig_rank,
+		       const uint32_t *rank_orig)
 {
   uint64_t i, n = 0;
 
-  if (p->override_values) {
+  if (!p->override_values) {
+    ov_compact_keys(p, orig_rank, rank_orig);
+  } else {
     struct mp_override *o = p->ov;
+    /* Sorting on the rank puts each list in that order; the key's upper
+    ** half, which lookups use, is sorted either way. */
+    if (orig_rank)
+      ov_map_origs(p, orig_rank);
     sort_overrides(o, (size_t)p->nov);
     for (i = 0; i < p->nov; i++) {
       if (n && o[n - 1].key == o[i].key) {
@@ -48,18 +124,10 @@ static void ov_compact(struct mp_profile *p)
 	o[n++] = o[i];
       }
     }
-  } else {
-    uint64_t *k = p->ov, *tmp = malloc((size_t)p->nov * sizeof(*k) + 1);
-    if (tmp)
-      mp_radix_sort_u64(k, tmp, (size_t)p->nov);
-    else
-      sort_keys(k, (size_t)p->nov);
-    free(tmp);
-    for (i = 0; i < p->nov; i++)
-      if (!n || k[n - 1] != k[i])
-	k[n++] = k[i];
+    p->nov = n;
+    if (orig_rank)
+      ov_map_origs(p, rank_orig);
   }
-  p->nov = n;
   p->ov_maybe_dup = 0;
 }
 
@@ -75,7 +143,7 @@ static int ov_make_room(struct mp_profile *p)
   void *na;
 
   if (p->ov_maybe_dup > p->nov / 4)
-    ov_compact(p);
+    ov_compact(p, NULL, NULL);
   if (p->nov < p->ov_cap - p->ov_cap / 4)
     return 0;
   ncap = p->ov_cap ? p->ov_cap * 2 : 1024;
@@ -91,29 +159,13 @@ static int ov_make_room(struct mp_profile *p)
   return 0;
 }
 
-/* Replace the orig part of every key through map. */
-static void ov_map_origs(struct mp_profile *p, const uint32_t *map)
-{
-  uint64_t i;
-  for (i = 0; i < p->nov; i++) {
-    uint64_t *k = mp_ov_keyp(p, i);
-    *k = (*k & ~(uint64_t)UINT32_MAX) | map[(uint32_t)*k];
-  }
-}
-
 uint64_t mp_profile_sort_overrides(struct mp_profile *p,
 				   const uint32_t *orig_rank,
 				   const uint32_t *rank_orig)
 {
   if (p->ov_sorted)
     return p->nov;
-  /* Sorting on the rank puts each list in that order; the key's upper
-  ** half, which lookups use, is sorted either way. */
-  if (orig_rank)
-    ov_map_origs(p, orig_rank);
-  ov_compact(p);
-  if (orig_rank)
-    ov_map_origs(p, rank_orig);
+  ov_compact(p, orig_rank, rank_orig);
   if (p->nov && p->nov < p->ov_cap) {
     void *fit = realloc(p->ov, (size_t)p->nov * mp_ov_size(p));
     if (fit) {

@@ -4,43 +4,79 @@
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "mp_sort.h"
 
+#define MAX_DIGIT_BITS 16
+#define MAX_DIGITS 8
+
+/* Comparison sort, for when the counts cannot be allocated. */
+static inline int u64_less(const uint64_t *x, const uint64_t *y)
+{
+  return *x < *y;
+}
+
+MP_SORT_DEFINE(sort_u64, uint64_t, u64_less)
+
 void mp_radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n)
 {
-  static size_t count[8][256];	/* Not reentrant: reports are one thread. */
-  uint64_t *src = a, *dst = tmp;
-  size_t i;
-  int d;
+  uint64_t all_or = 0, all_and = ~0ull, diff, *src = a, *dst = tmp;
+  unsigned shift[MAX_DIGITS], width, span, passes, ndigits = 0, d, pos;
+  size_t i, *count;
 
   if (n < 2)
     return;
-  memset(count, 0, sizeof(count));
   for (i = 0; i < n; i++) {
-    uint64_t v = a[i];
-    for (d = 0; d < 8; d++)
-      count[d][(v >> (8 * d)) & 0xff]++;
+    all_or |= a[i];
+    all_and &= a[i];
   }
-  for (d = 0; d < 8; d++) {
-    size_t sum = 0, c;
-    unsigned b;
-    /* A digit that is the same everywhere orders nothing. */
-    if (count[d][(src[0] >> (8 * d)) & 0xff] == n)
-      continue;
-    for (b = 0; b < 256; b++) {
-      c = count[d][b];
-      count[d][b] = sum;
-      sum += c;
+  /* Only the bits that are not the same everywhere order anything:
+  ** digits start at a bit that differs and skip runs that do not. */
+  diff = all_or ^ all_and;
+  if (!diff)
+    return;
+  /* Digits no wider than the array is long, so that the prefix sums of a
+  ** short array do not cost more than its passes; as many as the span of
+  ** differing bits needs, all of one width. */
+  for (width = 8; width < MAX_DIGIT_BITS && ((size_t)1 << width) < n; width++)
+    ;
+  span = 64 - (unsigned)__builtin_clzll(diff) -
+	 (unsigned)__builtin_ctzll(diff);
+  passes = (span + width - 1) / width;
+  width = (span + passes - 1) / passes;
+  for (pos = 0; pos < 64 && (diff >> pos); pos += width) {
+    pos += (unsigned)__builtin_ctzll(diff >> pos);
+    shift[ndigits++] = pos;
+  }
+  count = malloc(((size_t)1 << width) * sizeof(*count));
+  if (!count) {
+    sort_u64(a, n);
+    return;
+  }
+  for (d = 0; d < ndigits; d++) {
+    size_t sum = 0, k;
+    uint64_t mask = ((uint64_t)1 << width) - 1;
+    unsigned s = shift[d];
+    /* A pass of its own for each digit's counts: a loop over the
+    ** digits per value costs more than reading the values again. */
+    memset(count, 0, ((size_t)1 << width) * sizeof(*count));
+    for (i = 0; i < n; i++)
+      count[(src[i] >> s) & mask]++;
+    for (k = 0; k <= mask; k++) {
+      size_t here = count[k];
+      count[k] = sum;
+      sum += here;
     }
     for (i = 0; i < n; i++) {
       uint64_t v = src[i];
-      dst[count[d][(v >> (8 * d)) & 0xff]++] = v;
+      dst[count[(v >> s) & mask]++] = v;
     }
     src = dst;
     dst = src == a ? tmp : a;
   }
+  free(count);
   if (src != a)
     memcpy(a, src, n * sizeof(*a));
 }

@@ -21,9 +21,10 @@
 
 /*
 ** Sort n 64-bit values in place, ascending, using tmp (room for n) as
-** scratch: a radix sort, one pass per byte that is not the same in every
-** value. Report keys use a few of their bytes, so this takes a few
-** sequential passes where a comparison sort takes twenty random ones.
+** scratch: a radix sort over the bits that are not the same in every
+** value, in digits of up to 16 bits. Report keys use a few runs of their
+** bits, so this takes a few sequential passes where a comparison sort
+** takes twenty random ones.
 */
 void mp_radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n);
 
