@@ -37,6 +37,7 @@ void mp_heap_clear(struct mp_heap *h)
   if (h->slots)
     memset(h->slots, 0, (h->mask + 1) * sizeof(*h->slots));
   h->used = 0;
+  h->fast_limit = h->limit;
   mp_map_clear(&h->big);
   mp_map_clear(&h->huge);
 }
@@ -115,6 +116,8 @@ int mp_heap_take_slow(struct mp_heap *h, uint64_t addr, struct mp_block *out)
       out->size = e->a;
       out->loc = (uint32_t)e->b;
       mp_map_remove(&h->big, e);
+      if (!h->big.count)
+	h->fast_limit = h->limit;
       return 1;
     }
   }
@@ -136,6 +139,7 @@ static int resize(struct mp_heap *h, uint64_t nslots)
   h->mask = nslots - 1;
   h->shift = 64 - (unsigned)__builtin_ctzll(nslots);
   h->limit = nslots <= SPARSE_SLOTS ? nslots / 4 : nslots / 2;
+  h->fast_limit = h->big.count ? 0 : h->limit;
   for (i = 0; i < oldn; i++)
     if (old[i].addr) {
       uint64_t j = mp_heap_home(h, old[i].addr);
@@ -178,6 +182,7 @@ int mp_heap_put_slow(struct mp_heap *h, uint64_t addr, uint64_t size,
     struct mp_map_entry *e = mp_map_insert(&h->big, addr, &added);
     if (!e)
       return -1;
+    h->fast_limit = 0;
     e->a = size;
     e->b = loc;
     return replaced;

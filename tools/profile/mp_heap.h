@@ -30,6 +30,9 @@ struct mp_heap {
   unsigned shift;	/* 64 - log2(slot count). */
   uint64_t used;	/* Occupied slots. */
   uint64_t limit;	/* Grow before used reaches this; 0: no slots. */
+  /* The inline put's limit: limit, or 0 while the big map holds blocks
+  ** (a put must then look there too). */
+  uint64_t fast_limit;
   struct mp_map big;	/* addr -> a: size, b: owner; what does not pack. */
   /* The same for addresses of MP_FAST_KEY_LIMIT and above, which have
   ** no key (mp_live.h): keyed by the address, in a space of their own. */
@@ -111,9 +114,8 @@ mp_heap_put(struct mp_heap *h, uint64_t addr, uint64_t size, uint32_t loc,
 	    struct mp_block *old)
 {
   uint64_t i;
-  if (h->used < h->limit && addr != 0 &&
-      size < (1ull << MP_HEAP_SIZE_BITS) &&
-      loc < (1u << MP_HEAP_LOC_BITS) && !h->big.count) {
+  if (h->used < h->fast_limit && addr != 0 &&
+      !(size >> MP_HEAP_SIZE_BITS | loc >> MP_HEAP_LOC_BITS)) {
     /* The common case: one probe run finds the address or a free slot. */
     uint64_t packed = size << MP_HEAP_LOC_BITS | loc;
     for (i = mp_heap_home(h, addr); h->slots[i].addr; i = (i + 1) & h->mask)

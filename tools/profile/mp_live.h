@@ -102,8 +102,9 @@ static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned 
       goto oom;
     break;
   case MP_EV_FREE:
-    if (!(e = mp_locs_ext(p, l)))
+    if (!mp_locs_has_ext(p, l))
       goto oom;
+    e = &p->exts[l->ext - 1];
     e->n_free++;
     e->free_bytes += old_size;
     if (mp_live_release(p, id, old_addr, old_size, 1,
@@ -111,8 +112,9 @@ static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned 
       goto oom;
     return 0;	/* The heap shrank: no new peak. */
   case MP_EV_REALLOC:
-    if (!(e = mp_locs_ext(p, l)))
+    if (!mp_locs_has_ext(p, l))
       goto oom;
+    e = &p->exts[l->ext - 1];
     e->n_realloc++;
     e->realloc_new += new_size;
     e->realloc_old += old_size;

@@ -198,19 +198,17 @@ uint64_t mp_profile_overrides_of(const struct mp_profile *p, int is_free,
 }
 
 /* The memo missed: a new pair, maybe a copy of an older one. */
-int mp_overrides_append(struct mp_profile *p, uint64_t key,
-			struct mp_lrec *orig, int is_free, uint64_t *at)
+int mp_overrides_append(struct mp_profile *p, int is_free, uint32_t at,
+			struct mp_lrec *orig, uint32_t orig_id, uint64_t *i)
 {
-  uint64_t i;
   if (p->nov == p->ov_cap && ov_make_room(p) < 0)
     return -1;
   /* A first release can't be a copy: that keeps merges rare. */
   p->ov_maybe_dup += orig->ov_memo[is_free] != 0;
-  i = p->nov++;
-  memset(mp_ov_keyp(p, i), 0, mp_ov_size(p));
-  *mp_ov_keyp(p, i) = key;
-  orig->ov_memo[is_free] = (uint32_t)i + 1;
-  *at = i;
+  *i = p->nov++;
+  memset(mp_ov_keyp(p, *i), 0, mp_ov_size(p));
+  *mp_ov_keyp(p, *i) = mp_override_key(is_free, at, orig_id);
+  orig->ov_memo[is_free] = (uint32_t)*i + 1;
   return 0;
 }
 

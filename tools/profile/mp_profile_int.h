@@ -112,6 +112,7 @@ struct mp_profile {
   ** hash slot of prototype addresses and trace numbers (a definition
   ** changes only its own address or number). */
   uint32_t cfunc_gen;
+  uint32_t internal_gen;	/* Always 1. */
   uint32_t addr_gen[MP_ADDR_GENS];
   /* The resolution of the previous memory event (runs of events from
   ** one line are the rule), valid until the next symbol; and the id of
@@ -143,11 +144,11 @@ void mp_profile_free(struct mp_profile *p);
 int64_t mp_locs_intern(struct mp_profile *p, const struct mp_loc *k);
 struct mp_lext *mp_locs_new_ext(struct mp_profile *p, struct mp_lrec *r);
 
-/* The realloc/free counters of a location, made on first use. */
-static inline struct mp_lext *mp_locs_ext(struct mp_profile *p,
-					  struct mp_lrec *r)
+/* The realloc/free counters of a location, made on first use: 1 when
+** r->ext is there (it never is 0 then), 0 when out of memory. */
+static inline int mp_locs_has_ext(struct mp_profile *p, struct mp_lrec *r)
 {
-  return r->ext ? &p->exts[r->ext - 1] : mp_locs_new_ext(p, r);
+  return r->ext || mp_locs_new_ext(p, r);
 }
 
 /* -- mp_resolve.c -------------------------------------------------------- */
@@ -167,8 +168,10 @@ static inline int mp_loc_is_address(unsigned src)
 void mp_resolve_reset(struct mp_profile *p);
 /* A symbol changed what (src, loc) resolves to; loc is a value. */
 void mp_resolve_invalidate(struct mp_profile *p, unsigned src, uint64_t loc);
-/* loc is the location key. */
-int64_t mp_resolve_slow(struct mp_profile *p, unsigned src, uint64_t loc,
+/* Resolve (src, location key loc, line) from the symbols, and keep the
+** result in cache entry c under generation gen. */
+int64_t mp_resolve_fill(struct mp_profile *p, struct mp_loc_cache_entry *c,
+			uint32_t gen, unsigned src, uint64_t loc,
 			uint64_t line);
 /* loc is the value (an address without a key). */
 int64_t mp_resolve_uncached(struct mp_profile *p, unsigned src, uint64_t loc,
@@ -179,6 +182,19 @@ static inline size_t mp_resolve_slot_loc(unsigned src, uint64_t loc,
 {
   return (size_t)(((loc ^ line << 40 ^ src) * 0x9e3779b97f4a7c15ull) >>
 		  (64 - MP_LOC_CACHE_BITS));
+}
+
+/* The generation that guards cached resolutions of (src, location key
+** loc): internal locations never change. */
+static inline uint32_t *mp_resolve_gen(struct mp_profile *p, unsigned src,
+				       uint64_t loc)
+{
+  if (src == LJM_SRC_CFUNC)
+    return &p->cfunc_gen;
+  if (src == LJM_SRC_INTERNAL)
+    return &p->internal_gen;
+  return &p->addr_gen[((loc ^ src) * 0x9e3779b97f4a7c15ull) >>
+		      (64 - MP_ADDR_GEN_BITS)];
 }
 
 /* The location key of an event's location value, or 0 with *uncached
@@ -201,6 +217,25 @@ static inline size_t mp_resolve_slot(const struct mp_event *ev)
 			     ev->loc_line);
 }
 
+/*
+** The location id of (src, location key loc, line) from the cache, or
+** resolved and cached; -1 when out of memory. Inline up to the cache's
+** answer: a module-loading profile changes location every few events.
+*/
+static inline int64_t mp_resolve_cached(struct mp_profile *p, unsigned src,
+					uint64_t loc, uint64_t line)
+{
+  struct mp_loc_cache_entry *c;
+  uint32_t gen;
+  if (p->no_locations)
+    return mp_resolve_uncached(p, src, 0, line);
+  c = &p->cache[mp_resolve_slot_loc(src, loc, line)];
+  gen = *mp_resolve_gen(p, src, loc);
+  if (c->gen == gen && c->loc == loc && c->line == line && c->src == src)
+    return c->id;
+  return mp_resolve_fill(p, c, gen, src, loc, line);
+}
+
 /* The location id of a memory event's location fields (src, location
 ** key, loc_line), or -1 when out of memory. */
 static inline int64_t mp_resolve_loc(struct mp_profile *p, unsigned src,
@@ -214,7 +249,7 @@ static inline int64_t mp_resolve_loc(struct mp_profile *p, unsigned src,
   if (p->last_id && loc == p->last_loc && line == p->last_line &&
       src == p->last_src)
     return p->last_id - 1;
-  id = mp_resolve_slow(p, src, loc, line);
+  id = mp_resolve_cached(p, src, loc, line);
   if (id >= 0 && !p->no_locations) {
     if (src == LJM_SRC_INTERNAL) {
       p->internal_id = (uint32_t)id + 1;
@@ -246,8 +281,9 @@ int mp_symbols_add(struct mp_profile *p, const struct mp_event *ev);
 
 /* -- mp_overrides.c ------------------------------------------------------ */
 
-int mp_overrides_append(struct mp_profile *p, uint64_t key,
-			struct mp_lrec *orig, int is_free, uint64_t *at);
+/* A new pair (mp_override_key(is_free, at, orig_id)); its index in *i. */
+int mp_overrides_append(struct mp_profile *p, int is_free, uint32_t at,
+			struct mp_lrec *orig, uint32_t orig_id, uint64_t *i);
 
 static inline size_t mp_ov_size(const struct mp_profile *p)
 {
@@ -271,7 +307,7 @@ static inline __attribute__((always_inline))
 int mp_overrides_note(struct mp_profile *p, int is_free, uint32_t at,
 		      struct mp_lrec *orig, uint32_t orig_id, uint64_t size)
 {
-  uint64_t key = mp_override_key(is_free, at, orig_id), i;
+  uint64_t i;
   uint32_t memo = orig->ov_memo[is_free];
 
   if (!p->override_values) {
@@ -279,14 +315,15 @@ int mp_overrides_note(struct mp_profile *p, int is_free, uint32_t at,
     ** dropped: the memo is the releasing location, at + 1. */
     if (memo == at + 1)
       return 0;
-    if (mp_overrides_append(p, key, orig, is_free, &i) < 0)
+    if (mp_overrides_append(p, is_free, at, orig, orig_id, &i) < 0)
       return -1;
     orig->ov_memo[is_free] = at + 1;
     return 0;
   }
-  if (memo && memo <= p->nov && *mp_ov_keyp(p, memo - 1) == key)
+  if (memo && memo <= p->nov &&
+      *mp_ov_keyp(p, memo - 1) == mp_override_key(is_free, at, orig_id))
     i = memo - 1;
-  else if (mp_overrides_append(p, key, orig, is_free, &i) < 0)
+  else if (mp_overrides_append(p, is_free, at, orig, orig_id, &i) < 0)
     return -1;
   ((struct mp_override *)p->ov)[i].count++;
   ((struct mp_override *)p->ov)[i].bytes += size;

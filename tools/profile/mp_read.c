@@ -103,13 +103,18 @@ int64_t mp_profile_events(struct mp_profile *p, const struct mp_event *evs,
 ** Location ids of the last location and of the internal one, within one
 ** call of run_fast: between two symbols a location's fields always
 ** resolve to the same id, and kept in registers they cost fewer
-** instructions than mp_resolve_loc's memo in the profile.
+** instructions than mp_resolve_loc's memo in the profile, which a miss
+** here skips for the cache.
 */
 struct fast_memo {
-  uint64_t loc, line;
-  int64_t id, internal;	/* -1: none yet. */
-  unsigned src;
+  uint64_t loc;		/* MP_NO_MEMO: none. */
+  uint64_t line_src;	/* line | src << 40. */
+  int64_t id, internal;	/* internal -1: none yet. */
 };
+
+/* No location key is all ones (an 8-byte key's last byte is below 0x80),
+** and no trace number is that big. */
+#define MP_NO_MEMO (~(uint64_t)0)
 
 /* One event of header kind | src at q: the byte after it, or NULL when
 ** mp_fast_body leaves it to the reader or when out of memory (p->oom). */
@@ -129,15 +134,13 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
     if ((id = m->internal) < 0 &&
 	(id = m->internal = mp_resolve_loc(p, src, 0, 0)) < 0)
       goto oom;
-  } else if (e.loc == m->loc && e.line == m->line && src == m->src &&
-	     m->id >= 0) {
+  } else if (e.loc == m->loc && (e.line | (uint64_t)src << 40) == m->line_src) {
     id = m->id;
   } else {
-    if ((id = mp_resolve_loc(p, src, e.loc, e.line)) < 0)
+    if ((id = mp_resolve_cached(p, src, e.loc, e.line)) < 0)
       goto oom;
     m->loc = e.loc;
-    m->line = e.line;
-    m->src = src;
+    m->line_src = e.line | (uint64_t)src << 40;
     m->id = id;
   }
   if (mp_live_account_fields(p, kind, (uint32_t)id, e.old_addr, e.old_size,
@@ -178,7 +181,7 @@ static const uint8_t *fast_symbol(struct mp_profile *p, const uint8_t *q)
 static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
 			       const uint8_t *stop)
 {
-  struct fast_memo m = {0, 0, -1, -1, 0};
+  struct fast_memo m = {MP_NO_MEMO, 0, -1, -1};
   uint64_t k = 0;
 
   while (q < stop) {
@@ -193,7 +196,7 @@ static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
     case LJM_EV_SYMTAB | LJM_SRC_LFUNC:
       if (!(next = fast_symbol(p, q)))
 	goto out;
-      m.id = -1;	/* The symbol may rename the last location. */
+      m.loc = MP_NO_MEMO;	/* The symbol may rename the last location. */
       q = next;
       continue;
     default:

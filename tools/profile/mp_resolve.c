@@ -86,25 +86,13 @@ static void resolve(struct mp_profile *p, unsigned src, uint64_t loc,
   }
 }
 
-/* The generation that guards cached resolutions of (src, loc). */
-static inline uint32_t *generation(struct mp_profile *p, unsigned src,
-				   uint64_t loc)
-{
-  static uint32_t internal_gen = 1;	/* Internal never changes. */
-  if (src == LJM_SRC_CFUNC)
-    return &p->cfunc_gen;
-  if (src == LJM_SRC_INTERNAL)
-    return &internal_gen;
-  return &p->addr_gen[((loc ^ src) * 0x9e3779b97f4a7c15ull) >>
-		      (64 - MP_ADDR_GEN_BITS)];
-}
-
 void mp_resolve_reset(struct mp_profile *p)
 {
   unsigned i;
   memset(p->cache, 0, sizeof(p->cache));	/* Generation 0: invalid. */
   p->last_id = 0;
   p->cfunc_gen = 1;
+  p->internal_gen = 1;
   for (i = 0; i < MP_ADDR_GENS; i++)
     p->addr_gen[i] = 1;
 }
@@ -116,25 +104,20 @@ void mp_resolve_invalidate(struct mp_profile *p, unsigned src, uint64_t loc)
   loc = mp_loc_key(src, loc, &uncached);
   if (uncached && src == LJM_SRC_LFUNC)
     return;	/* Never cached. */
-  gen = generation(p, src, loc);
+  if (src == LJM_SRC_INTERNAL)
+    return;
+  gen = mp_resolve_gen(p, src, loc);
   if (++*gen == 0)
     mp_resolve_reset(p);	/* Wrapped: old entries could look valid again. */
 }
 
-int64_t mp_resolve_slow(struct mp_profile *p, unsigned src, uint64_t loc,
+int64_t mp_resolve_fill(struct mp_profile *p, struct mp_loc_cache_entry *c,
+			uint32_t gen, unsigned src, uint64_t loc,
 			uint64_t line)
 {
-  struct mp_loc_cache_entry *c = &p->cache[mp_resolve_slot_loc(src, loc, line)];
   struct mp_loc k;
   int64_t id;
 
-  if (p->no_locations)
-    return mp_resolve_uncached(p, src, 0, line);
-
-  uint32_t gen = *generation(p, src, loc);
-
-  if (c->gen == gen && c->loc == loc && c->line == line && c->src == src)
-    return c->id;
   resolve(p, src, mp_loc_is_address(src) ? mp_fast_key_value(loc) : loc, line,
 	  &k);
   id = mp_locs_intern(p, &k);
@@ -147,7 +130,6 @@ int64_t mp_resolve_slow(struct mp_profile *p, unsigned src, uint64_t loc,
   c->id = (uint32_t)id;
   return id;
 }
-
 
 int64_t mp_resolve_uncached(struct mp_profile *p, unsigned src, uint64_t loc,
 			    uint64_t line)
