@@ -206,8 +206,13 @@ int mp_overrides_append(struct mp_profile *p, int is_free, uint32_t at,
   /* A first release can't be a copy: that keeps merges rare. */
   p->ov_maybe_dup += orig->ov_memo[is_free] != 0;
   *i = p->nov++;
-  memset(mp_ov_keyp(p, *i), 0, mp_ov_size(p));
-  *mp_ov_keyp(p, *i) = mp_override_key(is_free, at, orig_id);
+  if (p->override_values) {
+    struct mp_override *o = &((struct mp_override *)p->ov)[*i];
+    o->key = mp_override_key(is_free, at, orig_id);
+    o->count = o->bytes = 0;
+  } else {
+    ((uint64_t *)p->ov)[*i] = mp_override_key(is_free, at, orig_id);
+  }
   orig->ov_memo[is_free] = (uint32_t)*i + 1;
   return 0;
 }

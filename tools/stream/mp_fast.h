@@ -124,8 +124,8 @@ static inline const uint8_t *mp_fast_uleb_key(const uint8_t *p,
 #endif
   /* Seven bytes, the rule: a 47-bit user-space address. Canonical when
   ** the last byte is not zero. */
-  if ((x & 0x0080808080808080ull) == 0x0000808080808080ull &&
-      (x & 0x00ffffffffffffffull) >= (1ull << 48)) {
+  if (__builtin_expect((x & 0x0080808080808080ull) == 0x0000808080808080ull &&
+		       (x & 0x00ffffffffffffffull) >= (1ull << 48), 1)) {
     *out = x & 0x00ffffffffffffffull;
     return p + 7;
   }
