@@ -16,8 +16,9 @@ MP_REPORT_CPPFLAGS = $(MP_PROFILE_CPPFLAGS) -I$(top_srcdir)/tools/report
 MP_CLI_CPPFLAGS = $(MP_REPORT_CPPFLAGS) -I$(top_srcdir)/tools/cli
 # Everything but the CLI: what the tests and the fuzz target see.
 MP_CPPFLAGS = $(MP_REPORT_CPPFLAGS)
-# The parser is the hot path of `report`: always optimised.
-MP_CFLAGS = $(AM_CFLAGS) -O2
+# The parser is the hot path of `report`: always optimised, without the
+# vectorising of counter pairs (configure.ac).
+MP_CFLAGS = $(AM_CFLAGS) -O2 $(NO_SLP_CFLAGS)
 
 # stream/: the reader, ULEB128 decoding, and the writer the tests and the
 # golden streams are made with.

@@ -182,14 +182,14 @@ static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
 			       const uint8_t *stop)
 {
   struct fast_memo m = {MP_NO_MEMO, 0, -1, -1};
-  uint64_t k = 0;
+  uint64_t k = p->file_events;	/* In a register, not p's. */
 
   while (q < stop) {
     const uint8_t *next;
     switch (*q) {
 #define FAST_CASE(kind, src) \
     case (kind) | (src): \
-      next = fast_one(p, q, (kind), (src), &m, p->file_events + k + 1); \
+      next = fast_one(p, q, (kind), (src), &m, k + 1); \
       break;
     MP_FAST_HEADERS(FAST_CASE)
 #undef FAST_CASE
@@ -209,7 +209,7 @@ static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
     q = next;
   }
 out:
-  p->file_events += k;
+  p->file_events = k;
   return p->oom ? NULL : q;
 }
 

@@ -68,7 +68,7 @@ static inline const uint8_t *mp_fast_uleb(const uint8_t *p, uint64_t *out)
   uint64_t x, last;
   unsigned nbits;
   memcpy(&x, p, 8);
-  if (!(x & 0x80)) {
+  if (__builtin_expect(!(x & 0x80), 1)) {
     *out = x & 0x7f;
     return p + 1;
   }
