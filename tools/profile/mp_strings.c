@@ -114,14 +114,21 @@ uint32_t mp_strings_intern(struct mp_strings *s, const char *data, size_t len)
 
   if (len >= UINT32_MAX || s->count >= UINT32_MAX - 1)
     return UINT32_MAX;
+  if (s->last) {
+    const struct mp_string *c = &s->items[s->last - 1];
+    if (c->len == len && (len == 0 || memcmp(c->data, data, len) == 0))
+      return s->last - 1;
+  }
   if (!s->slots && grow_slots(s) < 0)
     return UINT32_MAX;
   h = hash_bytes(data, len);
   for (j = h & s->mask; s->slots[j]; j = (j + 1) & s->mask) {
     const struct mp_string *c = &s->items[s->slots[j] - 1];
     if (c->hash == h && c->len == len &&
-	(len == 0 || memcmp(c->data, data, len) == 0))
+	(len == 0 || memcmp(c->data, data, len) == 0)) {
+      s->last = s->slots[j];
       return s->slots[j] - 1;
+    }
   }
   if (s->count == s->cap) {
     uint32_t ncap = s->cap ? s->cap * 2 : 256;
@@ -138,6 +145,7 @@ uint32_t mp_strings_intern(struct mp_strings *s, const char *data, size_t len)
   it->len = (uint32_t)len;
   it->hash = h;
   s->slots[j] = ++s->count;
+  s->last = s->count;
   if (s->count * 2 > s->mask + 1 && grow_slots(s) < 0)
     return UINT32_MAX;	/* Table still valid, just too full. */
   return s->count - 1;
@@ -149,6 +157,7 @@ void mp_strings_truncate(struct mp_strings *s, uint32_t count)
   if (count >= s->count)
     return;
   s->count = count;
+  s->last = 0;
   /* Rebuild the slots in place: linear probing has no cheap delete. */
   memset(s->slots, 0, ((size_t)s->mask + 1) * sizeof(*s->slots));
   for (i = 0; i < s->count; i++) {

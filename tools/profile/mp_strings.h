@@ -22,6 +22,9 @@ struct mp_strings {
   uint32_t count, cap;
   uint32_t *slots;		/* Open addressing: id + 1, 0 is empty. */
   uint32_t mask;
+  /* The id + 1 of the string interned last, or 0: the prototypes of a
+  ** chunk are defined together, all with its name. */
+  uint32_t last;
   struct mp_arena_block *arena;	/* Newest block first. */
 };
 
