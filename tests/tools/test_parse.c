@@ -114,8 +114,11 @@ static int cmp_u64v(const void *a, const void *b)
 ** few, in all; sizes 0 to 100000. */
 START_TEST(radix_matches_qsort)
 {
+  /* Bytes, all, high halves, none, and runs of bits across bytes (an
+  ** override key's shape, a packed key's). */
   static const uint64_t masks[] = {0xffull, 0xff00ff0000ull, ~0ull,
-				   0xffffffff00000000ull, 0};
+				   0xffffffff00000000ull, 0,
+				   0x8003ffff0003ffffull, 0x1fffffffffull};
   static const size_t sizes[] = {0, 1, 2, 255, 256, 1000, 100000};
   uint64_t seed = 7;
   size_t mi, si, i;
@@ -321,6 +324,35 @@ START_TEST(map_millions)
 }
 END_TEST
 
+/* A block that does not pack, then one at its address that does: the put
+** must find the first in the big map, not add a second copy. */
+START_TEST(heap_unpacked_then_packed)
+{
+  struct mp_heap h;
+  struct mp_block b;
+  int i;
+
+  mp_heap_init(&h);
+  for (i = 1; i <= 100; i++)	/* Slots, before the big map is used. */
+    ck_assert_int_eq(mp_heap_put(&h, (uint64_t)i * 16, 8, 1, &b), 0);
+  ck_assert_int_eq(mp_heap_put(&h, 4096, 1ull << 41, 2, &b), 0);
+  ck_assert_int_eq(mp_heap_put(&h, 4096, 32, 3, &b), 1);
+  ck_assert_uint_eq(b.size, 1ull << 41);
+  ck_assert_uint_eq(b.loc, 2);
+  ck_assert_uint_eq(mp_heap_count(&h), 101);
+  ck_assert_int_eq(mp_heap_take(&h, 4096, &b), 1);
+  ck_assert_uint_eq(b.size, 32);
+  ck_assert_uint_eq(b.loc, 3);
+  ck_assert_int_eq(mp_heap_take(&h, 4096, &b), 0);
+  /* An owner that does not pack, the same way. */
+  ck_assert_int_eq(mp_heap_put(&h, 8192, 16, 1u << 25, &b), 0);
+  ck_assert_int_eq(mp_heap_put(&h, 8192, 16, 4, &b), 1);
+  ck_assert_uint_eq(b.loc, 1u << 25);
+  ck_assert_uint_eq(mp_heap_count(&h), 101);
+  mp_heap_free(&h);
+}
+END_TEST
+
 START_TEST(heap_against_reference)
 {
   enum { N = 300000, KEYS = 40000 };
@@ -470,6 +502,20 @@ START_TEST(strings_intern)
   }
   ck_assert_str_eq(mp_strings_get(&s, 12345 + 2)->data, "sym12345");
   ck_assert_uint_eq(mp_strings_intern(&s, "sym777", 6), 777 + 2);
+  /* The string interned last is checked first: the same again, then one
+  ** of its length with other bytes, then a prefix of it. */
+  ck_assert_uint_eq(mp_strings_intern(&s, "sym777", 6), 777 + 2);
+  ck_assert_uint_eq(mp_strings_intern(&s, "sym778", 6), 778 + 2);
+  ck_assert_uint_eq(mp_strings_intern(&s, "sym77", 5), 77 + 2);
+  /* Forgotten strings are not found through it. */
+  a = mp_strings_intern(&s, "late", 4);
+  mp_strings_truncate(&s, a);
+  ck_assert_uint_eq(mp_strings_intern(&s, "late", 4), a);
+  ck_assert_str_eq(mp_strings_get(&s, a)->data, "late");
+  b = mp_strings_intern(&s, "later", 5);
+  ck_assert_uint_eq(b, a + 1);
+  mp_strings_truncate(&s, a);
+  ck_assert_uint_eq(mp_strings_intern(&s, "later", 5), a);
   mp_strings_free(&s);
 }
 END_TEST
@@ -1251,6 +1297,7 @@ static Suite *parse_suite(void)
   tcase_add_test(tc, uleb_errors);
   tcase_add_test(tc, map_against_reference);
   tcase_add_test(tc, map_millions);
+  tcase_add_test(tc, heap_unpacked_then_packed);
   tcase_add_test(tc, heap_against_reference);
   tcase_add_test(tc, csym_nearest_and_latest);
   tcase_add_test(tc, csym_against_brute_force);
