@@ -211,8 +211,8 @@ void mp_profile_drop_file(struct mp_profile *p);
 
 /*
 ** Reading is over: sort the override pairs by key, in place, each key
-** once. With orig_rank (location id -> rank) and rank_orig (its
-** inverse), the pairs of one event location are in the order of their
+** once. With orig_rank (location id -> rank, a permutation of the ids)
+** and rank_orig (its inverse), the pairs of one event location are in the order of their
 ** original locations' ranks instead of their ids. Returns the number of
 ** pairs. No pair may be added afterwards.
 */
