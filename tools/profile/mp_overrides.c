@@ -18,18 +18,12 @@ static inline uint64_t ov_key(const struct mp_profile *p, uint64_t i)
   return *mp_ov_keyp(p, i);
 }
 
-static inline int key_less(const uint64_t *x, const uint64_t *y)
-{
-  return *x < *y;
-}
-
 static inline int override_less(const struct mp_override *x,
 				const struct mp_override *y)
 {
   return x->key < y->key;
 }
 
-MP_SORT_DEFINE(sort_keys, uint64_t, key_less)
 MP_SORT_DEFINE(sort_overrides, struct mp_override, override_less)
 
 /* Replace the orig part of every key through map. */
@@ -80,7 +74,7 @@ static void ov_compact_keys(struct mp_profile *p, const uint32_t *orig_rank,
   if (tmp)
     mp_radix_sort_u64(k, tmp, (size_t)nov);
   else
-    sort_keys(k, (size_t)nov);
+    mp_sort_u64(k, (size_t)nov);
   free(tmp);
   /* Unpacked after the copies are merged; b is at least 1, so a packed
   ** value is never all ones and last starts unlike any. */

@@ -12,13 +12,17 @@
 #define MAX_DIGIT_BITS 16
 #define MAX_DIGITS 8
 
-/* Comparison sort, for when the counts cannot be allocated. */
 static inline int u64_less(const uint64_t *x, const uint64_t *y)
 {
   return *x < *y;
 }
 
 MP_SORT_DEFINE(sort_u64, uint64_t, u64_less)
+
+void mp_sort_u64(uint64_t *a, size_t n)
+{
+  sort_u64(a, n);
+}
 
 void mp_radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n)
 {
@@ -52,7 +56,7 @@ void mp_radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n)
   }
   count = malloc(((size_t)1 << width) * sizeof(*count));
   if (!count) {
-    sort_u64(a, n);
+    sort_u64(a, n);	/* No memory for the counts. */
     return;
   }
   for (d = 0; d < ndigits; d++) {

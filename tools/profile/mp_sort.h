@@ -28,6 +28,9 @@
 */
 void mp_radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n);
 
+/* The same without scratch memory: the comparison sort below. */
+void mp_sort_u64(uint64_t *a, size_t n);
+
 #define MP_SORT_DEFINE(name, type, less)				\
 static void name##_sift(type *a, size_t root, size_t n)		\
 {									\
