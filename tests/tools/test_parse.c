@@ -1103,6 +1103,157 @@ START_TEST(profile_override_copies_merge)
 }
 END_TEST
 
+/*
+** Blocks of nlines Lua lines, released by code chosen by the line: some
+** lines always by the collector, some by one of four C functions in
+** turn, the rest by any of them, a trace or another line, freed or
+** reallocated. The memos of the last two kinds give up their pairs.
+*/
+static void override_stream(struct mpw *w, uint32_t nlines, int nevents,
+			    uint64_t rng)
+{
+  enum { SLOTS = 4096 };
+  static unsigned char live[SLOTS];
+  int i;
+
+  memset(live, 0, sizeof(live));
+  mpw_init_mem(w);
+  mpw_symtab_begin(w);
+  mpw_symtab_lfunc(w, 0x1000, "@a.lua", 0);
+  for (i = 0; i < 4; i++) {
+    char name[16];
+    snprintf(name, sizeof(name), "freer%d", i);
+    mpw_symtab_cfunc(w, 0x7000 + 0x100 * (uint64_t)i, name);
+  }
+  mpw_symtab_trace(w, 1, 0x1000, 3);
+  mpw_symtab_end(w);
+  for (i = 0; i < nevents; i++) {
+    uint64_t slot, line, addr;
+    struct mpw_loc at;
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    slot = (rng >> 33) % SLOTS;
+    addr = 0x7f0000000000ull + 16 * slot;
+    /* The line that allocated a slot is the slot's, so that its
+    ** releaser can depend on it. */
+    line = 1 + slot % nlines;
+    if (!live[slot]) {
+      mpw_alloc(w, mpw_lua(0x1000, line), addr, 16 + slot % 64);
+      live[slot] = 1;
+      continue;
+    }
+    switch (line % 3) {
+    case 0:
+      at = mpw_internal();
+      break;
+    case 1:
+      at = mpw_c(0x7000 + 0x100 * ((rng >> 20) % 4));
+      break;
+    default:
+      switch ((rng >> 20) % 4) {
+      case 0: at = mpw_internal(); break;
+      case 1: at = mpw_c(0x7000 + 0x100 * ((rng >> 24) % 4)); break;
+      case 2: at = mpw_trace(1); break;
+      default: at = mpw_lua(0x1000, 1 + (rng >> 24) % nlines); break;
+      }
+    }
+    if ((rng >> 40) % 5 == 0) {
+      /* A reallocation in place: the block is the releaser's now. */
+      mpw_realloc(w, at, addr, 16 + slot % 64, addr, 32);
+    } else {
+      mpw_free_ev(w, at, addr, 16 + slot % 64);
+      live[slot] = 0;
+    }
+  }
+  mpw_epilogue(w);
+}
+
+/*
+** Without override_values most pairs live in the memos until the end, and
+** are merged by a counting sort (or, short of memory, a comparison sort
+** in place): each way gives the keys that the values keep, in the same
+** order, with and without ranks, with few locations (the array merged
+** while reading) and many.
+*/
+START_TEST(profile_override_keys_match_values)
+{
+  static const struct { uint32_t nlines; int nevents, ranked; } cases[] = {
+    {6, 60000, 1}, {6, 60000, 0}, {900, 200000, 1}, {900, 100000, 0},
+  };
+  size_t c;
+  for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+    struct mpw w;
+    struct mp_profile *p[3];
+    uint32_t *rank = NULL, *loc = NULL, nlocs = 0, i;
+    uint64_t n[3], k, maxcap = 0, rng = 99 + c;
+    int m;
+
+    override_stream(&w, cases[c].nlines, cases[c].nevents, 12345 + c);
+    for (m = 0; m < 3; m++) {
+      struct mp_reader *r = mp_reader_new_mem(w.mem, w.len);
+      struct mp_event ev;
+      p[m] = malloc(sizeof(*p[m]));
+      mp_profile_init(p[m], MP_GROUP_LINE);
+      p[m]->override_values = m == 0;
+      while (mp_reader_next(r, &ev) == MP_OK) {
+	ck_assert_int_eq(mp_profile_event(p[m], &ev), 0);
+	if (m == 1 && p[m]->ov_cap > maxcap)
+	  maxcap = p[m]->ov_cap;
+      }
+      mp_reader_free(r);
+    }
+    nlocs = p[0]->nlocs;
+    ck_assert_uint_ge(nlocs, cases[c].nlines);
+    if (cases[c].nlines < 10)
+      ck_assert_uint_le(maxcap, 1024);	/* Merged while reading. */
+    if (cases[c].ranked) {
+      /* A shuffle for the ranks. */
+      rank = malloc(nlocs * sizeof(*rank));
+      loc = malloc(nlocs * sizeof(*loc));
+      for (i = 0; i < nlocs; i++)
+	loc[i] = i;
+      for (i = nlocs - 1; i > 0; i--) {
+	uint32_t j, t;
+	rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+	j = (uint32_t)((rng >> 33) % (i + 1));
+	t = loc[i];
+	loc[i] = loc[j];
+	loc[j] = t;
+      }
+      for (i = 0; i < nlocs; i++)
+	rank[loc[i]] = i;
+    }
+    n[0] = mp_profile_sort_overrides(p[0], rank, loc);
+    n[1] = mp_profile_sort_overrides(p[1], rank, loc);
+    mp_overrides_finish_keys(p[2], rank, loc, 1);
+    p[2]->ov_sorted = 1;
+    n[2] = p[2]->nov;
+    ck_assert_uint_gt(n[0], nlocs);	/* Pairs given up in plenty. */
+    for (m = 1; m < 3; m++) {
+      ck_assert_uint_eq(n[m], n[0]);
+      for (k = 0; k < n[0]; k++)
+	ck_assert_uint_eq(mp_profile_override(p[m], k).key,
+			  mp_profile_override(p[0], k).key);
+      ck_assert(!p[m]->oom);
+    }
+    /* And that order is the ranks' within each releaser. */
+    for (k = 1; k < n[0]; k++) {
+      uint64_t x = mp_profile_override(p[0], k - 1).key;
+      uint64_t y = mp_profile_override(p[0], k).key;
+      uint32_t rx = rank ? rank[(uint32_t)x] : (uint32_t)x;
+      uint32_t ry = rank ? rank[(uint32_t)y] : (uint32_t)y;
+      ck_assert(x >> 32 < y >> 32 || (x >> 32 == y >> 32 && rx < ry));
+    }
+    for (m = 0; m < 3; m++) {
+      mp_profile_free(p[m]);
+      free(p[m]);
+    }
+    free(rank);
+    free(loc);
+    mpw_free(&w);
+  }
+}
+END_TEST
+
 /* Two profiles of the same events read two ways hold the same live
 ** heap, the same locations in the same order and the same sums; reading
 ** is over after. */
@@ -1312,6 +1463,7 @@ static Suite *parse_suite(void)
   tcase_add_test(tc, profile_sums_and_peak);
   tcase_add_test(tc, profile_override_keys);
   tcase_add_test(tc, profile_override_copies_merge);
+  tcase_add_test(tc, profile_override_keys_match_values);
   tcase_add_test(tc, profile_threaded_same_as_single);
   tcase_add_test(tc, fast_keys_match_values);
   tcase_add_test(tc, profile_fast_same_as_events);

@@ -42,9 +42,10 @@ struct mp_lrec {
   uint32_t ext;		/* Index + 1 into exts, or 0. */
   uint32_t kind_aux;	/* kind << 29 | (index + 1 into auxs, or 0). */
   /* Index + 1 of the last override pair whose blocks came from here,
-  ** for reallocations [0] and frees [1] (without override_values: the
-  ** releasing location's id + 1): most blocks of a location are
-  ** released by the same code, so the pair is found without hashing. */
+  ** for reallocations [0] and frees [1]: most blocks of a location are
+  ** released by the same code, so the pair is found without hashing.
+  ** Without override_values, the last releasing location's id + 1: its
+  ** pair, which is not in the array (mp_overrides_note). */
   uint32_t ov_memo[2];
   uint64_t n_alloc, alloc_bytes;
   uint64_t created, released, held_bytes;
@@ -99,8 +100,10 @@ struct mp_profile {
   uint32_t loc_mask;
   /* Override pairs: an array of struct mp_override with override_values
   ** (JSON), of bare 8-byte keys without (the text report prints no
-  ** counts). Appended while reading, with copies of a key merged from
-  ** time to time; sorted, each key once, when reading is done. */
+  ** counts; the last releaser of each location's blocks stays in its
+  ** memo until then). Appended while reading, with copies of a key
+  ** merged from time to time; sorted, each key once, when reading is
+  ** done. */
   void *ov;
   uint64_t nov, ov_cap;
   uint64_t ov_maybe_dup;	/* Appended since the last merge that may
@@ -281,9 +284,19 @@ int mp_symbols_add(struct mp_profile *p, const struct mp_event *ev);
 
 /* -- mp_overrides.c ------------------------------------------------------ */
 
-/* A new pair (mp_override_key(is_free, at, orig_id)); its index in *i. */
+/* With override_values: a new pair (mp_override_key(is_free, at,
+** orig_id)); its index in *i. */
 int mp_overrides_append(struct mp_profile *p, int is_free, uint32_t at,
 			struct mp_lrec *orig, uint32_t orig_id, uint64_t *i);
+/* Without: the pair of a releaser that a location's memo no longer
+** holds. */
+int mp_overrides_retire(struct mp_profile *p, int is_free, uint32_t at,
+			uint32_t orig_id);
+/* The last merge without override_values (mp_profile_sort_overrides'),
+** low_memory as when there is none for its counting sort. */
+void mp_overrides_finish_keys(struct mp_profile *p,
+			      const uint32_t *orig_rank,
+			      const uint32_t *rank_orig, int low_memory);
 
 static inline size_t mp_ov_size(const struct mp_profile *p)
 {
@@ -312,10 +325,12 @@ int mp_overrides_note(struct mp_profile *p, int is_free, uint32_t at,
 
   if (!p->override_values) {
     /* Without counts a pair need only exist, and pairs are never
-    ** dropped: the memo is the releasing location, at + 1. */
+    ** dropped: the memo is the last releasing location, at + 1, and its
+    ** pair goes to the array only when another takes its place (most
+    ** locations have one releaser: their pair is never appended). */
     if (memo == at + 1)
       return 0;
-    if (mp_overrides_append(p, is_free, at, orig, orig_id, &i) < 0)
+    if (memo && mp_overrides_retire(p, is_free, memo - 1, orig_id) < 0)
       return -1;
     orig->ov_memo[is_free] = at + 1;
     return 0;
