@@ -107,6 +107,21 @@ static inline const uint8_t *mp_fast_uleb(const uint8_t *p, uint64_t *out)
 */
 #define MP_FAST_KEY_LIMIT ((uint64_t)1 << 56)
 
+/*
+** The constants of the read loop's key test, in memory on
+** purpose: an x86 ALU instruction takes a memory operand, where a 64-bit
+** immediate costs a movabs of its own at each use (the loop has no
+** registers to keep them in). Not const, so that the compiler does not
+** fold them back into immediates; nothing writes them.
+*/
+struct mp_fast_consts {
+  uint64_t key_highs;	/* The high bits of 7 bytes. */
+  uint64_t key_highs_7;	/* Those of a 7-byte ULEB128. */
+  uint64_t key_bytes;	/* 7 bytes. */
+  uint64_t key_min;	/* The least 7-byte key with a 7th byte not 0. */
+};
+extern struct mp_fast_consts mp_fast_k;
+
 /* The key of a canonical ULEB128 of at most 8 bytes at p (8 readable),
 ** and the next byte; NULL for a longer or a non-canonical one. */
 static inline const uint8_t *mp_fast_uleb_key(const uint8_t *p,
@@ -124,9 +139,9 @@ static inline const uint8_t *mp_fast_uleb_key(const uint8_t *p,
 #endif
   /* Seven bytes, the rule: a 47-bit user-space address. Canonical when
   ** the last byte is not zero. */
-  if (__builtin_expect((x & 0x0080808080808080ull) == 0x0000808080808080ull &&
-		       (x & 0x00ffffffffffffffull) >= (1ull << 48), 1)) {
-    *out = x & 0x00ffffffffffffffull;
+  if (__builtin_expect((x & mp_fast_k.key_highs) == mp_fast_k.key_highs_7 &&
+		       (x & mp_fast_k.key_bytes) >= mp_fast_k.key_min, 1)) {
+    *out = x & mp_fast_k.key_bytes;
     return p + 7;
   }
   last = ~x & 0x8080808080808080ull;

@@ -19,7 +19,13 @@
 
 #include "lj_memprof_format.h"
 #include "mp_reader.h"
+#include "mp_fast.h"
 #include "mp_uleb.h"
+
+struct mp_fast_consts mp_fast_k = {
+  0x0080808080808080ull, 0x0000808080808080ull, 0x00ffffffffffffffull,
+  1ull << 48
+};
 
 #define READ_CHUNK ((size_t)1 << 18)	/* Bytes asked for per read(2). */
 
