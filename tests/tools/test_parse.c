@@ -1436,6 +1436,68 @@ START_TEST(profile_fast_same_as_events)
 }
 END_TEST
 
+/*
+** The fast path's memo of a Lua event's raw bytes: a symbol between two
+** events with the same bytes renames the second; lines whose first byte
+** is the same but not the second are two locations. The same sums as
+** accounting every event one by one.
+*/
+START_TEST(profile_fast_memo_raw_bytes)
+{
+  static const uint64_t lines[] = {5, 300, 428, 428, 300};
+  struct mpw w;
+  struct mp_profile *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+  struct mp_reader *ra, *rb;
+  struct mp_event ev;
+  struct mp_loc l;
+  uint64_t na, i, addr = 0x7f0000200000ull;
+  const uint64_t proto = 0x7f0000100000ull;	/* A 7-byte key. */
+  size_t j;
+
+  mpw_init_mem(&w);
+  mpw_symtab_begin(&w);
+  mpw_symtab_lfunc(&w, proto, "@a.lua", 1);
+  mpw_symtab_end(&w);
+  for (j = 0; j < sizeof(lines) / sizeof(lines[0]); j++) {
+    if (j == 3)
+      mpw_sym_lfunc(&w, proto, "@b.lua", 1);
+    for (i = 0; i < 3; i++) {
+      mpw_alloc(&w, mpw_lua(proto, lines[j]), addr, 16);
+      mpw_free_ev(&w, mpw_lua(proto, lines[j]), addr, 16);
+      addr += 16;
+    }
+  }
+  /* So that the events above are in the fast path's window, not in the
+  ** margin at the end that the reader decodes. */
+  for (i = 0; i < 100; i++)
+    mpw_alloc(&w, mpw_internal(), addr + 16 * i, 16);
+  mpw_epilogue(&w);
+  mp_profile_init(a, MP_GROUP_LINE);
+  mp_profile_init(b, MP_GROUP_LINE);
+  ra = mp_reader_new_mem(w.mem, w.len);
+  rb = mp_reader_new_mem(w.mem, w.len);
+  ck_assert_int_eq(mp_profile_read(a, ra, &na, NULL, NULL), MP_END);
+  ck_assert_uint_eq(na, 130);
+  while (mp_reader_next(rb, &ev) == MP_OK)
+    ck_assert_int_eq(mp_profile_event(b, &ev), 0);
+  /* @a.lua:5, :300, :428; @b.lua:428, :300; the internal location. */
+  ck_assert_uint_eq(a->nlocs, 6);
+  for (i = 0; i < 5; i++) {
+    mp_profile_loc(a, (uint32_t)i, &l);
+    ck_assert_uint_eq(l.line, lines[i]);
+    ck_assert_uint_eq(l.n_alloc, 3);
+    ck_assert_uint_eq(l.n_free, 3);
+    ck_assert_str_eq(mp_strings_get(&a->strings, l.str)->data,
+		     i < 3 ? "@a.lua" : "@b.lua");
+  }
+  assert_same_profiles(a, b);
+  mp_reader_free(ra);
+  mp_reader_free(rb);
+  free_profiles(a, b);
+  mpw_free(&w);
+}
+END_TEST
+
 static Suite *parse_suite(void)
 {
   Suite *s = suite_create("parse");
@@ -1467,6 +1529,7 @@ static Suite *parse_suite(void)
   tcase_add_test(tc, profile_threaded_same_as_single);
   tcase_add_test(tc, fast_keys_match_values);
   tcase_add_test(tc, profile_fast_same_as_events);
+  tcase_add_test(tc, profile_fast_memo_raw_bytes);
   suite_add_tcase(s, tc);
   return s;
 }

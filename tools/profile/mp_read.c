@@ -105,16 +105,45 @@ int64_t mp_profile_events(struct mp_profile *p, const struct mp_event *evs,
 ** resolve to the same id, and kept in registers they cost fewer
 ** instructions than mp_resolve_loc's memo in the profile, which a miss
 ** here skips for the cache.
+**
+** Lua functions, most events, also have a memo of the raw bytes: the 8
+** after the header, a 7-byte prototype key and the first byte of the
+** line, and the line's second byte if it has one. Bytes equal to those
+** of an event already decoded decode the same, so a hit skips decoding
+** and comparing the fields.
 */
 struct fast_memo {
   uint64_t loc;		/* MP_NO_MEMO: none. */
   uint64_t line_src;	/* line | src << 40. */
   int64_t id, internal;	/* internal -1: none yet. */
+  uint64_t raw;		/* Lua: the 8 bytes after the header... */
+  unsigned raw_tail;	/* ...and the line's second byte, or RAW_*. */
+  int64_t raw_id;
 };
 
 /* No location key is all ones (an 8-byte key's last byte is below 0x80),
 ** and no trace number is that big. */
 #define MP_NO_MEMO (~(uint64_t)0)
+
+/* fast_memo.raw_tail when the line has one byte, and when there is no
+** raw memo: no byte equals either. */
+#define RAW_ONE_BYTE 0x100u
+#define RAW_NONE 0x200u
+
+/* Remember the raw bytes of a Lua event at q, whose location fields end
+** at end, resolved to id: when its key has 7 bytes and its line 1 or 2. */
+static MP_LIVE_INLINE void raw_memo_set(struct fast_memo *m,
+					const uint8_t *q, const uint8_t *end,
+					int64_t id)
+{
+  if (end - q == 9 || end - q == 10) {
+    memcpy(&m->raw, q + 1, 8);
+    m->raw_tail = end - q == 9 ? RAW_ONE_BYTE : q[9];
+    m->raw_id = id;
+  } else {
+    m->raw_tail = RAW_NONE;
+  }
+}
 
 /* One event of header kind | src at q: the byte after it, or NULL when
 ** mp_fast_body leaves it to the reader or when out of memory (p->oom). */
@@ -126,9 +155,23 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
 {
   struct mp_fast_event e;
   int64_t id;
-  const uint8_t *next = mp_fast_body(q + 1, kind, src, &e);
+  const uint8_t *next;
 
-  if (!next)
+  if (src == LJM_SRC_LFUNC) {
+    uint64_t x;
+    memcpy(&x, q + 1, 8);
+    if (x == m->raw && m->raw_tail == RAW_ONE_BYTE) {
+      id = m->raw_id;
+      next = q + 9;
+      goto fields;
+    }
+    if (x == m->raw && m->raw_tail == q[9]) {
+      id = m->raw_id;
+      next = q + 10;
+      goto fields;
+    }
+  }
+  if (!(next = mp_fast_location(q + 1, kind, src, &e)))
     return NULL;
   if (src == LJM_SRC_INTERNAL) {
     if ((id = m->internal) < 0 &&
@@ -143,6 +186,11 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
     m->line_src = e.line | (uint64_t)src << 40;
     m->id = id;
   }
+  if (src == LJM_SRC_LFUNC)
+    raw_memo_set(m, q, next, id);
+fields:
+  if (!(next = mp_fast_fields(next, kind, &e)))
+    return NULL;
   if (mp_live_account_fields(p, kind, (uint32_t)id, e.old_addr, e.old_size,
 			     e.new_addr, e.new_size, 0, evno) < 0)
     return NULL;
@@ -181,7 +229,7 @@ static const uint8_t *fast_symbol(struct mp_profile *p, const uint8_t *q)
 static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
 			       const uint8_t *stop)
 {
-  struct fast_memo m = {MP_NO_MEMO, 0, -1, -1};
+  struct fast_memo m = {MP_NO_MEMO, 0, -1, -1, 0, RAW_NONE, -1};
   uint64_t k = p->file_events;	/* In a register, not p's. */
 
   while (q < stop) {
@@ -196,7 +244,9 @@ static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
     case LJM_EV_SYMTAB | LJM_SRC_LFUNC:
       if (!(next = fast_symbol(p, q)))
 	goto out;
-      m.loc = MP_NO_MEMO;	/* The symbol may rename the last location. */
+      /* The symbol may rename the last location. */
+      m.loc = MP_NO_MEMO;
+      m.raw_tail = RAW_NONE;
       q = next;
       continue;
     default:

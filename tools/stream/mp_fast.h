@@ -181,39 +181,15 @@ static inline uint64_t mp_fast_key_value(uint64_t k)
 #define MP_FAST_INLINE inline __attribute__((always_inline))
 
 /*
-** Decode the fields of a memory event whose header byte is kind | src
-** (LJM_EV_ALLOC, _FREE or _REALLOC; LJM_SRC_*), p just after the header,
-** with MP_FAST_MARGIN bytes readable from the header: the byte after the
-** event, or NULL when it is not a common memory event (nothing is
-** consumed then).
+** Decode the fields of a memory event after its location (kind:
+** LJM_EV_ALLOC, _FREE or _REALLOC), p at the first, with 4 * 8 bytes
+** readable: the byte after the event, or NULL when it is not a common
+** memory event.
 */
-static MP_FAST_INLINE const uint8_t *mp_fast_body(const uint8_t *p,
-						  unsigned kind, unsigned src,
-						  struct mp_fast_event *e)
+static MP_FAST_INLINE const uint8_t *mp_fast_fields(const uint8_t *p,
+						    unsigned kind,
+						    struct mp_fast_event *e)
 {
-  e->kind = kind;
-  e->src = src;
-  e->loc = 0;
-  e->line = 0;
-  switch (src) {
-  case LJM_SRC_INTERNAL:
-    break;
-  case LJM_SRC_LFUNC:
-    if (!(p = mp_fast_uleb_key(p, &e->loc)) ||
-	!(p = mp_fast_uleb(p, &e->line)) || e->line > MP_FAST_LINE_LIMIT)
-      return NULL;
-    break;
-  case LJM_SRC_CFUNC:
-    if (!(p = mp_fast_uleb_key(p, &e->loc)))
-      return NULL;
-    break;
-  case LJM_SRC_TRACE:
-    if (!(p = mp_fast_uleb(p, &e->loc)) || e->loc > MP_FAST_LINE_LIMIT)
-      return NULL;
-    break;
-  default:
-    return NULL;
-  }
   e->old_addr = e->old_size = e->new_addr = e->new_size = 0;
   if (kind != LJM_EV_ALLOC &&
       (!(p = mp_fast_uleb_key(p, &e->old_addr)) ||
@@ -226,6 +202,50 @@ static MP_FAST_INLINE const uint8_t *mp_fast_body(const uint8_t *p,
        e->new_size > MP_FAST_SIZE_LIMIT))
     return NULL;
   return p;
+}
+
+/*
+** Decode the location of a memory event whose header byte is kind | src
+** (LJM_SRC_*), p just after the header, with MP_FAST_MARGIN bytes
+** readable from the header: the byte after it, or NULL when it is not a
+** common memory event.
+*/
+static MP_FAST_INLINE const uint8_t *mp_fast_location(const uint8_t *p,
+						      unsigned kind,
+						      unsigned src,
+						      struct mp_fast_event *e)
+{
+  e->kind = kind;
+  e->src = src;
+  e->loc = 0;
+  e->line = 0;
+  switch (src) {
+  case LJM_SRC_INTERNAL:
+    return p;
+  case LJM_SRC_LFUNC:
+    if (!(p = mp_fast_uleb_key(p, &e->loc)) ||
+	!(p = mp_fast_uleb(p, &e->line)) || e->line > MP_FAST_LINE_LIMIT)
+      return NULL;
+    return p;
+  case LJM_SRC_CFUNC:
+    return mp_fast_uleb_key(p, &e->loc);
+  case LJM_SRC_TRACE:
+    if (!(p = mp_fast_uleb(p, &e->loc)) || e->loc > MP_FAST_LINE_LIMIT)
+      return NULL;
+    return p;
+  default:
+    return NULL;
+  }
+}
+
+/* Both: the whole event after its header. */
+static MP_FAST_INLINE const uint8_t *mp_fast_body(const uint8_t *p,
+						  unsigned kind, unsigned src,
+						  struct mp_fast_event *e)
+{
+  if (!(p = mp_fast_location(p, kind, src, e)))
+    return NULL;
+  return mp_fast_fields(p, kind, e);
 }
 
 /*
