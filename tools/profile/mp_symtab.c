@@ -38,6 +38,7 @@ int mp_symtab_add_proto(struct mp_symtab *t, uint64_t addr, uint32_t chunk,
 {
   int added;
   struct mp_map_entry *e = mp_map_insert(&t->protos, addr, &added);
+  t->proto_memo = MP_PROTO_MEMO_NONE;
   if (!e)
     return -1;
   e->a = (uint64_t)chunk | (uint64_t)linedefined << 32;
@@ -46,11 +47,16 @@ int mp_symtab_add_proto(struct mp_symtab *t, uint64_t addr, uint32_t chunk,
 
 int mp_symtab_proto(struct mp_symtab *t, uint64_t addr, struct mp_proto *out)
 {
-  struct mp_map_entry *e = mp_map_find(&t->protos, addr);
-  if (!e)
+  if (t->proto_memo == MP_PROTO_MEMO_NONE || addr != t->proto_memo_addr) {
+    struct mp_map_entry *e = mp_map_find(&t->protos, addr);
+    t->proto_memo_addr = addr;
+    t->proto_memo = e ? MP_PROTO_MEMO_FOUND : MP_PROTO_MEMO_ABSENT;
+    t->proto_memo_a = e ? e->a : 0;
+  }
+  if (t->proto_memo == MP_PROTO_MEMO_ABSENT)
     return 0;
-  out->chunk = (uint32_t)e->a;
-  out->linedefined = (uint32_t)(e->a >> 32);
+  out->chunk = (uint32_t)t->proto_memo_a;
+  out->linedefined = (uint32_t)(t->proto_memo_a >> 32);
   return 1;
 }
 

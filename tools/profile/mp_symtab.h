@@ -42,6 +42,12 @@ struct mp_csym_level {
 
 struct mp_symtab {
   struct mp_map protos;		/* addr -> a: chunk | linedefined << 32. */
+  /* The last prototype looked up (a chunk's new locations are met
+  ** together) and its entry's a; valid until the next prototype is
+  ** defined. */
+  uint64_t proto_memo_addr, proto_memo_a;
+  enum { MP_PROTO_MEMO_NONE, MP_PROTO_MEMO_FOUND, MP_PROTO_MEMO_ABSENT }
+    proto_memo;
   struct mp_map traces;		/* traceno -> a: chunk | line << 32, b: proto. */
   struct mp_csym_level levels[MP_CSYM_LEVELS];
 };
