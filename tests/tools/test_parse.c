@@ -960,7 +960,7 @@ START_TEST(profile_sums_and_peak)
 
   sample_stream(&w);
   mp_profile_init(p, MP_GROUP_LINE);
-  p->override_values = 1;
+  p->ov_mode = MP_OV_VALUES;
   r = mp_reader_new_mem(w.mem, w.len);
   ck_assert_int_eq(mp_profile_read(p, r, &n, NULL, NULL), MP_END);
   ck_assert_uint_eq(n, 4);
@@ -999,7 +999,7 @@ START_TEST(profile_sums_and_peak)
 }
 END_TEST
 
-/* Without override_values (the text report), pairs are 8-byte keys. */
+/* Without counts (MP_OV_KEYS) (the text report), pairs are 8-byte keys. */
 START_TEST(profile_override_keys)
 {
   struct mpw w;
@@ -1073,7 +1073,7 @@ START_TEST(profile_override_copies_merge)
     }
     mpw_epilogue(&w);
     mp_profile_init(p, MP_GROUP_LINE);
-    p->override_values = values;
+    p->ov_mode = values ? MP_OV_VALUES : MP_OV_KEYS;
     r = mp_reader_new_mem(w.mem, w.len);
     /* One event at a time, to watch the array. */
     for (;;) {
@@ -1168,7 +1168,7 @@ static void override_stream(struct mpw *w, uint32_t nlines, int nevents,
 }
 
 /*
-** Without override_values most pairs live in the memos until the end, and
+** Without counts (MP_OV_KEYS) most pairs live in the memos until the end, and
 ** are merged by a counting sort (or, short of memory, a comparison sort
 ** in place): each way gives the keys that the values keep, in the same
 ** order, with and without ranks, with few locations (the array merged
@@ -1193,7 +1193,7 @@ START_TEST(profile_override_keys_match_values)
       struct mp_event ev;
       p[m] = malloc(sizeof(*p[m]));
       mp_profile_init(p[m], MP_GROUP_LINE);
-      p[m]->override_values = m == 0;
+      p[m]->ov_mode = m == 0 ? MP_OV_VALUES : MP_OV_KEYS;
       while (mp_reader_next(r, &ev) == MP_OK) {
 	ck_assert_int_eq(mp_profile_event(p[m], &ev), 0);
 	if (m == 1 && p[m]->ov_cap > maxcap)

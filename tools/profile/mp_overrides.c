@@ -38,7 +38,7 @@ static void ov_map_origs(struct mp_profile *p, const uint32_t *map)
 }
 
 /*
-** Without override_values the pairs are bare keys, and most are never
+** Without counts (MP_OV_KEYS) the pairs are bare keys, and most are never
 ** appended: a location's memo holds the last releaser of its blocks
 ** until reading is done, and the array only the pairs that memos gave
 ** up (maybe more than once each). The array is sorted and merged packed
@@ -234,7 +234,7 @@ static void ov_compact(struct mp_profile *p, const uint32_t *orig_rank,
 {
   uint64_t i, n = 0;
 
-  if (!p->override_values) {
+  if (p->ov_mode != MP_OV_VALUES) {
     if (final)
       mp_overrides_finish_keys(p, orig_rank, rank_orig, 0);
     else
@@ -275,7 +275,7 @@ static int ov_make_room(struct mp_profile *p)
   void *na;
 
   if (p->ov_maybe_dup > p->nov / 4 &&
-      (p->override_values || p->nov >= p->nlocs))
+      (p->ov_mode == MP_OV_VALUES || p->nov >= p->nlocs))
     ov_compact(p, NULL, NULL, 0);
   if (p->nov < p->ov_cap - p->ov_cap / 4)
     return 0;
@@ -330,7 +330,7 @@ uint64_t mp_profile_overrides_of(const struct mp_profile *p, int is_free,
   return first;
 }
 
-/* With override_values, the memo missed: a new pair, maybe a copy of an
+/* With counts (MP_OV_VALUES), the memo missed: a new pair, maybe a copy of an
 ** older one. */
 int mp_overrides_append(struct mp_profile *p, int is_free, uint32_t at,
 			struct mp_lrec *orig, uint32_t orig_id, uint64_t *i)
@@ -364,7 +364,7 @@ struct mp_override mp_profile_override(const struct mp_profile *p,
 				       uint64_t i)
 {
   struct mp_override o = {0, 0, 0};
-  if (p->override_values)
+  if (p->ov_mode == MP_OV_VALUES)
     o = ((const struct mp_override *)p->ov)[i];
   else
     o.key = ((const uint64_t *)p->ov)[i];

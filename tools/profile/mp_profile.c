@@ -47,8 +47,9 @@ struct mp_profile *mp_profile_new(enum mp_group group, unsigned needs)
     return NULL;
   mp_profile_init(p, group);
   p->no_locations = (needs & MP_PROFILE_TOTALS_ONLY) != 0;
-  p->no_overrides = (needs & MP_PROFILE_NO_OVERRIDES) != 0;
-  p->override_values = (needs & MP_PROFILE_OVERRIDE_VALUES) != 0;
+  p->ov_mode = needs & MP_PROFILE_NO_OVERRIDES ? MP_OV_NONE
+	       : needs & MP_PROFILE_OVERRIDE_VALUES ? MP_OV_VALUES
+	       : MP_OV_KEYS;
   return p;
 }
 

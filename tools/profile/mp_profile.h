@@ -101,7 +101,7 @@ struct mp_loc {
 ** One (event location, location whose block it reallocated or freed)
 ** pair. key is is_free << 63 | loc << 32 | orig, so that sorted keys
 ** group the pairs by event location. count and bytes (the old sizes of
-** those blocks) are kept only with override_values.
+** those blocks) are kept only with MP_PROFILE_OVERRIDE_VALUES.
 */
 struct mp_override {
   uint64_t key;

@@ -44,7 +44,7 @@ struct mp_lrec {
   /* Index + 1 of the last override pair whose blocks came from here,
   ** for reallocations [0] and frees [1]: most blocks of a location are
   ** released by the same code, so the pair is found without hashing.
-  ** Without override_values, the last releasing location's id + 1: its
+  ** Without counts (MP_OV_KEYS), the last releasing location's id + 1: its
   ** pair, which is not in the array (mp_overrides_note). */
   uint32_t ov_memo[2];
   uint64_t n_alloc, alloc_bytes;
@@ -98,7 +98,7 @@ struct mp_profile {
   uint32_t nauxs, auxs_cap;
   uint64_t *loc_slots;		/* Location hash: hash << 32 | (id + 1). */
   uint32_t loc_mask;
-  /* Override pairs: an array of struct mp_override with override_values
+  /* Override pairs: an array of struct mp_override with counts
   ** (JSON), of bare 8-byte keys without (the text report prints no
   ** counts; the last releaser of each location's blocks stays in its
   ** memo until then). Appended while reading, with copies of a key
@@ -131,9 +131,11 @@ struct mp_profile {
   struct mp_summary total;	/* Files finished so far. */
   uint32_t file_strings;	/* Strings before the file being read. */
   int oom;			/* Out of memory: results are incomplete. */
-  int no_overrides;		/* Skip override pairs (stat needs none). */
   int no_locations;		/* One location for all (stat needs none). */
-  int override_values;		/* Count and bytes per override pair. */
+  /* Override pairs as bare keys (the text report, and the default),
+  ** none (stat needs none), or with counts and bytes per pair (JSON).
+  ** One field: the read loop tests it at every release. */
+  enum { MP_OV_KEYS, MP_OV_NONE, MP_OV_VALUES } ov_mode;
 };
 
 /* In place, for the unit tests; the others use mp_profile_new. */
@@ -284,7 +286,7 @@ int mp_symbols_add(struct mp_profile *p, const struct mp_event *ev);
 
 /* -- mp_overrides.c ------------------------------------------------------ */
 
-/* With override_values: a new pair (mp_override_key(is_free, at,
+/* With counts (MP_OV_VALUES): a new pair (mp_override_key(is_free, at,
 ** orig_id)); its index in *i. */
 int mp_overrides_append(struct mp_profile *p, int is_free, uint32_t at,
 			struct mp_lrec *orig, uint32_t orig_id, uint64_t *i);
@@ -292,7 +294,7 @@ int mp_overrides_append(struct mp_profile *p, int is_free, uint32_t at,
 ** holds. */
 int mp_overrides_retire(struct mp_profile *p, int is_free, uint32_t at,
 			uint32_t orig_id);
-/* The last merge without override_values (mp_profile_sort_overrides'),
+/* The last merge without counts (MP_OV_KEYS) (mp_profile_sort_overrides'),
 ** low_memory as when there is none for its counting sort. */
 void mp_overrides_finish_keys(struct mp_profile *p,
 			      const uint32_t *orig_rank,
@@ -300,7 +302,8 @@ void mp_overrides_finish_keys(struct mp_profile *p,
 
 static inline size_t mp_ov_size(const struct mp_profile *p)
 {
-  return p->override_values ? sizeof(struct mp_override) : sizeof(uint64_t);
+  return p->ov_mode == MP_OV_VALUES ? sizeof(struct mp_override)
+				     : sizeof(uint64_t);
 }
 
 /* The key of pair i: the first word of its element either way. */
@@ -323,7 +326,7 @@ int mp_overrides_note(struct mp_profile *p, int is_free, uint32_t at,
   uint64_t i;
   uint32_t memo = orig->ov_memo[is_free];
 
-  if (!p->override_values) {
+  if (p->ov_mode == MP_OV_KEYS) {
     /* Without counts a pair need only exist, and pairs are never
     ** dropped: the memo is the last releasing location, at + 1, and its
     ** pair goes to the array only when another takes its place (most

@@ -119,6 +119,9 @@ struct fast_memo {
   uint64_t raw;		/* Lua: the 8 bytes after the header... */
   unsigned raw_tail;	/* ...and the line's second byte, or RAW_*. */
   int64_t raw_id;
+  /* The collector's frees, most of all events, counted here and added
+  ** to the internal location when run_fast returns (flush_internal). */
+  uint64_t internal_frees, internal_free_bytes;
 };
 
 /* No location key is all ones (an 8-byte key's last byte is below 0x80),
@@ -173,6 +176,18 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
   }
   if (!(next = mp_fast_location(q + 1, kind, src, &e)))
     return NULL;
+  if (src == LJM_SRC_INTERNAL && kind == LJM_EV_FREE) {
+    if ((id = m->internal) < 0 &&
+	(id = m->internal = mp_resolve_loc(p, src, 0, 0)) < 0)
+      goto oom;
+    if (!(next = mp_fast_fields(next, kind, &e)))
+      return NULL;
+    m->internal_frees++;
+    m->internal_free_bytes += e.old_size;
+    if (mp_live_release(p, (uint32_t)id, e.old_addr, e.old_size, 1, 0) < 0)
+      goto oom;
+    return next;
+  }
   if (src == LJM_SRC_INTERNAL) {
     if ((id = m->internal) < 0 &&
 	(id = m->internal = mp_resolve_loc(p, src, 0, 0)) < 0)
@@ -198,6 +213,24 @@ fields:
 oom:
   p->oom = 1;
   return NULL;
+}
+
+/* Add the collector's frees counted in m to the internal location; 0, or
+** -1 when out of memory. */
+static int flush_internal(struct mp_profile *p, const struct fast_memo *m)
+{
+  struct mp_lrec *l;
+  struct mp_lext *e;
+
+  if (!m->internal_frees)
+    return 0;
+  l = &p->locs[m->internal];
+  if (!mp_locs_has_ext(p, l))
+    return -1;
+  e = &p->exts[l->ext - 1];
+  e->n_free += m->internal_frees;
+  e->free_bytes += m->internal_free_bytes;
+  return 0;
 }
 
 /* A prototype symbol at q (a module-loading profile has one every few
@@ -229,7 +262,7 @@ static const uint8_t *fast_symbol(struct mp_profile *p, const uint8_t *q)
 static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
 			       const uint8_t *stop)
 {
-  struct fast_memo m = {MP_NO_MEMO, 0, -1, -1, 0, RAW_NONE, -1};
+  struct fast_memo m = {MP_NO_MEMO, 0, -1, -1, 0, RAW_NONE, -1, 0, 0};
   uint64_t k = p->file_events;	/* In a register, not p's. */
 
   while (q < stop) {
@@ -259,6 +292,8 @@ static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
     q = next;
   }
 out:
+  if (flush_internal(p, &m) < 0)
+    p->oom = 1;
   p->file_events = k;
   return p->oom ? NULL : q;
 }
