@@ -173,6 +173,9 @@ static inline int mp_loc_is_address(unsigned src)
 void mp_resolve_reset(struct mp_profile *p);
 /* A symbol changed what (src, loc) resolves to; loc is a value. */
 void mp_resolve_invalidate(struct mp_profile *p, unsigned src, uint64_t loc);
+/* The same for the location key of a Lua or C function, or a trace. */
+void mp_resolve_invalidate_key(struct mp_profile *p, unsigned src,
+			       uint64_t key);
 /* Resolve (src, location key loc, line) from the symbols, and keep the
 ** result in cache entry c under generation gen. */
 int64_t mp_resolve_fill(struct mp_profile *p, struct mp_loc_cache_entry *c,
@@ -283,6 +286,10 @@ static inline int64_t mp_resolve(struct mp_profile *p,
 
 /* Define the symbol of a symbol event; 0, or -1 when out of memory. */
 int mp_symbols_add(struct mp_profile *p, const struct mp_event *ev);
+/* A prototype symbol event (not of the symbol table), its address as a
+** key and a value: the read loop's, which decodes both. */
+int mp_symbols_add_proto(struct mp_profile *p, uint64_t key, uint64_t addr,
+			 const char *name, size_t name_len, uint32_t line);
 
 /* -- mp_overrides.c ------------------------------------------------------ */
 

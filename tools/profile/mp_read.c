@@ -238,14 +238,14 @@ static int flush_internal(struct mp_profile *p, const struct fast_memo *m)
 ** leaves it to the reader or when out of memory (p->oom). */
 static const uint8_t *fast_symbol(struct mp_profile *p, const uint8_t *q)
 {
-  struct mp_event ev;
-  const uint8_t *next;
+  uint64_t key, addr, line;
+  const char *name;
+  size_t name_len;
+  const uint8_t *next = mp_fast_proto_symbol(q + 1, &key, &addr, &name,
+					     &name_len, &line);
 
-  memset(&ev, 0, sizeof(ev));
-  ev.type = MP_EV_SYM_LFUNC;
-  next = mp_fast_proto_symbol(q + 1, &ev.sym_addr, &ev.name, &ev.name_len,
-			      &ev.sym_line);
-  if (next && mp_symbols_add(p, &ev) < 0) {
+  if (next && mp_symbols_add_proto(p, key, addr, name, name_len,
+				   (uint32_t)line) < 0) {
     p->oom = 1;
     return NULL;
   }

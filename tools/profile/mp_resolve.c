@@ -100,18 +100,23 @@ void mp_resolve_reset(struct mp_profile *p)
     p->addr_gen[i] = 1;
 }
 
+void mp_resolve_invalidate_key(struct mp_profile *p, unsigned src,
+			       uint64_t key)
+{
+  uint32_t *gen = mp_resolve_gen(p, src, key);
+  if (++*gen == 0)
+    mp_resolve_reset(p);	/* Wrapped: old entries could look valid again. */
+}
+
 void mp_resolve_invalidate(struct mp_profile *p, unsigned src, uint64_t loc)
 {
-  uint32_t *gen;
   int uncached = 0;
   loc = mp_loc_key(src, loc, &uncached);
   if (uncached && src == LJM_SRC_LFUNC)
     return;	/* Never cached. */
   if (src == LJM_SRC_INTERNAL)
     return;
-  gen = mp_resolve_gen(p, src, loc);
-  if (++*gen == 0)
-    mp_resolve_reset(p);	/* Wrapped: old entries could look valid again. */
+  mp_resolve_invalidate_key(p, src, loc);
 }
 
 int64_t mp_resolve_fill(struct mp_profile *p, struct mp_loc_cache_entry *c,

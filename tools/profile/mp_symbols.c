@@ -24,6 +24,24 @@ static int note_trace_function(struct mp_profile *p, const struct mp_event *ev)
   return 0;
 }
 
+int mp_symbols_add_proto(struct mp_profile *p, uint64_t key, uint64_t addr,
+			 const char *name, size_t name_len, uint32_t line)
+{
+  uint32_t id;
+
+  /* As mp_symbols_add does for the event, without building one. */
+  p->last_id = 0;
+  mp_resolve_invalidate_key(p, LJM_SRC_LFUNC, key);
+  p->file.n_sym_events++;
+  p->file.n_sym_proto++;
+  if (p->no_locations)
+    return 0;
+  id = mp_strings_intern(&p->strings, name, name_len);
+  if (id == MP_NO_STRING)
+    return -1;
+  return mp_symtab_add_proto(&p->symtab, addr, id, line);
+}
+
 int mp_symbols_add(struct mp_profile *p, const struct mp_event *ev)
 {
   uint32_t name;

@@ -252,18 +252,21 @@ static MP_FAST_INLINE const uint8_t *mp_fast_body(const uint8_t *p,
 ** Decode a prototype symbol event (header LJM_EV_SYMTAB | LJM_SRC_LFUNC),
 ** p just after the header, MP_FAST_MARGIN bytes readable from the header:
 ** the byte after it, or NULL when it is left to mp_reader_next (a long
-** name or field, a built-in's first line, a line out of bounds).
+** name or field, an address that has no key, a built-in's first line, a
+** line out of bounds). The address comes as its key and its value.
 */
 static inline const uint8_t *mp_fast_proto_symbol(const uint8_t *p,
+						  uint64_t *key,
 						  uint64_t *addr,
 						  const char **name,
 						  size_t *name_len,
 						  uint64_t *line)
 {
   uint64_t n;
-  if (!(p = mp_fast_uleb(p, addr)) || !(p = mp_fast_uleb(p, &n)) ||
+  if (!(p = mp_fast_uleb_key(p, key)) || !(p = mp_fast_uleb(p, &n)) ||
       n > MP_FAST_NAME_MAX)
     return NULL;
+  *addr = mp_fast_key_value(*key);
   *name = (const char *)p;
   *name_len = (size_t)n;
   if (!(p = mp_fast_uleb(p + n, line)) || *line > MP_FAST_LINE_LIMIT)
