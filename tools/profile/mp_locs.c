@@ -21,17 +21,25 @@
 ** pile up at the same slots of their lines. (With 16 lines, a new
 ** location of a module-loading profile probed 4.4 slots; with 8, 3.1.)
 */
-static uint32_t loc_hash(const struct mp_loc *k)
+static inline uint32_t loc_hash_fields(uint32_t kind, uint32_t str,
+				       uint32_t line, uint32_t linedefined,
+				       uint64_t addr, uint64_t addr2)
 {
-  uint64_t h = k->kind;
-  h = h * 0x9e3779b97f4a7c15ull + k->str;
-  h = h * 0x9e3779b97f4a7c15ull + (k->line >> 3);
-  h = h * 0x9e3779b97f4a7c15ull + k->linedefined;
-  h = h * 0x9e3779b97f4a7c15ull + k->addr;
-  h = h * 0x9e3779b97f4a7c15ull + k->addr2;
+  uint64_t h = kind;
+  h = h * 0x9e3779b97f4a7c15ull + str;
+  h = h * 0x9e3779b97f4a7c15ull + (line >> 3);
+  h = h * 0x9e3779b97f4a7c15ull + linedefined;
+  h = h * 0x9e3779b97f4a7c15ull + addr;
+  h = h * 0x9e3779b97f4a7c15ull + addr2;
   h ^= h >> 31;
   h *= 0x9e3779b97f4a7c15ull;
-  return (uint32_t)(h >> 32) << 3 | ((k->line + (uint32_t)(h >> 29)) & 7);
+  return (uint32_t)(h >> 32) << 3 | ((line + (uint32_t)(h >> 29)) & 7);
+}
+
+static inline uint32_t loc_hash(const struct mp_loc *k)
+{
+  return loc_hash_fields(k->kind, k->str, k->line, k->linedefined, k->addr,
+			 k->addr2);
 }
 
 static inline uint32_t rec_kind(const struct mp_lrec *r)
@@ -89,8 +97,8 @@ static void rec_key(const struct mp_profile *p, const struct mp_lrec *r,
   }
 }
 
-static int loc_same(const struct mp_profile *p, const struct mp_lrec *r,
-		    const struct mp_loc *k)
+static inline int loc_same(const struct mp_profile *p,
+			   const struct mp_lrec *r, const struct mp_loc *k)
 {
   const struct mp_laux *a;
   uint32_t ld = key_aux_linedefined(p, k);
@@ -214,7 +222,9 @@ static int loc_rehash(struct mp_profile *p)
   return 0;
 }
 
-int64_t mp_locs_intern(struct mp_profile *p, const struct mp_loc *k)
+/* Inlined into callers whose key has fields the compiler knows. */
+static inline __attribute__((always_inline)) int64_t
+locs_intern(struct mp_profile *p, const struct mp_loc *k)
 {
   uint32_t j, h = loc_hash(k), n, ld;
   struct mp_lrec *r;
@@ -253,6 +263,65 @@ int64_t mp_locs_intern(struct mp_profile *p, const struct mp_loc *k)
   p->loc_slots[j] = (uint64_t)h << 32 | (n + 1);
   if ((uint64_t)(n + 1) * 2 > (uint64_t)p->loc_mask + 1 &&
       loc_rehash(p) < 0)
+    return -1;
+  return n;
+}
+
+int64_t mp_locs_intern(struct mp_profile *p, const struct mp_loc *k)
+{
+  return locs_intern(p, k);
+}
+
+/* The key of Lua code grouped by line. */
+static inline void lua_line_key(struct mp_loc *k, uint32_t chunk,
+				uint32_t line)
+{
+  memset(k, 0, sizeof(*k));
+  k->kind = MP_LOC_LUA;
+  k->str = chunk;
+  k->line = line;
+}
+
+static __attribute__((noinline)) int64_t
+intern_lua_line_slow(struct mp_profile *p, uint32_t chunk, uint32_t line)
+{
+  struct mp_loc k;
+  lua_line_key(&k, chunk, line);
+  return mp_locs_intern(p, &k);
+}
+
+int64_t mp_locs_intern_lua_line(struct mp_profile *p, uint32_t chunk,
+				uint32_t line)
+{
+  /* The key mp_locs_intern would get: with a constant kind and no
+  ** linedefined or addresses, the hash folds to a few instructions, and
+  ** a record is that key when its kind_aux says Lua without aux. */
+  uint32_t h, j, n = p->nlocs, mask = p->loc_mask;
+  uint64_t *slots = p->loc_slots;
+  struct mp_lrec *r;
+
+  if (!slots || n == p->locs_cap || p->group == MP_GROUP_FUNCTION)
+    return intern_lua_line_slow(p, chunk, line);  /* Growing, or unlike. */
+  h = loc_hash_fields(MP_LOC_LUA, chunk, line, 0, 0, 0);
+  for (j = h & mask; slots[j]; j = (j + 1) & mask) {
+    uint64_t s = slots[j];
+    if ((uint32_t)(s >> 32) == h) {
+      r = &p->locs[(uint32_t)s - 1];
+      if (r->kind_aux == (uint32_t)MP_LOC_LUA << MP_LREC_AUX_BITS &&
+	  r->str == chunk && r->num == line)
+	return (uint32_t)s - 1;
+    }
+  }
+  if (n >= INT32_MAX)
+    return -1;
+  r = &p->locs[n];
+  memset(r, 0, sizeof(*r));
+  r->kind_aux = (uint32_t)MP_LOC_LUA << MP_LREC_AUX_BITS;
+  r->str = chunk;
+  r->num = line;
+  p->nlocs = n + 1;
+  slots[j] = (uint64_t)h << 32 | (n + 1);
+  if ((uint64_t)(n + 1) * 2 > (uint64_t)mask + 1 && loc_rehash(p) < 0)
     return -1;
   return n;
 }

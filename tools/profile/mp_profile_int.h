@@ -147,6 +147,10 @@ void mp_profile_free(struct mp_profile *p);
 /* The id of the location with key k (identity fields only), added if new;
 ** -1 when out of memory. */
 int64_t mp_locs_intern(struct mp_profile *p, const struct mp_loc *k);
+/* The same for the key of Lua code grouped by line: kind MP_LOC_LUA,
+** chunk and line, nothing else (the most common new location). */
+int64_t mp_locs_intern_lua_line(struct mp_profile *p, uint32_t chunk,
+				uint32_t line);
 struct mp_lext *mp_locs_new_ext(struct mp_profile *p, struct mp_lrec *r);
 
 /* The realloc/free counters of a location, made on first use: 1 when

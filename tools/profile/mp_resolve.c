@@ -124,11 +124,18 @@ int64_t mp_resolve_fill(struct mp_profile *p, struct mp_loc_cache_entry *c,
 			uint64_t line)
 {
   struct mp_loc k;
+  struct mp_proto pt;
   int64_t id;
 
-  resolve(p, src, mp_loc_is_address(src) ? mp_fast_key_value(loc) : loc, line,
-	  &k);
-  id = mp_locs_intern(p, &k);
+  if (src == LJM_SRC_LFUNC && p->group == MP_GROUP_LINE &&
+      mp_symtab_proto(&p->symtab, mp_fast_key_value(loc), &pt)) {
+    /* resolve()'s key for a known prototype, without building it. */
+    id = mp_locs_intern_lua_line(p, pt.chunk, (uint32_t)line);
+  } else {
+    resolve(p, src, mp_loc_is_address(src) ? mp_fast_key_value(loc) : loc,
+	    line, &k);
+    id = mp_locs_intern(p, &k);
+  }
   if (id < 0)
     return -1;
   c->gen = gen;
