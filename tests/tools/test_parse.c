@@ -1254,6 +1254,43 @@ START_TEST(profile_override_keys_match_values)
 }
 END_TEST
 
+/* Lua code grouped by line, interned by chunk and line, finds the
+** locations that the general interning made, and the other way round;
+** a key with more than chunk and line is another location. */
+START_TEST(locs_intern_lua_line_same_as_general)
+{
+  struct mp_profile *p = malloc(sizeof(*p));
+  struct mp_loc k;
+  int64_t id, ld;
+  uint32_t i;
+
+  mp_profile_init(p, MP_GROUP_LINE);
+  for (i = 0; i < 10000; i++) {
+    uint32_t chunk = i % 50, line = i % 97;
+    memset(&k, 0, sizeof(k));
+    k.kind = MP_LOC_LUA;
+    k.str = chunk;
+    k.line = line;
+    if (i % 2) {
+      id = mp_locs_intern(p, &k);
+      ck_assert_int_eq(mp_locs_intern_lua_line(p, chunk, line), id);
+    } else {
+      id = mp_locs_intern_lua_line(p, chunk, line);
+      ck_assert_int_eq(mp_locs_intern(p, &k), id);
+    }
+    ck_assert_int_ge(id, 0);
+  }
+  ck_assert_uint_eq(p->nlocs, 4850);	/* 50 * 97 pairs, from 4850 on. */
+  k.linedefined = 7;
+  ld = mp_locs_intern(p, &k);
+  ck_assert_int_eq(ld, 4850);
+  ck_assert_int_ne(mp_locs_intern_lua_line(p, k.str, k.line), ld);
+  ck_assert_uint_eq(p->nlocs, 4851);
+  mp_profile_free(p);
+  free(p);
+}
+END_TEST
+
 /* Two profiles of the same events read two ways hold the same live
 ** heap, the same locations in the same order and the same sums; reading
 ** is over after. */
@@ -1526,6 +1563,7 @@ static Suite *parse_suite(void)
   tcase_add_test(tc, profile_override_keys);
   tcase_add_test(tc, profile_override_copies_merge);
   tcase_add_test(tc, profile_override_keys_match_values);
+  tcase_add_test(tc, locs_intern_lua_line_same_as_general);
   tcase_add_test(tc, profile_threaded_same_as_single);
   tcase_add_test(tc, fast_keys_match_values);
   tcase_add_test(tc, profile_fast_same_as_events);
