@@ -17,24 +17,38 @@
 #define SPARSE_SLOTS ((uint64_t)1 << 17)
 #define LOC_MASK ((1ull << MP_HEAP_LOC_BITS) - 1)
 
+/* The slots of a heap that has none yet: empty, never written (limit
+** and fast_limit 0 send every put to mp_heap_put_slow), so that lookups
+** need not test for a table. Two, for the two homes of shift 63. */
+static struct mp_heap_slot no_slots[2];
+
+static int has_table(const struct mp_heap *h)
+{
+  return h->slots != no_slots;
+}
+
 void mp_heap_init(struct mp_heap *h)
 {
   memset(h, 0, sizeof(*h));
+  h->slots = no_slots;
+  h->mask = 1;
+  h->shift = 63;
   mp_map_init(&h->big);
   mp_map_init(&h->huge);
 }
 
 void mp_heap_free(struct mp_heap *h)
 {
-  free(h->slots);
+  if (has_table(h))
+    free(h->slots);
   mp_map_free(&h->big);
   mp_map_free(&h->huge);
-  memset(h, 0, sizeof(*h));
+  mp_heap_init(h);
 }
 
 void mp_heap_clear(struct mp_heap *h)
 {
-  if (h->slots)
+  if (has_table(h))
     memset(h->slots, 0, (h->mask + 1) * sizeof(*h->slots));
   h->used = 0;
   h->fast_limit = h->limit;
@@ -56,7 +70,7 @@ static void unpack(uint64_t packed, struct mp_block *out)
 static struct mp_heap_slot *find(const struct mp_heap *h, uint64_t addr)
 {
   uint64_t i;
-  if (!h->slots || addr == 0)
+  if (addr == 0)
     return NULL;
   for (i = mp_heap_home(h, addr); ; i = (i + 1) & h->mask) {
     struct mp_heap_slot *s = &h->slots[i];
@@ -126,7 +140,7 @@ int mp_heap_take_slow(struct mp_heap *h, uint64_t addr, struct mp_block *out)
 
 static int resize(struct mp_heap *h, uint64_t nslots)
 {
-  struct mp_heap_slot *old = h->slots;
+  struct mp_heap_slot *old = has_table(h) ? h->slots : NULL;
   uint64_t oldn = old ? h->mask + 1 : 0, i;
   struct mp_heap_slot *slots;
 
@@ -159,8 +173,8 @@ int mp_heap_put_slow(struct mp_heap *h, uint64_t addr, uint64_t size,
 
   /* Short probe runs, and short shifts when a block is freed
   ** (SPARSE_SLOTS); 16 bytes a slot. */
-  if (!h->slots || h->used >= h->limit)
-    if (resize(h, h->slots ? (h->mask + 1) * 2 : MIN_SLOTS) < 0)
+  if (!has_table(h) || h->used >= h->limit)
+    if (resize(h, has_table(h) ? (h->mask + 1) * 2 : MIN_SLOTS) < 0)
       return -1;
   if (fits(addr, size, loc) && !h->big.count) {
     /* The common case: one probe run finds the address or a free slot. */

@@ -25,7 +25,7 @@ struct mp_heap_slot {
 };
 
 struct mp_heap {
-  struct mp_heap_slot *slots;
+  struct mp_heap_slot *slots;	/* Never NULL: see mp_heap.c. */
   uint64_t mask;	/* Slot count - 1. */
   unsigned shift;	/* 64 - log2(slot count). */
   uint64_t used;	/* Occupied slots. */
@@ -63,8 +63,7 @@ static inline uint64_t mp_heap_home(const struct mp_heap *h, uint64_t addr)
 /* Start loading the slot of addr. */
 static inline void mp_heap_prefetch(const struct mp_heap *h, uint64_t addr)
 {
-  if (h->slots)
-    __builtin_prefetch(&h->slots[mp_heap_home(h, addr)]);
+  __builtin_prefetch(&h->slots[mp_heap_home(h, addr)]);
 }
 
 int mp_heap_put_slow(struct mp_heap *h, uint64_t addr, uint64_t size,
@@ -85,7 +84,7 @@ static inline __attribute__((always_inline)) int
 mp_heap_take(struct mp_heap *h, uint64_t addr, struct mp_block *out)
 {
   uint64_t i;
-  if (h->slots && addr != 0)
+  if (addr != 0)
     for (i = mp_heap_home(h, addr); h->slots[i].addr; i = (i + 1) & h->mask)
       if (h->slots[i].addr == addr) {
 	uint64_t packed = h->slots[i].packed;

@@ -119,23 +119,30 @@ void mp_resolve_invalidate(struct mp_profile *p, unsigned src, uint64_t loc)
   mp_resolve_invalidate_key(p, src, loc);
 }
 
+/* The other locations, out of line: the struct and the switch cost the
+** common case's registers. */
+static __attribute__((noinline)) int64_t
+resolve_intern(struct mp_profile *p, unsigned src, uint64_t loc,
+	       uint64_t line)
+{
+  struct mp_loc k;
+  resolve(p, src, mp_loc_is_address(src) ? mp_fast_key_value(loc) : loc, line,
+	  &k);
+  return mp_locs_intern(p, &k);
+}
+
 int64_t mp_resolve_fill(struct mp_profile *p, struct mp_loc_cache_entry *c,
 			uint32_t gen, unsigned src, uint64_t loc,
 			uint64_t line)
 {
-  struct mp_loc k;
   struct mp_proto pt;
   int64_t id;
 
   if (src == LJM_SRC_LFUNC && p->group == MP_GROUP_LINE &&
-      mp_symtab_proto(&p->symtab, mp_fast_key_value(loc), &pt)) {
-    /* resolve()'s key for a known prototype, without building it. */
+      mp_symtab_proto(&p->symtab, mp_fast_key_value(loc), &pt))
     id = mp_locs_intern_lua_line(p, pt.chunk, (uint32_t)line);
-  } else {
-    resolve(p, src, mp_loc_is_address(src) ? mp_fast_key_value(loc) : loc,
-	    line, &k);
-    id = mp_locs_intern(p, &k);
-  }
+  else
+    id = resolve_intern(p, src, loc, line);
   if (id < 0)
     return -1;
   c->gen = gen;
