@@ -175,51 +175,58 @@ void mp_overrides_finish_keys(struct mp_profile *p,
 			      const uint32_t *rank_orig, int low_memory)
 {
   unsigned b = ov_id_bits(p);
-  uint32_t nlocs = p->nlocs, r, *pos;
-  uint64_t *k = p->ov, *out, i, total;
+  uint32_t nlocs = p->nlocs, r, *pos, next_rank;
+  uint64_t *k = p->ov, *out, i, total, nb = 2 * (uint64_t)nlocs + 1;
   uint64_t n = ov_sort_given_up(p, orig_rank, rank_orig, b);
 
-  /* Bucket is_free * nlocs + loc; pos[bucket + 1] counts it first, so
-  ** that the memo (loc + 1) is its own index. Positions of 32 bits: the
-  ** pairs are fewer unless the locations are billions. */
-  pos = low_memory || n + 2 * (uint64_t)nlocs > UINT32_MAX ? NULL
-	: calloc(2 * (size_t)nlocs + 1, sizeof(*pos));
+  /* Bucket loc for reallocations, nlocs + 1 + loc for frees (bucket
+  ** nlocs is never used); pos[bucket + 1] counts it first, so that a
+  ** memo (loc + 1) is its own index, and one of 0 counts in a slot
+  ** that is zeroed after (pos[0], pos[nlocs + 1]). Positions of 32 bits:
+  ** the pairs are fewer unless the locations are billions. */
+  pos = low_memory || n + nb > UINT32_MAX ? NULL
+	: calloc((size_t)nb + 1, sizeof(*pos));
   if (!pos) {
     ov_finish_keys_in_place(p, n, rank_orig, b);
     return;
   }
   for (r = 0; r < nlocs; r++) {
     const uint32_t *memo = p->locs[r].ov_memo;
-    if (memo[0])
-      pos[memo[0]]++;
-    if (memo[1])
-      pos[nlocs + memo[1]]++;
+    pos[memo[0]]++;
+    pos[nlocs + 1 + memo[1]]++;
   }
+  pos[0] = pos[nlocs + 1] = 0;
   for (i = 0; i < n; i++)
-    pos[(uint64_t)ov_packed_is_free(k[i], b) * nlocs +
+    pos[(uint64_t)ov_packed_is_free(k[i], b) * (nlocs + 1) +
 	ov_packed_loc(k[i], b) + 1]++;
-  for (i = 1; i <= 2 * (uint64_t)nlocs; i++)
+  for (i = 1; i <= nb; i++)
     pos[i] += pos[i - 1];
-  total = pos[2 * (uint64_t)nlocs];
+  total = pos[nb];
   out = malloc((size_t)total * sizeof(*out) + 1);
   if (!out) {
     free(pos);
     ov_finish_keys_in_place(p, n, rank_orig, b);
     return;
   }
+  /* In rank order, each location's memos and its given-up pairs (k is
+  ** sorted by rank). */
+  next_rank = n ? ov_packed_orig(k[0], b) : UINT32_MAX;
   for (r = 0, i = 0; r < nlocs; r++) {
     uint32_t id = rank_orig ? rank_orig[r] : r;
     const uint32_t *memo = p->locs[id].ov_memo;
     if (memo[0])
       out[pos[memo[0] - 1]++] = mp_override_key(0, memo[0] - 1, id);
     if (memo[1])
-      out[pos[nlocs + memo[1] - 1]++] = mp_override_key(1, memo[1] - 1, id);
+      out[pos[nlocs + memo[1]]++] = mp_override_key(1, memo[1] - 1, id);
+    if (r != next_rank)
+      continue;
     for (; i < n && ov_packed_orig(k[i], b) == r; i++) {
       int is_free = ov_packed_is_free(k[i], b);
       uint32_t loc = ov_packed_loc(k[i], b);
-      out[pos[(uint64_t)is_free * nlocs + loc]++] =
+      out[pos[(uint64_t)is_free * (nlocs + 1) + loc]++] =
 	mp_override_key(is_free, loc, id);
     }
+    next_rank = i < n ? ov_packed_orig(k[i], b) : UINT32_MAX;
   }
   free(pos);
   free(p->ov);
