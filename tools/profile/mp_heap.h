@@ -2,8 +2,8 @@
 ** The live heap: address -> (size, owning location) for every block
 ** allocated while profiling and not yet freed. Sized for millions of
 ** blocks: a slot is 16 bytes (size and owner packed into one word),
-** linear probing with backward-shift deletion, at most half full (a
-** quarter while small). The rare block whose size or owner does not fit
+** linear probing with backward-shift deletion, at most half full (an
+** eighth while small). The rare block whose size or owner does not fit
 ** the packing (and address 0) goes to a small general map beside it.
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
