@@ -37,8 +37,6 @@ static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
   orig->released++;
   orig->held_bytes -= b.size;
   p->file.live_bytes -= b.size;
-  if (p->ov_mode == MP_OV_NONE)
-    return 0;
   return mp_overrides_note(p, is_free, at, orig, b.loc, b.size);
 }
 

@@ -327,8 +327,9 @@ static inline uint64_t *mp_ov_keyp(const struct mp_profile *p, uint64_t i)
 ** Count a block of orig (id orig_id) that location at released. Pairs are
 ** appended unsorted and merged later; the memo finds the pair again when
 ** the same code releases this location's blocks. 0, or -1 when out of
-** memory. Inlined into every free path of the read driver: a call per
-** free cost more than the memo check itself.
+** memory. Nothing without override pairs (MP_OV_NONE). Inlined into
+** every free path of the read driver: a call per free cost more than
+** the memo check itself; bare keys, the default, are tested first.
 */
 static inline __attribute__((always_inline))
 int mp_overrides_note(struct mp_profile *p, int is_free, uint32_t at,
@@ -349,6 +350,8 @@ int mp_overrides_note(struct mp_profile *p, int is_free, uint32_t at,
     orig->ov_memo[is_free] = at + 1;
     return 0;
   }
+  if (p->ov_mode == MP_OV_NONE)
+    return 0;
   if (memo && memo <= p->nov &&
       *mp_ov_keyp(p, memo - 1) == mp_override_key(is_free, at, orig_id))
     i = memo - 1;
