@@ -483,6 +483,26 @@ START_TEST(csym_against_brute_force)
 }
 END_TEST
 
+/* The word-wise comparison tells apart strings that differ at any byte,
+** for every length around the word sizes. */
+START_TEST(bytes_equal_every_position)
+{
+  char a[48], b[48];
+  size_t len, at;
+  for (len = 0; len <= 40; len++) {
+    memset(a, 'x', sizeof(a));
+    memset(b, 'x', sizeof(b));
+    b[len] = 'y';	/* Past the end: never read. */
+    ck_assert(mp_bytes_equal(a, b, len));
+    for (at = 0; at < len; at++) {
+      b[at] = 'z';
+      ck_assert(!mp_bytes_equal(a, b, len));
+      b[at] = 'x';
+    }
+  }
+}
+END_TEST
+
 START_TEST(strings_intern)
 {
   struct mp_strings s;
@@ -1551,6 +1571,7 @@ static Suite *parse_suite(void)
   tcase_add_test(tc, heap_against_reference);
   tcase_add_test(tc, csym_nearest_and_latest);
   tcase_add_test(tc, csym_against_brute_force);
+  tcase_add_test(tc, bytes_equal_every_position);
   tcase_add_test(tc, strings_intern);
   tcase_add_test(tc, proto_and_trace_redefinition);
   tcase_add_test(tc, reader_valid_stream);

@@ -116,7 +116,7 @@ uint32_t mp_strings_intern(struct mp_strings *s, const char *data, size_t len)
     return UINT32_MAX;
   if (s->last) {
     const struct mp_string *c = &s->items[s->last - 1];
-    if (c->len == len && (len == 0 || memcmp(c->data, data, len) == 0))
+    if (c->len == len && mp_bytes_equal(c->data, data, len))
       return s->last - 1;
   }
   if (!s->slots && grow_slots(s) < 0)
@@ -124,8 +124,7 @@ uint32_t mp_strings_intern(struct mp_strings *s, const char *data, size_t len)
   h = hash_bytes(data, len);
   for (j = h & s->mask; s->slots[j]; j = (j + 1) & s->mask) {
     const struct mp_string *c = &s->items[s->slots[j] - 1];
-    if (c->hash == h && c->len == len &&
-	(len == 0 || memcmp(c->data, data, len) == 0)) {
+    if (c->hash == h && c->len == len && mp_bytes_equal(c->data, data, len)) {
       s->last = s->slots[j];
       return s->slots[j] - 1;
     }

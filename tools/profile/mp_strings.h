@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct mp_string {
   const char *data;	/* Terminated by a NUL after len bytes. */
@@ -33,6 +34,39 @@ void mp_strings_free(struct mp_strings *s);
 
 /* The id of the string, adding it if new. Returns UINT32_MAX on ENOMEM. */
 uint32_t mp_strings_intern(struct mp_strings *s, const char *data, size_t len);
+
+/* Whether a and b, len bytes each, are the same: eight at a time (the
+** last eight overlapping) from len 8 on, no call. */
+static inline int mp_bytes_equal(const char *a, const char *b, size_t len)
+{
+  uint64_t x, y;
+  size_t i;
+  if (len < 8)
+    return memcmp(a, b, len) == 0;
+  for (i = 0; i + 8 < len; i += 8) {
+    memcpy(&x, a + i, 8);
+    memcpy(&y, b + i, 8);
+    if (x != y)
+      return 0;
+  }
+  memcpy(&x, a + len - 8, 8);
+  memcpy(&y, b + len - 8, 8);
+  return x == y;
+}
+
+/* mp_strings_intern with the string interned last compared inline: a
+** module-loading profile names each chunk's prototypes one after
+** another. */
+static inline uint32_t mp_strings_intern_again(struct mp_strings *s,
+					       const char *data, size_t len)
+{
+  if (s->last) {
+    const struct mp_string *c = &s->items[s->last - 1];
+    if (c->len == len && mp_bytes_equal(c->data, data, len))
+      return s->last - 1;
+  }
+  return mp_strings_intern(s, data, len);
+}
 
 /* Forget the strings interned since count was s->count (their bytes stay
 ** in the arena until mp_strings_free): a file that was dropped must not
