@@ -106,11 +106,12 @@ int64_t mp_profile_events(struct mp_profile *p, const struct mp_event *evs,
 ** instructions than mp_resolve_loc's memo in the profile, which a miss
 ** here skips for the cache.
 **
-** Lua functions, most events, also have a memo of the raw bytes: the 8
-** after the header, a 7-byte prototype key and the first byte of the
+** Lua functions, most events, have a memo of the raw bytes instead: the
+** 8 after the header, a 7-byte prototype key and the first byte of the
 ** line, and the line's second byte if it has one. Bytes equal to those
 ** of an event already decoded decode the same, so a hit skips decoding
-** and comparing the fields.
+** and comparing the fields. The other memo keeps the other sources, and
+** Lua events with other keys or longer lines.
 */
 struct fast_memo {
   uint64_t loc;		/* MP_NO_MEMO: none. */
@@ -132,21 +133,6 @@ struct fast_memo {
 ** raw memo: no byte equals either. */
 #define RAW_ONE_BYTE 0x100u
 #define RAW_NONE 0x200u
-
-/* Remember the raw bytes of a Lua event at q, whose location fields end
-** at end, resolved to id: when its key has 7 bytes and its line 1 or 2. */
-static MP_LIVE_INLINE void raw_memo_set(struct fast_memo *m,
-					const uint8_t *q, const uint8_t *end,
-					int64_t id)
-{
-  if (end - q == 9 || end - q == 10) {
-    memcpy(&m->raw, q + 1, 8);
-    m->raw_tail = end - q == 9 ? RAW_ONE_BYTE : q[9];
-    m->raw_id = id;
-  } else {
-    m->raw_tail = RAW_NONE;
-  }
-}
 
 /* One event of header kind | src at q: the byte after it, or NULL when
 ** mp_fast_body leaves it to the reader or when out of memory (p->oom). */
@@ -176,6 +162,15 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
   }
   if (!(next = mp_fast_location(q + 1, kind, src, &e)))
     return NULL;
+  if (src == LJM_SRC_LFUNC && (next - q == 9 || next - q == 10)) {
+    /* Bytes the raw memo takes, and it missed: so would the other. */
+    if ((id = mp_resolve_cached(p, src, e.loc, e.line)) < 0)
+      goto oom;
+    memcpy(&m->raw, q + 1, 8);
+    m->raw_tail = next - q == 9 ? RAW_ONE_BYTE : q[9];
+    m->raw_id = id;
+    goto fields;
+  }
   if (src == LJM_SRC_INTERNAL && kind == LJM_EV_FREE) {
     if ((id = m->internal) < 0 &&
 	(id = m->internal = mp_resolve_loc(p, src, 0, 0)) < 0)
@@ -201,8 +196,6 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
     m->line_src = e.line | (uint64_t)src << 40;
     m->id = id;
   }
-  if (src == LJM_SRC_LFUNC)
-    raw_memo_set(m, q, next, id);
 fields:
   if (!(next = mp_fast_fields(next, kind, &e)))
     return NULL;
