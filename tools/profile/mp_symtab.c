@@ -33,18 +33,6 @@ void mp_symtab_free(struct mp_symtab *t)
   memset(t, 0, sizeof(*t));
 }
 
-int mp_symtab_add_proto(struct mp_symtab *t, uint64_t addr, uint32_t chunk,
-			uint32_t linedefined)
-{
-  int added;
-  struct mp_map_entry *e = mp_map_insert(&t->protos, addr, &added);
-  t->proto_memo = MP_PROTO_MEMO_NONE;
-  if (!e)
-    return -1;
-  e->a = (uint64_t)chunk | (uint64_t)linedefined << 32;
-  return 0;
-}
-
 int mp_symtab_proto(struct mp_symtab *t, uint64_t addr, struct mp_proto *out)
 {
   if (t->proto_memo == MP_PROTO_MEMO_NONE || addr != t->proto_memo_addr) {

@@ -55,9 +55,19 @@ struct mp_symtab {
 void mp_symtab_init(struct mp_symtab *t);
 void mp_symtab_free(struct mp_symtab *t);
 
-/* Definitions; 0 or -1 when out of memory. */
-int mp_symtab_add_proto(struct mp_symtab *t, uint64_t addr, uint32_t chunk,
-			uint32_t linedefined);
+/* Definitions; 0 or -1 when out of memory. Inline: a module-loading
+** profile defines a prototype every few dozen events. */
+static inline int mp_symtab_add_proto(struct mp_symtab *t, uint64_t addr,
+				      uint32_t chunk, uint32_t linedefined)
+{
+  int added;
+  struct mp_map_entry *e = mp_map_insert(&t->protos, addr, &added);
+  t->proto_memo = MP_PROTO_MEMO_NONE;
+  if (!e)
+    return -1;
+  e->a = (uint64_t)chunk | (uint64_t)linedefined << 32;
+  return 0;
+}
 int mp_symtab_add_trace(struct mp_symtab *t, uint32_t traceno,
 			uint64_t proto, uint32_t line);
 int mp_symtab_add_csym(struct mp_symtab *t, uint64_t addr, uint32_t name);
