@@ -74,13 +74,16 @@ static inline uint32_t ov_packed_loc(uint64_t v, unsigned b)
 /*
 ** Sort the array packed, the orig part by its rank when orig_rank is
 ** given (rank_orig maps back), and keep each pair once, and none that
-** its location's memo holds again: the count kept, at the front.
+** its location's memo holds again: the count kept, at the front. With
+** by_orig, sorted on the orig part only (ov_finish_keys needs no more),
+** each orig's few pairs compared with one another.
 */
 static uint64_t ov_sort_given_up(struct mp_profile *p,
 				 const uint32_t *orig_rank,
-				 const uint32_t *rank_orig, unsigned b)
+				 const uint32_t *rank_orig, unsigned b,
+				 int by_orig)
 {
-  uint64_t *k = p->ov, *tmp, i, n = 0, last, nov = p->nov;
+  uint64_t *k = p->ov, *tmp, i, n = 0, last, nov = p->nov, group = 0;
 
   /* The loops twice, with and without the ranks: a test per pair costs
   ** as much as the packing. */
@@ -91,18 +94,29 @@ static uint64_t ov_sort_given_up(struct mp_profile *p,
     for (i = 0; i < nov; i++)
       k[i] = ov_pack(k[i], (uint32_t)k[i], b);
   tmp = nov > 1 ? malloc((size_t)nov * sizeof(*k)) : NULL;
-  if (tmp)
-    mp_radix_sort_u64(k, tmp, (size_t)nov);
-  else
+  if (!tmp)
     mp_sort_u64(k, (size_t)nov);
+  else if (by_orig)
+    mp_radix_sort_u64_above(k, tmp, (size_t)nov, b + 1);
+  else
+    mp_radix_sort_u64(k, tmp, (size_t)nov);
   free(tmp);
   /* A packed value fits in 2b + 1 < 64 bits: never all ones. */
   last = ~(uint64_t)0;
   for (i = 0; i < nov; i++) {
-    uint64_t v = k[i];
+    uint64_t v = k[i], j;
     uint32_t orig = ov_packed_orig(v, b);
     if (v == last)
       continue;
+    if (by_orig) {
+      /* Copies are in the same orig's run, not always next. */
+      if (n == 0 || ov_packed_orig(k[n - 1], b) != orig)
+	group = n;
+      for (j = group; j < n && k[j] != v; j++)
+	;
+      if (j < n)
+	continue;
+    }
     last = v;
     if (rank_orig)
       orig = rank_orig[orig];
@@ -117,7 +131,7 @@ static uint64_t ov_sort_given_up(struct mp_profile *p,
 static void ov_compact_keys(struct mp_profile *p)
 {
   unsigned b = ov_id_bits(p);
-  uint64_t *k = p->ov, i, n = ov_sort_given_up(p, NULL, NULL, b);
+  uint64_t *k = p->ov, i, n = ov_sort_given_up(p, NULL, NULL, b, 0);
 
   for (i = 0; i < n; i++)
     k[i] = mp_override_key(ov_packed_is_free(k[i], b),
@@ -177,7 +191,7 @@ void mp_overrides_finish_keys(struct mp_profile *p,
   unsigned b = ov_id_bits(p);
   uint32_t nlocs = p->nlocs, r, *pos, next_rank;
   uint64_t *k = p->ov, *out, i, total, nb = 2 * (uint64_t)nlocs + 1;
-  uint64_t n = ov_sort_given_up(p, orig_rank, rank_orig, b);
+  uint64_t n = ov_sort_given_up(p, orig_rank, rank_orig, b, 1);
 
   /* Bucket loc for reallocations, nlocs + 1 + loc for frees (bucket
   ** nlocs is never used); pos[bucket + 1] counts it first, so that a

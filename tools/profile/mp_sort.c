@@ -24,7 +24,8 @@ void mp_sort_u64(uint64_t *a, size_t n)
   sort_u64(a, n);
 }
 
-void mp_radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n)
+/* The radix sort on the bits of keep only. */
+static void radix_sort(uint64_t *a, uint64_t *tmp, size_t n, uint64_t keep)
 {
   uint64_t all_or = 0, all_and = ~0ull, diff, *src = a, *dst = tmp;
   unsigned shift[MAX_DIGITS], width, span, passes, ndigits = 0, d, pos;
@@ -38,7 +39,7 @@ void mp_radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n)
   }
   /* Only the bits that are not the same everywhere order anything:
   ** digits start at a bit that differs and skip runs that do not. */
-  diff = all_or ^ all_and;
+  diff = (all_or ^ all_and) & keep;
   if (!diff)
     return;
   /* Digits no wider than the array is long, so that the prefix sums of a
@@ -56,7 +57,7 @@ void mp_radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n)
   }
   count = malloc(((size_t)1 << width) * sizeof(*count));
   if (!count) {
-    sort_u64(a, n);	/* No memory for the counts. */
+    sort_u64(a, n);	/* No memory for the counts: all bits, then. */
     return;
   }
   for (d = 0; d < ndigits; d++) {
@@ -83,4 +84,15 @@ void mp_radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n)
   free(count);
   if (src != a)
     memcpy(a, src, n * sizeof(*a));
+}
+
+void mp_radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n)
+{
+  radix_sort(a, tmp, n, ~0ull);
+}
+
+void mp_radix_sort_u64_above(uint64_t *a, uint64_t *tmp, size_t n,
+			     unsigned low)
+{
+  radix_sort(a, tmp, n, low < 64 ? ~0ull << low : 0);
 }

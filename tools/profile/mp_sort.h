@@ -28,6 +28,11 @@
 */
 void mp_radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n);
 
+/* The same on the bits from low up only: values equal there end up in
+** any order (or sorted on all bits, when short of memory). */
+void mp_radix_sort_u64_above(uint64_t *a, uint64_t *tmp, size_t n,
+			     unsigned low);
+
 /* The same without scratch memory: the comparison sort below. */
 void mp_sort_u64(uint64_t *a, size_t n);
 
