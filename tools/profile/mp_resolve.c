@@ -13,9 +13,8 @@
 
 #include "mp_profile_int.h"
 
-/* Build the key of an event's location from the symbols known now.
-** Inline: a module-loading profile meets a new location every dozen
-** events. */
+/* Build the key of an event's location from the symbols known now (Lua
+** code grouped by line takes mp_resolve_fill's shorter way). */
 static inline __attribute__((always_inline)) void
 resolve(struct mp_profile *p, unsigned src, uint64_t loc, uint64_t loc_line,
 	struct mp_loc *k)
