@@ -1416,6 +1416,29 @@ static void uleb_padded(struct mpw *w, uint64_t v)
     mpw_byte(w, enc[k]);
 }
 
+/* Stream w read into a by the fast path (mp_profile_read) and into b one
+** event at a time: the memory events each counted, in *na and *nb. */
+static void read_fast_and_one_by_one(const struct mpw *w,
+				     struct mp_profile *a,
+				     struct mp_profile *b, uint64_t *na,
+				     uint64_t *nb)
+{
+  struct mp_reader *ra = mp_reader_new_mem(w->mem, w->len);
+  struct mp_reader *rb = mp_reader_new_mem(w->mem, w->len);
+  struct mp_event ev;
+
+  mp_profile_init(a, MP_GROUP_LINE);
+  mp_profile_init(b, MP_GROUP_LINE);
+  ck_assert_int_eq(mp_profile_read(a, ra, na, NULL, NULL), MP_END);
+  *nb = 0;
+  while (mp_reader_next(rb, &ev) == MP_OK) {
+    ck_assert_int_eq(mp_profile_event(b, &ev), 0);
+    *nb += !mp_event_is_symbol(ev.type);
+  }
+  mp_reader_free(ra);
+  mp_reader_free(rb);
+}
+
 /* Events the fast path takes and events only the reader takes (huge and
 ** non-canonical addresses, a free's address written in 9 bytes; Lua and C
 ** functions at such addresses) share one live heap and one set of
@@ -1424,9 +1447,7 @@ START_TEST(profile_fast_same_as_events)
 {
   struct mpw w;
   struct mp_profile *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
-  struct mp_reader *ra, *rb;
-  struct mp_event ev;
-  uint64_t na, nb = 0, i;
+  uint64_t na, nb, i;
 
   mpw_init_mem(&w);
   mpw_symtab_begin(&w);
@@ -1468,16 +1489,7 @@ START_TEST(profile_fast_same_as_events)
     mpw_realloc(&w, mpw_internal(), 0, 0, addr + 8, 24);
   }
   mpw_epilogue(&w);
-
-  mp_profile_init(a, MP_GROUP_LINE);
-  mp_profile_init(b, MP_GROUP_LINE);
-  ra = mp_reader_new_mem(w.mem, w.len);
-  rb = mp_reader_new_mem(w.mem, w.len);
-  ck_assert_int_eq(mp_profile_read(a, ra, &na, NULL, NULL), MP_END);
-  while (mp_reader_next(rb, &ev) == MP_OK) {
-    ck_assert_int_eq(mp_profile_event(b, &ev), 0);
-    nb += !mp_event_is_symbol(ev.type);
-  }
+  read_fast_and_one_by_one(&w, a, b, &na, &nb);
   ck_assert_uint_eq(na, nb);
   ck_assert_uint_eq(a->file.untracked_frees, 500);	/* The reallocs' only. */
   assert_same_profiles(a, b);
@@ -1486,8 +1498,6 @@ START_TEST(profile_fast_same_as_events)
   ** symbol below both C addresses), the internal location and the
   ** trace. */
   ck_assert_uint_eq(a->nlocs, 6 + 2 + 1 + 2);
-  mp_reader_free(ra);
-  mp_reader_free(rb);
   free_profiles(a, b);
   mpw_free(&w);
 }
@@ -1504,10 +1514,8 @@ START_TEST(profile_fast_memo_raw_bytes)
   static const uint64_t lines[] = {5, 300, 428, 428, 300};
   struct mpw w;
   struct mp_profile *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
-  struct mp_reader *ra, *rb;
-  struct mp_event ev;
   struct mp_loc l;
-  uint64_t na, i, addr = 0x7f0000200000ull;
+  uint64_t na, nb, i, addr = 0x7f0000200000ull;
   const uint64_t proto = 0x7f0000100000ull;	/* A 7-byte key. */
   size_t j;
 
@@ -1529,14 +1537,9 @@ START_TEST(profile_fast_memo_raw_bytes)
   for (i = 0; i < 100; i++)
     mpw_alloc(&w, mpw_internal(), addr + 16 * i, 16);
   mpw_epilogue(&w);
-  mp_profile_init(a, MP_GROUP_LINE);
-  mp_profile_init(b, MP_GROUP_LINE);
-  ra = mp_reader_new_mem(w.mem, w.len);
-  rb = mp_reader_new_mem(w.mem, w.len);
-  ck_assert_int_eq(mp_profile_read(a, ra, &na, NULL, NULL), MP_END);
+  read_fast_and_one_by_one(&w, a, b, &na, &nb);
   ck_assert_uint_eq(na, 130);
-  while (mp_reader_next(rb, &ev) == MP_OK)
-    ck_assert_int_eq(mp_profile_event(b, &ev), 0);
+  ck_assert_uint_eq(nb, 130);
   /* @a.lua:5, :300, :428; @b.lua:428, :300; the internal location. */
   ck_assert_uint_eq(a->nlocs, 6);
   for (i = 0; i < 5; i++) {
@@ -1548,8 +1551,6 @@ START_TEST(profile_fast_memo_raw_bytes)
 		     i < 3 ? "@a.lua" : "@b.lua");
   }
   assert_same_profiles(a, b);
-  mp_reader_free(ra);
-  mp_reader_free(rb);
   free_profiles(a, b);
   mpw_free(&w);
 }
