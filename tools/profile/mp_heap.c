@@ -13,7 +13,7 @@
 /* Up to this many slots (2 MiB) the heap is at most an eighth full,
 ** above at most half: a small heap stays in the caches either way, and
 ** fewer neighbours make shorter probes and fewer slots to pull back when
-** a block is freed (every other free at half full; one in ten at a
+** a block is freed (every other free at half full; one in six at a
 ** quarter on a module-loading profile, one in fifteen at an eighth). */
 #define SPARSE_SLOTS ((uint64_t)1 << 17)
 #define LOC_MASK ((1ull << MP_HEAP_LOC_BITS) - 1)
