@@ -107,18 +107,14 @@ static int grow_slots(struct mp_strings *s)
   return 0;
 }
 
-uint32_t mp_strings_intern(struct mp_strings *s, const char *data, size_t len)
+uint32_t mp_strings_find_or_add(struct mp_strings *s, const char *data,
+				size_t len)
 {
   uint32_t h, j;
   struct mp_string *it;
 
   if (len >= UINT32_MAX || s->count >= UINT32_MAX - 1)
     return UINT32_MAX;
-  if (s->last) {
-    const struct mp_string *c = &s->items[s->last - 1];
-    if (c->len == len && mp_bytes_equal(c->data, data, len))
-      return s->last - 1;
-  }
   if (!s->slots && grow_slots(s) < 0)
     return UINT32_MAX;
   h = hash_bytes(data, len);

@@ -32,8 +32,9 @@ struct mp_strings {
 void mp_strings_init(struct mp_strings *s);
 void mp_strings_free(struct mp_strings *s);
 
-/* The id of the string, adding it if new. Returns UINT32_MAX on ENOMEM. */
-uint32_t mp_strings_intern(struct mp_strings *s, const char *data, size_t len);
+/* The hash table's half of mp_strings_intern. */
+uint32_t mp_strings_find_or_add(struct mp_strings *s, const char *data,
+				size_t len);
 
 /* Whether a and b, len bytes each, are the same: eight at a time (the
 ** last eight overlapping) from len 8 on, no call. */
@@ -54,18 +55,18 @@ static inline int mp_bytes_equal(const char *a, const char *b, size_t len)
   return x == y;
 }
 
-/* mp_strings_intern with the string interned last compared inline: a
-** module-loading profile names each chunk's prototypes one after
-** another. */
-static inline uint32_t mp_strings_intern_again(struct mp_strings *s,
-					       const char *data, size_t len)
+/* The id of the string, adding it if new; UINT32_MAX on ENOMEM. The
+** string interned last is compared first, inline: a module-loading
+** profile names each chunk's prototypes one after another. */
+static inline uint32_t mp_strings_intern(struct mp_strings *s,
+					 const char *data, size_t len)
 {
   if (s->last) {
     const struct mp_string *c = &s->items[s->last - 1];
     if (c->len == len && mp_bytes_equal(c->data, data, len))
       return s->last - 1;
   }
-  return mp_strings_intern(s, data, len);
+  return mp_strings_find_or_add(s, data, len);
 }
 
 /* Forget the strings interned since count was s->count (their bytes stay

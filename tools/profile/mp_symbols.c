@@ -36,7 +36,7 @@ int mp_symbols_add_proto(struct mp_profile *p, uint64_t key, uint64_t addr,
   p->file.n_sym_proto++;
   if (p->no_locations)
     return 0;
-  id = mp_strings_intern_again(&p->strings, name, name_len);
+  id = mp_strings_intern(&p->strings, name, name_len);
   if (id == MP_NO_STRING)
     return -1;
   return mp_symtab_add_proto(&p->symtab, addr, id, line);
