@@ -28,12 +28,19 @@ static int has_table(const struct mp_heap *h)
   return h->slots != no_slots;
 }
 
-void mp_heap_init(struct mp_heap *h)
+/* No table: no_slots, and every put to the slow path. */
+static void no_table(struct mp_heap *h)
 {
-  memset(h, 0, sizeof(*h));
   h->slots = no_slots;
   h->mask = 1;
   h->shift = 63;
+  h->used = h->limit = h->fast_limit = 0;
+}
+
+void mp_heap_init(struct mp_heap *h)
+{
+  memset(h, 0, sizeof(*h));
+  no_table(h);
   mp_map_init(&h->big);
   mp_map_init(&h->huge);
 }
@@ -53,10 +60,7 @@ void mp_heap_clear(struct mp_heap *h)
   ** freeing it costs less than clearing it. */
   if (has_table(h))
     free(h->slots);
-  h->slots = no_slots;
-  h->mask = 1;
-  h->shift = 63;
-  h->used = h->limit = h->fast_limit = 0;
+  no_table(h);
   mp_map_clear(&h->big);
   mp_map_clear(&h->huge);
 }

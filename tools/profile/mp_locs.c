@@ -222,9 +222,20 @@ static int loc_rehash(struct mp_profile *p)
   return 0;
 }
 
-/* Inlined into callers whose key has fields the compiler knows. */
-static inline __attribute__((always_inline)) int64_t
-locs_intern(struct mp_profile *p, const struct mp_loc *k)
+/* Record n, the new location whose hash is h, in slot j, growing the
+** hash when it is half full; n, or -1 when out of memory. */
+static int64_t loc_commit(struct mp_profile *p, uint32_t j, uint32_t h,
+			  uint32_t n)
+{
+  p->nlocs = n + 1;
+  p->loc_slots[j] = (uint64_t)h << 32 | (n + 1);
+  if ((uint64_t)(n + 1) * 2 > (uint64_t)p->loc_mask + 1 &&
+      loc_rehash(p) < 0)
+    return -1;
+  return n;
+}
+
+int64_t mp_locs_intern(struct mp_profile *p, const struct mp_loc *k)
 {
   uint32_t j, h = loc_hash(k), n, ld;
   struct mp_lrec *r;
@@ -259,34 +270,18 @@ locs_intern(struct mp_profile *p, const struct mp_loc *k)
     a->linedefined = ld;
     r->kind_aux |= ++p->nauxs;
   }
-  p->nlocs = n + 1;
-  p->loc_slots[j] = (uint64_t)h << 32 | (n + 1);
-  if ((uint64_t)(n + 1) * 2 > (uint64_t)p->loc_mask + 1 &&
-      loc_rehash(p) < 0)
-    return -1;
-  return n;
+  return loc_commit(p, j, h, n);
 }
 
-int64_t mp_locs_intern(struct mp_profile *p, const struct mp_loc *k)
-{
-  return locs_intern(p, k);
-}
-
-/* The key of Lua code grouped by line. */
-static inline void lua_line_key(struct mp_loc *k, uint32_t chunk,
-				uint32_t line)
-{
-  memset(k, 0, sizeof(*k));
-  k->kind = MP_LOC_LUA;
-  k->str = chunk;
-  k->line = line;
-}
-
+/* mp_locs_intern_lua_line's key, for mp_locs_intern. */
 static __attribute__((noinline)) int64_t
 intern_lua_line_slow(struct mp_profile *p, uint32_t chunk, uint32_t line)
 {
   struct mp_loc k;
-  lua_line_key(&k, chunk, line);
+  memset(&k, 0, sizeof(k));
+  k.kind = MP_LOC_LUA;
+  k.str = chunk;
+  k.line = line;
   return mp_locs_intern(p, &k);
 }
 
@@ -319,9 +314,5 @@ int64_t mp_locs_intern_lua_line(struct mp_profile *p, uint32_t chunk,
   r->kind_aux = (uint32_t)MP_LOC_LUA << MP_LREC_AUX_BITS;
   r->str = chunk;
   r->num = line;
-  p->nlocs = n + 1;
-  slots[j] = (uint64_t)h << 32 | (n + 1);
-  if ((uint64_t)(n + 1) * 2 > (uint64_t)mask + 1 && loc_rehash(p) < 0)
-    return -1;
-  return n;
+  return loc_commit(p, j, h, n);
 }

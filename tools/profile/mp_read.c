@@ -135,7 +135,8 @@ struct fast_memo {
 #define RAW_NONE 0x200u
 
 /* One event of header kind | src at q: the byte after it, or NULL when
-** mp_fast_body leaves it to the reader or when out of memory (p->oom). */
+** mp_fast_location or mp_fast_fields leaves it to the reader, or when out
+** of memory (p->oom). */
 static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
 					      const uint8_t *q, unsigned kind,
 					      unsigned src,
@@ -248,7 +249,8 @@ static const uint8_t *fast_symbol(struct mp_profile *p, const uint8_t *q)
 /*
 ** Account the memory events at q straight from the reader's buffer, and
 ** define its prototype symbols, up to stop or the first event that
-** mp_fast_body or mp_fast_proto_symbol leaves to the reader. Returns
+** mp_fast_location, mp_fast_fields or mp_fast_proto_symbol leaves to the
+** reader. Returns
 ** where it stopped, or NULL when out of memory; p->file_events counts the
 ** events.
 */

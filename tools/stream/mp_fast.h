@@ -238,16 +238,6 @@ static MP_FAST_INLINE const uint8_t *mp_fast_location(const uint8_t *p,
   }
 }
 
-/* Both: the whole event after its header. */
-static MP_FAST_INLINE const uint8_t *mp_fast_body(const uint8_t *p,
-						  unsigned kind, unsigned src,
-						  struct mp_fast_event *e)
-{
-  if (!(p = mp_fast_location(p, kind, src, e)))
-    return NULL;
-  return mp_fast_fields(p, kind, e);
-}
-
 /*
 ** Decode a prototype symbol event (header LJM_EV_SYMTAB | LJM_SRC_LFUNC),
 ** p just after the header, MP_FAST_MARGIN bytes readable from the header:
