@@ -789,6 +789,12 @@ int lj_memprof_stop(lua_State *L, lj_memprof_release release)
   return mp_stop(L, 1, 0, release);
 }
 
+int lj_memprof_owned(lua_State *L, lj_memprof_release release)
+{
+  MemProf *mp = mp_get(G(L));
+  return mp != NULL && mp->release == release;
+}
+
 /* -- VM lifecycle and new symbols ------------------------------------------ */
 
 void lj_memprof_newstate(lua_State *L)
