@@ -986,6 +986,32 @@ START_TEST(start_stop_twice)
 }
 END_TEST
 
+/*
+** A profiler the host started: misc.memprof neither stops it nor starts
+** another, and says so, from start() as from stop() (issue 23).
+*/
+START_TEST(misc_memprof_under_host)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  start(L, &m, 0);
+  run(L, "=misc",
+      "local msg = 'the VM is profiled by its host (ljmprof), not by "
+      "misc.memprof'\n"
+      "for _, f in ipairs({misc.memprof.stop, misc.memprof.start}) do\n"
+      "  local ok, err, errno = f('/nonexistent/x.bin')\n"
+      "  assert(ok == nil and err == msg and errno == 22, tostring(err))\n"
+      "end\n"
+      "T = {}\n");
+  ck_assert_int_eq(ljmprof_running(L), 1);
+  finish(L, &m, &st);
+  ck_count(&st, MPR_ALLOC, "=misc:6", 1);  /* Still recording. */
+  mpr_free(&st);
+  lua_close(L);
+}
+END_TEST
+
 START_TEST(close_while_profiling)
 {
   lua_State *L = newvm();
@@ -1334,6 +1360,7 @@ static Suite *memprof_suite(void)
   tcase_add_test(tc, seal_from_another_thread);
   tcase_add_test(tc, failing_writer);
   tcase_add_test(tc, start_stop_twice);
+  tcase_add_test(tc, misc_memprof_under_host);
   tcase_add_test(tc, close_while_profiling);
   tcase_add_test(tc, host_allocator_over_profiler);
   tcase_add_test(tc, lifecycle_hooks);
