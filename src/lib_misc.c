@@ -64,6 +64,11 @@ static int misc_fail(lua_State *L, const char *msg, int err)
 
 /* -- misc.memprof.* functions -------------------------------------------- */
 
+/* A profiler that C code started (the LD_PRELOAD shim, or the host through
+** ljmprof_start): Lua code neither stops it nor starts another. */
+#define MISC_NOTOURS \
+  "the VM is profiled by its host (ljmprof), not by misc.memprof"
+
 #define LJLIB_MODULE_misc_memprof
 
 LJLIB_CF(misc_memprof_start)
@@ -73,7 +78,8 @@ LJLIB_CF(misc_memprof_start)
   MiscFile *mf;
   int st;
   if (ljmprof_running(L))
-    return misc_fail(L, "profiler is running already", EINVAL);
+    return misc_fail(L, lj_memprof_owned(L, misc_file_release) ?
+			"profiler is running already" : MISC_NOTOURS, EINVAL);
   mf = (MiscFile *)malloc(sizeof(MiscFile));
   if (mf == NULL)
     return misc_fail(L, strerror(ENOMEM), ENOMEM);
@@ -101,7 +107,8 @@ LJLIB_CF(misc_memprof_stop)
 {
   int st = lj_memprof_stop(L, misc_file_release);
   if (st == LJMPROF_ERRUSE)
-    return misc_fail(L, "profiler is not running", EINVAL);
+    return misc_fail(L, ljmprof_running(L) ? MISC_NOTOURS :
+			"profiler is not running", EINVAL);
   if (st == LJMPROF_ERRIO) {
     int e = errno;
     return misc_fail(L, strerror(e), e);

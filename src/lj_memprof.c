@@ -380,11 +380,15 @@ static GCfunc *mp_framefunc(lua_State *L, cTValue *f)
   return &o->fn;
 }
 
-/* Line of the instruction before ins in pt, or 0 if ins is not in pt. */
+/*
+** Line of the instruction before ins in pt, or -1 if ins is not in pt.
+** Bytecode without line information (string.dump(f, true), luajit -b)
+** has line 0 everywhere: still pt's, as the reference writer has it.
+*/
 static LJ_AINLINE BCLine mp_line(GCproto *pt, const BCIns *ins)
 {
   BCPos pos = proto_bcpos(pt, ins) - 1;
-  return pos < pt->sizebc ? lj_debug_line(pt, pos) : 0;
+  return pos < pt->sizebc ? lj_debug_line(pt, pos) : -1;
 }
 
 /* Does pc, a return address, point just past a call in pt's bytecode? */
@@ -447,7 +451,7 @@ static int mp_ffcaller(lua_State *L, cTValue *nf, uint64_t *a, uint64_t *b)
     }
     fn = pf != NULL ? mp_framefunc(L, pf) : NULL;
     if (fn == NULL || !isluafunc(fn) ||
-	(line = mp_line(funcproto(fn), ins)) == 0)
+	(line = mp_line(funcproto(fn), ins)) < 0)
       return 0;
     *a = (uintptr_t)funcproto(fn);
     *b = (uint64_t)line;
@@ -501,7 +505,7 @@ static uint8_t mp_where(MemProf *mp, void *optr, uint64_t *a, uint64_t *b)
     GCproto *pt = funcproto(fn);
     BCLine line;
     if (cf == NULL || (void *)cframe_pc(cf) == (void *)cframe_L(cf) ||
-	(ins = cframe_pc(cf)) == NULL || (line = mp_line(pt, ins)) == 0)
+	(ins = cframe_pc(cf)) == NULL || (line = mp_line(pt, ins)) < 0)
       return LJM_SRC_INTERNAL;
     *a = (uintptr_t)pt;
     *b = (uint64_t)line;
@@ -783,6 +787,12 @@ void lj_memprof_free(void *states)
 int lj_memprof_stop(lua_State *L, lj_memprof_release release)
 {
   return mp_stop(L, 1, 0, release);
+}
+
+int lj_memprof_owned(lua_State *L, lj_memprof_release release)
+{
+  MemProf *mp = mp_get(G(L));
+  return mp != NULL && mp->release == release;
 }
 
 /* -- VM lifecycle and new symbols ------------------------------------------ */

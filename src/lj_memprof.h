@@ -30,6 +30,8 @@ LJ_FUNC int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
 			     lj_memprof_release release);
 /* Stop a profiler started with the same release function. */
 LJ_FUNC int lj_memprof_stop(lua_State *L, lj_memprof_release release);
+/* Is the running profiler one started with this release function? */
+LJ_FUNC int lj_memprof_owned(lua_State *L, lj_memprof_release release);
 
 /* VM lifecycle: lua_newstate; lua_close, first thing (returns what
 ** lj_memprof_closed gets); after the VM's last block, lj_memprof_free with

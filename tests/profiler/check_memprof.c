@@ -708,6 +708,92 @@ START_TEST(trace_alive_at_start)
 }
 END_TEST
 
+/* -- Bytecode without line information ------------------------------------ */
+
+/*
+** string.dump(f, true) and luajit -b strip the line information: every
+** instruction is at line 0. The prototype still runs, has its chunk name,
+** and is charged at line 0, as the reference writer does (issue 23, item
+** 4), for its own allocations and for a built-in it calls; a trace started
+** in it is named at line 0.
+*/
+static void check_stripped(int jit)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  unsigned long interp, traced;
+  size_t i;
+  int found = 0;
+  run(L, "=setup",
+      "T = require('table.new')(5000, 0)\n"
+      "TABLES = string.dump(assert(load('local t, n = ...\\n"
+      "  for i = 1, n do t[i] = {} end', '@tables.lua')), true)\n"
+      "REP = string.dump(assert(load('local n = ...\\n"
+      "  local s = string.rep(\"ab\", n) return s', '@rep.lua')), true)\n"
+      "string.rep('x', 8192)");  /* Warm up the temporary buffer. */
+  run(L, "=jit", jit ? "jit.on() jit.flush() jit.opt.start('hotloop=5')"
+		     : "jit.off() jit.flush()");
+  start(L, &m, 0);
+  /* Loaded while profiling: their symbol events come first. */
+  run(L, "=main", "load(TABLES, '@stripped.lua')(T, 5000)\n"
+		  "S = load(REP, '@rep.lua')(1234)");
+  finish(L, &m, &st);
+  interp = mpr_count(&st, MPR_ALLOC, "@stripped.lua:0");
+  traced = mpr_count(&st, MPR_ALLOC, "TRACE [1] started at @stripped.lua:0");
+  if (interp + traced != 5000) mpr_dump(&st);
+  ck_assert_uint_eq(interp + traced, 5000);
+  if (jit) {
+    ck_assert_uint_gt(traced, 0);
+    for (i = 0; i < st.ntraces; i++)
+      if (!strcmp(st.traces[i], "TRACE [1] started at @stripped.lua:0"))
+	found = 1;
+    ck_assert_msg(found, "no symbol for the loop's trace");
+  } else {
+    ck_assert_uint_eq(st.ntraces, 0);
+  }
+  /* The built-in's string, charged to the stripped line that called it. */
+  ck_count(&st, MPR_ALLOC, "@rep.lua:0", 1);
+  mpr_free(&st);
+  lua_close(L);
+}
+
+START_TEST(stripped_bytecode_jit_off)
+{
+  check_stripped(0);
+}
+END_TEST
+
+START_TEST(stripped_bytecode_jit_on)
+{
+  check_stripped(1);
+}
+END_TEST
+
+/*
+** A stripped prototype alive when profiling starts: in the start table,
+** with its chunk name and first line 0.
+*/
+START_TEST(stripped_bytecode_loaded_before)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  run(L, "=setup", "jit.off()\n"
+		   "F = load(string.dump(assert(load('local t = {}\\n"
+		   "  for i = 1, 100 do t[i] = {} end return t', '@src.lua')),"
+		   " true), '@before.lua')");
+  start(L, &m, 0);
+  run(L, "=main", "F()");
+  finish(L, &m, &st);
+  /* 100 tables, t itself, and the first array part of t (then grown). */
+  ck_count(&st, MPR_ALLOC, "@before.lua:0", 102);
+  ck_assert_uint_ge(mpr_count(&st, MPR_REALLOC, "@before.lua:0"), 1);
+  mpr_free(&st);
+  lua_close(L);
+}
+END_TEST
+
 /* -- Symbols that change while profiling ---------------------------------- */
 
 START_TEST(proto_address_reuse)
@@ -897,6 +983,32 @@ START_TEST(start_stop_twice)
   ck_assert_int_eq(ljmprof_running(L), 0);
   lua_close(L);
   free(m.data);
+}
+END_TEST
+
+/*
+** A profiler the host started: misc.memprof neither stops it nor starts
+** another, and says so, from start() as from stop() (issue 23).
+*/
+START_TEST(misc_memprof_under_host)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  start(L, &m, 0);
+  run(L, "=misc",
+      "local msg = 'the VM is profiled by its host (ljmprof), not by "
+      "misc.memprof'\n"
+      "for _, f in ipairs({misc.memprof.stop, misc.memprof.start}) do\n"
+      "  local ok, err, errno = f('/nonexistent/x.bin')\n"
+      "  assert(ok == nil and err == msg and errno == 22, tostring(err))\n"
+      "end\n"
+      "T = {}\n");
+  ck_assert_int_eq(ljmprof_running(L), 1);
+  finish(L, &m, &st);
+  ck_count(&st, MPR_ALLOC, "=misc:6", 1);  /* Still recording. */
+  mpr_free(&st);
+  lua_close(L);
 }
 END_TEST
 
@@ -1240,11 +1352,15 @@ static Suite *memprof_suite(void)
   tcase_add_test(tc, jit_trace);
   tcase_add_test(tc, cfunction_called_from_trace);
   tcase_add_test(tc, trace_alive_at_start);
+  tcase_add_test(tc, stripped_bytecode_jit_off);
+  tcase_add_test(tc, stripped_bytecode_jit_on);
+  tcase_add_test(tc, stripped_bytecode_loaded_before);
   tcase_add_test(tc, proto_address_reuse);
   tcase_add_test(tc, two_vms_two_threads);
   tcase_add_test(tc, seal_from_another_thread);
   tcase_add_test(tc, failing_writer);
   tcase_add_test(tc, start_stop_twice);
+  tcase_add_test(tc, misc_memprof_under_host);
   tcase_add_test(tc, close_while_profiling);
   tcase_add_test(tc, host_allocator_over_profiler);
   tcase_add_test(tc, lifecycle_hooks);
