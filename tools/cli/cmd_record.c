@@ -422,7 +422,24 @@ static void warn_secure(const char *prog)
 	    "Limitations in the README)\n", prog, why);
 }
 
-int ljmprof_cmd_record(int argc, char **argv)
+/* -- The command ------------------------------------------------------------- */
+
+/* What one run of record is working with. */
+struct record {
+  const char *shim_opt;		/* --shim, or NULL. */
+  int sig;			/* The toggle signal, forwarded; 0 if none. */
+  char shim[PATH_MAX];		/* The libljmprof.so to preload. */
+  char **args;			/* What to exec. */
+  char prog[PATH_MAX];		/* The program found, args[1] of a script. */
+  char frontend[PATH_MAX];	/* The dynamic luajit, in place of a static. */
+  char manifest_dir[PATH_MAX - 16];	/* Room for "/streams". */
+  char manifest_path[PATH_MAX];
+  char *preload;		/* LD_PRELOAD for the child. */
+};
+
+/* The options into the environment, checked: -1 when the program is to
+** run, else the exit status. */
+static int parse_options(struct record *r, int argc, char **argv)
 {
   static const struct option longopts[] = {
     { "output", required_argument, NULL, 'o' },
@@ -436,15 +453,8 @@ int ljmprof_cmd_record(int argc, char **argv)
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 }
   };
-  char shim[PATH_MAX], prog[PATH_MAX], interp[PATH_MAX], frontend[PATH_MAX];
-  char manifest[] = "/tmp/ljmprof-record.XXXXXX";
-  char manifest_dir[PATH_MAX - 16];	/* Room for "/streams". */
-  const char *out = NULL, *shim_opt = NULL, *tmpdir;
-  char **args, *preload;
-  struct sigaction sa, old_int, old_quit, old_term, old_hup, old_sig;
-  int opt, status, kind = 0, nfiles, nfailed, fd, i, sig = 0;
-  char manifest_path[PATH_MAX];
-  pid_t w;
+  const char *out = NULL;
+  int opt;
 
   optind = 1;
   while ((opt = getopt_long(argc, argv, "+o:b:s:d:m:vh", longopts, NULL)) != -1) {
@@ -458,7 +468,7 @@ int ljmprof_cmd_record(int argc, char **argv)
       break;
     case 's':
       if (set_var("--signal", "LJMPROF_SIGNAL", optarg)) return EXIT_USAGE;
-      ljm_parse_signal(optarg, &sig);
+      ljm_parse_signal(optarg, &r->sig);
       break;
     case 'N':
       setenv("LJMPROF_START", "no", 1);
@@ -473,7 +483,7 @@ int ljmprof_cmd_record(int argc, char **argv)
       setenv("LJMPROF_VERBOSE", "yes", 1);
       break;
     case 'S':
-      shim_opt = optarg;
+      r->shim_opt = optarg;
       break;
     case 'h':
       usage(stdout, 1);
@@ -500,99 +510,127 @@ int ljmprof_cmd_record(int argc, char **argv)
     rec_error("--no-start needs --signal");
     return EXIT_USAGE;
   }
-  if (sig == 0 && getenv("LJMPROF_SIGNAL"))
-    ljm_parse_signal(getenv("LJMPROF_SIGNAL"), &sig);
+  if (r->sig == 0 && getenv("LJMPROF_SIGNAL"))
+    ljm_parse_signal(getenv("LJMPROF_SIGNAL"), &r->sig);
+  return -1;
+}
 
-  /* The shim. */
-  if (shim_opt) {
-    if (!is_file(shim_opt)) {
-      rec_error("--shim=%s: no such file", shim_opt);
+/* The shim, and the program (or the frontend in place of a static
+** luajit) into r->args: -1, or the exit status. */
+static int find_program(struct record *r, int argc, char **argv)
+{
+  char interp[PATH_MAX], *prog = r->prog, *frontend = r->frontend;
+  int kind = 0, i;
+
+  if (r->shim_opt) {
+    if (!is_file(r->shim_opt)) {
+      rec_error("--shim=%s: no such file", r->shim_opt);
       return EXIT_USAGE;
     }
-    snprintf(shim, sizeof(shim), "%s", shim_opt);
-  } else if (find_ours(shim, sizeof(shim), "LJMPROF_SHIM",
+    snprintf(r->shim, sizeof(r->shim), "%s", r->shim_opt);
+  } else if (find_ours(r->shim, sizeof(r->shim), "LJMPROF_SHIM",
 		       "preload/libljmprof.so", "libljmprof.so") != 0) {
     rec_error("cannot find libljmprof.so (looked in %s); give --shim=PATH",
 	      LJM_LIBDIR);
     return EXIT_NORUN;
   }
 
-  /* The program, or the frontend in place of a static luajit. */
-  args = argv + optind;
-  if (which(args[0], prog, sizeof(prog)) == 0) {
+  r->args = argv + optind;
+  if (which(r->args[0], prog, sizeof(r->prog)) == 0) {
     warn_secure(prog);
     kind = static_luajit(prog, interp, sizeof(interp));
   }
-  if (kind != 0) {
-    if (find_ours(frontend, sizeof(frontend), "LJMPROF_LUAJIT", "src/luajit",
-		  "luajit") != 0) {
-      rec_error("%s links LuaJIT statically and the bundled dynamic "
-		"frontend is missing: its VMs cannot be profiled", interp);
-    } else if (kind == 2) {
-      fprintf(stderr, "ljmprof: %s links LuaJIT statically; running the "
-	      "bundled dynamic frontend %s instead\n", prog, frontend);
-      args[0] = frontend;
-    } else {
-      /* A script: run it with the frontend as its interpreter. */
-      char **a = calloc((size_t)(argc - optind) + 2, sizeof(*a));
-      if (a == NULL) {
-	rec_error("out of memory");
-	return EXIT_NORUN;
-      }
-      fprintf(stderr, "ljmprof: %s runs %s, which links LuaJIT statically; "
-	      "running it with the bundled dynamic frontend %s instead\n",
-	      prog, interp, frontend);
-      a[0] = frontend;
-      a[1] = prog;
-      for (i = 1; optind + i < argc; i++)
-	a[i + 1] = args[i];
-      args = a;
+  if (kind == 0)
+    return -1;
+  if (find_ours(frontend, sizeof(r->frontend), "LJMPROF_LUAJIT", "src/luajit",
+		"luajit") != 0) {
+    rec_error("%s links LuaJIT statically and the bundled dynamic "
+	      "frontend is missing: its VMs cannot be profiled", interp);
+  } else if (kind == 2) {
+    fprintf(stderr, "ljmprof: %s links LuaJIT statically; running the "
+	    "bundled dynamic frontend %s instead\n", prog, frontend);
+    r->args[0] = frontend;
+  } else {
+    /* A script: run it with the frontend as its interpreter. */
+    char **a = calloc((size_t)(argc - optind) + 2, sizeof(*a));
+    if (a == NULL) {
+      rec_error("out of memory");
+      return EXIT_NORUN;
     }
+    fprintf(stderr, "ljmprof: %s runs %s, which links LuaJIT statically; "
+	    "running it with the bundled dynamic frontend %s instead\n",
+	    prog, interp, frontend);
+    a[0] = frontend;
+    a[1] = prog;
+    for (i = 1; optind + i < argc; i++)
+      a[i + 1] = r->args[i];
+    r->args = a;
   }
+  return -1;
+}
 
-  /*
-  ** The manifest, where the shim lists the files it opens. A program may
-  ** switch to another user (servers drop privileges) and still write its
-  ** streams: the manifest is writable by anyone, in a folder of ours that
-  ** others may enter but not list.
-  */
-  tmpdir = getenv("TMPDIR");
-  if (tmpdir && *tmpdir && strlen(tmpdir) < sizeof(manifest_dir) - 32)
-    snprintf(manifest_dir, sizeof(manifest_dir),
+static void remove_manifest(const struct record *r)
+{
+  unlink(r->manifest_path);
+  rmdir(r->manifest_dir);
+}
+
+/*
+** The manifest, where the shim lists the files it opens. A program may
+** switch to another user (servers drop privileges) and still write its
+** streams: the manifest is writable by anyone, in a folder of ours that
+** others may enter but not list. -1, or the exit status.
+*/
+static int make_manifest(struct record *r)
+{
+  const char *tmpdir = getenv("TMPDIR");
+  int fd;
+
+  if (tmpdir && *tmpdir && strlen(tmpdir) < sizeof(r->manifest_dir) - 32)
+    snprintf(r->manifest_dir, sizeof(r->manifest_dir),
 	     "%s/ljmprof-record.XXXXXX", tmpdir);
   else
-    snprintf(manifest_dir, sizeof(manifest_dir), "%s", manifest);
-  if (mkdtemp(manifest_dir) == NULL) {
+    snprintf(r->manifest_dir, sizeof(r->manifest_dir), "%s",
+	     "/tmp/ljmprof-record.XXXXXX");
+  if (mkdtemp(r->manifest_dir) == NULL) {
     rec_error("cannot create a temporary folder: %s", strerror(errno));
     return EXIT_NORUN;
   }
-  snprintf(manifest_path, sizeof(manifest_path), "%s/streams", manifest_dir);
-  fd = open(manifest_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0 || fchmod(fd, 0666) != 0 || chmod(manifest_dir, 0711) != 0) {
-    rec_error("cannot create %s: %s", manifest_path, strerror(errno));
+  snprintf(r->manifest_path, sizeof(r->manifest_path), "%s/streams",
+	   r->manifest_dir);
+  fd = open(r->manifest_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0 || fchmod(fd, 0666) != 0 || chmod(r->manifest_dir, 0711) != 0) {
+    rec_error("cannot create %s: %s", r->manifest_path, strerror(errno));
     if (fd >= 0)
       close(fd);
-    unlink(manifest_path);
-    rmdir(manifest_dir);
+    remove_manifest(r);
     return EXIT_NORUN;
   }
   close(fd);
-  setenv("LJMPROF_MANIFEST", manifest_path, 1);
+  setenv("LJMPROF_MANIFEST", r->manifest_path, 1);
+  return -1;
+}
 
-  /* LD_PRELOAD: ours first, the user's after. */
-  {
-    const char *old = getenv("LD_PRELOAD");
-    size_t len = strlen(shim) + (old ? strlen(old) : 0) + 2;
-    preload = malloc(len);
-    if (preload == NULL) {
-      rec_error("out of memory");
-      unlink(manifest_path);
-      rmdir(manifest_dir);
-      return EXIT_NORUN;
-    }
-    snprintf(preload, len, "%s%s%s", shim, old && *old ? ":" : "",
-	     old ? old : "");
-  }
+/* LD_PRELOAD for the child: ours first, the user's after. 0 or -1. */
+static int make_preload(struct record *r)
+{
+  const char *old = getenv("LD_PRELOAD");
+  size_t len = strlen(r->shim) + (old ? strlen(old) : 0) + 2;
+  r->preload = malloc(len);
+  if (r->preload == NULL)
+    return -1;
+  snprintf(r->preload, len, "%s%s%s", r->shim, old && *old ? ":" : "",
+	   old ? old : "");
+  return 0;
+}
+
+/* Run the program and wait for it: its wait status into *status. -1;
+** EXIT_NORUN when it could not be started (said); 0 when it could not be
+** waited for (the errno into *wait_err, said after the listing). */
+static int run_and_wait(const struct record *r, int *status, int *wait_err)
+{
+  struct sigaction sa, old_int, old_quit, old_term, old_hup, old_sig;
+  pid_t w;
 
   /* Like system(): the terminal's ^C and ^\ are for the program; other
   ** signals sent to us are passed on. */
@@ -605,15 +643,13 @@ int ljmprof_cmd_record(int argc, char **argv)
   sa.sa_flags = SA_RESTART;
   sigaction(SIGTERM, &sa, &old_term);
   sigaction(SIGHUP, &sa, &old_hup);
-  if (sig)
-    sigaction(sig, &sa, &old_sig);
+  if (r->sig)
+    sigaction(r->sig, &sa, &old_sig);
 
   fflush(NULL);
   child = fork();
   if (child < 0) {
     rec_error("fork: %s", strerror(errno));
-    unlink(manifest_path);
-    rmdir(manifest_dir);
     return EXIT_NORUN;
   }
   if (child == 0) {
@@ -621,34 +657,66 @@ int ljmprof_cmd_record(int argc, char **argv)
     sigaction(SIGQUIT, &old_quit, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
-    if (sig)
-      sigaction(sig, &old_sig, NULL);
-    setenv("LD_PRELOAD", preload, 1);
-    execvp(args[0], args);
-    fprintf(stderr, "ljmprof: record: cannot run %s: %s\n", args[0],
+    if (r->sig)
+      sigaction(r->sig, &old_sig, NULL);
+    setenv("LD_PRELOAD", r->preload, 1);
+    execvp(r->args[0], r->args);
+    fprintf(stderr, "ljmprof: record: cannot run %s: %s\n", r->args[0],
 	    strerror(errno));
     _exit(EXIT_NORUN);
   }
   do
-    w = waitpid(child, &status, 0);
+    w = waitpid(child, status, 0);
   while (w < 0 && errno == EINTR);
-  free(preload);
-
-  nfiles = list_files(manifest_path, &nfailed);
-  unlink(manifest_path);
-  rmdir(manifest_dir);
   if (w < 0) {
-    rec_error("waitpid: %s", strerror(errno));
-    return EXIT_NORUN;
+    *wait_err = errno;
+    return 0;
   }
+  return -1;
+}
+
+/* The program's wait status as record's own exit status, said. */
+static int exit_status(const struct record *r, int status, int nfiles,
+		       int nfailed)
+{
   if (nfiles == 0 && nfailed == 0 &&
       !(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NORUN))
     fprintf(stderr, "ljmprof: no stream was written: %s created no Lua VM "
-	    "through libljmprof.so\n", args[0]);
+	    "through libljmprof.so\n", r->args[0]);
   if (WIFSIGNALED(status)) {
-    fprintf(stderr, "ljmprof: %s was killed by signal %d\n", args[0],
+    fprintf(stderr, "ljmprof: %s was killed by signal %d\n", r->args[0],
 	    WTERMSIG(status));
     return 128 + WTERMSIG(status);
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+int ljmprof_cmd_record(int argc, char **argv)
+{
+  static struct record r;
+  int st, status = 0, nfiles, nfailed, wait_err = 0;
+
+  memset(&r, 0, sizeof(r));
+  if ((st = parse_options(&r, argc, argv)) >= 0 ||
+      (st = find_program(&r, argc, argv)) >= 0 ||
+      (st = make_manifest(&r)) >= 0)
+    return st;
+  if (make_preload(&r) != 0) {
+    rec_error("out of memory");
+    remove_manifest(&r);
+    return EXIT_NORUN;
+  }
+  st = run_and_wait(&r, &status, &wait_err);
+  free(r.preload);
+  if (st == EXIT_NORUN) {
+    remove_manifest(&r);
+    return st;
+  }
+  nfiles = list_files(r.manifest_path, &nfailed);
+  remove_manifest(&r);
+  if (st == 0) {
+    rec_error("waitpid: %s", strerror(wait_err));
+    return EXIT_NORUN;
+  }
+  return exit_status(&r, status, nfiles, nfailed);
 }
