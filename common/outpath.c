@@ -119,6 +119,8 @@ int ljm_outpath(char *buf, size_t n, const char *tmpl,
     put_num(tags, sizeof(tags), &tpos, ".vm", k->vm);
   if (k->stream > 1 && !has_s)
     put_num(tags, sizeof(tags), &tpos, ".s", k->stream);
+  if (k->again > 1)
+    put_num(tags, sizeof(tags), &tpos, ".", k->again);
   if (tpos == 0)
     return 0;
 
