@@ -35,6 +35,13 @@ int ljm_outpath(char *buf, size_t n, const char *tmpl,
 		const struct ljm_name *k);
 
 /*
+** 1 if path is a name that ljm_outpath can give for tmpl (any pid, VM,
+** stream and number; the tags in their place), else 0. ljmprof record
+** lists only such names.
+*/
+int ljm_outpath_match(const char *tmpl, const char *path);
+
+/*
 ** A relative template made absolute against cwd (programs chdir, the
 ** template keeps meaning what it meant at start-up). Returns 0 or
 ** ENAMETOOLONG; an absolute template is copied as is.

@@ -332,6 +332,41 @@ START_TEST(names_are_unique)
 }
 END_TEST
 
+/* The names ljm_outpath gives, and only those, match their template. */
+START_TEST(names_match)
+{
+  static const char *const tmpls[] = { "/d/x.bin", "/d/x", "/d/x.%p.bin",
+				       "/d/p%n.bin", "/d/%s-%n", "/d/.hid",
+				       "/a.d/x.tar.gz", "/d/100%%.bin" };
+  size_t t;
+  for (t = 0; t < sizeof(tmpls) / sizeof(tmpls[0]); t++) {
+    long pid;
+    unsigned vm, st, again;
+    for (pid = 7; pid <= 4242; pid += 4235)
+      for (vm = 1; vm <= 3; vm++)
+	for (st = 1; st <= 3; st++)
+	  for (again = 0; again <= 3; again += 3) {
+	    char buf[256];
+	    struct ljm_name k = { pid, vm, st, (int)(vm & 1), again };
+	    ck_assert_int_eq(ljm_outpath(buf, sizeof(buf), tmpls[t], &k), 0);
+	    ck_assert_msg(ljm_outpath_match(tmpls[t], buf), "%s: %s", tmpls[t],
+			  buf);
+	  }
+  }
+  ck_assert(!ljm_outpath_match("/d/x.bin", "/etc/shadow"));
+  ck_assert(!ljm_outpath_match("/d/x.bin", "/d/x.bin/../../etc/shadow"));
+  ck_assert(!ljm_outpath_match("/d/x.bin", "/d/y.bin"));
+  ck_assert(!ljm_outpath_match("/d/x.bin", "/d/x.evil.bin"));
+  ck_assert(!ljm_outpath_match("/d/x.bin", "/d/x.1.2.3.4.5.6.bin"));
+  ck_assert(!ljm_outpath_match("/d/x.bin", "/d/x.bin.old"));
+  ck_assert(!ljm_outpath_match("/d/x.bin", "/d/x.\033[2J.bin"));
+  ck_assert(!ljm_outpath_match("/d/x.%p.bin", "/d/x..bin"));
+  ck_assert(!ljm_outpath_match("/d/x.%p.bin", "/d/x.12a.bin"));
+  ck_assert(!ljm_outpath_match("/d/x", "/d/x/y"));
+  ck_assert(ljm_outpath_match("/d/x.bin", "/d/x.bin"));
+}
+END_TEST
+
 START_TEST(templates)
 {
   char buf[64];
@@ -958,6 +993,7 @@ static Suite *suite(void)
   tc = tcase_create("outpath");
   tcase_add_test(tc, names);
   tcase_add_test(tc, names_are_unique);
+  tcase_add_test(tc, names_match);
   tcase_add_test(tc, templates);
   suite_add_tcase(s, tc);
   tc = tcase_create("writer");
