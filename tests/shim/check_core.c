@@ -665,6 +665,22 @@ START_TEST(manifest)
   ck_assert_int_eq(read(fd, buf, sizeof(buf)), 22);
   ck_assert_int_eq(memcmp(buf, "/a/x.bin\n/a/x.vm2.bin\n", 22), 0);
   close(fd);
+  {
+    /* Created private; never appended through a symbolic link. */
+    char link[256], target[256];
+    struct stat st;
+    mode_t old = umask(0);
+    snprintf(path, sizeof(path), "%s/manifest2", tmpdir);
+    ck_assert_int_eq(ljm_manifest_add(path, "/a/x.bin"), 0);
+    umask(old);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(st.st_mode & 07777, 0600);
+    snprintf(link, sizeof(link), "%s/mlink", tmpdir);
+    snprintf(target, sizeof(target), "%s/mtarget", tmpdir);
+    ck_assert_int_eq(symlink(target, link), 0);
+    ck_assert_int_eq(ljm_manifest_add(link, "/a/x.bin"), ELOOP);
+    ck_assert_int_eq(access(target, F_OK), -1);
+  }
 }
 END_TEST
 
