@@ -84,7 +84,8 @@ const struct ljm_var ljm_vars[] = {
     "5s", OFF(flush_ms), 100, 3600ULL * 1000, 1 },
   { "LJMPROF_MANIFEST", LJM_T_PATH, "", "a file name",
     "Append the name of every stream file opened, one per line, to this "
-    "file (ljmprof record uses it to list what was written).",
+    "file (ljmprof record uses it to list what was written). Created "
+    "0600 when missing; never through a symbolic link.",
     "/tmp/files.txt", OFF(manifest), 0, 0, 0 },
   { "LJMPROF_DEBUG_DIR", LJM_T_PATH, "/usr/lib/debug",
     "folders, separated by colons",

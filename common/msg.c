@@ -17,6 +17,7 @@
 
 #include "ljm_config.h"
 #include "msg.h"
+#include "writer.h"
 
 void ljm_msg(const char *fmt, ...)
 {
@@ -128,7 +129,8 @@ void ljm_msg_summary(void)
       continue;
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
-    ljm_msg(summary_fmt[cause], n, strerror(err));
+    ljm_msg(summary_fmt[cause], n, cause == LJM_C_OPEN ? ljm_out_strerror(err)
+						       : strerror(err));
 #pragma GCC diagnostic pop
   }
 }

@@ -5,6 +5,7 @@
 */
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "ljm_config.h"
@@ -119,6 +120,8 @@ int ljm_outpath(char *buf, size_t n, const char *tmpl,
     put_num(tags, sizeof(tags), &tpos, ".vm", k->vm);
   if (k->stream > 1 && !has_s)
     put_num(tags, sizeof(tags), &tpos, ".s", k->stream);
+  if (k->again > 1)
+    put_num(tags, sizeof(tags), &tpos, ".", k->again);
   if (tpos == 0)
     return 0;
 
@@ -135,5 +138,87 @@ int ljm_outpath(char *buf, size_t n, const char *tmpl,
     return ENAMETOOLONG;
   memmove(buf + ext + tpos, buf + ext, len - ext + 1);
   memcpy(buf + ext, tags, tpos);
+  return 0;
+}
+
+/* -- Telling our names from others' -------------------------------------- */
+
+/* Whether [p, pe) is what the template piece [t, te) expands to: %p, %n
+** and %s as numbers (up to 20 digits), %% a percent sign. */
+static int piece_matches(const char *t, const char *te, const char *p,
+			 const char *pe)
+{
+  while (t < te) {
+    if (t[0] == '%' && t + 1 < te &&
+	(t[1] == 'p' || t[1] == 'n' || t[1] == 's')) {
+      const char *q = p;
+      while (q < pe && q - p < 20 && *q >= '0' && *q <= '9')
+	q++;
+      for (; q > p; q--)
+	if (piece_matches(t + 2, te, q, pe))
+	  return 1;
+      return 0;
+    }
+    if (t[0] == '%' && t + 1 < te && t[1] == '%')
+      t++;
+    if (p >= pe || *p != *t)
+      return 0;
+    p++;
+    t++;
+  }
+  return p == pe;
+}
+
+/* The start of the tag ending at end in [base, end) (".4242", ".vm2",
+** ".s3", ".2"), or NULL. */
+static const char *tag_before(const char *base, const char *end)
+{
+  const char *q = end;
+  while (q > base && q[-1] >= '0' && q[-1] <= '9')
+    q--;
+  if (q == end)
+    return NULL;
+  if (q - base >= 3 && q[-1] == 'm' && q[-2] == 'v')
+    q -= 2;
+  else if (q - base >= 2 && q[-1] == 's')
+    q--;
+  return q > base && q[-1] == '.' ? q - 1 : NULL;
+}
+
+int ljm_outpath_match(const char *tmpl, const char *path)
+{
+  const char *t, *tbase = tmpl, *text, *tend = tmpl + strlen(tmpl);
+  const char *pend = path + strlen(path), *j, *pbase = path;
+  size_t suffix;
+
+  for (t = tmpl; t < tend; t++)
+    if (*t == '/')
+      tbase = t + 1;
+  for (j = path; j < pend; j++)
+    if (*j == '/')
+      pbase = j + 1;
+  /* The extension as ljm_outpath finds it: a %-sequence holds no dot. */
+  text = tend;
+  for (t = tend; t > tbase + 1; t--)
+    if (t[-1] == '.') {
+      text = t - 1;
+      break;
+    }
+  suffix = (size_t)(tend - text);
+  /* Each place the extension could start, then up to five tags before. */
+  for (j = pend; j >= pbase; j--) {
+    const char *i = j;
+    int tags;
+    if ((size_t)(pend - j) < suffix || (suffix && *j != '.') ||
+	!piece_matches(text, tend, j, pend))
+      continue;
+    for (tags = 0; i != NULL && tags <= 5; tags++) {
+      if (piece_matches(tmpl, text, path, i))
+	return 1;
+      i = tag_before(pbase, i);
+    }
+    if (suffix == 0)
+      break;
+  }
   return 0;
 }

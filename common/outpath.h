@@ -15,7 +15,8 @@ struct ljm_name {
   unsigned vm;		/* VM number in the process, from 1. */
   unsigned stream;	/* Stream number of that VM, from 1. */
   int tag_pid;		/* Put the pid in even without %p (forked child,
-			   or the plain name is busy). */
+			   or the plain name is taken). */
+  unsigned again;	/* 2, 3, ...: the names before it are taken; 0. */
 };
 
 /* NULL if tmpl is a valid LJMPROF_OUT template, else why not. */
@@ -26,11 +27,19 @@ const char *ljm_template_check(const char *tmpl);
 ** %p, %n, %s and %% are expanded; each of pid (when k->tag_pid), VM
 ** number (when > 1) and stream number (when > 1) that the template does
 ** not contain goes in as a tag before the extension of the last
-** component: x.bin, x.4242.bin, x.vm2.bin, x.s3.bin, x.4242.vm2.s3.bin.
+** component, then k->again when it is set: x.bin, x.4242.bin, x.vm2.bin,
+** x.s3.bin, x.4242.vm2.s3.bin, x.4242.2.bin.
 ** Returns 0, or ENAMETOOLONG.
 */
 int ljm_outpath(char *buf, size_t n, const char *tmpl,
 		const struct ljm_name *k);
+
+/*
+** 1 if path is a name that ljm_outpath can give for tmpl (any pid, VM,
+** stream and number; the tags in their place), else 0. ljmprof record
+** lists only such names.
+*/
+int ljm_outpath_match(const char *tmpl, const char *path);
 
 /*
 ** A relative template made absolute against cwd (programs chdir, the

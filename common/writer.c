@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ljm_config.h"
+#include "outpath.h"
 #include "writer.h"
 
 /*
@@ -27,6 +28,35 @@
 #define RESERVE_STEP ((uint64_t)16 << 20)
 #define RESERVE_MIN_FREE ((uint64_t)1 << 30)	/* Free space it needs. */
 
+/* Open an existing FIFO or character device (/dev/null, a pipe): never
+** through a symbolic link, never blocking on a FIFO with no reader. */
+static int open_device(const char *path)
+{
+  struct stat st;
+  int fd;
+  if (lstat(path, &st) != 0)
+    return -errno;
+  if (S_ISLNK(st.st_mode))
+    return -ELOOP;
+  if (S_ISREG(st.st_mode))
+    return -EEXIST;
+  if (S_ISDIR(st.st_mode))
+    return -EISDIR;
+  if (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))
+    return -ENODEV;
+  do
+    fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0)
+    return errno == ELOOP ? -ELOOP : -errno;
+  /* Swapped for something else between the two looks. */
+  if (fstat(fd, &st) != 0 || (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))) {
+    close(fd);
+    return S_ISREG(st.st_mode) ? -EEXIST : -ENODEV;
+  }
+  return fd;
+}
+
 int ljm_out_open(struct ljm_out *o, const char *path)
 {
   struct stat st;
@@ -36,12 +66,18 @@ int ljm_out_open(struct ljm_out *o, const char *path)
   o->written = 0;
   o->reserved = 0;
   o->reserve = 0;
+  /* A new file, private, or nothing: O_EXCL never follows a symbolic
+  ** link and never opens what is there already. */
   do
-    fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
-	      0666);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC |
+	      O_NOCTTY | O_NONBLOCK, 0600);
   while (fd < 0 && errno == EINTR);
+  if (fd < 0 && errno == EEXIST)
+    fd = open_device(path);
+  else if (fd < 0)
+    fd = -errno;
   if (fd < 0)
-    return errno;
+    return -fd;
   /* Writes block as usual; O_NONBLOCK was only for opening a FIFO. */
   fl = fcntl(fd, F_GETFL);
   if (fl >= 0)
@@ -51,26 +87,48 @@ int ljm_out_open(struct ljm_out *o, const char *path)
     close(fd);
     return err;
   }
-  if (S_ISDIR(st.st_mode)) {
-    close(fd);
-    return EISDIR;
-  }
   /* Only files are claimed: /dev/null or a FIFO may well be shared. */
   if (S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) != 0 &&
       errno == EWOULDBLOCK) {
     close(fd);
     return EBUSY;
   }
-  if (S_ISREG(st.st_mode) && st.st_size != 0 && ftruncate(fd, 0) != 0) {
-    int err = errno;
-    close(fd);
-    return err;
-  }
   o->fd = fd;
   o->dev = st.st_dev;
   o->ino = st.st_ino;
   o->reserve = S_ISREG(st.st_mode);
   return 0;
+}
+
+int ljm_out_create(struct ljm_out *o, char *buf, size_t n, const char *tmpl,
+		   struct ljm_name *k)
+{
+  int err = 0, tries;
+  k->again = 0;
+  for (tries = 0; tries < LJM_NAME_TRIES; tries++) {
+    err = ljm_outpath(buf, n, tmpl, k);
+    if (!err)
+      err = ljm_out_open(o, buf);
+    if (err != EEXIST && err != EBUSY)
+      return err;
+    /* Someone's file (an earlier run's, another process's, the image
+    ** this process replaced by exec): left as it is, the next name. */
+    if (!k->tag_pid)
+      k->tag_pid = 1;
+    else
+      k->again = k->again ? k->again + 1 : 2;
+  }
+  return err;
+}
+
+const char *ljm_out_strerror(int err)
+{
+  switch (err) {
+  case ELOOP: return "a symbolic link, which is never followed";
+  case ENODEV: return "not a file, a FIFO or a character device";
+  case EEXIST: return "that name and the next ones are taken by other files";
+  default: return strerror(err);
+  }
 }
 
 /* Non-zero while o->fd is still the file we opened. */
@@ -180,8 +238,8 @@ static int manifest_line(const char *manifest, const char *line, size_t len)
   ssize_t n;
   int fd, err = 0;
 
-  fd = open(manifest, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY,
-	    0666);
+  fd = open(manifest, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
+	    O_NOCTTY, 0600);
   if (fd < 0)
     return errno;
   do

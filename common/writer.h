@@ -20,13 +20,33 @@ struct ljm_out {
   int reserve;		/* Allocate ahead (a regular file that allows it). */
 };
 
+struct ljm_name;
+
 /*
-** Open path for a new stream: O_WRONLY|O_CREAT|O_CLOEXEC, never blocking
-** on a FIFO, then, for a regular file, an exclusive flock(2) so that two
-** processes never write the same file, and truncation. Returns 0, EBUSY
-** when another process holds the file, or the errno of the failure.
+** Open path for a new stream: a new file, mode 0600 whatever the umask
+** (O_CREAT|O_EXCL|O_NOFOLLOW), with an exclusive flock(2); or an existing
+** FIFO or character device (/dev/null, a pipe), never blocking on a FIFO
+** with no reader. Nothing that is there already is truncated or written:
+** returns 0, EEXIST for an existing file, ELOOP for a symbolic link,
+** EISDIR, ENODEV for anything else, or the errno of the failure.
 */
 int ljm_out_open(struct ljm_out *o, const char *path);
+
+/* Names tried for one stream before giving up. */
+#define LJM_NAME_TRIES 1000
+
+/*
+** Open the stream named by tmpl and k (ljm_outpath) into buf[n]. Where
+** that name is an existing file, the next free one: the pid tag, then a
+** number after the tags (x.bin, x.4242.bin, x.4242.2.bin, ...). 0, or the
+** errno of the last name tried (in buf).
+*/
+int ljm_out_create(struct ljm_out *o, char *buf, size_t n, const char *tmpl,
+		   struct ljm_name *k);
+
+/* What a failure of ljm_out_open means, in words (strerror's, but for
+** the refusals of our own). */
+const char *ljm_out_strerror(int err);
 
 /* Write all len bytes (EINTR and partial writes handled). 0 or errno;
 ** EBADF when the fd no longer refers to the file we opened. */

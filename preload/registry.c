@@ -470,22 +470,14 @@ static int start_stream(struct ljm_vm *vm)
   k.vm = vm->num;
   k.stream = ++vm->stream;
   k.tag_pid = forked_child;
-  err = ljm_outpath(vm->path, sizeof(vm->path), cfg.out, &k);
-  if (!err) {
-    err = ljm_out_open(&vm->out, vm->path);
-    if (err == EBUSY && !k.tag_pid) {
-      /* Another process (started from the same environment) writes it. */
-      k.tag_pid = 1;
-      err = ljm_outpath(vm->path, sizeof(vm->path), cfg.out, &k);
-      if (!err)
-	err = ljm_out_open(&vm->out, vm->path);
-    }
-  }
+  /* A name that is taken (another process's, an earlier run's, the
+  ** image this process replaced by exec) is left alone: the next one. */
+  err = ljm_out_create(&vm->out, vm->path, sizeof(vm->path), cfg.out, &k);
   if (err) {
     if (cfg.manifest[0])
       (void)ljm_manifest_failed(cfg.manifest, vm->path, err);
     vm_msg(vm, LJM_C_OPEN, err, "cannot open %s: %s; VM %u is not profiled",
-	   vm->path, strerror(err), vm->num);
+	   vm->path, ljm_out_strerror(err), vm->num);
     return -1;
   }
   if (ljm_out_is_stdout(&vm->out)) {

@@ -272,7 +272,7 @@ static const char *name(const char *tmpl, long pid, unsigned vm,
 			unsigned stream, int tag_pid)
 {
   static char buf[LJM_PATH_MAX];
-  struct ljm_name k = { pid, vm, stream, tag_pid };
+  struct ljm_name k = { pid, vm, stream, tag_pid, 0 };
   ck_assert_int_eq(ljm_outpath(buf, sizeof(buf), tmpl, &k), 0);
   return buf;
 }
@@ -294,6 +294,15 @@ START_TEST(names)
   ck_assert_str_eq(name("x-%n.bin", 7, 2, 3, 0), "x-2.s3.bin");
   ck_assert_str_eq(name("100%%.bin", 7, 1, 1, 0), "100%.bin");
   ck_assert_str_eq(name("d/%p/x.bin", 7, 1, 2, 0), "d/7/x.s2.bin");
+  {
+    char buf[64];
+    struct ljm_name k = { 42, 2, 3, 1, 5 };
+    ck_assert_int_eq(ljm_outpath(buf, sizeof(buf), "x.bin", &k), 0);
+    ck_assert_str_eq(buf, "x.42.vm2.s3.5.bin");
+    k.again = 0;
+    ck_assert_int_eq(ljm_outpath(buf, sizeof(buf), "p%p.bin", &k), 0);
+    ck_assert_str_eq(buf, "p42.vm2.s3.bin");
+  }
 }
 END_TEST
 
@@ -323,10 +332,45 @@ START_TEST(names_are_unique)
 }
 END_TEST
 
+/* The names ljm_outpath gives, and only those, match their template. */
+START_TEST(names_match)
+{
+  static const char *const tmpls[] = { "/d/x.bin", "/d/x", "/d/x.%p.bin",
+				       "/d/p%n.bin", "/d/%s-%n", "/d/.hid",
+				       "/a.d/x.tar.gz", "/d/100%%.bin" };
+  size_t t;
+  for (t = 0; t < sizeof(tmpls) / sizeof(tmpls[0]); t++) {
+    long pid;
+    unsigned vm, st, again;
+    for (pid = 7; pid <= 4242; pid += 4235)
+      for (vm = 1; vm <= 3; vm++)
+	for (st = 1; st <= 3; st++)
+	  for (again = 0; again <= 3; again += 3) {
+	    char buf[256];
+	    struct ljm_name k = { pid, vm, st, (int)(vm & 1), again };
+	    ck_assert_int_eq(ljm_outpath(buf, sizeof(buf), tmpls[t], &k), 0);
+	    ck_assert_msg(ljm_outpath_match(tmpls[t], buf), "%s: %s", tmpls[t],
+			  buf);
+	  }
+  }
+  ck_assert(!ljm_outpath_match("/d/x.bin", "/etc/shadow"));
+  ck_assert(!ljm_outpath_match("/d/x.bin", "/d/x.bin/../../etc/shadow"));
+  ck_assert(!ljm_outpath_match("/d/x.bin", "/d/y.bin"));
+  ck_assert(!ljm_outpath_match("/d/x.bin", "/d/x.evil.bin"));
+  ck_assert(!ljm_outpath_match("/d/x.bin", "/d/x.1.2.3.4.5.6.bin"));
+  ck_assert(!ljm_outpath_match("/d/x.bin", "/d/x.bin.old"));
+  ck_assert(!ljm_outpath_match("/d/x.bin", "/d/x.\033[2J.bin"));
+  ck_assert(!ljm_outpath_match("/d/x.%p.bin", "/d/x..bin"));
+  ck_assert(!ljm_outpath_match("/d/x.%p.bin", "/d/x.12a.bin"));
+  ck_assert(!ljm_outpath_match("/d/x", "/d/x/y"));
+  ck_assert(ljm_outpath_match("/d/x.bin", "/d/x.bin"));
+}
+END_TEST
+
 START_TEST(templates)
 {
   char buf[64];
-  struct ljm_name k = { 1, 1, 1, 0 };
+  struct ljm_name k = { 1, 1, 1, 0, 0 };
   ck_assert_ptr_null(ljm_template_check("x.bin"));
   ck_assert_ptr_null(ljm_template_check("/tmp/%p/%n.%s.bin"));
   ck_assert_ptr_nonnull(ljm_template_check(""));
@@ -367,10 +411,6 @@ START_TEST(writer_writes)
   char path[256], buf[64];
   int fd, fl;
   snprintf(path, sizeof(path), "%s/w.bin", tmpdir);
-  /* Old content goes. */
-  fd = open(path, O_WRONLY | O_CREAT, 0600);
-  ck_assert_int_eq(write(fd, "old content that is long", 24), 24);
-  close(fd);
   ck_assert_int_eq(ljm_out_open(&o, path), 0);
   fl = fcntl(o.fd, F_GETFD);
   ck_assert(fl & FD_CLOEXEC);
@@ -383,6 +423,125 @@ START_TEST(writer_writes)
   fd = open(path, O_RDONLY);
   ck_assert_int_eq(read(fd, buf, sizeof(buf)), 4);
   ck_assert_int_eq(memcmp(buf, "ljs\x80", 4), 0);
+  close(fd);
+}
+END_TEST
+
+/* A file that is there is never opened, truncated or written: not a
+** stream of ours, a stream of another process, or the last run's. */
+START_TEST(writer_never_truncates)
+{
+  struct ljm_out o;
+  char path[256], buf[64];
+  int fd;
+  snprintf(path, sizeof(path), "%s/theirs.bin", tmpdir);
+  fd = open(path, O_WRONLY | O_CREAT, 0644);
+  ck_assert_int_eq(write(fd, "their content", 13), 13);
+  close(fd);
+  ck_assert_int_eq(ljm_out_open(&o, path), EEXIST);
+  ck_assert_int_eq(o.fd, -1);
+  fd = open(path, O_RDONLY);
+  ck_assert_int_eq(read(fd, buf, sizeof(buf)), 13);
+  ck_assert_int_eq(memcmp(buf, "their content", 13), 0);
+  close(fd);
+  /* An empty one too. */
+  snprintf(path, sizeof(path), "%s/empty.bin", tmpdir);
+  fd = open(path, O_WRONLY | O_CREAT, 0644);
+  close(fd);
+  ck_assert_int_eq(ljm_out_open(&o, path), EEXIST);
+}
+END_TEST
+
+/* A symbolic link at the name is refused, dangling or not, and what it
+** points to is neither created nor changed. */
+START_TEST(writer_no_symlinks)
+{
+  struct ljm_out o;
+  char path[256], target[256];
+  struct stat st;
+  int fd;
+  snprintf(path, sizeof(path), "%s/link.bin", tmpdir);
+  snprintf(target, sizeof(target), "%s/target", tmpdir);
+  ck_assert_int_eq(symlink(target, path), 0);
+  ck_assert_int_eq(ljm_out_open(&o, path), ELOOP);
+  ck_assert_int_eq(access(target, F_OK), -1);
+  fd = open(target, O_WRONLY | O_CREAT, 0644);
+  ck_assert_int_eq(write(fd, "precious", 8), 8);
+  close(fd);
+  ck_assert_int_eq(ljm_out_open(&o, path), ELOOP);
+  ck_assert_int_eq(stat(target, &st), 0);
+  ck_assert_int_eq(st.st_size, 8);
+  /* To a device too: /dev/stdout is one. */
+  ck_assert_int_eq(ljm_out_open(&o, "/dev/stdout"), ELOOP);
+  ck_assert_str_eq(ljm_out_strerror(ELOOP),
+		   "a symbolic link, which is never followed");
+}
+END_TEST
+
+/* A new stream is 0600 whatever the umask. */
+START_TEST(writer_mode)
+{
+  static const mode_t masks[] = { 0, 022, 077 };
+  struct ljm_out o;
+  char path[256];
+  struct stat st;
+  size_t i;
+  for (i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
+    mode_t old = umask(masks[i]);
+    snprintf(path, sizeof(path), "%s/mode%zu.bin", tmpdir, i);
+    ck_assert_int_eq(ljm_out_open(&o, path), 0);
+    umask(old);
+    ck_assert_int_eq(fstat(o.fd, &st), 0);
+    ck_assert_int_eq(st.st_mode & 07777, 0600);
+    ljm_out_close(&o);
+  }
+}
+END_TEST
+
+/* Taken names are skipped: the pid tag, then a number. */
+START_TEST(writer_next_name)
+{
+  struct ljm_out o;
+  struct ljm_name k = { 42, 1, 1, 0, 0 };
+  char tmpl[256], want[256], path[256];
+  int fd;
+  snprintf(tmpl, sizeof(tmpl), "%s/n.bin", tmpdir);
+  ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), tmpl, &k), 0);
+  ck_assert_str_eq(path, tmpl);
+  ljm_out_close(&o);
+  k.tag_pid = 0;
+  ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), tmpl, &k), 0);
+  snprintf(want, sizeof(want), "%s/n.42.bin", tmpdir);
+  ck_assert_str_eq(path, want);
+  ljm_out_close(&o);
+  k.tag_pid = 0;
+  ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), tmpl, &k), 0);
+  snprintf(want, sizeof(want), "%s/n.42.2.bin", tmpdir);
+  ck_assert_str_eq(path, want);
+  ljm_out_close(&o);
+  /* A forked child, whose name is taken by the image it replaced. */
+  k.tag_pid = 1;
+  ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), tmpl, &k), 0);
+  snprintf(want, sizeof(want), "%s/n.42.3.bin", tmpdir);
+  ck_assert_str_eq(path, want);
+  ljm_out_close(&o);
+  /* A symbolic link is refused, not passed over. */
+  snprintf(tmpl, sizeof(tmpl), "%s/l.bin", tmpdir);
+  ck_assert_int_eq(symlink("/nonexistent", tmpl), 0);
+  k.tag_pid = 0;
+  ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), tmpl, &k), ELOOP);
+  /* A FIFO or a device is used as it is. */
+  k.tag_pid = 0;
+  ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), "/dev/null", &k), 0);
+  ck_assert_str_eq(path, "/dev/null");
+  ljm_out_close(&o);
+  snprintf(tmpl, sizeof(tmpl), "%s/f.bin", tmpdir);
+  ck_assert_int_eq(mkfifo(tmpl, 0600), 0);
+  fd = open(tmpl, O_RDONLY | O_NONBLOCK);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), tmpl, &k), 0);
+  ck_assert_str_eq(path, tmpl);
+  ljm_out_close(&o);
   close(fd);
 }
 END_TEST
@@ -428,7 +587,7 @@ START_TEST(writer_fifo)
 }
 END_TEST
 
-/* Another process holds the file: EBUSY, and its content stays. */
+/* Another process writes the file: never opened, and its content stays. */
 START_TEST(writer_lock)
 {
   struct ljm_out o, o2;
@@ -450,7 +609,7 @@ START_TEST(writer_lock)
   }
   close(p[1]);
   ck_assert_int_eq(read(p[0], &c, 1), 1);
-  ck_assert_int_eq(ljm_out_open(&o2, path), EBUSY);
+  ck_assert_int_eq(ljm_out_open(&o2, path), EEXIST);
   ck_assert_int_eq(stat(path, &sb), 0);
   ck_assert_int_eq(sb.st_size, 4);
   kill(pid, SIGKILL);
@@ -460,9 +619,6 @@ START_TEST(writer_lock)
   ck_assert_int_eq(ljm_out_open(&o, "/dev/null"), 0);
   ljm_out_close(&o);
   ljm_out_close(&o2);
-  /* Free again once that process is gone. */
-  ck_assert_int_eq(ljm_out_open(&o2, path), 0);
-  ck_assert_int_eq(ljm_out_close(&o2), 0);
   close(p[0]);
 }
 END_TEST
@@ -472,16 +628,15 @@ START_TEST(writer_not_stdout)
 {
   struct ljm_out o;
   char path[256];
-  int saved = dup(1), fd;
+  int saved = dup(1), fd, rfd;
   snprintf(path, sizeof(path), "%s/stdout", tmpdir);
-  fd = open(path, O_WRONLY | O_CREAT, 0600);
+  ck_assert_int_eq(mkfifo(path, 0600), 0);
+  rfd = open(path, O_RDONLY | O_NONBLOCK);
+  fd = open(path, O_WRONLY);
   ck_assert_int_ge(fd, 0);
   dup2(fd, 1);
   close(fd);
   ck_assert_int_eq(ljm_out_open(&o, path), 0);
-  ck_assert(ljm_out_is_stdout(&o));
-  ljm_out_close(&o);
-  ck_assert_int_eq(ljm_out_open(&o, "/dev/stdout"), 0);
   ck_assert(ljm_out_is_stdout(&o));
   ljm_out_close(&o);
   fd = open("/dev/null", O_WRONLY);
@@ -493,6 +648,7 @@ START_TEST(writer_not_stdout)
   ck_assert_int_eq(ljm_out_open(&o, path), 0);
   ck_assert(!ljm_out_is_stdout(&o));
   ljm_out_close(&o);
+  close(rfd);
   dup2(saved, 1);
   close(saved);
 }
@@ -509,6 +665,22 @@ START_TEST(manifest)
   ck_assert_int_eq(read(fd, buf, sizeof(buf)), 22);
   ck_assert_int_eq(memcmp(buf, "/a/x.bin\n/a/x.vm2.bin\n", 22), 0);
   close(fd);
+  {
+    /* Created private; never appended through a symbolic link. */
+    char link[256], target[256];
+    struct stat st;
+    mode_t old = umask(0);
+    snprintf(path, sizeof(path), "%s/manifest2", tmpdir);
+    ck_assert_int_eq(ljm_manifest_add(path, "/a/x.bin"), 0);
+    umask(old);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(st.st_mode & 07777, 0600);
+    snprintf(link, sizeof(link), "%s/mlink", tmpdir);
+    snprintf(target, sizeof(target), "%s/mtarget", tmpdir);
+    ck_assert_int_eq(symlink(target, link), 0);
+    ck_assert_int_eq(ljm_manifest_add(link, "/a/x.bin"), ELOOP);
+    ck_assert_int_eq(access(target, F_OK), -1);
+  }
 }
 END_TEST
 
@@ -837,11 +1009,16 @@ static Suite *suite(void)
   tc = tcase_create("outpath");
   tcase_add_test(tc, names);
   tcase_add_test(tc, names_are_unique);
+  tcase_add_test(tc, names_match);
   tcase_add_test(tc, templates);
   suite_add_tcase(s, tc);
   tc = tcase_create("writer");
   tcase_add_unchecked_fixture(tc, mk_tmpdir, rm_tmpdir);
   tcase_add_test(tc, writer_writes);
+  tcase_add_test(tc, writer_never_truncates);
+  tcase_add_test(tc, writer_no_symlinks);
+  tcase_add_test(tc, writer_mode);
+  tcase_add_test(tc, writer_next_name);
   tcase_add_test(tc, writer_errors);
   tcase_add_test(tc, writer_fifo);
   tcase_add_test(tc, writer_lock);
