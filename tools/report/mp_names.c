@@ -141,6 +141,84 @@ void mp_aliases_free(struct mp_aliases *a)
   memset(a, 0, sizeof(*a));
 }
 
+/* -- Escapes ------------------------------------------------------------- */
+
+size_t mp_utf8_len(const unsigned char *s, size_t avail)
+{
+  size_t n, i;
+  uint32_t cp;
+  if (s[0] < 0x80)
+    return 1;
+  if (s[0] >= 0xc2 && s[0] <= 0xdf)
+    n = 2, cp = s[0] & 0x1f;
+  else if (s[0] >= 0xe0 && s[0] <= 0xef)
+    n = 3, cp = s[0] & 0x0f;
+  else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+    n = 4, cp = s[0] & 0x07;
+  else
+    return 0;
+  if (avail < n)
+    return 0;
+  for (i = 1; i < n; i++) {
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+    cp = cp << 6 | (s[i] & 0x3f);
+  }
+  if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+      (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+    return 0;
+  return n;
+}
+
+static void add_hex_escape(struct mp_buf *out, unsigned char c)
+{
+  static const char hex[] = "0123456789abcdef";
+  char esc[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+  mp_buf_add(out, esc, 4);
+}
+
+void mp_name_escape(struct mp_buf *out, const char *s, size_t len,
+		    unsigned how)
+{
+  const unsigned char *u = (const unsigned char *)s;
+  size_t i = 0, end = len, n;
+
+  /* A folded line ends with " <count>": a frame that ended in spaces
+  ** would run into it. */
+  if (how & MP_ESC_FRAME)
+    while (end > 0 && u[end - 1] == ' ')
+      end--;
+  while (i < end) {
+    unsigned char c = u[i];
+    /* Runs of printable ASCII go out as they are. */
+    for (n = i; n < end && u[n] >= 0x20 && u[n] < 0x7f &&
+	 !(u[n] == ';' && (how & MP_ESC_FRAME)); n++)
+      ;
+    if (n > i) {
+      mp_buf_add(out, s + i, n - i);
+      i = n;
+    } else if (c == ';') {
+      /* ';' separates frames in the folded format. */
+      mp_buf_add(out, "_", 1);
+      i++;
+    } else if ((c == '\n' || c == '\t') && (how & MP_ESC_KEEP_LINES)) {
+      mp_buf_add(out, s + i, 1);
+      i++;
+    } else if (c < 0x80 || (n = mp_utf8_len(u + i, end - i)) == 0 ||
+	       (c == 0xc2 && u[i + 1] < 0xa0)) {
+      /* C0 and C1 controls, DEL and bytes that are not UTF-8: a
+      ** terminal or an SVG viewer would act on them or choke. */
+      add_hex_escape(out, c);
+      i++;
+    } else {
+      mp_buf_add(out, s + i, n);
+      i += n;
+    }
+  }
+  for (; end < len; end++)
+    add_hex_escape(out, ' ');
+}
+
 /* -- Names --------------------------------------------------------------- */
 
 /*
@@ -168,7 +246,6 @@ void mp_name_string(struct mp_buf *out, const struct mp_profile *p,
 		    enum mp_name_style style)
 {
   const struct mp_string *s = mp_strings_get(mp_profile_strings(p), id);
-  size_t i, from;
 
   if (style != MP_NAME_PLAIN && al && al->of && id < al->nstrings &&
       al->of[id]) {
@@ -177,18 +254,11 @@ void mp_name_string(struct mp_buf *out, const struct mp_profile *p,
     mp_buf_u64(out, al->of[id]);
     return;
   }
-  if (style != MP_NAME_FRAME) {
+  if (style == MP_NAME_PLAIN)
     mp_buf_add(out, s->data, s->len);
-    return;
-  }
-  /* ';' separates frames in the folded format. */
-  for (i = from = 0; i < s->len; i++)
-    if (s->data[i] == ';') {
-      mp_buf_add(out, s->data + from, i - from);
-      mp_buf_add(out, "_", 1);
-      from = i + 1;
-    }
-  mp_buf_add(out, s->data + from, s->len - from);
+  else
+    mp_name_escape(out, s->data, s->len,
+		   style == MP_NAME_FRAME ? MP_ESC_FRAME : 0);
 }
 
 void mp_name_location(struct mp_buf *out, const struct mp_profile *p,
