@@ -67,7 +67,7 @@ static enum mp_load_result failed(struct mp_profile *p, int fd, int is_stdin)
 }
 
 enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
-				 uint64_t *events, int keep_broken)
+				 uint64_t *events)
 {
   struct progress pr = {0};
   struct mp_reader *r;
@@ -118,8 +118,8 @@ enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
   if (st == MP_ERROR && mp_profile_oom(p))
     ljmprof_error("%s: out of memory at byte %llu", shown,
 		  (unsigned long long)mp_reader_offset(r));
-  else if (st == MP_ERROR && keep_broken && n > 0)
-    ljmprof_error("%s: byte %llu: %s; the %llu events before it are merged",
+  else if (st == MP_ERROR && n > 0)
+    ljmprof_error("%s: byte %llu: %s; the %llu events before it are kept",
 		  shown, (unsigned long long)mp_reader_error_offset(r),
 		  mp_reader_error(r), (unsigned long long)n);
   else if (st == MP_ERROR)
@@ -127,7 +127,7 @@ enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
 		  (unsigned long long)mp_reader_error_offset(r),
 		  mp_reader_error(r));
   *events = n;
-  if (st == MP_ERROR && !mp_profile_oom(p) && keep_broken && n > 0) {
+  if (st == MP_ERROR && !mp_profile_oom(p) && n > 0) {
     res = MP_LOAD_TRUNCATED;
   } else if (st == MP_ERROR) {
     *events = 0;
