@@ -131,6 +131,8 @@ int mp_aliases_init(struct mp_aliases *a, const struct mp_strings *s)
     if (!a->used)
       return -1;
   }
+  /* Untouched pages cost nothing: only the strings printed are seen. */
+  a->plain = calloc(s->count ? s->count : 1, 1);
   return 0;
 }
 
@@ -138,6 +140,7 @@ void mp_aliases_free(struct mp_aliases *a)
 {
   free(a->of);
   free(a->used);
+  free(a->plain);
   memset(a, 0, sizeof(*a));
 }
 
@@ -177,6 +180,39 @@ static void add_hex_escape(struct mp_buf *out, unsigned char c)
   mp_buf_add(out, esc, 4);
 }
 
+/* Whether a byte of w is below 0x20 or above 0x7e (exact as a yes or
+** no; which byte, the caller finds one at a time). */
+static inline int has_unprintable(uint64_t w)
+{
+  const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+  uint64_t del = w ^ (ones * 0x7f);
+  return (((w - ones * 0x20) & ~w) | ((del - ones) & ~del) | w) & high ?
+	 1 : 0;
+}
+
+/* What a string may be printed as it is in, learnt once a report. */
+#define PLAIN_SEEN 1u
+#define PLAIN_TEXT 2u	/* No byte to escape. */
+#define PLAIN_FRAME 4u	/* Nor ';' or a trailing space. */
+
+static unsigned plain_bits(const char *s, size_t len)
+{
+  const unsigned char *u = (const unsigned char *)s;
+  size_t n;
+  for (n = 0; len - n >= 8; n += 8) {
+    uint64_t w;
+    memcpy(&w, u + n, 8);
+    if (has_unprintable(w))
+      return PLAIN_SEEN;
+  }
+  for (; n < len; n++)
+    if ((unsigned char)(u[n] - 0x20) >= 0x5f)
+      return PLAIN_SEEN;
+  if (memchr(s, ';', len) || (len && s[len - 1] == ' '))
+    return PLAIN_SEEN | PLAIN_TEXT;
+  return PLAIN_SEEN | PLAIN_TEXT | PLAIN_FRAME;
+}
+
 void mp_name_escape(struct mp_buf *out, const char *s, size_t len,
 		    unsigned how)
 {
@@ -190,10 +226,19 @@ void mp_name_escape(struct mp_buf *out, const char *s, size_t len,
       end--;
   while (i < end) {
     unsigned char c = u[i];
-    /* Runs of printable ASCII go out as they are. */
-    for (n = i; n < end && u[n] >= 0x20 && u[n] < 0x7f &&
-	 !(u[n] == ';' && (how & MP_ESC_FRAME)); n++)
+    const char *semi;
+    /* Runs of printable ASCII go out as they are: most names are
+    ** nothing else, tested eight bytes at a time. */
+    for (n = i; end - n >= 8; n += 8) {
+      uint64_t w;
+      memcpy(&w, u + n, 8);
+      if (has_unprintable(w))
+	break;
+    }
+    for (; n < end && (unsigned char)(u[n] - 0x20) < 0x5f; n++)
       ;
+    if ((how & MP_ESC_FRAME) && n > i && (semi = memchr(s + i, ';', n - i)))
+      n = (size_t)(semi - s);
     if (n > i) {
       mp_buf_add(out, s + i, n - i);
       i = n;
@@ -254,11 +299,19 @@ void mp_name_string(struct mp_buf *out, const struct mp_profile *p,
     mp_buf_u64(out, al->of[id]);
     return;
   }
-  if (style == MP_NAME_PLAIN)
-    mp_buf_add(out, s->data, s->len);
-  else
-    mp_name_escape(out, s->data, s->len,
-		   style == MP_NAME_FRAME ? MP_ESC_FRAME : 0);
+  if (style != MP_NAME_PLAIN) {
+    unsigned need = style == MP_NAME_FRAME ? PLAIN_FRAME : PLAIN_TEXT;
+    uint8_t *bits = al && al->plain && id < al->nstrings ?
+		    &al->plain[id] : NULL;
+    if (bits && !*bits)
+      *bits = (uint8_t)plain_bits(s->data, s->len);
+    if (!bits || !(*bits & need)) {
+      mp_name_escape(out, s->data, s->len,
+		     style == MP_NAME_FRAME ? MP_ESC_FRAME : 0);
+      return;
+    }
+  }
+  mp_buf_add(out, s->data, s->len);
 }
 
 void mp_name_location(struct mp_buf *out, const struct mp_profile *p,

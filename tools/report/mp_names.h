@@ -44,12 +44,15 @@ void mp_buf_hex(struct mp_buf *b, uint64_t v);	/* 0x, lower case. */
 void mp_buf_printf(struct mp_buf *b, const char *fmt, ...)
   __attribute__((format(printf, 2, 3)));
 
-/* Aliases: string id -> alias number (1-based), 0 when none is needed. */
+/* Aliases: string id -> alias number (1-based), 0 when none is needed;
+** and what each string needs to be printed, learnt at its first use. */
 struct mp_aliases {
   uint32_t *of;		/* Indexed by string id; NULL when no aliases. */
   uint32_t nstrings;
   uint8_t *used;	/* Alias number -> printed in this report. */
   uint32_t count;
+  uint8_t *plain;	/* String id -> how it may be printed, 0 not yet
+			** seen; NULL (out of memory): always escaped. */
 };
 
 int mp_aliases_init(struct mp_aliases *a, const struct mp_strings *s);
