@@ -264,8 +264,12 @@ static void run_each(struct cli *c, char **files, int nfiles,
     } else {
       truncated[i] = r == MP_LOAD_TRUNCATED;
       o->partial |= truncated[i];
-      if (nfiles > 1 && (c->ro.format->flags & MP_FMT_FILE_HEADERS))
-	printf("%s==> %s <==\n", o->reported ? "\n" : "", files[i]);
+      if (nfiles > 1 && (c->ro.format->flags & MP_FMT_FILE_HEADERS)) {
+	struct mp_buf name = {0};
+	printf("%s==> %s <==\n", o->reported ? "\n" : "",
+	       mp_name_escaped(&name, files[i]));
+	mp_buf_free(&name);
+      }
       o->reported = 1;
       if (emit(c, p, &in) != LJMPROF_EXIT_OK)
 	o->fatal = 1;

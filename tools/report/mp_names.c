@@ -264,6 +264,14 @@ void mp_name_escape(struct mp_buf *out, const char *s, size_t len,
     add_hex_escape(out, ' ');
 }
 
+const char *mp_name_escaped(struct mp_buf *b, const char *s)
+{
+  b->len = 0;
+  mp_buf_add(b, "", 0);
+  mp_name_escape(b, s, strlen(s), 0);
+  return b->data && !b->oom ? b->data : "?";
+}
+
 /* -- Names --------------------------------------------------------------- */
 
 /*

@@ -74,6 +74,10 @@ size_t mp_utf8_len(const unsigned char *s, size_t avail);
 void mp_name_escape(struct mp_buf *out, const char *s, size_t len,
 		    unsigned how);
 
+/* The NUL-terminated text s escaped so, in b (emptied first): a file
+** name for a message or a header. "?" when out of memory. */
+const char *mp_name_escaped(struct mp_buf *b, const char *s);
+
 /* How to spell a chunk or symbol name. */
 enum mp_name_style {
   MP_NAME_PLAIN,	/* The text as is (JSON escapes it later). */
