@@ -121,6 +121,33 @@ static void scenario_traces(struct mpw *w)
   mpw_epilogue(w);
 }
 
+/* Names that would drive a terminal (ESC sequences, BEL, C1 controls),
+** break a folded line (';', trailing spaces) or are not UTF-8. */
+static void scenario_escapes(struct mpw *w)
+{
+  mpw_symtab_begin(w);
+  mpw_symtab_lfunc(w, 0x1000, "@\033[2J\033[Hclear.lua", 0);
+  mpw_symtab_lfunc(w, 0x1100, "@\033[2J\033[Hclear.lua", 5);
+  mpw_symtab_lfunc(w, 0x1200, "@semi;colon.lua  ", 0);
+  mpw_symtab_lfunc(w, 0x1300, "@c1\302\233x\377y\tz caf\303\251.lua", 0);
+  mpw_symtab_cfunc(w, 0x7000, "evil\033]0;pwned\007");
+  mpw_symtab_trace(w, 1, 0x1100, 6);
+  mpw_symtab_end(w);
+  mpw_alloc(w, mpw_lua(0x1000, 1), 0x10000, 100);
+  mpw_alloc(w, mpw_lua(0x1100, 6), 0x10100, 50);
+  mpw_alloc(w, mpw_lua(0x1200, 2), 0x10200, 30);
+  mpw_alloc(w, mpw_lua(0x1300, 3), 0x10300, 20);
+  mpw_alloc(w, mpw_c(0x7010), 0x10400, 10);
+  mpw_alloc(w, mpw_trace(1), 0x10500, 8);
+  /* A string chunk: aliased, and its text in ALIASES escaped too. */
+  mpw_sym_lfunc(w, 0x1400, "print('\033[31mred')\nreturn\t1\n", 0);
+  mpw_sym_cfunc(w, 0x8000, "\033[1mbold");
+  mpw_alloc(w, mpw_lua(0x1400, 1), 0x10600, 40);
+  mpw_realloc(w, mpw_c(0x8000), 0x10000, 100, 0x10700, 200);
+  mpw_free_ev(w, mpw_lua(0x1100, 7), 0x10100, 50);
+  mpw_epilogue(w);
+}
+
 struct scenario {
   const char *name;
   void (*write)(struct mpw *w);
@@ -132,6 +159,7 @@ static const struct scenario scenarios[] = {
   {"reuse", scenario_reuse},
   {"csyms", scenario_csyms},
   {"traces", scenario_traces},
+  {"escapes", scenario_escapes},
 };
 
 #define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))

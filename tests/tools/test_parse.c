@@ -1375,6 +1375,67 @@ START_TEST(profile_threaded_same_as_single)
 END_TEST
 
 /* The live heap's keys: the fast decoder's and mp_fast_key agree. */
+/* The text formats' escapes: controls and bytes that are not UTF-8 as
+** \xHH, valid UTF-8 as it is; folded frames without ';' or trailing
+** spaces. Every byte value at every place of a 16-byte name, against a
+** byte-by-byte reading (the escaper tests eight bytes at a time). */
+START_TEST(names_escape_controls)
+{
+  static const struct {
+    const char *in, *out;
+    unsigned how;
+  } cases[] = {
+    {"@\033[2J.lua", "@\\x1b[2J.lua", 0},
+    {"a\tb\nc\177", "a\\x09b\\x0ac\\x7f", 0},
+    {"a\tb\nc\033", "a\tb\nc\\x1b", MP_ESC_KEEP_LINES},
+    {"caf\303\251 \360\237\230\200", "caf\303\251 \360\237\230\200", 0},
+    {"c1\302\233 nbsp\302\240", "c1\\xc2\\x9b nbsp\302\240", 0},
+    {"cut\303", "cut\\xc3", 0},
+    {"bad\300\257\355\240\200", "bad\\xc0\\xaf\\xed\\xa0\\x80", 0},
+    {"a;b;c  ", "a;b;c  ", 0},
+    {"a;b;c  ", "a_b_c\\x20\\x20", MP_ESC_FRAME},
+    {"   ", "\\x20\\x20\\x20", MP_ESC_FRAME},
+    {"", "", MP_ESC_FRAME},
+  };
+  static const char hex[] = "0123456789abcdef";
+  struct mp_buf b = {0};
+  size_t i;
+  unsigned c, at;
+
+  for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    b.len = 0;
+    mp_buf_add(&b, "", 0);
+    mp_name_escape(&b, cases[i].in, strlen(cases[i].in), cases[i].how);
+    ck_assert_str_eq(b.data, cases[i].out);
+  }
+  for (c = 0; c < 256; c++)
+    for (at = 0; at < 16; at++) {
+      char name[16], want[20];
+      size_t n = 0;
+      memset(name, 'x', sizeof(name));
+      name[at] = (char)c;
+      memset(want, 'x', at);
+      n = at;
+      if (c >= 0x20 && c < 0x7f) {
+	want[n++] = (char)c;
+      } else {
+	/* Alone among ASCII, a byte of 0x80 or more is not UTF-8. */
+	want[n++] = '\\';
+	want[n++] = 'x';
+	want[n++] = hex[c >> 4];
+	want[n++] = hex[c & 15];
+      }
+      memset(want + n, 'x', 15 - at);
+      n += 15 - at;
+      b.len = 0;
+      mp_name_escape(&b, name, sizeof(name), 0);
+      ck_assert_uint_eq(b.len, n);
+      ck_assert(memcmp(b.data, want, n) == 0);
+    }
+  mp_buf_free(&b);
+}
+END_TEST
+
 START_TEST(fast_keys_match_values)
 {
   static const uint64_t values[] = {
@@ -1590,6 +1651,7 @@ static Suite *parse_suite(void)
   tcase_add_test(tc, fast_keys_match_values);
   tcase_add_test(tc, profile_fast_same_as_events);
   tcase_add_test(tc, profile_fast_memo_raw_bytes);
+  tcase_add_test(tc, names_escape_controls);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -35,11 +35,13 @@ static void report_help(FILE *out)
 "\n"
 "Several files without --merge give one report each (text: after a\n"
 "'==> FILE <==' line; JSON: one document each). A file that cannot be\n"
-"read is skipped with one message; the others are still reported.\n"
+"read is skipped with one message; the others are still reported. A file\n"
+"malformed after some events is reported up to there, with one message.\n"
 "\n"
 "Exit status: 0 success, 1 error (no input could be read, out of memory,\n"
 "or the report could not be written), 2 usage error, 3 reported, but an\n"
-"input was skipped or truncated (reported up to its last complete event).\n",
+"input was skipped, truncated or malformed (reported up to its last good\n"
+"event).\n",
 	out);
 }
 

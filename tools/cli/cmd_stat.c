@@ -27,7 +27,8 @@ static void stat_help(FILE *out)
 "  -h, --help             this text\n"
 "\n"
 "Exit status: 0 success, 1 error (no input could be read), 2 usage error,\n"
-"3 summarised, but an input was skipped or truncated.\n",
+"3 summarised, but an input was skipped, truncated or malformed (summarised\n"
+"up to its last good event).\n",
 	out);
 }
 

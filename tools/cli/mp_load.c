@@ -16,6 +16,7 @@
 
 #include "commands.h"
 #include "mp_load.h"
+#include "mp_names.h"
 
 /* Progress on a terminal: first after a second, then a few times a second. */
 struct progress {
@@ -66,8 +67,10 @@ static enum mp_load_result failed(struct mp_profile *p, int fd, int is_stdin)
   return MP_LOAD_ERROR;
 }
 
-enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
-				 uint64_t *events, int keep_broken)
+/* mp_load_file, with the name its messages give the file. */
+static enum mp_load_result load(struct mp_profile *p, const char *path,
+				int is_stdin, const char *shown,
+				uint64_t *events)
 {
   struct progress pr = {0};
   struct mp_reader *r;
@@ -76,8 +79,6 @@ enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
   int64_t size = -1;
   uint64_t n = 0;
   int fd;
-  int is_stdin = !strcmp(path, "-");
-  const char *shown = is_stdin ? "<stdin>" : path;
   enum mp_load_result res;
 
   *events = 0;
@@ -118,8 +119,8 @@ enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
   if (st == MP_ERROR && mp_profile_oom(p))
     ljmprof_error("%s: out of memory at byte %llu", shown,
 		  (unsigned long long)mp_reader_offset(r));
-  else if (st == MP_ERROR && keep_broken && n > 0)
-    ljmprof_error("%s: byte %llu: %s; the %llu events before it are merged",
+  else if (st == MP_ERROR && n > 0)
+    ljmprof_error("%s: byte %llu: %s; the %llu events before it are kept",
 		  shown, (unsigned long long)mp_reader_error_offset(r),
 		  mp_reader_error(r), (unsigned long long)n);
   else if (st == MP_ERROR)
@@ -127,7 +128,7 @@ enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
 		  (unsigned long long)mp_reader_error_offset(r),
 		  mp_reader_error(r));
   *events = n;
-  if (st == MP_ERROR && !mp_profile_oom(p) && keep_broken && n > 0) {
+  if (st == MP_ERROR && !mp_profile_oom(p) && n > 0) {
     res = MP_LOAD_TRUNCATED;
   } else if (st == MP_ERROR) {
     *events = 0;
@@ -144,5 +145,20 @@ enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
   mp_reader_free(r);
   if (!is_stdin)
     close(fd);
+  return res;
+}
+
+enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
+				 uint64_t *events)
+{
+  int is_stdin = !strcmp(path, "-");
+  struct mp_buf name = {0};
+  const char *shown;
+  enum mp_load_result res;
+
+  /* A file name can hold terminal escapes as well as a chunk name. */
+  shown = mp_name_escaped(&name, is_stdin ? "<stdin>" : path);
+  res = load(p, path, is_stdin, shown, events);
+  mp_buf_free(&name);
   return res;
 }

@@ -15,19 +15,21 @@
 
 enum mp_load_result {
   MP_LOAD_OK,		/* Complete stream. */
-  MP_LOAD_TRUNCATED,	/* Read up to the last complete event; warned. */
-  MP_LOAD_ERROR		/* Unreadable or malformed; message printed.
-			** mp_profile_oom tells out of memory from bad input. */
+  MP_LOAD_TRUNCATED,	/* Read up to the last complete event, or up to
+			** the damage; said so. */
+  MP_LOAD_ERROR		/* Unreadable or malformed before any event;
+			** message printed. mp_profile_oom tells out of
+			** memory from bad input. */
 };
 
 /*
 ** path "-" is stdin. *events gets the memory events read. A file that
-** fails leaves nothing in p, except with keep_broken (merging, where
-** events already accounted cannot be taken back): a file found
-** malformed after some events is then kept up to its last good event,
-** said so in its one message, and returned as MP_LOAD_TRUNCATED.
+** fails leaves nothing in p. A file found malformed after some events
+** is kept up to its last good event, in every format and merged or not
+** (the events are accounted as they are read), said so in its one
+** message with the byte offset, and returned as MP_LOAD_TRUNCATED.
 */
 enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
-				 uint64_t *events, int keep_broken);
+				 uint64_t *events);
 
 #endif

@@ -172,8 +172,8 @@ static int emit(const struct cli *c, struct mp_profile *p,
 ** The exit status, from the most to the least serious: 2 usage (decided
 ** before reading); 1 nothing could be reported (every input bad), or
 ** out of memory, or the report could not be written; 3 reported, but an
-** input was bad (skipped) or truncated (read up to its last complete
-** event); 0.
+** input was bad (skipped), truncated or malformed after some events
+** (read up to its last good event); 0.
 */
 struct outcome {
   int reported;		/* Reports printed. */
@@ -223,7 +223,7 @@ static void run_merged(struct cli *c, char **files, int nfiles,
     return;
   for (i = 0; i < nfiles && !mp_profile_oom(p); i++) {
     size_t k = in.nfiles;
-    enum mp_load_result r = mp_load_file(p, files[i], &events[k], 1);
+    enum mp_load_result r = mp_load_file(p, files[i], &events[k]);
     if (r == MP_LOAD_ERROR) {
       o->partial = 1;
       continue;
@@ -257,15 +257,19 @@ static void run_each(struct cli *c, char **files, int nfiles,
     enum mp_load_result r;
     if (!p)
       return;
-    r = mp_load_file(p, files[i], &events[i], 0);
+    r = mp_load_file(p, files[i], &events[i]);
     if (r == MP_LOAD_ERROR) {
       o->partial = 1;
       o->fatal |= mp_profile_oom(p);
     } else {
       truncated[i] = r == MP_LOAD_TRUNCATED;
       o->partial |= truncated[i];
-      if (nfiles > 1 && (c->ro.format->flags & MP_FMT_FILE_HEADERS))
-	printf("%s==> %s <==\n", o->reported ? "\n" : "", files[i]);
+      if (nfiles > 1 && (c->ro.format->flags & MP_FMT_FILE_HEADERS)) {
+	struct mp_buf name = {0};
+	printf("%s==> %s <==\n", o->reported ? "\n" : "",
+	       mp_name_escaped(&name, files[i]));
+	mp_buf_free(&name);
+      }
       o->reported = 1;
       if (emit(c, p, &in) != LJMPROF_EXIT_OK)
 	o->fatal = 1;

@@ -131,6 +131,8 @@ int mp_aliases_init(struct mp_aliases *a, const struct mp_strings *s)
     if (!a->used)
       return -1;
   }
+  /* Untouched pages cost nothing: only the strings printed are seen. */
+  a->plain = calloc(s->count ? s->count : 1, 1);
   return 0;
 }
 
@@ -138,7 +140,136 @@ void mp_aliases_free(struct mp_aliases *a)
 {
   free(a->of);
   free(a->used);
+  free(a->plain);
   memset(a, 0, sizeof(*a));
+}
+
+/* -- Escapes ------------------------------------------------------------- */
+
+size_t mp_utf8_len(const unsigned char *s, size_t avail)
+{
+  size_t n, i;
+  uint32_t cp;
+  if (s[0] < 0x80)
+    return 1;
+  if (s[0] >= 0xc2 && s[0] <= 0xdf)
+    n = 2, cp = s[0] & 0x1f;
+  else if (s[0] >= 0xe0 && s[0] <= 0xef)
+    n = 3, cp = s[0] & 0x0f;
+  else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+    n = 4, cp = s[0] & 0x07;
+  else
+    return 0;
+  if (avail < n)
+    return 0;
+  for (i = 1; i < n; i++) {
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+    cp = cp << 6 | (s[i] & 0x3f);
+  }
+  if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+      (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+    return 0;
+  return n;
+}
+
+static void add_hex_escape(struct mp_buf *out, unsigned char c)
+{
+  static const char hex[] = "0123456789abcdef";
+  char esc[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+  mp_buf_add(out, esc, 4);
+}
+
+/* Whether a byte of w is below 0x20 or above 0x7e (exact as a yes or
+** no; which byte, the caller finds one at a time). */
+static inline int has_unprintable(uint64_t w)
+{
+  const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+  uint64_t del = w ^ (ones * 0x7f);
+  return (((w - ones * 0x20) & ~w) | ((del - ones) & ~del) | w) & high ?
+	 1 : 0;
+}
+
+/* What a string may be printed as it is in, learnt once a report. */
+#define PLAIN_SEEN 1u
+#define PLAIN_TEXT 2u	/* No byte to escape. */
+#define PLAIN_FRAME 4u	/* Nor ';' or a trailing space. */
+
+static unsigned plain_bits(const char *s, size_t len)
+{
+  const unsigned char *u = (const unsigned char *)s;
+  size_t n;
+  for (n = 0; len - n >= 8; n += 8) {
+    uint64_t w;
+    memcpy(&w, u + n, 8);
+    if (has_unprintable(w))
+      return PLAIN_SEEN;
+  }
+  for (; n < len; n++)
+    if ((unsigned char)(u[n] - 0x20) >= 0x5f)
+      return PLAIN_SEEN;
+  if (memchr(s, ';', len) || (len && s[len - 1] == ' '))
+    return PLAIN_SEEN | PLAIN_TEXT;
+  return PLAIN_SEEN | PLAIN_TEXT | PLAIN_FRAME;
+}
+
+void mp_name_escape(struct mp_buf *out, const char *s, size_t len,
+		    unsigned how)
+{
+  const unsigned char *u = (const unsigned char *)s;
+  size_t i = 0, end = len, n;
+
+  /* A folded line ends with " <count>": a frame that ended in spaces
+  ** would run into it. */
+  if (how & MP_ESC_FRAME)
+    while (end > 0 && u[end - 1] == ' ')
+      end--;
+  while (i < end) {
+    unsigned char c = u[i];
+    const char *semi;
+    /* Runs of printable ASCII go out as they are: most names are
+    ** nothing else, tested eight bytes at a time. */
+    for (n = i; end - n >= 8; n += 8) {
+      uint64_t w;
+      memcpy(&w, u + n, 8);
+      if (has_unprintable(w))
+	break;
+    }
+    for (; n < end && (unsigned char)(u[n] - 0x20) < 0x5f; n++)
+      ;
+    if ((how & MP_ESC_FRAME) && n > i && (semi = memchr(s + i, ';', n - i)))
+      n = (size_t)(semi - s);
+    if (n > i) {
+      mp_buf_add(out, s + i, n - i);
+      i = n;
+    } else if (c == ';') {
+      /* ';' separates frames in the folded format. */
+      mp_buf_add(out, "_", 1);
+      i++;
+    } else if ((c == '\n' || c == '\t') && (how & MP_ESC_KEEP_LINES)) {
+      mp_buf_add(out, s + i, 1);
+      i++;
+    } else if (c < 0x80 || (n = mp_utf8_len(u + i, end - i)) == 0 ||
+	       (c == 0xc2 && u[i + 1] < 0xa0)) {
+      /* C0 and C1 controls, DEL and bytes that are not UTF-8: a
+      ** terminal or an SVG viewer would act on them or choke. */
+      add_hex_escape(out, c);
+      i++;
+    } else {
+      mp_buf_add(out, s + i, n);
+      i += n;
+    }
+  }
+  for (; end < len; end++)
+    add_hex_escape(out, ' ');
+}
+
+const char *mp_name_escaped(struct mp_buf *b, const char *s)
+{
+  b->len = 0;
+  mp_buf_add(b, "", 0);
+  mp_name_escape(b, s, strlen(s), 0);
+  return b->data && !b->oom ? b->data : "?";
 }
 
 /* -- Names --------------------------------------------------------------- */
@@ -168,7 +299,6 @@ void mp_name_string(struct mp_buf *out, const struct mp_profile *p,
 		    enum mp_name_style style)
 {
   const struct mp_string *s = mp_strings_get(mp_profile_strings(p), id);
-  size_t i, from;
 
   if (style != MP_NAME_PLAIN && al && al->of && id < al->nstrings &&
       al->of[id]) {
@@ -177,18 +307,19 @@ void mp_name_string(struct mp_buf *out, const struct mp_profile *p,
     mp_buf_u64(out, al->of[id]);
     return;
   }
-  if (style != MP_NAME_FRAME) {
-    mp_buf_add(out, s->data, s->len);
-    return;
-  }
-  /* ';' separates frames in the folded format. */
-  for (i = from = 0; i < s->len; i++)
-    if (s->data[i] == ';') {
-      mp_buf_add(out, s->data + from, i - from);
-      mp_buf_add(out, "_", 1);
-      from = i + 1;
+  if (style != MP_NAME_PLAIN) {
+    unsigned need = style == MP_NAME_FRAME ? PLAIN_FRAME : PLAIN_TEXT;
+    uint8_t *bits = al && al->plain && id < al->nstrings ?
+		    &al->plain[id] : NULL;
+    if (bits && !*bits)
+      *bits = (uint8_t)plain_bits(s->data, s->len);
+    if (!bits || !(*bits & need)) {
+      mp_name_escape(out, s->data, s->len,
+		     style == MP_NAME_FRAME ? MP_ESC_FRAME : 0);
+      return;
     }
-  mp_buf_add(out, s->data + from, s->len - from);
+  }
+  mp_buf_add(out, s->data, s->len);
 }
 
 void mp_name_location(struct mp_buf *out, const struct mp_profile *p,

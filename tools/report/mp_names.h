@@ -44,22 +44,46 @@ void mp_buf_hex(struct mp_buf *b, uint64_t v);	/* 0x, lower case. */
 void mp_buf_printf(struct mp_buf *b, const char *fmt, ...)
   __attribute__((format(printf, 2, 3)));
 
-/* Aliases: string id -> alias number (1-based), 0 when none is needed. */
+/* Aliases: string id -> alias number (1-based), 0 when none is needed;
+** and what each string needs to be printed, learnt at its first use. */
 struct mp_aliases {
   uint32_t *of;		/* Indexed by string id; NULL when no aliases. */
   uint32_t nstrings;
   uint8_t *used;	/* Alias number -> printed in this report. */
   uint32_t count;
+  uint8_t *plain;	/* String id -> how it may be printed, 0 not yet
+			** seen; NULL (out of memory): always escaped. */
 };
 
 int mp_aliases_init(struct mp_aliases *a, const struct mp_strings *s);
 void mp_aliases_free(struct mp_aliases *a);
 
+/* Length of the valid UTF-8 sequence at s, or 0 when it is not valid. */
+size_t mp_utf8_len(const unsigned char *s, size_t avail);
+
+/* What mp_name_escape leaves or changes besides the controls. */
+#define MP_ESC_KEEP_LINES 1u	/* Newlines and tabs as they are. */
+#define MP_ESC_FRAME 2u		/* ';' as '_', trailing spaces escaped. */
+
+/*
+** Append text for a terminal: control characters (C0, DEL, C1) and bytes
+** that are not UTF-8 as \xHH (two lower-case hex digits), the rest as it
+** is. A name read from a stream can never move the cursor, clear the
+** screen or retitle the window of whoever reads the report.
+*/
+void mp_name_escape(struct mp_buf *out, const char *s, size_t len,
+		    unsigned how);
+
+/* The NUL-terminated text s escaped so, in b (emptied first): a file
+** name for a message or a header. "?" when out of memory. */
+const char *mp_name_escaped(struct mp_buf *b, const char *s);
+
 /* How to spell a chunk or symbol name. */
 enum mp_name_style {
   MP_NAME_PLAIN,	/* The text as is (JSON escapes it later). */
-  MP_NAME_ALIASED,	/* Newline-containing text replaced by CHUNK#n. */
-  MP_NAME_FRAME		/* Aliased, and ';' replaced (folded stacks). */
+  MP_NAME_ALIASED,	/* Newline-containing text replaced by CHUNK#n,
+			** other text escaped (mp_name_escape). */
+  MP_NAME_FRAME		/* Aliased and escaped as a folded frame. */
 };
 
 /* Append a string (chunk or symbol name) in the given style. */

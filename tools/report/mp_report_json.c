@@ -12,38 +12,11 @@
 #include "mp_order.h"
 #include "mp_report.h"
 
-/* Length of the valid UTF-8 sequence at s, or 0 when it is not valid. */
-static size_t utf8_len(const unsigned char *s, size_t avail)
-{
-  size_t n, i;
-  uint32_t cp;
-  if (s[0] < 0x80)
-    return 1;
-  if (s[0] >= 0xc2 && s[0] <= 0xdf)
-    n = 2, cp = s[0] & 0x1f;
-  else if (s[0] >= 0xe0 && s[0] <= 0xef)
-    n = 3, cp = s[0] & 0x0f;
-  else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-    n = 4, cp = s[0] & 0x07;
-  else
-    return 0;
-  if (avail < n)
-    return 0;
-  for (i = 1; i < n; i++) {
-    if ((s[i] & 0xc0) != 0x80)
-      return 0;
-    cp = cp << 6 | (s[i] & 0x3f);
-  }
-  if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-      (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-    return 0;
-  return n;
-}
-
 /*
 ** A JSON string. Bytes that are not valid UTF-8 are written as the code
 ** point of the same number (U+0080..U+00FF), so any chunk name can be
-** represented and the document stays valid.
+** represented and the document stays valid. Control characters,
+** C1 included, are escaped.
 */
 static void json_str(struct mp_buf *b, const char *s, size_t len)
 {
@@ -74,10 +47,17 @@ static void json_str(struct mp_buf *b, const char *s, size_t len)
     } else if (c == '\t') {
       mp_buf_add(b, "\\t", 2);
       i++;
-    } else if (c < 0x20 || c == 0x7f || (n = utf8_len(u + i, len - i)) == 0) {
+    } else if (c < 0x20 || c == 0x7f ||
+	       (n = mp_utf8_len(u + i, len - i)) == 0) {
       char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
       mp_buf_add(b, esc, 6);
       i++;
+    } else if (c == 0xc2 && u[i + 1] < 0xa0) {
+      /* A C1 control, escaped too: `cat report.json` stays harmless. */
+      char esc[6] = {'\\', 'u', '0', '0', hex[u[i + 1] >> 4],
+		     hex[u[i + 1] & 15]};
+      mp_buf_add(b, esc, 6);
+      i += 2;
     } else {
       mp_buf_add(b, s + i, n);
       i += n;

@@ -18,7 +18,7 @@ int mp_stat_text(FILE *out, struct mp_profile *p,
   size_t i;
 
   for (i = 0; i < in->nfiles; i++) {
-    fprintf(out, "file:               %s", in->files[i]);
+    fprintf(out, "file:               %s", mp_name_escaped(&b, in->files[i]));
     if (in->truncated[i])
       fprintf(out, " (truncated after %llu events)", U(in->events_read[i]));
     fputc('\n', out);
@@ -30,6 +30,7 @@ int mp_stat_text(FILE *out, struct mp_profile *p,
   fprintf(out, "  alloc:            %llu\n", U(s->n_alloc));
   fprintf(out, "  realloc:          %llu\n", U(s->n_realloc));
   fprintf(out, "  free:             %llu\n", U(s->n_free));
+  b.len = 0;
   mp_name_bytes(&b, s->bytes_allocated, o->human);
   fprintf(out, "bytes allocated:    %s\n", b.data ? b.data : "");
   b.len = 0;
@@ -40,7 +41,7 @@ int mp_stat_text(FILE *out, struct mp_profile *p,
   fprintf(out, "peak live heap:     %s at event %llu", b.data ? b.data : "",
 	  U(s->peak_event));
   if (in->nfiles > 1 && s->peak_file < in->nfiles)
-    fprintf(out, " of %s", in->files[s->peak_file]);
+    fprintf(out, " of %s", mp_name_escaped(&b, in->files[s->peak_file]));
   fputc('\n', out);
   b.len = 0;
   mp_name_bytes(&b, s->live_bytes, o->human);

@@ -163,7 +163,7 @@ static int leak_summary(struct text *t, uint64_t top)
 }
 
 /* The texts behind the aliases printed above, each once. */
-static void aliases(struct text *t)
+static int aliases(struct text *t)
 {
   static const char rule[] =
     "================================================================";
@@ -172,7 +172,7 @@ static void aliases(struct text *t)
   int any = 0;
 
   if (!al->of)
-    return;
+    return 0;
   for (id = 0; id < al->nstrings; id++) {
     const struct mp_string *s;
     if (!al->of[id] || !al->used[al->of[id]])
@@ -182,11 +182,15 @@ static void aliases(struct text *t)
     any = 1;
     s = mp_strings_get(mp_profile_strings(t->p), id);
     fprintf(t->out, "CHUNK#%u:\n%s\n", al->of[id], rule);
-    fwrite(s->data, 1, s->len, t->out);
+    /* Source text: its lines and indentation stay, its controls not. */
+    t->line.len = 0;
+    mp_name_escape(&t->line, s->data, s->len, MP_ESC_KEEP_LINES);
+    flush_line(t);
     if (s->len && s->data[s->len - 1] != '\n')
       fputc('\n', t->out);
     fprintf(t->out, "%s\n\n", rule);
   }
+  return t->line.oom ? -1 : 0;
 }
 
 int mp_report_text(FILE *out, struct mp_profile *p,
@@ -213,7 +217,8 @@ int mp_report_text(FILE *out, struct mp_profile *p,
 	section(&t, o->top, 2) < 0)
       goto out;
   }
-  aliases(&t);
+  if (aliases(&t) < 0)
+    goto out;
   rc = 0;
 out:
   mp_buf_free(&t.line);
