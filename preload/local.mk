@@ -8,10 +8,13 @@ noinst_LIBRARIES += preload/libshimcore.a
 preload_libshimcore_a_SOURCES = preload/lifecycle.c preload/lifecycle.h
 preload_libshimcore_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden
 
-# The entry points (shim.c) and the VM registry, linked into the VM.
+# The entry points (shim.c) and the rest of the shim, one job a file
+# (preload/vm.h lists them), linked into the VM.
 noinst_LIBRARIES += preload/libshim.a
 preload_libshim_a_SOURCES = preload/shim.c preload/registry.c \
-	preload/registry.h
+	preload/registry.h preload/vm.h preload/process.c \
+	preload/actions.c preload/idle.c preload/ticker.c preload/toggle.c \
+	preload/stopsig.c preload/ending.c preload/fork.c
 preload_libshim_a_CPPFLAGS = $(AM_CPPFLAGS) $(LJM_DEFS) \
 	$(LJM_CORE_CPPFLAGS) -I$(top_builddir)/$(LJ_TREE)/src
 preload_libshim_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden

@@ -4,7 +4,7 @@
 ** The patched VM calls the two hooks below from lua_newstate and
 ** lua_close; the constructor installs them only when LJMPROF_OUT is set,
 ** so that without it the shim does nothing at all. Everything else lives
-** in registry.c and the modules it uses.
+** in registry.c and the files beside it (preload/vm.h lists them).
 **
 ** The shim also defines _exit and _Exit, the only symbols it exports
 ** beyond the system library's: a program that ends that way (a server's
