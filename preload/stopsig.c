@@ -24,10 +24,21 @@
 ** created, the shim's takes its place: it finishes the streams, restores
 ** the default action and raises the signal again, so that the process
 ** ends exactly as it would have (same signal, core dump for SIGQUIT). A
-** handler the program installs later simply replaces ours. Crash signals
-** (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) are left alone: the process
-** is in no state to write files; SIGXFSZ and SIGXCPU come from limits
-** our own writes may hit; SIGKILL cannot be caught.
+** handler the program installs later simply replaces ours. SIGXFSZ and
+** SIGXCPU come from limits our own writes may hit; SIGKILL cannot be
+** caught.
+**
+** The same for the signals of a crash, SIGABRT (abort, a failed assert),
+** SIGSEGV, SIGBUS, SIGFPE and SIGILL, where the program has no handler
+** of its own (a crash reporter's, ASan's): the profile of a program that
+** crashed is the one most wanted. A fault the kernel raised (si_code >
+** 0) is not raised again: with the default action back, the faulting
+** instruction runs again and faults again, so that the core dump and a
+** crash reporter see the very same siginfo as without the shim. A crash
+** inside the profiler or the shim is one more case of a thread
+** interrupted inside (below): its VMs are left as they are on disk. A
+** second fault while the handler runs (the signals of a crash are
+** blocked in it) ends the process at once, by the kernel's hand.
 **
 ** Async-signal-safety: the signal may land on a thread in the middle of
 ** an allocation of a VM, i.e. inside the profiler with an event half
@@ -46,6 +57,8 @@ static const int stop_sigs[] = {
   SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGALRM, SIGTERM, SIGUSR1, SIGUSR2
 };
 #define N_STOP_SIGS	(sizeof(stop_sigs) / sizeof(stop_sigs[0]))
+static const int crash_sigs[] = { SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL };
+#define N_CRASH_SIGS	(sizeof(crash_sigs) / sizeof(crash_sigs[0]))
 static volatile sig_atomic_t dying_sig;	/* The signal being acted on. */
 static uintptr_t text_lo, text_hi;	/* Our executable segment. */
 
@@ -73,12 +86,18 @@ static int interrupted_inside(void *uc)
 #endif
 }
 
+/* A fault of the thread's own instructions, which runs again on return. */
+static int refaults(int sig, const siginfo_t *si)
+{
+  return (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE ||
+	  sig == SIGILL) && si != NULL && si->si_code > 0;
+}
+
 static void on_stop_signal(int sig, siginfo_t *si, void *uc)
 {
   struct sigaction sa;
   sigset_t one;
   int saved = errno, first;
-  (void)si;
   first = __atomic_exchange_n(&dying_sig, sig, __ATOMIC_SEQ_CST) == 0;
   if (first) {
     ljm_reg_die(interrupted_inside(uc));
@@ -94,6 +113,10 @@ static void on_stop_signal(int sig, siginfo_t *si, void *uc)
   sa.sa_handler = SIG_DFL;
   sigemptyset(&sa.sa_mask);
   sigaction(sig, &sa, NULL);
+  if (refaults(sig, si)) {
+    errno = saved;
+    return;
+  }
   syscall(SYS_tgkill, (long)getpid(), (long)cur_tid(), (long)sig);
   sigemptyset(&one);
   sigaddset(&one, sig);
@@ -131,8 +154,10 @@ void ljm_stop_install(void)
   sigemptyset(&sa.sa_mask);
   for (i = 0; i < N_STOP_SIGS; i++)
     sigaddset(&sa.sa_mask, stop_sigs[i]);
-  for (i = 0; i < N_STOP_SIGS; i++) {
-    int sig = stop_sigs[i];
+  for (i = 0; i < N_CRASH_SIGS; i++)
+    sigaddset(&sa.sa_mask, crash_sigs[i]);
+  for (i = 0; i < N_STOP_SIGS + N_CRASH_SIGS; i++) {
+    int sig = i < N_STOP_SIGS ? stop_sigs[i] : crash_sigs[i - N_STOP_SIGS];
     if (sig == ljm_cfg.signo || sigaction(sig, NULL, &old) != 0)
       continue;
     if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
