@@ -240,3 +240,23 @@ void ljm_reg_die(int here_busy)
   ljm_list_unlock();
   errno = saved;
 }
+
+/*
+** An exec that failed, after ljm_reg_die finished every stream for it:
+** the program goes on, its streams stay complete as they are, and this
+** process records nothing more (a sealed profiler has no safe point left
+** where a new stream could begin on the VM's own thread). Said once.
+*/
+void ljm_reg_exec_failed(const char *what, int err)
+{
+  static int told;
+  int saved = errno;
+  if (getpid() != ljm_self_pid || !ljm_first_done ||
+      !__atomic_load_n(&ljm_exiting, __ATOMIC_ACQUIRE) ||
+      __atomic_exchange_n(&told, 1, __ATOMIC_ACQ_REL))
+    return;
+  ljm_msg("exec of %s failed (%s): the streams were finished for it, and "
+	  "this process records no more", what ? what : "a program",
+	  strerror(err));
+  errno = saved;
+}

@@ -22,10 +22,12 @@ $(preload_libshim_a_OBJECTS): $(LJ_TREE)/.prepared
 
 # The export list: every default-visibility global of the VM's objects,
 # which is what the system library exports, minus our own API, plus the
-# two deliberate extras of the shim (preload/shim.c), _exit and _Exit, so
-# that a program ending with them still finishes its streams
-# (tests/build/exports.test allows exactly these).
-LJM_EXTRA_EXPORTS = _Exit _exit
+# deliberate extras of the shim (preload/shim.c), _exit, _Exit and the
+# exec family, so that a program that ends or replaces its image with
+# them still finishes its streams (tests/build/exports.test allows
+# exactly these).
+LJM_EXTRA_EXPORTS = _Exit _exit execl execle execlp execv execve execveat \
+	execvp execvpe fexecve
 preload/exports.ver: $(LJ_TREE)/.built $(srcdir)/preload/local.mk
 	$(AM_V_GEN){ echo '{ global:'; \
 	  { $(READELF) -sW $(LJ_DYNOBJS) | $(AWK) '$$5 == "GLOBAL" && \

@@ -62,7 +62,7 @@ SHIM_TESTS = tests/shim/basic.test tests/shim/lifecycle.test \
 	tests/shim/record.test tests/shim/flavour.test tests/shim/cnames.test \
 	tests/shim/exit.test tests/shim/stopsig.test tests/shim/flush.test \
 	tests/shim/straggle.test tests/shim/sigwatch.test tests/shim/allocpair.test \
-	tests/shim/pthreadexit.test tests/shim/crash.test
+	tests/shim/pthreadexit.test tests/shim/crash.test tests/shim/exec.test
 # Real programs that embed LuaJIT; each skips when its package is missing.
 SHIM_TESTS += tests/shim/nvim.test tests/shim/sysbench.test \
 	tests/shim/wrk.test tests/shim/lupa.test tests/shim/nginx.test \
