@@ -31,7 +31,7 @@
 ** epoch; each VM notices at its next allocation, on its own thread, and
 ** writes what it has buffered. After a tick the thread sleeps until some
 ** VM has taken it, so that a process whose VMs are idle is not woken
-** again. The thread is started with the first stream of the process,
+** again (only the look below wakes the timer itself). The thread is started with the first stream of the process,
 ** or with its first VM when LJMPROF_SIGNAL is set (each tick then also
 ** looks at that signal's handler; with LJMPROF_FLUSH=0 it ticks every
 ** LJM_WATCH_MS for that alone); again in a forked child, which does not
@@ -43,8 +43,9 @@
 ** pthread_exit counts on. Every LJM_ALONE_MS the timer looks whether it
 ** is the last thread left (the main thread, its leader, may remain as a
 ** zombie) and if so ends itself, so that glibc does exactly that; the
-** exit then finishes the streams. Signals sent to the process meanwhile
-** stay pending no longer than without the shim, give or take that time.
+** exit then finishes the streams. A signal sent in that moment stays
+** pending (the timer blocks it); without the shim the process would have
+** ended already.
 */
 static pthread_mutex_t tick_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t tick_cond;
