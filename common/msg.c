@@ -67,6 +67,8 @@ static const char *const summary_fmt[LJM_C__MAX] = {
   [LJM_C_ALLOCF] = "%u VMs in all lost the profiler to an allocator the "
 		   "program set%.0s",
   [LJM_C_CLOSE] = "%u VMs in all: closing their files failed (%s)",
+  [LJM_C_TAKEN] = "%u streams in all were written under another name: "
+		  "files of theirs were there already%.0s",
 };
 
 static unsigned cause_key(int cause, int err)

@@ -30,6 +30,7 @@ enum ljm_cause {
   LJM_C_MAXSIZE,	/* The stream reached LJMPROF_MAXSIZE. */
   LJM_C_ALLOCF,		/* The program's allocator went over the profiler. */
   LJM_C_CLOSE,		/* Closing the stream failed (errno). */
+  LJM_C_TAKEN,		/* The stream's name was taken: another one. */
   LJM_C__MAX
 };
 

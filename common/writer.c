@@ -101,16 +101,20 @@ int ljm_out_open(struct ljm_out *o, const char *path)
 }
 
 int ljm_out_create(struct ljm_out *o, char *buf, size_t n, const char *tmpl,
-		   struct ljm_name *k)
+		   struct ljm_name *k, unsigned *taken)
 {
   int err = 0, tries;
   k->again = 0;
+  if (taken)
+    *taken = 0;
   for (tries = 0; tries < LJM_NAME_TRIES; tries++) {
     err = ljm_outpath(buf, n, tmpl, k);
     if (!err)
       err = ljm_out_open(o, buf);
     if (err != EEXIST && err != EBUSY)
       return err;
+    if (err == EEXIST && taken)
+      (*taken)++;
     /* Someone's file (an earlier run's, another process's, the image
     ** this process replaced by exec): left as it is, the next name. */
     if (!k->tag_pid)

@@ -39,10 +39,11 @@ int ljm_out_open(struct ljm_out *o, const char *path);
 ** Open the stream named by tmpl and k (ljm_outpath) into buf[n]. Where
 ** that name is an existing file, the next free one: the pid tag, then a
 ** number after the tags (x.bin, x.4242.bin, x.4242.2.bin, ...). 0, or the
-** errno of the last name tried (in buf).
+** errno of the last name tried (in buf). *taken (unless NULL): how many
+** names were passed over for a file that was there.
 */
 int ljm_out_create(struct ljm_out *o, char *buf, size_t n, const char *tmpl,
-		   struct ljm_name *k);
+		   struct ljm_name *k, unsigned *taken);
 
 /* What a failure of ljm_out_open means, in words (strerror's, but for
 ** the refusals of our own). */

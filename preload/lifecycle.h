@@ -3,7 +3,7 @@
 **
 ** What a VM should do at a safe point, at lua_close or at exit is a pure
 ** function of its state and of a few facts (settings, signals, exit);
-** registry.c only carries the actions out. No VM includes here: the unit
+** actions.c only carries the actions out. No VM includes here: the unit
 ** tests link this directly.
 **
 **   IDLE ---- wanted ------------------------------> RUNNING

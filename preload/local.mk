@@ -8,10 +8,13 @@ noinst_LIBRARIES += preload/libshimcore.a
 preload_libshimcore_a_SOURCES = preload/lifecycle.c preload/lifecycle.h
 preload_libshimcore_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden
 
-# The entry points (shim.c) and the VM registry, linked into the VM.
+# The entry points (shim.c) and the rest of the shim, one job a file
+# (preload/vm.h lists them), linked into the VM.
 noinst_LIBRARIES += preload/libshim.a
 preload_libshim_a_SOURCES = preload/shim.c preload/registry.c \
-	preload/registry.h
+	preload/registry.h preload/vm.h preload/process.c \
+	preload/actions.c preload/idle.c preload/ticker.c preload/toggle.c \
+	preload/stopsig.c preload/ending.c preload/fork.c
 preload_libshim_a_CPPFLAGS = $(AM_CPPFLAGS) $(LJM_DEFS) \
 	$(LJM_CORE_CPPFLAGS) -I$(top_builddir)/$(LJ_TREE)/src
 preload_libshim_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden
@@ -19,10 +22,12 @@ $(preload_libshim_a_OBJECTS): $(LJ_TREE)/.prepared
 
 # The export list: every default-visibility global of the VM's objects,
 # which is what the system library exports, minus our own API, plus the
-# two deliberate extras of the shim (preload/shim.c), _exit and _Exit, so
-# that a program ending with them still finishes its streams
-# (tests/build/exports.test allows exactly these).
-LJM_EXTRA_EXPORTS = _Exit _exit
+# deliberate extras of the shim (preload/shim.c), _exit, _Exit and the
+# exec family, so that a program that ends or replaces its image with
+# them still finishes its streams (tests/build/exports.test allows
+# exactly these).
+LJM_EXTRA_EXPORTS = _Exit _exit execl execle execlp execv execve execveat \
+	execvp execvpe fexecve
 preload/exports.ver: $(LJ_TREE)/.built $(srcdir)/preload/local.mk
 	$(AM_V_GEN){ echo '{ global:'; \
 	  { $(READELF) -sW $(LJ_DYNOBJS) | $(AWK) '$$5 == "GLOBAL" && \

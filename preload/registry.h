@@ -28,6 +28,10 @@ void ljm_reg_exit(void);		/* The process exits. */
 ** thread was interrupted inside the VM. Async-signal-safe. */
 void ljm_reg_die(int here_busy);
 
+/* An exec returned: it failed with err. The streams ljm_reg_die
+** finished for it stay finished; say so. Async-signal-safe. */
+void ljm_reg_exec_failed(const char *what, int err);
+
 void ljm_reg_fork_prepare(void);
 void ljm_reg_fork_parent(void);
 void ljm_reg_fork_child(void);

@@ -273,7 +273,7 @@ static const char *name(const char *tmpl, long pid, unsigned vm,
 {
   static char buf[LJM_PATH_MAX];
   struct ljm_name k = { pid, vm, stream, tag_pid, 0 };
-  ck_assert_int_eq(ljm_outpath(buf, sizeof(buf), tmpl, &k), 0);
+  ck_assert_int_eq(ljm_outpath(buf, sizeof(buf), tmpl, &k, NULL), 0);
   return buf;
 }
 
@@ -504,24 +504,29 @@ START_TEST(writer_next_name)
   struct ljm_out o;
   struct ljm_name k = { 42, 1, 1, 0, 0 };
   char tmpl[256], want[256], path[256];
+  unsigned taken = 9;
   int fd;
   snprintf(tmpl, sizeof(tmpl), "%s/n.bin", tmpdir);
-  ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), tmpl, &k), 0);
+  ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), tmpl, &k, &taken), 0);
+  ck_assert_uint_eq(taken, 0);
   ck_assert_str_eq(path, tmpl);
   ljm_out_close(&o);
   k.tag_pid = 0;
-  ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), tmpl, &k), 0);
+  ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), tmpl, &k, &taken), 0);
+  ck_assert_uint_eq(taken, 1);
   snprintf(want, sizeof(want), "%s/n.42.bin", tmpdir);
   ck_assert_str_eq(path, want);
   ljm_out_close(&o);
   k.tag_pid = 0;
-  ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), tmpl, &k), 0);
+  ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), tmpl, &k, &taken), 0);
+  ck_assert_uint_eq(taken, 2);
   snprintf(want, sizeof(want), "%s/n.42.2.bin", tmpdir);
   ck_assert_str_eq(path, want);
   ljm_out_close(&o);
   /* A forked child, whose name is taken by the image it replaced. */
   k.tag_pid = 1;
-  ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), tmpl, &k), 0);
+  ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), tmpl, &k, &taken), 0);
+  ck_assert_uint_eq(taken, 2);
   snprintf(want, sizeof(want), "%s/n.42.3.bin", tmpdir);
   ck_assert_str_eq(path, want);
   ljm_out_close(&o);
@@ -529,17 +534,17 @@ START_TEST(writer_next_name)
   snprintf(tmpl, sizeof(tmpl), "%s/l.bin", tmpdir);
   ck_assert_int_eq(symlink("/nonexistent", tmpl), 0);
   k.tag_pid = 0;
-  ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), tmpl, &k), ELOOP);
+  ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), tmpl, &k, NULL), ELOOP);
   /* A FIFO or a device is used as it is. */
   k.tag_pid = 0;
-  ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), "/dev/null", &k), 0);
+  ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), "/dev/null", &k, NULL), 0);
   ck_assert_str_eq(path, "/dev/null");
   ljm_out_close(&o);
   snprintf(tmpl, sizeof(tmpl), "%s/f.bin", tmpdir);
   ck_assert_int_eq(mkfifo(tmpl, 0600), 0);
   fd = open(tmpl, O_RDONLY | O_NONBLOCK);
   ck_assert_int_ge(fd, 0);
-  ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), tmpl, &k), 0);
+  ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), tmpl, &k, NULL), 0);
   ck_assert_str_eq(path, tmpl);
   ljm_out_close(&o);
   close(fd);

@@ -16,7 +16,11 @@ if HAVE_SYSLUAJIT
 check_PROGRAMS += tests/hosts/mthost tests/hosts/forkhost \
 	tests/hosts/errnohost tests/hosts/allochost tests/hosts/manyvms \
 	tests/hosts/drophost tests/hosts/sighost tests/hosts/exithost \
-	tests/hosts/togglehost tests/hosts/daemonhost tests/hosts/cachehost
+	tests/hosts/togglehost tests/hosts/daemonhost tests/hosts/cachehost \
+	tests/hosts/endhost
+tests_hosts_endhost_SOURCES = tests/hosts/endhost.c
+tests_hosts_endhost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS) -pthread
+tests_hosts_endhost_LDADD = $(SYSLUAJIT_LIBS) -lpthread
 tests_hosts_cachehost_SOURCES = tests/hosts/cachehost.c
 tests_hosts_cachehost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS)
 tests_hosts_cachehost_LDADD = $(SYSLUAJIT_LIBS)
@@ -57,7 +61,8 @@ SHIM_TESTS = tests/shim/basic.test tests/shim/lifecycle.test \
 	tests/shim/signal.test tests/shim/options.test tests/shim/inherit.test \
 	tests/shim/record.test tests/shim/flavour.test tests/shim/cnames.test \
 	tests/shim/exit.test tests/shim/stopsig.test tests/shim/flush.test \
-	tests/shim/straggle.test tests/shim/sigwatch.test tests/shim/allocpair.test
+	tests/shim/straggle.test tests/shim/sigwatch.test tests/shim/allocpair.test \
+	tests/shim/pthreadexit.test tests/shim/crash.test tests/shim/exec.test
 # Stripped bytecode, misc.memprof under the shim.
 SHIM_TESTS += tests/shim/stripped.test tests/shim/miscapi.test
 # The stream files: private, never through a link, never over a file.

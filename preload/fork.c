@@ -1,0 +1,45 @@
+/*
+** ljmprof shim: fork. The child keeps its parent's VMs, not their streams.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#define _GNU_SOURCE
+#include "config.h"
+#include <unistd.h>
+
+#include "lifecycle.h"
+#include "msg.h"
+#include "registry.h"
+#include "vm.h"
+
+void ljm_reg_fork_prepare(void)
+{
+  ljm_list_lock();
+}
+
+void ljm_reg_fork_parent(void)
+{
+  ljm_list_unlock();
+}
+
+void ljm_reg_fork_child(void)
+{
+  struct ljm_vm *vm;
+  pid_t me = cur_tid();
+  ljm_list_forked();
+  ljm_tick_forked();
+  ljm_self_pid = getpid();
+  ljm_forked_child = 1;
+  ljm_vm_count = 0;	/* Inherited VMs are numbered as they are used. */
+  ljm_msg_reset();	/* Its own messages, counted afresh. */
+  /* The only thread now: every VM is this one's. */
+  ljm_tgl_forked();
+  for (vm = ljm_list_head(); vm; vm = vm->next) {
+    vm->tid = me;
+    vm->busy = 0;
+    vm->state = ljm_lc_forked(vm_state(vm));	/* The parent's, till used. */
+    ljm_tgl_watch(vm);
+  }
+  ljm_bump_epoch();
+}
