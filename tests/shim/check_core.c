@@ -273,7 +273,7 @@ static const char *name(const char *tmpl, long pid, unsigned vm,
 {
   static char buf[LJM_PATH_MAX];
   struct ljm_name k = { pid, vm, stream, tag_pid, 0 };
-  ck_assert_int_eq(ljm_outpath(buf, sizeof(buf), tmpl, &k, NULL), 0);
+  ck_assert_int_eq(ljm_outpath(buf, sizeof(buf), tmpl, &k), 0);
   return buf;
 }
 
