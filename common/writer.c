@@ -100,6 +100,23 @@ int ljm_out_open(struct ljm_out *o, const char *path)
   return 0;
 }
 
+/* Whether path is a stream another process is writing now (it holds
+** the file's lock), as a child started from the profiled program's
+** environment finds its parent's: no news, unlike a file left there. */
+static int being_written(const char *path)
+{
+  struct stat st;
+  int fd, busy = 0;
+  fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0)
+    return 0;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK)
+    busy = 1;
+  close(fd);
+  return busy;
+}
+
 int ljm_out_create(struct ljm_out *o, char *buf, size_t n, const char *tmpl,
 		   struct ljm_name *k, unsigned *taken)
 {
@@ -113,7 +130,7 @@ int ljm_out_create(struct ljm_out *o, char *buf, size_t n, const char *tmpl,
       err = ljm_out_open(o, buf);
     if (err != EEXIST && err != EBUSY)
       return err;
-    if (err == EEXIST && taken)
+    if (err == EEXIST && taken && !being_written(buf))
       (*taken)++;
     /* Someone's file (an earlier run's, another process's, the image
     ** this process replaced by exec): left as it is, the next name. */

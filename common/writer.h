@@ -40,7 +40,8 @@ int ljm_out_open(struct ljm_out *o, const char *path);
 ** that name is an existing file, the next free one: the pid tag, then a
 ** number after the tags (x.bin, x.4242.bin, x.4242.2.bin, ...). 0, or the
 ** errno of the last name tried (in buf). *taken (unless NULL): how many
-** names were passed over for a file that was there.
+** names were passed over for a file that was there, not counting the
+** streams that other processes are writing now.
 */
 int ljm_out_create(struct ljm_out *o, char *buf, size_t n, const char *tmpl,
 		   struct ljm_name *k, unsigned *taken);

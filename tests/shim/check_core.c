@@ -530,6 +530,29 @@ START_TEST(writer_next_name)
   snprintf(want, sizeof(want), "%s/n.42.3.bin", tmpdir);
   ck_assert_str_eq(path, want);
   ljm_out_close(&o);
+  /* A stream another process is writing (its lock held) is passed over
+  ** too, but not counted as a file left there. */
+  {
+    struct ljm_out busy;
+    snprintf(tmpl, sizeof(tmpl), "%s/b.bin", tmpdir);
+    k.tag_pid = 0;
+    ck_assert_int_eq(ljm_out_create(&busy, path, sizeof(path), tmpl, &k, &taken), 0);
+    ck_assert_str_eq(path, tmpl);
+    k.tag_pid = 0;
+    ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), tmpl, &k, &taken), 0);
+    ck_assert_uint_eq(taken, 0);
+    snprintf(want, sizeof(want), "%s/b.42.bin", tmpdir);
+    ck_assert_str_eq(path, want);
+    ljm_out_close(&o);
+    ljm_out_close(&busy);
+    /* Once it is closed, it is a file left there. */
+    k.tag_pid = 0;
+    ck_assert_int_eq(ljm_out_create(&o, path, sizeof(path), tmpl, &k, &taken), 0);
+    ck_assert_uint_eq(taken, 2);
+    snprintf(want, sizeof(want), "%s/b.42.2.bin", tmpdir);
+    ck_assert_str_eq(path, want);
+    ljm_out_close(&o);
+  }
   /* A symbolic link is refused, not passed over. */
   snprintf(tmpl, sizeof(tmpl), "%s/l.bin", tmpdir);
   ck_assert_int_eq(symlink("/nonexistent", tmpl), 0);
