@@ -91,7 +91,13 @@ static int which(const char *prog, char *buf, size_t n)
   for (p = path;; ) {
     const char *end = strchr(p, ':');
     size_t len = end ? (size_t)(end - p) : strlen(p);
-    if ((size_t)snprintf(buf, n, "%.*s/%s", (int)len, len ? p : ".", prog) < n &&
+    const char *dir = p;
+    if (len == 0) {
+      /* An empty entry is the current folder. */
+      dir = ".";
+      len = 1;
+    }
+    if ((size_t)snprintf(buf, n, "%.*s/%s", (int)len, dir, prog) < n &&
 	is_file(buf) && access(buf, X_OK) == 0)
       return 0;
     if (end == NULL)
