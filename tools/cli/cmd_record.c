@@ -147,6 +147,21 @@ static int set_var(const char *opt, const char *name, const char *value)
   return 0;
 }
 
+/*
+** LJMPROF_START off and no LJMPROF_SIGNAL: the shim would never start
+** profiling. Read as the shim reads them (any of its spellings of no; an
+** empty variable is unset); a value it rejects is its to report.
+*/
+static int never_starts(void)
+{
+  const char *start = getenv("LJMPROF_START");
+  const char *sig = getenv("LJMPROF_SIGNAL");
+  int starts = 1;
+  if (start == NULL || *start == '\0' || (sig != NULL && *sig != '\0'))
+    return 0;
+  return ljm_parse_bool(start, &starts) == 0 && !starts;
+}
+
 /* -- The command ------------------------------------------------------------- */
 
 /* The options into the environment, checked: -1 when the program is to
@@ -166,7 +181,7 @@ static int parse_options(struct record *r, int argc, char **argv)
     { NULL, 0, NULL, 0 }
   };
   const char *out = NULL;
-  int opt;
+  int opt, no_start = 0;
 
   optind = 1;
   while ((opt = getopt_long(argc, argv, "+o:b:s:d:m:vh", longopts, NULL)) != -1) {
@@ -183,6 +198,7 @@ static int parse_options(struct record *r, int argc, char **argv)
       ljm_parse_signal(optarg, &r->sig);
       break;
     case 'N':
+      no_start = 1;
       setenv("LJMPROF_START", "no", 1);
       break;
     case 'd':
@@ -217,9 +233,12 @@ static int parse_options(struct record *r, int argc, char **argv)
     else if (set_var("LJMPROF_OUT", "LJMPROF_OUT", e))
       return EXIT_USAGE;
   }
-  if (getenv("LJMPROF_START") && !getenv("LJMPROF_SIGNAL") &&
-      strcmp(getenv("LJMPROF_START"), "no") == 0) {
-    rec_error("--no-start needs --signal");
+  if (never_starts()) {
+    if (no_start)
+      rec_error("--no-start needs --signal");
+    else
+      rec_error("LJMPROF_START=%s needs --signal (or LJMPROF_SIGNAL)",
+		getenv("LJMPROF_START"));
     return EXIT_USAGE;
   }
   if (r->sig == 0 && getenv("LJMPROF_SIGNAL"))
