@@ -144,8 +144,8 @@ static int is_our_name(const char *tmpl, const char *path)
   return 0;
 }
 
-/* A set of strings (open addressing): the names listed already, however
-** many lines the manifest has. */
+/* A set of strings (open addressing): the names listed and the failures
+** told already, however many lines the manifest has. */
 struct name_set {
   char **slot;
   size_t cap, n;
@@ -229,18 +229,17 @@ static enum listed what_is(const char *path, time_t since, long long *size)
 
 /*
 ** A stream the shim could not open ("!ERRNO\tEUID\tPATH" in the
-** manifest): say it once per folder, user and error, plainly when the
-** program had become a user who cannot write there. 0, or -1 when the
-** line is not one of the shim's.
+** manifest): say it once per folder, user and error (the keys in told),
+** plainly when the program had become a user who cannot write there. 0,
+** or -1 when the line is not one of the shim's.
 */
 static int tell_failure(const char *line, const char *tmpl,
-			char (*told)[LJM_PATH_MAX + 64], size_t *ntold)
+			struct name_set *told)
 {
   char dir[LJM_PATH_MAX + 2], who[128], key[LJM_PATH_MAX + 64];
   const char *path, *slash;
   unsigned long uid;
   int err, n = 0;
-  size_t i;
   if (sscanf(line, "!%d\t%lu\t%n", &err, &uid, &n) != 2 || n == 0 ||
       err <= 0 || err > 4095 || line[1] < '0' || line[1] > '9')
     return -1;
@@ -251,11 +250,9 @@ static int tell_failure(const char *line, const char *tmpl,
   snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path),
 	   path);
   snprintf(key, sizeof(key), "%d %lu %s", err, uid, dir);
-  for (i = 0; i < *ntold; i++)
-    if (strcmp(told[i], key) == 0)
-      return 0;
-  if (*ntold < 16)
-    strcpy(told[(*ntold)++], key);
+  /* Out of memory (-1): said again rather than not at all. */
+  if (name_add(told, key) == 0)
+    return 0;
   user_name(uid, who, sizeof(who));
   fputs("ljmprof: record: ", stderr);
   rec_put_path(stderr, path);
@@ -282,9 +279,7 @@ int rec_list_files(const struct record *r, int *nfailed)
 {
   const char *tmpl = r->tmpl;
   char line[LJM_PATH_MAX + 64];
-  char told[16][LJM_PATH_MAX + 64];
-  struct name_set seen = { NULL, 0, 0 };
-  size_t ntold = 0;
+  struct name_set seen = { NULL, 0, 0 }, told = { NULL, 0, 0 };
   unsigned long foreign = 0;
   int n = 0, whole = 1;
   FILE *f;
@@ -308,7 +303,7 @@ int rec_list_files(const struct record *r, int *nfailed)
     }
     line[--len] = '\0';
     if (line[0] == '!') {
-      if (tell_failure(line, tmpl, told, &ntold) != 0)
+      if (tell_failure(line, tmpl, &told) != 0)
 	foreign++;
       else
 	(*nfailed)++;
@@ -339,6 +334,7 @@ int rec_list_files(const struct record *r, int *nfailed)
     n++;
   }
   name_set_free(&seen);
+  name_set_free(&told);
   fclose(f);
   if (foreign)
     fprintf(stderr, "ljmprof: record: ignored %lu line%s of the manifest "
