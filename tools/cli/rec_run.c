@@ -22,12 +22,16 @@
 
 #include "rec.h"
 
-static pid_t child;	/* The program, for forwarded signals. */
+/* The program, for forwarded signals; 0 once reaped, when its pid may be
+** another process's. */
+static volatile sig_atomic_t child;
 
 static void forward(int sig)
 {
+  int saved_errno = errno;
   if (child > 0)
-    kill(child, sig);
+    kill((pid_t)child, sig);
+  errno = saved_errno;
 }
 
 /* LD_PRELOAD for the child: ours first, the user's after. NULL when out
@@ -48,7 +52,7 @@ int rec_run_and_wait(const struct record *r, int *status, int *wait_err)
 {
   struct sigaction sa, old_int, old_quit, old_term, old_hup, old_sig;
   char *preload = make_preload(r->shim);
-  pid_t w;
+  pid_t pid, w;
 
   if (preload == NULL) {
     rec_error("out of memory");
@@ -69,13 +73,13 @@ int rec_run_and_wait(const struct record *r, int *status, int *wait_err)
     sigaction(r->sig, &sa, &old_sig);
 
   fflush(NULL);
-  child = fork();
-  if (child < 0) {
+  pid = fork();
+  if (pid < 0) {
     rec_error("fork: %s", strerror(errno));
     free(preload);
     return EXIT_NORUN;
   }
-  if (child == 0) {
+  if (pid == 0) {
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
     sigaction(SIGTERM, &old_term, NULL);
@@ -88,9 +92,11 @@ int rec_run_and_wait(const struct record *r, int *status, int *wait_err)
 	    strerror(errno));
     _exit(EXIT_NORUN);
   }
+  child = pid;
   do
-    w = waitpid(child, status, 0);
+    w = waitpid(pid, status, 0);
   while (w < 0 && errno == EINTR);
+  child = 0;
   if (w < 0)
     *wait_err = errno;
   free(preload);
