@@ -39,6 +39,16 @@ static int is_my_stream(const char *path)
   return ok;
 }
 
+/* A template that names a new file each run: one with %p, as the shim
+** expands it (%%p is a plain "%p"). */
+static int names_by_pid(const char *tmpl)
+{
+  char a[LJM_PATH_MAX], b[LJM_PATH_MAX];
+  struct ljm_name ka = { 1, 1, 1, 0, 0 }, kb = { 2, 1, 1, 0, 0 };
+  return ljm_outpath(a, sizeof(a), tmpl, &ka) == 0 &&
+	 ljm_outpath(b, sizeof(b), tmpl, &kb) == 0 && strcmp(a, b) != 0;
+}
+
 /*
 ** The first stream's name is the user's: a stream of theirs from an
 ** earlier run there is moved to NAME.old (replacing an older one), as
@@ -54,7 +64,7 @@ int rec_move_last_run(const struct record *r)
   struct stat st;
   const char *why = NULL;
 
-  if (strstr(r->tmpl, "%p") ||
+  if (names_by_pid(r->tmpl) ||
       ljm_outpath(name, sizeof(name), r->tmpl, &k) != 0 ||
       lstat(name, &st) != 0 || S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) ||
       S_ISDIR(st.st_mode))
