@@ -79,8 +79,11 @@ tools_ljmprof_SOURCES = \
 	tools/cli/mp_load.c tools/cli/mp_load.h
 tools_ljmprof_LDADD = $(MP_LIBS)
 # ljmprof record: checks its options with the table and parser that the
-# shim uses, from the shared core (common/).
-tools_ljmprof_SOURCES += tools/cli/cmd_record.c
+# shim uses, from the shared core (common/). Its files are along its jobs
+# (tools/cli/rec.h says which is which).
+tools_ljmprof_SOURCES += tools/cli/cmd_record.c tools/cli/rec.h \
+	tools/cli/rec_program.c tools/cli/rec_last_run.c \
+	tools/cli/rec_manifest.c tools/cli/rec_run.c
 tools_ljmprof_CPPFLAGS += $(LJM_CORE_CPPFLAGS) $(LJM_DEFS)
 tools_ljmprof_LDADD += common/libljmcore.a
 

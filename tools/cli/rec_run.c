@@ -1,0 +1,104 @@
+/*
+** ljmprof record: runs the program with the shim preloaded and waits for
+** it. As system() does, the terminal's ^C and ^\ are left to the
+** program; the other signals sent to record are passed on to it.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#define _GNU_SOURCE
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rec.h"
+
+/* The program, for forwarded signals; 0 once reaped, when its pid may be
+** another process's. */
+static volatile sig_atomic_t child;
+
+static void forward(int sig)
+{
+  int saved_errno = errno;
+  if (child > 0)
+    kill((pid_t)child, sig);
+  errno = saved_errno;
+}
+
+/* LD_PRELOAD for the child: ours first, the user's after. NULL when out
+** of memory. */
+static char *make_preload(const char *shim)
+{
+  const char *old = getenv("LD_PRELOAD");
+  size_t len = strlen(shim) + (old ? strlen(old) : 0) + 2;
+  char *preload = malloc(len);
+  if (preload == NULL)
+    return NULL;
+  snprintf(preload, len, "%s%s%s", shim, old && *old ? ":" : "",
+	   old ? old : "");
+  return preload;
+}
+
+int rec_run_and_wait(const struct record *r, int *status, int *wait_err)
+{
+  struct sigaction sa, old_int, old_quit, old_term, old_hup, old_sig;
+  char *preload = make_preload(r->shim);
+  pid_t pid, w;
+
+  if (preload == NULL) {
+    rec_error("out of memory");
+    return EXIT_NORUN;
+  }
+  /* Like system(): the terminal's ^C and ^\ are for the program; other
+  ** signals sent to us are passed on. */
+  memset(&sa, 0, sizeof(sa));
+  sigemptyset(&sa.sa_mask);
+  sa.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGQUIT, &sa, &old_quit);
+  sa.sa_handler = forward;
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGTERM, &sa, &old_term);
+  sigaction(SIGHUP, &sa, &old_hup);
+  if (r->sig)
+    sigaction(r->sig, &sa, &old_sig);
+
+  fflush(NULL);
+  pid = fork();
+  if (pid < 0) {
+    rec_error("fork: %s", strerror(errno));
+    free(preload);
+    return EXIT_NORUN;
+  }
+  if (pid == 0) {
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
+    if (r->sig)
+      sigaction(r->sig, &old_sig, NULL);
+    setenv("LD_PRELOAD", preload, 1);
+    execvp(r->args[0], r->args);
+    fprintf(stderr, "ljmprof: record: cannot run %s: %s\n", r->args[0],
+	    strerror(errno));
+    _exit(EXIT_NORUN);
+  }
+  child = pid;
+  do
+    w = waitpid(pid, status, 0);
+  while (w < 0 && errno == EINTR);
+  child = 0;
+  if (w < 0)
+    *wait_err = errno;
+  free(preload);
+  return w < 0 ? 0 : -1;
+}
