@@ -748,7 +748,8 @@ static LJ_NOINLINE void *mp_pollalloc(MemProf *mp, void *ptr, size_t osize,
 ** and the writing of the event are inside it. So a thread that ends the
 ** process from inside that allocator (a host's allocator that calls exit
 ** when memory runs out) leaves the buffer at an event's boundary, not
-** busy: the exit can seal the stream complete.
+** busy: the exit can seal the stream complete. A free is written before
+** that allocator runs, a new block after it.
 */
 static void *mp_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
 {
