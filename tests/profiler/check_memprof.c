@@ -1327,6 +1327,7 @@ static const char encode_code[] =
   "  local big = {}\n"
   "  for i = 1, 5000 do big[i] = i end\n"		/* Reallocations. */
   "  keep.s = ('z'):rep(3 * 1024 * 1024)\n"		/* A 4-byte size. */
+  "  for i = 1, 50 do keep[i % 64] = cf_alloc() end\n"	/* C code. */
   "end\n"
   "jit.off() work(3000)\n"				/* Lua code. */
   "jit.on() work(3000)\n"				/* Traces. */
@@ -1340,7 +1341,7 @@ START_TEST(every_event_as_called)
   struct mp_event ev;
   enum mp_status s;
   uint64_t prev_off = 0;
-  size_t prev_len = 0, i = 0, n, lens[8] = {0};
+  size_t prev_len = 0, i = 0, n, lens[8] = {0}, srcs[8] = {0}, reallocs = 0;
   /* The arena whose addresses have n bytes, for n = 3 to 7. */
   static const int arena_of_len[8] = { -1, -1, -1, 0, 1, 2, 4, 5 };
   int have_prev = 0;
@@ -1350,6 +1351,7 @@ START_TEST(every_event_as_called)
   L = lua_newstate(arena_alloc, NULL);
   ck_assert_ptr_nonnull(L);
   luaL_openlibs(L);
+  lua_register(L, "cf_alloc", cf_alloc);
   start(L, &m, 4096);  /* Small: many flushes, events at the buffer's end. */
   next_arena = 0;  /* The first block written is below 2^21. */
   logging = 1;
@@ -1383,6 +1385,8 @@ START_TEST(every_event_as_called)
 			      calls[i].nsize == 0 ? MP_EV_FREE : MP_EV_REALLOC);
     n = uleb_len(ev.type == MP_EV_FREE ? ev.old_addr : ev.new_addr);
     lens[n < 8 ? n : 0]++;
+    srcs[(ev.src >> 2) & 7]++;
+    reallocs += ev.type == MP_EV_REALLOC;
     prev_off = ev.offset;
     prev_len = event_len(&ev);
     have_prev = 1;
@@ -1392,6 +1396,12 @@ START_TEST(every_event_as_called)
   if (have_prev)  /* The last one ends at the epilogue. */
     ck_assert_uint_eq(m.len - 1 - prev_off, prev_len);
   ck_assert_uint_eq(i, ncalls);
+  /* Every writer's path was taken: each source, reallocations. */
+  ck_assert_uint_gt(srcs[LJM_SRC_INTERNAL >> 2], 0);
+  ck_assert_uint_gt(srcs[LJM_SRC_LFUNC >> 2], 0);
+  ck_assert_uint_gt(srcs[LJM_SRC_CFUNC >> 2], 0);
+  ck_assert_uint_gt(srcs[LJM_SRC_TRACE >> 2], 0);
+  ck_assert_uint_gt(reallocs, 0);
   /* Addresses of every length were written (unless arenas were taken). */
   for (n = 3; n <= 7; n++)
     if (arenas[arena_of_len[n]].base == arenas[arena_of_len[n]].want)
