@@ -30,3 +30,9 @@ bench: bench/runbench preload/libljmprof.so src/luajit tools/ljmprof
 	  $(srcdir)/bench/run | tee bench/results.txt
 	@exit `cat bench/results.status`
 .PHONY: bench
+
+# The reference VM that bench/run builds once for its writer count.
+clean-local: clean-bench-reference
+clean-bench-reference:
+	-rm -rf bench/reference
+.PHONY: clean-bench-reference
