@@ -16,7 +16,8 @@ BENCH_WORKLOADS = bench/workloads/common.lua bench/workloads/strings.lua \
 EXTRA_DIST += bench/README.md bench/run $(BENCH_WORKLOADS)
 
 # Options through the environment: BENCH_RUNS, BENCH_ONLY, BENCH_SCALE,
-# BENCH_VARIANTS, BENCH_PARSER, BENCH_PARSER_MB, BENCH_TMP (see the README).
+# BENCH_VARIANTS, BENCH_PARSER, BENCH_PARSER_MB, BENCH_TMP, BENCH_WRITER
+# (see the README).
 bench: bench/runbench preload/libljmprof.so src/luajit tools/ljmprof
 	RUNBENCH='$(abs_top_builddir)/bench/runbench' \
 	LJMPROF_SHIM='$(abs_top_builddir)/preload/libljmprof.so' \
@@ -29,3 +30,9 @@ bench: bench/runbench preload/libljmprof.so src/luajit tools/ljmprof
 	  $(srcdir)/bench/run | tee bench/results.txt
 	@exit `cat bench/results.status`
 .PHONY: bench
+
+# The reference VM that bench/run builds once for its writer count.
+clean-local: clean-bench-reference
+clean-bench-reference:
+	-rm -rf bench/reference
+.PHONY: clean-bench-reference

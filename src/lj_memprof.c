@@ -73,13 +73,17 @@ typedef struct MemProf {
   uint8_t *lim;			/* Flush before an event past this point.
 				** NULL once halted: every event sees it. */
   uint8_t *end;			/* End of buf. */
+  uint64_t addrkey;		/* Bits 21 and up of the last address cached, */
+  uint64_t addrhigh;		/* its ULEB128 from byte 3 on (as bytes 3..7 of
+				** a little-endian word, 0x80 in bytes 0..2), */
+  size_t addrlen;		/* and its length (see mp_addr). */
   ljmprof_writer writer;	/* Where the bytes go. */
   void *ctx;			/* Writer and poll context. */
   lj_memprof_release release;	/* Owner's cleanup for ctx, or NULL. */
   const volatile sig_atomic_t *pollflag;  /* Safe-point flag (or mp_nopoll). */
   ljmprof_poll poll;		/* Safe-point callback. */
   sig_atomic_t pollseen;	/* *pollflag when last seen. */
-  volatile sig_atomic_t busy;	/* The VM's thread is inside the profiler. */
+  sig_atomic_t busy;		/* The VM's thread is inside the profiler. */
   volatile sig_atomic_t sealed;	/* Another thread ended the stream. */
   int err;			/* errno of a failed write: halted. */
   uintptr_t *named;		/* C functions named in the stream, sorted. */
@@ -120,6 +124,9 @@ static LJ_AINLINE int mp_ontop(global_State *g, MemProf *mp)
 */
 static LJ_AINLINE int mp_enter(MemProf *mp)
 {
+  /* busy is not volatile, so that each way is one add to memory, not a
+  ** load, an add and a store: the compiler barriers keep it in place, and
+  ** ljmprof_seal reads it as volatile. */
   mp->busy++;
   mp_compiler_barrier();
   return !mp->sealed;
@@ -158,6 +165,56 @@ static LJ_AINLINE uint8_t *mp_uleb(uint8_t *p, uint64_t v)
     *p++ = (uint8_t)(v | 0x80);
   *p++ = (uint8_t)v;
   return p;
+}
+
+/*
+** ULEB128 of an address. Most addresses of a heap share their bits from
+** 21 up, and so their ULEB128 from byte 3 on: the last such bytes are
+** kept, and an address with the same high bits only spreads its low 21
+** bits over three bytes. The word written may reach past the value, into
+** the room an event has (MP_EVMAX); the next field or event overwrites it.
+*/
+#define MP_ADDRSHIFT	21
+
+#if LJ_LE
+static LJ_AINLINE uint8_t *mp_addrhit(MemProf *mp, uint8_t *p, uint64_t v)
+{
+  uint64_t w = (v & 0x7f) | ((v << 1) & 0x7f00) | ((v << 2) & 0x7f0000) |
+	       mp->addrhigh;
+  memcpy(p, &w, sizeof(w));
+  return p + mp->addrlen;
+}
+
+/* New high bits: keep their bytes, if the address has 4 to 8 in all. */
+static LJ_NOINLINE uint8_t *mp_addrmiss(MemProf *mp, uint8_t *p, uint64_t v)
+{
+  uint64_t high = v >> MP_ADDRSHIFT, w = 0x808080;
+  size_t n = 3;
+  if (high == 0 || (v >> 56) != 0)
+    return mp_uleb(p, v);
+  for (;;) {
+    uint64_t b = high & 0x7f;
+    high >>= 7;
+    w |= (b | (high ? 0x80 : 0)) << (8*n++);
+    if (!high) break;
+  }
+  mp->addrkey = v >> MP_ADDRSHIFT;
+  mp->addrhigh = w;
+  mp->addrlen = n;
+  return mp_addrhit(mp, p, v);
+}
+#endif
+
+static LJ_AINLINE uint8_t *mp_addr(MemProf *mp, uint8_t *p, uint64_t v)
+{
+#if LJ_LE
+  if (LJ_LIKELY((v >> MP_ADDRSHIFT) == mp->addrkey))
+    return mp_addrhit(mp, p, v);
+  return mp_addrmiss(mp, p, v);
+#else
+  UNUSED(mp);
+  return mp_uleb(p, v);
+#endif
 }
 
 /* Hand the buffer to the writer. A failure halts the profiler. */
@@ -523,15 +580,16 @@ static uint8_t mp_where(MemProf *mp, void *optr, uint64_t *a, uint64_t *b)
 ** The body of an event, after its header and location: the old block of a
 ** free or reallocation, the new block of an allocation or reallocation.
 */
-static LJ_AINLINE uint8_t *mp_body(uint8_t *p, uint8_t ev, void *optr,
-				   size_t osize, void *nptr, size_t nsize)
+static LJ_AINLINE uint8_t *mp_body(MemProf *mp, uint8_t *p, uint8_t ev,
+				   void *optr, size_t osize, void *nptr,
+				   size_t nsize)
 {
   if (ev != LJM_EV_ALLOC) {
-    p = mp_uleb(p, (uintptr_t)optr);
+    p = mp_addr(mp, p, (uintptr_t)optr);
     p = mp_uleb(p, osize);
   }
   if (ev != LJM_EV_FREE) {
-    p = mp_uleb(p, (uintptr_t)nptr);
+    p = mp_addr(mp, p, (uintptr_t)nptr);
     p = mp_uleb(p, nsize);
   }
   return p;
@@ -553,7 +611,7 @@ static LJ_NOINLINE void mp_event(MemProf *mp, uint8_t ev, void *optr,
     p = mp_uleb(p, a);
     if (src == LJM_SRC_LFUNC) p = mp_uleb(p, b);
   }
-  mp->pos = mp_body(p, ev, optr, osize, nptr, nsize);
+  mp->pos = mp_body(mp, p, ev, optr, osize, nptr, nsize);
 }
 
 /* Buffer full, or halted (lim is then NULL). Returns 0 if halted. */
@@ -589,28 +647,27 @@ static LJ_NOINLINE void *mp_poll(MemProf *mp, void *ptr, size_t osize,
    (1u << (8 + ~LJ_VMST_OPT)) | (1u << (8 + ~LJ_VMST_ASM)))
 
 /*
-** The event of an allocator call that was served. The two most frequent
-** sources are written here with a single bound check per event
-** (JIT-compiled code: the trace number; the collector and other internal
-** states: nothing); Lua and C code go through mp_event.
+** The event of an allocator call, if it is one of the two most frequent
+** sources and the buffer has room: JIT-compiled code (the trace number),
+** the collector and other internal states (nothing). Returns 0 otherwise:
+** mp_record then writes it. leaf: nothing is called (a free whose address
+** is not cached goes to mp_record too), so that mp_allocf needs no
+** registers saved.
 */
-static LJ_AINLINE void mp_record(MemProf *mp, void *ptr, size_t osize,
-				 void *nptr, size_t nsize)
+static LJ_AINLINE int mp_quick(MemProf *mp, uint8_t ev, void *optr,
+			       size_t osize, void *nptr, size_t nsize, int leaf)
 {
-  uint8_t *p, ev;
+  uint8_t *p = mp->pos;
   int32_t st;
-  if (nsize == 0) {
-    if (ptr == NULL) return;
-    ev = LJM_EV_FREE;
-  } else if (nptr == NULL) {
-    return;  /* Failed: nothing changed. */
-  } else {
-    ev = ptr == NULL ? LJM_EV_ALLOC : LJM_EV_REALLOC;
-  }
-  if (LJ_UNLIKELY(mp->pos > mp->lim) && !mp_full(mp))
-    return;
+  if (LJ_UNLIKELY(p > mp->lim))
+    return 0;
+#if LJ_LE
+  if (leaf && ((uintptr_t)optr >> MP_ADDRSHIFT) != mp->addrkey)
+    return 0;
+#else
+  if (leaf) return 0;
+#endif
   st = mp->g->vmstate;
-  p = mp->pos;
 #if LJ_HASJIT
   if (st > 0) {  /* JIT-compiled code: the trace number. */
     *p = ev | LJM_SRC_TRACE;
@@ -620,10 +677,73 @@ static LJ_AINLINE void mp_record(MemProf *mp, void *ptr, size_t osize,
   if (((MP_INTERNALST >> (st + 8)) & 1)) {
     *p++ = ev | LJM_SRC_INTERNAL;
   } else {
-    mp_event(mp, ev, ptr, osize, nptr, nsize);
-    return;
+    return 0;
   }
-  mp->pos = mp_body(p, ev, ptr, osize, nptr, nsize);
+#if LJ_LE
+  if (leaf)  /* A free, its address known to be cached. */
+    mp->pos = mp_uleb(mp_addrhit(mp, p, (uintptr_t)optr), osize);
+  else
+#endif
+  mp->pos = mp_body(mp, p, ev, optr, osize, nptr, nsize);
+  return 1;
+}
+
+/* Any event: after a flush, or from Lua or C code. */
+static LJ_NOINLINE void mp_record(MemProf *mp, uint8_t ev, void *optr,
+				  size_t osize, void *nptr, size_t nsize)
+{
+  if (LJ_UNLIKELY(mp->pos > mp->lim) && !mp_full(mp))
+    return;
+  if (!mp_quick(mp, ev, optr, osize, nptr, nsize, 0))
+    mp_event(mp, ev, optr, osize, nptr, nsize);
+}
+
+/*
+** A free, recorded before the block goes (a free cannot fail, and nothing
+** can take the block again in between), so that the wrapped allocator is
+** the last thing mp_allocf does and its callers keep nothing across it.
+** Lua and C code, and a full buffer: mp_record.
+*/
+static LJ_NOINLINE void *mp_freeslow(MemProf *mp, void *ptr, size_t osize)
+{
+  mp_record(mp, LJM_EV_FREE, ptr, osize, NULL, 0);
+  mp_leave(mp);
+  return mp->allocf(mp->allocd, ptr, osize, 0);
+}
+
+/* A new block: only the state and the new size outlive the call. */
+static LJ_NOINLINE void *mp_alloc(MemProf *mp, size_t osize, size_t nsize)
+{
+  void *nptr = mp->allocf(mp->allocd, NULL, osize, nsize);
+  if (LJ_LIKELY(mp_enter(mp)) && nptr != NULL &&
+      !mp_quick(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize, 0))
+    mp_record(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize);
+  mp_leave(mp);
+  return nptr;
+}
+
+static LJ_NOINLINE void *mp_realloc(MemProf *mp, void *ptr, size_t osize,
+				    size_t nsize)
+{
+  void *nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
+  if (LJ_LIKELY(mp_enter(mp)) && nptr != NULL)  /* Failed: nothing changed. */
+    mp_record(mp, LJM_EV_REALLOC, ptr, osize, nptr, nsize);
+  mp_leave(mp);
+  return nptr;
+}
+
+/* The poll flag moved: a safe point, unless the stream is sealed. */
+static LJ_NOINLINE void *mp_pollalloc(MemProf *mp, void *ptr, size_t osize,
+				      size_t nsize)
+{
+  void *nptr;
+  if (mp_enter(mp)) {
+    nptr = mp_poll(mp, ptr, osize, nsize);
+    mp_leave(mp);
+    return nptr;
+  }
+  mp_leave(mp);
+  return mp->allocf(mp->allocd, ptr, osize, nsize);  /* Sealed: no event. */
 }
 
 /*
@@ -632,25 +752,24 @@ static LJ_AINLINE void mp_record(MemProf *mp, void *ptr, size_t osize,
 ** and the writing of the event are inside it. So a thread that ends the
 ** process from inside that allocator (a host's allocator that calls exit
 ** when memory runs out) leaves the buffer at an event's boundary, not
-** busy: the exit can seal the stream complete.
+** busy: the exit can seal the stream complete. A free is written before
+** that allocator runs, a new block after it.
 */
 static void *mp_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
 {
   MemProf *mp = (MemProf *)ud;
-  void *nptr;
-  if (LJ_UNLIKELY(*mp->pollflag != mp->pollseen)) {
-    if (mp_enter(mp)) {
-      nptr = mp_poll(mp, ptr, osize, nsize);
-      mp_leave(mp);
-      return nptr;
-    }
+  if (LJ_UNLIKELY(*mp->pollflag != mp->pollseen))
+    return mp_pollalloc(mp, ptr, osize, nsize);
+  if (nsize != 0)
+    return ptr == NULL ? mp_alloc(mp, osize, nsize) :
+			 mp_realloc(mp, ptr, osize, nsize);
+  if (ptr != NULL) {
+    if (LJ_LIKELY(mp_enter(mp)) &&
+	!mp_quick(mp, LJM_EV_FREE, ptr, osize, NULL, 0, 1))
+      return mp_freeslow(mp, ptr, osize);
     mp_leave(mp);
   }
-  nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
-  if (LJ_LIKELY(mp_enter(mp)))
-    mp_record(mp, ptr, osize, nptr, nsize);
-  mp_leave(mp);
-  return nptr;
+  return mp->allocf(mp->allocd, ptr, osize, nsize);
 }
 
 /* -- Start and stop ------------------------------------------------------ */
@@ -695,6 +814,7 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   mp->poll = opt->poll;
   mp->pollseen = *mp->pollflag;
   mp->lastcf = ~(uintptr_t)0;
+  mp->addrkey = ~(uint64_t)0;  /* No address has all these bits. */
   /* Symbol table, then the event section header. */
   mp_puthdr(mp, LJM_SYMTAB_M2);
   mp_dumpvm(mp);  /* No C symbols: events name them as they need them. */
@@ -889,7 +1009,7 @@ LUA_API int ljmprof_seal(lua_State *L)
   }
   /* From here on the VM's thread leaves the buffer alone; wait until it
   ** is out of an event it had begun. */
-  if (mp->busy) {
+  if (*(volatile sig_atomic_t *)&mp->busy) {
     errno = saved;
     return LJMPROF_ERRBUSY;
   }

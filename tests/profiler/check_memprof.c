@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdarg.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@
 #include "ljmprof.h"
 
 #include "mpread.h"
+#include "mp_reader.h"
 
 /* -- Helpers -------------------------------------------------------------- */
 
@@ -1325,6 +1327,207 @@ START_TEST(collector_unchanged)
 }
 END_TEST
 
+/* -- Encoding ----------------------------------------------------------------- */
+
+/*
+** Every event carries exactly the blocks of the allocator call it stands
+** for, each value in its shortest ULEB128, whatever the magnitude of the
+** addresses: the VM's allocator hands out blocks from arenas placed at
+** addresses of 3 to 7 ULEB128 bytes (two of 5 bytes that differ only in
+** bits 21 and up), switching arena at every call, and logs each call. The
+** writer keeps the bytes of the last address from bit 21 up.
+*/
+#define ARENAS 7
+static struct arena { uintptr_t want, base, size, used; } arenas[ARENAS] = {
+  { 0x100000, 0, 0x100000, 0 },			/* Below 2^21: 3 bytes. */
+  { 0x600000, 0, 0x200000, 0 },			/* 4 bytes. */
+  { 0x10000000, 0, 0x2000000, 0 },		/* 5 bytes. */
+  { 0x12200000, 0, 0x2000000, 0 },		/* 5, other bits 21 up. */
+  { 0x800000000, 0, 0x4000000, 0 },		/* 6 bytes. */
+  { 0x40000000000, 0, 0x4000000, 0 },		/* 7 bytes. */
+  { 0x400000000000, 0, 0x4000000, 0 },		/* 7 bytes, near the top. */
+};
+typedef struct alloc_call { uint64_t optr, osize, nptr, nsize; } alloc_call;
+static alloc_call *calls;
+static size_t ncalls, szcalls;
+static int logging;
+static unsigned next_arena;
+
+static void arenas_map(void)
+{
+  int i;
+  for (i = 0; i < ARENAS; i++) {
+    void *p = mmap((void *)arenas[i].want, arenas[i].size,
+		   PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+		   MAP_FIXED_NOREPLACE, -1, 0);
+    if (p == MAP_FAILED)  /* Taken: anywhere, for the blocks still. */
+      p = mmap(NULL, arenas[i].size, PROT_READ | PROT_WRITE,
+	       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    ck_assert_ptr_ne(p, MAP_FAILED);
+    arenas[i].base = (uintptr_t)p;
+    arenas[i].used = 0;
+  }
+}
+
+static void arenas_unmap(void)
+{
+  int i;
+  for (i = 0; i < ARENAS; i++)
+    munmap((void *)arenas[i].base, arenas[i].size);
+}
+
+static void *arena_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  void *nptr = NULL;
+  unsigned i;
+  (void)ud;
+  if (nsize) {  /* Never reused: the next arena with room. */
+    size_t sz = (nsize + 15) & ~(size_t)15;
+    for (i = 0; i < ARENAS && nptr == NULL; i++) {
+      struct arena *a = &arenas[(next_arena + i) % ARENAS];
+      if (a->size - a->used >= sz) {
+	nptr = (void *)(a->base + a->used);
+	a->used += sz;
+      }
+    }
+    next_arena++;
+    if (nptr == NULL) return NULL;
+    if (ptr) memcpy(nptr, ptr, osize < nsize ? osize : nsize);
+  }
+  if (logging && (ptr != NULL || nsize != 0)) {
+    if (ncalls == szcalls) {
+      szcalls = szcalls ? 2 * szcalls : 4096;
+      calls = realloc(calls, szcalls * sizeof(*calls));
+      ck_assert_ptr_nonnull(calls);
+    }
+    calls[ncalls].optr = (uintptr_t)ptr;
+    calls[ncalls].osize = ptr ? osize : 0;
+    calls[ncalls].nptr = (uintptr_t)nptr;
+    calls[ncalls].nsize = nsize;
+    ncalls++;
+  }
+  return nptr;
+}
+
+static size_t uleb_len(uint64_t v)
+{
+  size_t n = 1;
+  while (v >= 0x80) { v >>= 7; n++; }
+  return n;
+}
+
+/* The length of an event whose every value is in its shortest form. */
+static size_t event_len(const struct mp_event *ev)
+{
+  size_t n = 1;
+  if (ev->src == LJM_SRC_LFUNC) n += uleb_len(ev->loc) + uleb_len(ev->loc_line);
+  else if (ev->src != LJM_SRC_INTERNAL) n += uleb_len(ev->loc);
+  if (ev->type != MP_EV_ALLOC) n += uleb_len(ev->old_addr) + uleb_len(ev->old_size);
+  if (ev->type != MP_EV_FREE) n += uleb_len(ev->new_addr) + uleb_len(ev->new_size);
+  return n;
+}
+
+static const char encode_code[] =
+  "local keep = {}\n"
+  "local function work(n)\n"
+  "  for i = 1, n do\n"
+  "    local t = { i, i + 1, s = ('x'):rep(i % 300) }\n"
+  "    keep[i % 64] = t\n"
+  "    if i % 97 == 0 then keep[i % 64] = ('y'):rep(i * 37) end\n"
+  "  end\n"
+  "  local big = {}\n"
+  "  for i = 1, 5000 do big[i] = i end\n"		/* Reallocations. */
+  "  keep.s = ('z'):rep(3 * 1024 * 1024)\n"		/* A 4-byte size. */
+  "  for i = 1, 50 do keep[i % 64] = cf_alloc() end\n"	/* C code. */
+  "end\n"
+  "jit.off() work(3000)\n"				/* Lua code. */
+  "jit.on() work(3000)\n"				/* Traces. */
+  "keep = nil collectgarbage()\n";			/* The collector. */
+
+START_TEST(every_event_as_called)
+{
+  lua_State *L;
+  membuf m = {0};
+  struct mp_reader *mr;
+  struct mp_event ev;
+  enum mp_status s;
+  uint64_t prev_off = 0;
+  size_t prev_len = 0, i = 0, n, lens[8] = {0}, srcs[8] = {0}, reallocs = 0;
+  /* The arena whose addresses have n bytes, for n = 3 to 7. */
+  static const int arena_of_len[8] = { -1, -1, -1, 0, 1, 2, 4, 5 };
+  int have_prev = 0;
+  arenas_map();
+  ncalls = 0;
+  next_arena = 0;
+  L = lua_newstate(arena_alloc, NULL);
+  ck_assert_ptr_nonnull(L);
+  luaL_openlibs(L);
+  lua_register(L, "cf_alloc", cf_alloc);
+  start(L, &m, 4096);  /* Small: many flushes, events at the buffer's end. */
+  next_arena = 0;  /* The first block written is below 2^21. */
+  logging = 1;
+  run(L, "@encode.lua", encode_code);
+  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
+  logging = 0;
+  ck_assert_uint_gt(ncalls, 10000);
+  ck_assert_uint_gt(m.len, 0);
+  ck_assert_uint_eq(m.data[m.len - 1], LJM_EV_EPILOGUE);
+  mr = mp_reader_new_mem(m.data, m.len);
+  ck_assert_ptr_nonnull(mr);
+  while ((s = mp_reader_next(mr, &ev)) == MP_OK) {
+    if (ev.in_symtab) continue;
+    if (have_prev)  /* Each event ends where the next begins. */
+      ck_assert_msg(ev.offset - prev_off == prev_len,
+		    "event at byte %llu: %llu bytes, %zu in shortest form",
+		    (unsigned long long)prev_off,
+		    (unsigned long long)(ev.offset - prev_off), prev_len);
+    have_prev = 0;
+    if (mp_event_is_symbol(ev.type)) continue;
+    ck_assert_uint_lt(i, ncalls);
+    ck_assert_msg(ev.old_addr == calls[i].optr && ev.old_size == calls[i].osize &&
+		  ev.new_addr == calls[i].nptr && ev.new_size == calls[i].nsize,
+		  "event %zu: (0x%llx %llu) -> (0x%llx %llu), called with "
+		  "(0x%llx %llu) -> (0x%llx %llu)", i,
+		  (unsigned long long)ev.old_addr, (unsigned long long)ev.old_size,
+		  (unsigned long long)ev.new_addr, (unsigned long long)ev.new_size,
+		  (unsigned long long)calls[i].optr, (unsigned long long)calls[i].osize,
+		  (unsigned long long)calls[i].nptr, (unsigned long long)calls[i].nsize);
+    ck_assert_int_eq(ev.type, calls[i].optr == 0 ? MP_EV_ALLOC :
+			      calls[i].nsize == 0 ? MP_EV_FREE : MP_EV_REALLOC);
+    n = uleb_len(ev.type == MP_EV_FREE ? ev.old_addr : ev.new_addr);
+    lens[n < 8 ? n : 0]++;
+    srcs[(ev.src >> 2) & 7]++;
+    reallocs += ev.type == MP_EV_REALLOC;
+    prev_off = ev.offset;
+    prev_len = event_len(&ev);
+    have_prev = 1;
+    i++;
+  }
+  ck_assert_int_eq(s, MP_END);
+  if (have_prev)  /* The last one ends at the epilogue. */
+    ck_assert_uint_eq(m.len - 1 - prev_off, prev_len);
+  ck_assert_uint_eq(i, ncalls);
+  /* Every writer's path was taken: each source, reallocations. */
+  ck_assert_uint_gt(srcs[LJM_SRC_INTERNAL >> 2], 0);
+  ck_assert_uint_gt(srcs[LJM_SRC_LFUNC >> 2], 0);
+  ck_assert_uint_gt(srcs[LJM_SRC_CFUNC >> 2], 0);
+  ck_assert_uint_gt(srcs[LJM_SRC_TRACE >> 2], 0);
+  ck_assert_uint_gt(reallocs, 0);
+  /* Addresses of every length were written (unless arenas were taken). */
+  for (n = 3; n <= 7; n++)
+    if (arenas[arena_of_len[n]].base == arenas[arena_of_len[n]].want)
+      ck_assert_msg(lens[n] > 0, "no address of %zu bytes", n);
+  mp_reader_free(mr);
+  free(m.data);
+  lua_close(L);
+  arenas_unmap();
+  free(calls);
+  calls = NULL;
+  szcalls = 0;
+}
+END_TEST
+
 /* -- Suite ------------------------------------------------------------------- */
 
 static Suite *memprof_suite(void)
@@ -1367,6 +1570,7 @@ static Suite *memprof_suite(void)
   tcase_add_test(tc, poll_restart);
   tcase_add_test(tc, poll_stress);
   tcase_add_test(tc, collector_unchanged);
+  tcase_add_test(tc, every_event_as_called);
   suite_add_tcase(s, tc);
   return s;
 }
