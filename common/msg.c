@@ -118,6 +118,17 @@ unsigned ljm_msg_count(int cause, int err)
   return slot ? __atomic_load_n(slot, __ATOMIC_ACQUIRE) : 0;
 }
 
+const char *ljm_strerror(int err)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || \
+			   (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+  const char *s = strerrordesc_np(err);
+  return s ? s : "Unknown error";
+#else
+  return strerror(err);
+#endif
+}
+
 void ljm_msg_summary(void)
 {
   size_t i;
@@ -132,7 +143,7 @@ void ljm_msg_summary(void)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
     ljm_msg(summary_fmt[cause], n, cause == LJM_C_OPEN ? ljm_out_strerror(err)
-						       : strerror(err));
+						       : ljm_strerror(err));
 #pragma GCC diagnostic pop
   }
 }

@@ -55,6 +55,10 @@ void ljm_msg_reset(void);
 */
 int ljm_sig_deliverable(int signo, long except);
 
+/* strerror(err), untranslated: no locale, no allocation, so that a
+** signal handler may call it (strerror may do both under setlocale). */
+const char *ljm_strerror(int err);
+
 /* Monotonic clock in milliseconds (async-signal-safe). */
 uint64_t ljm_now_ms(void);
 

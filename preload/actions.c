@@ -59,7 +59,7 @@ static int writer(void *ctx, const void *data, size_t len)
       (void)move_from(vm, LJM_VM_CAPPED, LJM_VM_BROKEN);
     vm_msg(vm, LJM_C_WRITE, err, "writing %s: %s; VM %u stops profiling",
 	   vm->path, err == EBADF ? "the file was closed behind our back"
-				  : strerror(err), vm->num);
+				  : ljm_strerror(err), vm->num);
     ljm_bump_epoch();
     return err;
   }
@@ -123,7 +123,7 @@ static int start_stream(struct ljm_vm *vm)
     if (vm_state(vm) != LJM_VM_BROKEN)
       vm_msg(vm, LJM_C_START, err, "cannot start the profiler on VM %u (%s)",
 	     vm->num, r == LJMPROF_ERRMEM ? "out of memory" :
-	     r == LJMPROF_ERRUSE ? "already running" : strerror(err));
+	     r == LJMPROF_ERRUSE ? "already running" : ljm_strerror(err));
     ljm_out_close(&vm->out);
     if (access(vm->path, F_OK) == 0 && !ljm_path_is_device(vm->path))
       unlink(vm->path);		/* Empty: not a stream. */
@@ -165,7 +165,7 @@ static int stop_stream(struct ljm_vm *vm, enum ljm_vm_state was)
 	   empty ? "not written" : "ends without its epilogue");
     return -1;
   } else if (err) {
-    vm_msg(vm, LJM_C_CLOSE, err, "closing %s: %s", vm->path, strerror(err));
+    vm_msg(vm, LJM_C_CLOSE, err, "closing %s: %s", vm->path, ljm_strerror(err));
   } else if (ljm_cfg.verbose) {
     ljm_msg("[%ld] VM %u: closed %s%s (%llu bytes)", (long)ljm_self_pid, vm->num,
 	    vm->path, capped ? " at LJMPROF_MAXSIZE" : "",
@@ -298,6 +298,7 @@ void ljm_act_reconcile(struct ljm_vm *vm)
 {
   vm->busy++;
   seen_here(vm);
+  ljm_reg_exit_lost();
   reconcile_in(vm);
   vm->busy--;
 }

@@ -139,12 +139,22 @@ static int pending_elsewhere(pid_t me)
 ** are on disk; vm->busy, the shim's own work on a VM (a safe point, the
 ** writer) in progress, likewise.
 */
+/* Whether end_all found a VM of this process's own (not one it only
+** inherited and never used, as a forked child that execs a helper). */
+static int had_own;
+
 static void end_all(int here_busy)
 {
   struct ljm_vm *vm;
   pid_t me = cur_tid();
   int ms;
 
+  for (vm = ljm_list_head(); vm; vm = vm->next) {
+    enum ljm_vm_state st = vm_state(vm);
+    if (st != LJM_VM_INHERITED_ON && st != LJM_VM_INHERITED_OFF &&
+	st != LJM_VM_DONE)
+      had_own = 1;
+  }
   /* Ask every VM to finish at its next allocation, on its own thread,
   ** and give the ones running elsewhere a moment to do so. */
   __atomic_store_n(&ljm_exit_req, 1, __ATOMIC_RELEASE);
@@ -191,10 +201,34 @@ static void end_all(int here_busy)
   }
 }
 
+/* A vfork child ran exit processing in this process's memory. */
+static int exit_lost;
+
+void ljm_reg_exit_lost(void)
+{
+  if (__atomic_load_n(&exit_lost, __ATOMIC_ACQUIRE) &&
+      getpid() == ljm_self_pid &&
+      __atomic_exchange_n(&exit_lost, 0, __ATOMIC_ACQ_REL))
+    ljm_msg("a vfork child called exit(), which ran this process's exit "
+	    "processing in its memory: at its own exit the streams end at "
+	    "their last flushed buffer, not complete");
+}
+
 void ljm_reg_exit(void)
 {
   int saved = errno;
 
+  /* A vfork child that calls exit (after a failed exec, say) shares its
+  ** parent's memory and VMs: it must leave them alone. Its exit marks
+  ** the exit handlers and destructors run, in that shared memory, so
+  ** the parent's own exit will skip ours (and glibc takes no new ones):
+  ** the parent's next safe point says so (ljm_reg_exit_lost). */
+  if (getpid() != ljm_self_pid) {
+    __atomic_store_n(&exit_lost, 1, __ATOMIC_RELEASE);
+    ljm_bump_epoch();
+    errno = saved;
+    return;
+  }
   ljm_list_lock();
   if (ljm_exiting) {
     ljm_list_unlock();
@@ -255,8 +289,10 @@ void ljm_reg_exec_failed(const char *what, int err)
       !__atomic_load_n(&ljm_exiting, __ATOMIC_ACQUIRE) ||
       __atomic_exchange_n(&told, 1, __ATOMIC_ACQ_REL))
     return;
+  if (!had_own)
+    return;	/* A forked child that profiled nothing: nothing to say. */
   ljm_msg("exec of %s failed (%s): the streams were finished for it, and "
 	  "this process records no more", what ? what : "a program",
-	  strerror(err));
+	  ljm_strerror(err));
   errno = saved;
 }

@@ -93,11 +93,36 @@ static int refaults(int sig, const siginfo_t *si)
 	  sig == SIGILL) && si != NULL && si->si_code > 0;
 }
 
+/* Raise sig again on this thread, with the siginfo it came with where the
+** kernel takes it back (a process may queue any siginfo to itself), so
+** that a core dump and a crash reporter see the sender and the code. */
+static void raise_again(int sig, siginfo_t *si)
+{
+  long pid = (long)getpid(), tid = (long)cur_tid();
+  if (si == NULL || syscall(SYS_rt_tgsigqueueinfo, pid, tid, (long)sig, si) != 0)
+    syscall(SYS_tgkill, pid, tid, (long)sig);
+}
+
 static void on_stop_signal(int sig, siginfo_t *si, void *uc)
 {
   struct sigaction sa;
   sigset_t one;
   int saved = errno, first;
+  /* A vfork child shares its parent's memory (dying_sig, the VMs), not
+  ** its handlers: it only does what the signal would have done. */
+  if (getpid() != ljm_self_pid) {
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = SIG_DFL;
+    sigaction(sig, &sa, NULL);
+    if (!refaults(sig, si)) {
+      raise_again(sig, si);
+      sigemptyset(&one);
+      sigaddset(&one, sig);
+      pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    }
+    errno = saved;
+    return;
+  }
   first = __atomic_exchange_n(&dying_sig, sig, __ATOMIC_SEQ_CST) == 0;
   if (first) {
     ljm_reg_die(interrupted_inside(uc));
@@ -117,7 +142,7 @@ static void on_stop_signal(int sig, siginfo_t *si, void *uc)
     errno = saved;
     return;
   }
-  syscall(SYS_tgkill, (long)getpid(), (long)cur_tid(), (long)sig);
+  raise_again(sig, si);
   sigemptyset(&one);
   sigaddset(&one, sig);
   pthread_sigmask(SIG_UNBLOCK, &one, NULL);

@@ -43,9 +43,10 @@
 ** pthread_exit counts on. Every LJM_ALONE_MS the timer looks whether it
 ** is the last thread left (the main thread, its leader, may remain as a
 ** zombie) and if so ends itself, so that glibc does exactly that; the
-** exit then finishes the streams. A signal sent in that moment stays
-** pending (the timer blocks it); without the shim the process would have
-** ended already.
+** exit then finishes the streams. It runs on the default stack and takes
+** back the mask of the thread that created it before it ends, since the
+** program's exit processing then runs on it. (Without /proc it cannot
+** tell, and a process whose main ended with pthread_exit stays.)
 */
 static pthread_mutex_t tick_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t tick_cond;
@@ -53,6 +54,7 @@ unsigned ljm_ticks;			/* Ticks so far. */
 static int tick_wanted;			/* A tick no VM has taken yet. */
 static pid_t ticker_pid;		/* Process the ticker runs in. */
 static pid_t ticker_tid;		/* Its thread. */
+static sigset_t ticker_mask;		/* The mask of the thread that made it. */
 
 /* Whether this thread is the only one left of the process (a zombie
 ** leader aside), from /proc/self/stat; 0 when it cannot tell. */
@@ -141,9 +143,13 @@ static void *ticker(void *arg)
     if (tick_wait(NULL) != 0)
       break;
   }
-  /* The last thread: ending it lets glibc end the process (exit(0)). */
+  /* The last thread: ending it lets glibc end the process (exit(0)),
+  ** whose exit processing (atexit handlers, destructors) runs on this
+  ** thread, with the program's signal mask, as it would have on the
+  ** program's last thread: a signal pending now is delivered. */
   __atomic_store_n(&ticker_tid, 0, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&tick_lock);
+  pthread_sigmask(SIG_SETMASK, &ticker_mask, NULL);
   return NULL;
 }
 
@@ -164,9 +170,11 @@ void ljm_tick_start(void)
   pthread_condattr_destroy(&ca);
   pthread_attr_init(&ta);
   pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&ta, 64 * 1024);
+  /* The default stack, not a small one: if it is the last thread, the
+  ** program's exit processing runs on it (above). */
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
+  ticker_mask = old;
   err = pthread_create(&th, &ta, ticker, NULL);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   pthread_attr_destroy(&ta);

@@ -196,6 +196,10 @@ void ljm_stop_install(void);		/* With the first VM. */
 
 /* -- The end (ending.c) ---------------------------------------------------- */
 
+/* At a safe point: say so, once, if a vfork child's exit used up this
+** process's exit processing. */
+void ljm_reg_exit_lost(void);
+
 void ljm_end_check_other_luajit(void);
 
 #endif

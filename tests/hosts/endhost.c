@@ -13,6 +13,9 @@
 **                 ends with pthread_exit(NULL) at once;
 **   pthread_wait  starts a thread that waits for signals, prints "ready",
 **                 main ends with pthread_exit(NULL);
+**   pthread_atexit  main ends with pthread_exit(NULL) and an atexit
+**                 handler that uses 1 MiB of stack prints whether SIGTERM
+**                 is blocked in the thread that runs it;
 **   execve, execv, execvp, execvpe, execl, execlp, execle, fexecve,
 **   execveat      replaces the image with PROGRAM ARG... that way (the l
 **                 forms take at most two ARGs); if that fails, prints
@@ -21,6 +24,14 @@
 **                 the parent waits, runs SCRIPT again, prints
 **                 "child <status>" and returns 0;
 **   spawn         the same with posix_spawn;
+**   vfork_exit    vforks; the child calls exit(5) (not _exit); the parent
+**                 as for vfork;
+**   vfork_sig     vforks; the child sends itself SIGTERM; the parent waits,
+**                 runs SCRIPT again, prints "child <status>" and sends
+**                 itself SIGTERM;
+**   fork_failexec forks; the child, which never uses the VM, execs a
+**                 program that is not there and _exits 127; the parent as
+**                 for vfork;
 **   abort         abort();
 **   assert        a failed assert();
 **   segv          SCRIPT's VM calls a C function that writes through
@@ -98,6 +109,21 @@ static void *waiter(void *arg)
   for (;;)
     pause();
   return NULL;
+}
+
+/* Uses a lot of stack, as exit processing may (a C++ destructor with a
+** buffer on the stack), and says what signals it could take. */
+static void at_exit(void)
+{
+  volatile char big[1 << 20];
+  sigset_t now;
+  size_t i;
+  for (i = 0; i < sizeof(big); i += 4096)
+    big[i] = (char)i;
+  pthread_sigmask(SIG_BLOCK, NULL, &now);
+  printf("atexit: %d, SIGTERM blocked: %d\n", big[4096],
+	 sigismember(&now, SIGTERM));
+  fflush(stdout);
 }
 
 static void dflt(int sig)
@@ -182,6 +208,32 @@ int main(int argc, char **argv)
     if (pthread_create(&th, NULL, late, NULL) != 0)
       return 1;
     pthread_exit(NULL);
+  }
+  if (strcmp(mode, "pthread_atexit") == 0) {
+    atexit(at_exit);
+    pthread_exit(NULL);
+  }
+  if (strcmp(mode, "vfork_exit") == 0 || strcmp(mode, "vfork_sig") == 0 ||
+      strcmp(mode, "fork_failexec") == 0) {
+    pid = strcmp(mode, "fork_failexec") == 0 ? fork() : vfork();
+    if (pid < 0)
+      return 1;
+    if (pid == 0) {
+      if (mode[0] == 'f') {
+	execl("/nonexistent/helper", "helper", (char *)NULL);
+	_exit(127);
+      }
+      if (strcmp(mode, "vfork_sig") == 0)
+	kill(getpid(), SIGTERM);
+      exit(5);
+    }
+    if (waitpid(pid, &st, 0) != pid || !run(L))
+      return 1;
+    printf("child %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+    fflush(stdout);
+    if (strcmp(mode, "vfork_sig") == 0)
+      kill(getpid(), SIGTERM);
+    return 0;
   }
   if (strcmp(mode, "pthread_wait") == 0) {
     if (pthread_create(&th, NULL, waiter, NULL) != 0)

@@ -62,7 +62,8 @@ SHIM_TESTS = tests/shim/basic.test tests/shim/lifecycle.test \
 	tests/shim/record.test tests/shim/flavour.test tests/shim/cnames.test \
 	tests/shim/exit.test tests/shim/stopsig.test tests/shim/flush.test \
 	tests/shim/straggle.test tests/shim/sigwatch.test tests/shim/allocpair.test \
-	tests/shim/pthreadexit.test tests/shim/crash.test tests/shim/exec.test
+	tests/shim/pthreadexit.test tests/shim/crash.test tests/shim/exec.test \
+	tests/shim/children.test
 # Stripped bytecode, misc.memprof under the shim.
 SHIM_TESTS += tests/shim/stripped.test tests/shim/miscapi.test
 # The stream files: private, never through a link, never over a file.
