@@ -198,7 +198,7 @@ int fexecve(int fd, char *const argv[], char *const envp[])
     return no_exec();
   before_exec();
   real_fexecve(fd, argv, envp);
-  return exec_failed("fexecve");
+  return exec_failed(argv ? argv[0] : NULL);	/* No path: its name. */
 }
 
 #if defined(__GLIBC__) && __GLIBC_PREREQ(2, 34)
@@ -210,7 +210,7 @@ int execveat(int dirfd, const char *path, char *const argv[],
     return no_exec();
   before_exec();
   real_execveat(dirfd, path, argv, envp, flags);
-  return exec_failed(path);
+  return exec_failed(path && *path ? path : argv ? argv[0] : NULL);
 }
 #endif
 
