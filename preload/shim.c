@@ -145,6 +145,16 @@ static int exec_failed(const char *what)
   return -1;
 }
 
+/* What a failed exec is called: its path, or without one (fexecve,
+** execveat with AT_EMPTY_PATH) its argv[0]. (glibc declares both
+** non-null; Linux takes a NULL argv.) */
+static const char *exec_name(const char *path, char *const *argv)
+{
+  if (path != NULL && *path != '\0')
+    return path;
+  return argv != NULL ? argv[0] : NULL;
+}
+
 static int no_exec(void)
 {
   errno = ENOSYS;
@@ -198,7 +208,7 @@ int fexecve(int fd, char *const argv[], char *const envp[])
     return no_exec();
   before_exec();
   real_fexecve(fd, argv, envp);
-  return exec_failed(argv ? argv[0] : NULL);	/* No path: its name. */
+  return exec_failed(exec_name(NULL, argv));
 }
 
 #if defined(__GLIBC__) && __GLIBC_PREREQ(2, 34)
@@ -210,7 +220,7 @@ int execveat(int dirfd, const char *path, char *const argv[],
     return no_exec();
   before_exec();
   real_execveat(dirfd, path, argv, envp, flags);
-  return exec_failed(path && *path ? path : argv ? argv[0] : NULL);
+  return exec_failed(exec_name(path, argv));
 }
 #endif
 
