@@ -22,10 +22,11 @@ binutils libluajit-5.1-dev luajit"
 # after LuaJIT, so that the hosts' "libluajit-5.1-2 | libluajit2-5.1-2"
 # is already met by the flavour in place: nothing here may replace it.
 # pdns-recursor and dnsdist are servers the tests stop the way a service
-# manager does (bind9-dnsutils: dig, to query them on loopback).
-# (nginx's Lua module needs OpenResty's flavour: its test skips.)
+# manager does (bind9-dnsutils: dig, to query them on loopback). nginx
+# (which needs no LuaJIT itself) and curl for the nginx tests; its Lua
+# module is unpacked below, not installed.
 testdeps="neovim sysbench wrk python3-lupa lua-cjson clang libclang-rt-14-dev
-valgrind g++ pdns-recursor dnsdist bind9-dnsutils"
+valgrind g++ pdns-recursor dnsdist bind9-dnsutils nginx curl"
 
 # missing PACKAGES: those not installed.
 missing() {
@@ -60,15 +61,36 @@ m=$(missing $testdeps)
 [ -z "$m" ] || install $m
 
 buildtools/get-luajit-source
-# Debian's other flavour, only for the test that the patch series ports
-# (tests/build/patches.test); the build does not use it.
+# OpenResty's flavour, which nginx's Lua module needs: configure builds a
+# second shim from it, into build/luajit2/.
 [ -f luajit2-src/src/lj_api.c ] ||
 	buildtools/get-luajit-source --flavour=luajit2 --dest=luajit2-src ||
-	echo "setup: could not fetch Debian's luajit2 source; tests/build/patches.test will leave it out"
+	echo "setup: could not fetch Debian's luajit2 source; only one flavour is built, and the nginx tests skip"
 [ -x configure ] || autoreconf -fi
 mkdir -p build
 cd build
 [ -f Makefile ] || ../configure
+# nginx's Lua module and what it loads, with OpenResty's library for
+# tests/build/exports.test: downloaded and unpacked into build/nginx-lua
+# for the tests, never installed, since installing them would replace
+# Debian's LuaJIT by OpenResty's.
+ngxlua="libnginx-mod-http-lua libnginx-mod-http-ndk lua-resty-core
+lua-resty-lrucache libluajit2-5.1-2"
+if [ ! -f nginx-lua/.unpacked ]; then
+	rm -rf nginx-lua
+	mkdir nginx-lua
+	# As root, apt's sandbox user could not write here.
+	sandbox=
+	[ "$(id -u)" != 0 ] || sandbox="-o APT::Sandbox::User=root"
+	# shellcheck disable=SC2086
+	if (cd nginx-lua && apt-get download -q $sandbox $ngxlua &&
+		for d in *.deb; do dpkg -x "$d" root || exit 1; done &&
+		touch .unpacked); then
+		echo "setup: nginx's Lua module unpacked into build/nginx-lua"
+	else
+		echo "setup: could not fetch$(printf ' %s' $ngxlua); the nginx tests will skip"
+	fi
+fi
 make -j2
 make demo
 cd "$top"
