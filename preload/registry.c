@@ -1300,6 +1300,11 @@ static void install_stop_handlers(void)
 
 void ljm_reg_fork_prepare(void)
 {
+  /* A handler the program put over ours is told about here too, before
+  ** the children inherit that it was told: nginx's master replaces it
+  ** and forks its workers before the flush timer's next look. */
+  if (cfg.signo)
+    watch_handler();
   lock_list();
 }
 
