@@ -70,27 +70,10 @@ buildtools/get-luajit-source
 mkdir -p build
 cd build
 [ -f Makefile ] || ../configure
-# nginx's Lua module and what it loads, with OpenResty's library for
-# tests/build/exports.test: downloaded and unpacked into build/nginx-lua
-# for the tests, never installed, since installing them would replace
-# Debian's LuaJIT by OpenResty's.
-ngxlua="libnginx-mod-http-lua libnginx-mod-http-ndk lua-resty-core
-lua-resty-lrucache libluajit2-5.1-2"
-if [ ! -f nginx-lua/.unpacked ]; then
-	rm -rf nginx-lua
-	mkdir nginx-lua
-	# As root, apt's sandbox user could not write here.
-	sandbox=
-	[ "$(id -u)" != 0 ] || sandbox="-o APT::Sandbox::User=root"
-	# shellcheck disable=SC2086
-	if (cd nginx-lua && apt-get download -q $sandbox $ngxlua &&
-		for d in *.deb; do dpkg -x "$d" root || exit 1; done &&
-		touch .unpacked); then
-		echo "setup: nginx's Lua module unpacked into build/nginx-lua"
-	else
-		echo "setup: could not fetch$(printf ' %s' $ngxlua); the nginx tests will skip"
-	fi
-fi
+# nginx's Lua module and what it loads, unpacked into build/nginx-lua for
+# the nginx tests, never installed (that would replace Debian's LuaJIT).
+../buildtools/get-nginx-lua nginx-lua ||
+	echo "setup: could not fetch nginx's Lua module; the nginx tests will skip"
 make -j2
 make demo
 cd "$top"

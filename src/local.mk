@@ -113,4 +113,5 @@ clean-luajit:
 .PHONY: clean-luajit
 
 EXTRA_DIST += src/ljmprof.h src/lj_memprof_format.h src/patches \
-	buildtools/prepare-luajit-tree buildtools/get-luajit-source
+	buildtools/prepare-luajit-tree buildtools/get-luajit-source \
+	buildtools/get-nginx-lua
