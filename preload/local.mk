@@ -31,7 +31,9 @@ $(luajit2_preload_libshim_a_OBJECTS): $(LJ2_TREE)/.prepared
 endif
 
 # The export list: every default-visibility global of the VM's objects,
-# which is what the system library exports, minus our own API, plus the
+# which is what the system library exports, minus our own API (and the
+# ODR indicators ASan adds for global variables such as luajit2's
+# hash_sparse, in a sanitizer build), plus the
 # two deliberate extras of the shim (preload/shim.c), _exit and _Exit, so
 # that a program ending with them still finishes its streams
 # (tests/build/exports.test allows exactly these).
@@ -42,7 +44,7 @@ ljm_tree_of = $(patsubst %preload,%luajit,$(@D))
 preload/exports.ver luajit2/preload/exports.ver: $(srcdir)/preload/local.mk
 	$(AM_V_GEN){ echo '{ global:'; \
 	  { $(READELF) -sW `cat $(ljm_tree_of)/.dynobjs` | $(AWK) '$$5 == "GLOBAL" && \
-	    $$6 == "DEFAULT" && $$7 != "UND" && $$8 !~ /^ljmprof_/ \
+	    $$6 == "DEFAULT" && $$7 != "UND" && $$8 !~ /^(ljmprof_|__odr_asan)/ \
 	    { print $$8 }'; \
 	    for s in $(LJM_EXTRA_EXPORTS); do echo $$s; done; } | \
 	    LC_ALL=C sort -u | sed 's/.*/  &;/'; \

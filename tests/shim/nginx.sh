@@ -9,6 +9,8 @@
 
 ngx_howto="run setup.sh, which installs nginx and unpacks the Lua module into build/nginx-lua (or set LJMPROF_NGINX_LUA to a folder whose root/ holds libnginx-mod-http-lua, libnginx-mod-http-ndk, lua-resty-core and lua-resty-lrucache, each unpacked with dpkg -x)"
 PATH=$PATH:/usr/sbin
+[ -n "${LJMPROF_SHIM_LUAJIT2:-}" ] && [ -f "$LJMPROF_SHIM_LUAJIT2" ] ||
+	skip "no shim of OpenResty's flavour (luajit2): fetch its source with buildtools/get-luajit-source --flavour=luajit2 --dest=luajit2-src, then configure again (a sanitizer build leaves it out unless given --with-luajit2-src)"
 command -v nginx >/dev/null || skip "nginx is not installed; $ngx_howto"
 command -v curl >/dev/null || skip "no curl for the test client (apt-get install curl)"
 ngx_root=${LJMPROF_NGINX_LUA:-/nonexistent}/root
@@ -16,8 +18,6 @@ ngx_mod=$ngx_root/usr/lib/nginx/modules/ngx_http_lua_module.so
 ngx_ndk=$ngx_root/usr/lib/nginx/modules/ndk_http_module.so
 [ -f "$ngx_mod" ] && [ -f "$ngx_ndk" ] && [ -f "$ngx_root/usr/share/lua/5.1/resty/core.lua" ] ||
 	skip "no Lua module in $ngx_root; $ngx_howto"
-[ -n "${LJMPROF_SHIM_LUAJIT2:-}" ] && [ -f "$LJMPROF_SHIM_LUAJIT2" ] ||
-	skip "no shim of OpenResty's flavour (luajit2): fetch its source with buildtools/get-luajit-source --flavour=luajit2 --dest=luajit2-src, then configure again"
 ngx_preload=${LJMPROF_SAN_PRELOAD:+$LJMPROF_SAN_PRELOAD }$LJMPROF_SHIM_LUAJIT2
 
 # The whole test again inside a network namespace with only loopback up.
