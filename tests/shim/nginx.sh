@@ -121,14 +121,32 @@ ngx_end() {
 	set -e
 }
 
+# ngx_kill: after a failure, nginx and its workers, which outlive a
+# killed master (only processes that are still nginx's workers).
 ngx_kill() {
-	[ -z "${ngx_job:-}" ] || kill -9 $ngx_job 2>/dev/null || true
-	[ ! -s nginx.pid ] || kill -9 "$(cat nginx.pid)" 2>/dev/null || true
+	[ -z "${ngx_job:-}" ] || kill -9 "$ngx_job" 2>/dev/null || true
+	[ ! -s "$scratch/nginx.pid" ] || kill -9 "$(cat "$scratch/nginx.pid")" 2>/dev/null || true
+	for p in $(ngx_workers 2>/dev/null); do
+		case $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) in
+		'nginx: worker'*) kill -9 "$p" 2>/dev/null || true ;;
+		esac
+	done
 }
+# A test that fails while nginx runs leaves none of it behind.
+ngx_cleanup() {
+	if [ -n "${ngx_job:-}" ] && kill -0 "$ngx_job" 2>/dev/null; then
+		ngx_kill
+	fi
+}
+if [ -n "${LJMPROF_SAN_PRELOAD:-}" ]; then
+	trap 'ngx_cleanup; san_reports' EXIT
+else
+	trap 'ngx_cleanup; rm -rf "$scratch"' EXIT
+fi
 
 # ngx_workers: the pids of the workers the master started so far.
 ngx_workers() {
-	sed -n 's/.*start worker process \([0-9]*\)$/\1/p' logs/error.log
+	sed -n 's/.*start worker process \([0-9]*\)$/\1/p' "$scratch/logs/error.log"
 }
 
 # ngx_quiet: nothing from the shim on nginx's stderr or in its error log
