@@ -22,10 +22,11 @@ binutils libluajit-5.1-dev luajit"
 # after LuaJIT, so that the hosts' "libluajit-5.1-2 | libluajit2-5.1-2"
 # is already met by the flavour in place: nothing here may replace it.
 # pdns-recursor and dnsdist are servers the tests stop the way a service
-# manager does (bind9-dnsutils: dig, to query them on loopback).
-# (nginx's Lua module needs OpenResty's flavour: its test skips.)
+# manager does (bind9-dnsutils: dig, to query them on loopback). nginx
+# (which needs no LuaJIT itself) and curl for the nginx tests; its Lua
+# module is unpacked below, not installed.
 testdeps="neovim sysbench wrk python3-lupa lua-cjson clang libclang-rt-14-dev
-valgrind g++ pdns-recursor dnsdist bind9-dnsutils"
+valgrind g++ pdns-recursor dnsdist bind9-dnsutils nginx curl"
 
 # missing PACKAGES: those not installed.
 missing() {
@@ -60,15 +61,19 @@ m=$(missing $testdeps)
 [ -z "$m" ] || install $m
 
 buildtools/get-luajit-source
-# Debian's other flavour, only for the test that the patch series ports
-# (tests/build/patches.test); the build does not use it.
+# OpenResty's flavour, which nginx's Lua module needs: configure builds a
+# second shim from it, into build/luajit2/.
 [ -f luajit2-src/src/lj_api.c ] ||
 	buildtools/get-luajit-source --flavour=luajit2 --dest=luajit2-src ||
-	echo "setup: could not fetch Debian's luajit2 source; tests/build/patches.test will leave it out"
+	echo "setup: could not fetch Debian's luajit2 source; only one flavour is built, and the nginx tests skip"
 [ -x configure ] || autoreconf -fi
 mkdir -p build
 cd build
 [ -f Makefile ] || ../configure
+# nginx's Lua module and what it loads, unpacked into build/nginx-lua for
+# the nginx tests, never installed (that would replace Debian's LuaJIT).
+../buildtools/get-nginx-lua nginx-lua ||
+	echo "setup: could not fetch nginx's Lua module; the nginx tests will skip"
 make -j2
 make demo
 cd "$top"

@@ -36,3 +36,15 @@ clean-local: clean-bench-reference
 clean-bench-reference:
 	-rm -rf bench/reference
 .PHONY: clean-bench-reference
+
+# nginx with the Lua module under wrk: the luajit2 shim inert and
+# profiling, against OpenResty's own library (bench/README.md, "nginx").
+# Options: BENCH_NGINX_RUNS, BENCH_NGINX_SECONDS, BENCH_NGINX_CONNS.
+EXTRA_DIST += bench/nginx
+bench-nginx: $(LJM_SHIMS) tools/ljmprof
+	LJMPROF_SHIM_LUAJIT2='$(LJMPROF_SHIM_LUAJIT2)' \
+	LJMPROF_NGINX_LUA='$(LJMPROF_NGINX_LUA)' \
+	LJMPROF_CLI='$(abs_top_builddir)/tools/ljmprof' \
+	  $(SHELL) $(srcdir)/bench/nginx 2>&1 | tee bench/nginx-results.txt
+.PHONY: bench-nginx
+CLEANFILES += bench/nginx-results.txt

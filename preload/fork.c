@@ -15,6 +15,11 @@
 
 void ljm_reg_fork_prepare(void)
 {
+  /* A handler the program put over ours is told about here too, before
+  ** the children inherit that it was told: nginx's master replaces it
+  ** and forks its workers before the flush timer's next look. */
+  if (ljm_cfg.signo)
+    ljm_tgl_watch_handler();
   ljm_list_lock();
 }
 

@@ -3,6 +3,12 @@
 # distribution's options, and take its PIC objects.
 
 LJ_TREE = luajit
+# OpenResty's flavour, when configure found its tree: luajit2/ of the
+# build tree holds its patched tree and the same products as the top,
+# luajit2/src/libluajit-5.1.so.2, luajit2/src/luajit and
+# luajit2/preload/libljmprof.so. The rules below serve both trees: the
+# tree is the target's folder.
+LJ2_TREE = luajit2/luajit
 # The VM as a static archive, for test programs that reach its internals.
 LJ_OBJS = $(LJ_TREE)/src/libluajit.a
 # The PIC objects of libluajit.so: listed after the build, since the
@@ -24,6 +30,13 @@ $(LJ_TREE)/.prepared: $(LUAJIT_SRC)/src/lj_api.c $(LJ_OURS) \
 		$(srcdir)/buildtools/prepare-luajit-tree
 	$(AM_V_GEN)CC='$(CC)' $(SHELL) $(srcdir)/buildtools/prepare-luajit-tree \
 	  $(LUAJIT_SRC) $(srcdir)/src $(LJ_TREE) && touch $@
+if HAVE_LUAJIT2
+$(LJ2_TREE)/.prepared: $(LUAJIT2_SRC)/src/lj_api.c $(LJ_OURS) \
+		$(srcdir)/buildtools/prepare-luajit-tree
+	$(AM_V_GEN)$(MKDIR_P) luajit2 && CC='$(CC)' \
+	  $(SHELL) $(srcdir)/buildtools/prepare-luajit-tree \
+	  $(LUAJIT2_SRC) $(srcdir)/src $(LJ2_TREE) && touch $@
+endif
 
 # The distribution's build: Debian runs "make amalg PREFIX=/usr
 # MULTILIB=lib/<multiarch>" in the default mixed mode, which compiles
@@ -35,18 +48,20 @@ $(LJ_TREE)/.prepared: $(LUAJIT_SRC)/src/lj_api.c $(LJ_OURS) \
 LJ_MAKE_OPTIONS = $(LUAJIT_MAKE_TARGET) PREFIX=/usr \
 	MULTILIB=$(LUAJIT_MULTILIB) LJMPROF_VERSION=$(PACKAGE_VERSION) \
 	$(LJ_SAN_XCFLAGS) $(LJ_SAN_MAKEFLAGS)
-$(LJ_TREE)/.built: $(LJ_TREE)/.prepared $(srcdir)/src/local.mk Makefile
-	$(AM_V_at)echo "$(LJ_MAKE_OPTIONS)" >$(LJ_TREE)/.options.new
-	$(AM_V_at)if ! cmp -s $(LJ_TREE)/.options.new $(LJ_TREE)/.options; then \
-	  $(MAKE) -C $(LJ_TREE) clean $(LJ_MAKE_Q) >/dev/null; \
+$(LJ_TREE)/.built $(LJ2_TREE)/.built: $(srcdir)/src/local.mk Makefile
+	$(AM_V_at)echo "$(LJ_MAKE_OPTIONS)" >$(@D)/.options.new
+	$(AM_V_at)if ! cmp -s $(@D)/.options.new $(@D)/.options; then \
+	  $(MAKE) -C $(@D) clean $(LJ_MAKE_Q) >/dev/null; \
 	fi
-	$(AM_V_at)$(MAKE) -C $(LJ_TREE) $(LUAJIT_MAKE_TARGET) \
+	$(AM_V_at)$(MAKE) -C $(@D) $(LUAJIT_MAKE_TARGET) \
 	  PREFIX=/usr MULTILIB=$(LUAJIT_MULTILIB) \
 	  XCFLAGS='-DLJMPROF_VERSION=\"$(PACKAGE_VERSION)\" $(LJ_SAN_XCFLAGS)' \
 	  $(LJ_SAN_MAKEFLAGS) $(LJ_MAKE_Q)
-	$(AM_V_at)mv $(LJ_TREE)/.options.new $(LJ_TREE)/.options
-	$(AM_V_at)ls $(LJ_TREE)/src/*_dyn.o >$(LJ_TREE)/.dynobjs
+	$(AM_V_at)mv $(@D)/.options.new $(@D)/.options
+	$(AM_V_at)ls $(@D)/src/*_dyn.o >$(@D)/.dynobjs
 	$(AM_V_at)touch $@
+$(LJ_TREE)/.built: $(LJ_TREE)/.prepared
+$(LJ2_TREE)/.built: $(LJ2_TREE)/.prepared
 
 # configure --enable-sanitizers: the VM with ASan and UBSan too, with
 # debug information and unstripped, so that reports and the suppressions
@@ -67,6 +82,8 @@ endif
 # implicit rules away from them.
 $(LJ_OBJS) $(LJ_TREE)/src/luajit.o $(LJ_TREE)/src/libluajit.so: $(LJ_TREE)/.built
 	@:
+$(LJ2_TREE)/src/luajit.o $(LJ2_TREE)/src/libluajit.so: $(LJ2_TREE)/.built
+	@:
 
 # The standalone patched library, for LD_LIBRARY_PATH users and the tests.
 src/libluajit-5.1.so.2: $(LJ_TREE)/src/libluajit.so
@@ -80,12 +97,21 @@ src/luajit: $(LJ_TREE)/src/luajit.o src/libluajit-5.1.so.2
 	  -o $@ $(LJ_TREE)/src/luajit.o src/libluajit-5.1.so.2 $(LJ_LIBS)
 
 LJ_PRODUCTS = src/libluajit-5.1.so.2 src/luajit
+if HAVE_LUAJIT2
+luajit2/src/libluajit-5.1.so.2: $(LJ2_TREE)/src/libluajit.so
+	$(AM_V_GEN)$(MKDIR_P) luajit2/src && cp $(LJ2_TREE)/src/libluajit.so $@
+luajit2/src/luajit: $(LJ2_TREE)/src/luajit.o luajit2/src/libluajit-5.1.so.2
+	$(AM_V_CCLD)$(CC) $(CFLAGS) $(LDFLAGS) -Wl,-E -Wl,-rpath,'$$ORIGIN' \
+	  -o $@ $(LJ2_TREE)/src/luajit.o luajit2/src/libluajit-5.1.so.2 $(LJ_LIBS)
+LJ_PRODUCTS += luajit2/src/libluajit-5.1.so.2 luajit2/src/luajit
+endif
 all-local: $(LJ_PRODUCTS)
 
 clean-local: clean-luajit
 clean-luajit:
-	-rm -rf $(LJ_TREE) $(LJ_TREE).new $(LJ_PRODUCTS)
+	-rm -rf $(LJ_TREE) $(LJ_TREE).new $(LJ_PRODUCTS) luajit2
 .PHONY: clean-luajit
 
 EXTRA_DIST += src/ljmprof.h src/lj_memprof_format.h src/patches \
-	buildtools/prepare-luajit-tree buildtools/get-luajit-source
+	buildtools/prepare-luajit-tree buildtools/get-luajit-source \
+	buildtools/get-nginx-lua

@@ -5,6 +5,17 @@
 LJMPROF_SHIM ?= $(abs_top_builddir)/preload/libljmprof.so
 LJMPROF_LUAJIT ?= $(abs_top_builddir)/src/luajit
 LJMPROF_CLI ?= $(abs_top_builddir)/tools/ljmprof
+# The shim and frontend of OpenResty's flavour (nginx's Lua module needs
+# it): the main ones when they are of that flavour, else those in
+# luajit2/, else none (the tests that need them skip).
+if HAVE_LUAJIT2
+LJ2_BUILT = $(abs_top_builddir)/luajit2
+endif
+LJMPROF_SHIM_LUAJIT2 ?= $(if $(filter luajit2,$(LUAJIT_FLAVOUR)),$(LJMPROF_SHIM),$(if $(LJ2_BUILT),$(LJ2_BUILT)/preload/libljmprof.so))
+LJMPROF_LUAJIT_LUAJIT2 ?= $(if $(filter luajit2,$(LUAJIT_FLAVOUR)),$(LJMPROF_LUAJIT),$(if $(LJ2_BUILT),$(LJ2_BUILT)/src/luajit))
+# Where setup.sh unpacked nginx's Lua module and lua-resty-core, never
+# installed (they would replace Debian's LuaJIT by OpenResty's).
+LJMPROF_NGINX_LUA ?= $(abs_top_builddir)/nginx-lua
 
 AM_TESTS_ENVIRONMENT = \
 	top_srcdir='$(abs_top_srcdir)'; export top_srcdir; \
@@ -12,6 +23,9 @@ AM_TESTS_ENVIRONMENT = \
 	LJMPROF_SHIM='$(LJMPROF_SHIM)'; export LJMPROF_SHIM; \
 	LJMPROF_LUAJIT='$(LJMPROF_LUAJIT)'; export LJMPROF_LUAJIT; \
 	LJMPROF_CLI='$(LJMPROF_CLI)'; export LJMPROF_CLI; \
+	LJMPROF_SHIM_LUAJIT2='$(LJMPROF_SHIM_LUAJIT2)'; export LJMPROF_SHIM_LUAJIT2; \
+	LJMPROF_LUAJIT_LUAJIT2='$(LJMPROF_LUAJIT_LUAJIT2)'; export LJMPROF_LUAJIT_LUAJIT2; \
+	LJMPROF_NGINX_LUA='$(LJMPROF_NGINX_LUA)'; export LJMPROF_NGINX_LUA; \
 	LJMPROF_LIB='$(abs_top_builddir)/src/libluajit-5.1.so.2'; export LJMPROF_LIB; \
 	SYSTEM_LUAJIT_LIB='$(SYSTEM_LUAJIT_LIB)'; export SYSTEM_LUAJIT_LIB; \
 	LUAJIT_FLAVOUR='$(LUAJIT_FLAVOUR)'; export LUAJIT_FLAVOUR; \
