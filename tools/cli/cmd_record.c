@@ -101,6 +101,9 @@ static void usage(FILE *out, int full)
 	"  -m, --max-size=SIZE    end streams at SIZE [LJMPROF_MAXSIZE]\n"
 	"  -v, --verbose          settings, files opened and closed\n"
 	"                         [LJMPROF_VERBOSE]\n"
+	"      --flavour=FLAVOUR  the shim of LuaJIT flavour luajit (Debian's)\n"
+	"                         or luajit2 (OpenResty's, nginx's Lua module);\n"
+	"                         default: that of the system's LuaJIT library\n"
 	"      --shim=PATH        the libljmprof.so to preload\n"
 	"  -h, --help             this help, with the environment variables\n"
 	"\n"
@@ -177,6 +180,7 @@ static int parse_options(struct record *r, int argc, char **argv)
     { "max-size", required_argument, NULL, 'm' },
     { "verbose", no_argument, NULL, 'v' },
     { "shim", required_argument, NULL, 'S' },
+    { "flavour", required_argument, NULL, 'F' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 }
   };
@@ -209,6 +213,14 @@ static int parse_options(struct record *r, int argc, char **argv)
       break;
     case 'v':
       setenv("LJMPROF_VERBOSE", "yes", 1);
+      r->verbose = 1;
+      break;
+    case 'F':
+      if (strcmp(optarg, "luajit") != 0 && strcmp(optarg, "luajit2") != 0) {
+	rec_error("--flavour=%s: must be luajit or luajit2", optarg);
+	return EXIT_USAGE;
+      }
+      r->flavour = optarg;
       break;
     case 'S':
       r->shim_opt = optarg;

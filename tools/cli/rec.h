@@ -22,6 +22,9 @@
 /* What one run of record is working with. */
 struct record {
   const char *shim_opt;		/* --shim, or NULL. */
+  const char *flavour;		/* --flavour, or NULL: the system's. */
+  int verbose;			/* --verbose: say which shim. */
+  char why[PATH_MAX + 64];	/* Why that flavour. */
   int sig;			/* The toggle signal, forwarded; 0 if none. */
   char shim[PATH_MAX];		/* The libljmprof.so to preload. */
   char **args;			/* What to exec. */

@@ -29,6 +29,9 @@
 #ifndef LJM_LIBDIR
 #define LJM_LIBDIR "/usr/lib/ljmprof"
 #endif
+#ifndef LJM_FLAVOUR
+#define LJM_FLAVOUR "luajit"
+#endif
 
 /* -- Finding things ----------------------------------------------------------- */
 
@@ -204,6 +207,63 @@ static void warn_secure(const char *prog)
 	    "Limitations in the README)\n", prog, why);
 }
 
+/* -- The flavour --------------------------------------------------------------- */
+
+/*
+** Where the shim and the frontend of each flavour are: the build's own
+** flavour (LJM_FLAVOUR) in preload/ and src/ of the build tree, or
+** LJM_LIBDIR once installed; OpenResty's, when it is the second one
+** built, in luajit2/ of both.
+*/
+struct flavour_files {
+  const char *shim_env, *shim_rel, *shim_name;
+  const char *fe_env, *fe_rel, *fe_name;
+};
+
+static const struct flavour_files main_files = {
+  "LJMPROF_SHIM", "preload/libljmprof.so", "libljmprof.so",
+  "LJMPROF_LUAJIT", "src/luajit", "luajit"
+};
+static const struct flavour_files luajit2_files = {
+  "LJMPROF_SHIM_LUAJIT2", "luajit2/preload/libljmprof.so",
+  "luajit2/libljmprof.so", "LJMPROF_LUAJIT_LUAJIT2", "luajit2/src/luajit",
+  "luajit2/luajit"
+};
+
+static const struct flavour_files *files_of(const char *flavour)
+{
+  if (strcmp(flavour, LJM_FLAVOUR) == 0)
+    return &main_files;
+  if (strcmp(flavour, "luajit2") == 0)
+    return &luajit2_files;
+  return NULL;
+}
+
+/*
+** The flavour the program would load: --flavour, or that of the system
+** library, which a program that links libluajit-5.1.so.2 (or loads a
+** module that does, as nginx's Lua module) gets; this build's own when
+** there is none.
+*/
+static const char *pick_flavour(struct record *r, const char **why)
+{
+  char lib[PATH_MAX];
+  const char *fl;
+  if (r->flavour) {
+    *why = "--flavour";
+    return r->flavour;
+  }
+  if (ljm_system_luajit(lib, sizeof(lib)) == 0 &&
+      (fl = ljm_elf_flavour(lib)) != NULL) {
+    snprintf(r->why, sizeof(r->why), "the system library %s is of "
+	     "that flavour", lib);
+    *why = r->why;
+    return fl;
+  }
+  *why = "no system library: this build's own";
+  return LJM_FLAVOUR;
+}
+
 /* -- What runs ---------------------------------------------------------------- */
 
 /* The shim, and the program (or the frontend in place of a static
@@ -211,20 +271,34 @@ static void warn_secure(const char *prog)
 int rec_find_program(struct record *r)
 {
   char interp[PATH_MAX], *prog = r->prog, *frontend = r->frontend;
+  const struct flavour_files *ff;
+  const char *flavour, *why;
   int kind = 0, i;
 
+  flavour = pick_flavour(r, &why);
+  ff = files_of(flavour);
   if (r->shim_opt) {
     if (!is_file(r->shim_opt)) {
       rec_error("--shim=%s: no such file", r->shim_opt);
       return EXIT_USAGE;
     }
     snprintf(r->shim, sizeof(r->shim), "%s", r->shim_opt);
-  } else if (find_ours(r->shim, sizeof(r->shim), "LJMPROF_SHIM",
-		       "preload/libljmprof.so", "libljmprof.so") != 0) {
-    rec_error("cannot find libljmprof.so (looked in %s); give --shim=PATH",
-	      LJM_LIBDIR);
+  } else if (ff == NULL) {
+    rec_error("this ljmprof has no shim of the %s flavour (%s); give "
+	      "--shim=PATH", flavour, why);
+    return r->flavour ? EXIT_USAGE : EXIT_NORUN;
+  } else if (find_ours(r->shim, sizeof(r->shim), ff->shim_env, ff->shim_rel,
+		       ff->shim_name) != 0) {
+    rec_error("cannot find libljmprof.so of the %s flavour (looked in "
+	      "%s/%s); give --shim=PATH", flavour, LJM_LIBDIR, ff->shim_name);
     return EXIT_NORUN;
   }
+  if (r->verbose)
+    fprintf(stderr, "ljmprof: record: preloading %s, of the %s flavour (%s)\n",
+	    r->shim, r->shim_opt ? "given" : flavour,
+	    r->shim_opt ? "--shim" : why);
+  if (ff == NULL)
+    ff = &main_files;
 
   if (which(r->args[0], prog, sizeof(r->prog)) == 0) {
     warn_secure(prog);
@@ -232,8 +306,8 @@ int rec_find_program(struct record *r)
   }
   if (kind == 0)
     return -1;
-  if (find_ours(frontend, sizeof(r->frontend), "LJMPROF_LUAJIT", "src/luajit",
-		"luajit") != 0) {
+  if (find_ours(frontend, sizeof(r->frontend), ff->fe_env, ff->fe_rel,
+		ff->fe_name) != 0) {
     rec_error("%s links LuaJIT statically and the bundled dynamic "
 	      "frontend is missing: its VMs cannot be profiled", interp);
   } else if (kind == 2) {
