@@ -16,9 +16,11 @@ BENCH_WORKLOADS = bench/workloads/common.lua bench/workloads/strings.lua \
 EXTRA_DIST += bench/README.md bench/run $(BENCH_WORKLOADS)
 
 # Options through the environment: BENCH_RUNS, BENCH_ONLY, BENCH_SCALE,
-# BENCH_VARIANTS, BENCH_PARSER, BENCH_PARSER_MB, BENCH_TMP, BENCH_WRITER
-# (see the README).
-bench: bench/runbench preload/libljmprof.so src/luajit tools/ljmprof
+# BENCH_VARIANTS, BENCH_PARSER, BENCH_PARSER_MB, BENCH_TMP, BENCH_WRITER,
+# BENCH_NGINX (see the README). The nginx case runs after the others
+# (BENCH_NGINX=auto: when nginx, wrk, the unpacked module and the luajit2
+# shim are there, else it says what is missing; yes: they must be; no).
+bench: bench/runbench $(LJM_SHIMS) src/luajit tools/ljmprof
 	RUNBENCH='$(abs_top_builddir)/bench/runbench' \
 	LJMPROF_SHIM='$(abs_top_builddir)/preload/libljmprof.so' \
 	LJMPROF_LUAJIT='$(abs_top_builddir)/src/luajit' \
@@ -28,7 +30,18 @@ bench: bench/runbench preload/libljmprof.so src/luajit tools/ljmprof
 	BENCH_GEN='$(abs_top_builddir)/tests/tools/gen_stream' \
 	  $(SHELL) -c '$(SHELL) "$$0" 2>&1; echo $$? >bench/results.status' \
 	  $(srcdir)/bench/run | tee bench/results.txt
-	@exit `cat bench/results.status`
+	@st=`cat bench/results.status`; [ "$$st" = 0 ] || exit $$st; \
+	case "$${BENCH_NGINX:-auto}" in no) exit 0 ;; esac; \
+	echo; echo "== nginx with the Lua module (bench/nginx)"; \
+	LJMPROF_SHIM_LUAJIT2='$(LJMPROF_SHIM_LUAJIT2)' \
+	LJMPROF_NGINX_LUA='$(LJMPROF_NGINX_LUA)' \
+	LJMPROF_CLI='$(abs_top_builddir)/tools/ljmprof' \
+	  $(SHELL) -c '$(SHELL) "$$0" 2>&1; echo $$? >bench/nginx-results.status' \
+	  $(srcdir)/bench/nginx | tee bench/nginx-results.txt; \
+	st=`cat bench/nginx-results.status`; \
+	if [ "$$st" = 77 ] && [ "$${BENCH_NGINX:-auto}" = auto ]; then \
+	  echo "(the nginx case is left out: BENCH_NGINX=yes makes that an error)"; st=0; \
+	fi; exit $$st
 .PHONY: bench
 
 # The reference VM that bench/run builds once for its writer count.
@@ -47,4 +60,4 @@ bench-nginx: $(LJM_SHIMS) tools/ljmprof
 	LJMPROF_CLI='$(abs_top_builddir)/tools/ljmprof' \
 	  $(SHELL) $(srcdir)/bench/nginx 2>&1 | tee bench/nginx-results.txt
 .PHONY: bench-nginx
-CLEANFILES += bench/nginx-results.txt
+CLEANFILES += bench/nginx-results.txt bench/nginx-results.status
