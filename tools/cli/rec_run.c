@@ -51,6 +51,7 @@ static char *make_preload(const char *shim)
 int rec_run_and_wait(const struct record *r, int *status, int *wait_err)
 {
   struct sigaction sa, old_int, old_quit, old_term, old_hup, old_sig;
+  sigset_t fwd, old_mask;
   char *preload = make_preload(r->shim);
   pid_t pid, w;
 
@@ -72,10 +73,20 @@ int rec_run_and_wait(const struct record *r, int *status, int *wait_err)
   if (r->sig)
     sigaction(r->sig, &sa, &old_sig);
 
+  /* A signal to pass on that comes before the child's pid is known waits
+  ** until it is. */
+  sigemptyset(&fwd);
+  sigaddset(&fwd, SIGTERM);
+  sigaddset(&fwd, SIGHUP);
+  if (r->sig)
+    sigaddset(&fwd, r->sig);
+  sigprocmask(SIG_BLOCK, &fwd, &old_mask);
+
   fflush(NULL);
   pid = fork();
   if (pid < 0) {
     rec_error("fork: %s", strerror(errno));
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     free(preload);
     return EXIT_NORUN;
   }
@@ -86,6 +97,7 @@ int rec_run_and_wait(const struct record *r, int *status, int *wait_err)
     sigaction(SIGHUP, &old_hup, NULL);
     if (r->sig)
       sigaction(r->sig, &old_sig, NULL);
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     setenv("LD_PRELOAD", preload, 1);
     execvp(r->args[0], r->args);
     fprintf(stderr, "ljmprof: record: cannot run %s: %s\n", r->args[0],
@@ -93,6 +105,7 @@ int rec_run_and_wait(const struct record *r, int *status, int *wait_err)
     _exit(EXIT_NORUN);
   }
   child = pid;
+  sigprocmask(SIG_SETMASK, &old_mask, NULL);
   do
     w = waitpid(pid, status, 0);
   while (w < 0 && errno == EINTR);
