@@ -7,6 +7,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -28,8 +30,21 @@
 #define RESERVE_STEP ((uint64_t)16 << 20)
 #define RESERVE_MIN_FREE ((uint64_t)1 << 30)	/* Free space it needs. */
 
+/* Whether an existing FIFO or device may take a stream: a FIFO only when
+** it is the user's own (another user's FIFO at a predictable name would
+** read the program's data, or kill or hang it); a device only when root's
+** or the user's (/dev/null). */
+static int owner_trusted(const struct stat *st)
+{
+  uid_t euid = geteuid();
+  if (S_ISFIFO(st->st_mode))
+    return st->st_uid == euid;
+  return st->st_uid == 0 || st->st_uid == euid;
+}
+
 /* Open an existing FIFO or character device (/dev/null, a pipe): never
-** through a symbolic link, never blocking on a FIFO with no reader. */
+** through a symbolic link, never blocking on a FIFO with no reader,
+** never one that another user owns. */
 static int open_device(const char *path)
 {
   struct stat st;
@@ -44,6 +59,8 @@ static int open_device(const char *path)
     return -EISDIR;
   if (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))
     return -ENODEV;
+  if (!owner_trusted(&st))
+    return -EPERM;
   do
     fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   while (fd < 0 && errno == EINTR);
@@ -53,6 +70,11 @@ static int open_device(const char *path)
   if (fstat(fd, &st) != 0 || (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))) {
     close(fd);
     return S_ISREG(st.st_mode) ? -EEXIST : -ENODEV;
+  }
+  /* The owner of what was opened, not of what lstat saw. */
+  if (!owner_trusted(&st)) {
+    close(fd);
+    return -EPERM;
   }
   return fd;
 }
@@ -66,6 +88,7 @@ int ljm_out_open(struct ljm_out *o, const char *path)
   o->written = 0;
   o->reserved = 0;
   o->reserve = 0;
+  o->pipe = 0;
   /* A new file, private, or nothing: O_EXCL never follows a symbolic
   ** link and never opens what is there already. */
   do
@@ -97,6 +120,7 @@ int ljm_out_open(struct ljm_out *o, const char *path)
   o->dev = st.st_dev;
   o->ino = st.st_ino;
   o->reserve = S_ISREG(st.st_mode);
+  o->pipe = !S_ISREG(st.st_mode);
   return 0;
 }
 
@@ -148,6 +172,7 @@ const char *ljm_out_strerror(int err)
   case ELOOP: return "a symbolic link, which is never followed";
   case ENODEV: return "not a file, a FIFO or a character device";
   case EEXIST: return "that name and the next ones are taken by other files";
+  case EPERM: return "a FIFO or device owned by another user, never written";
   default: return strerror(err);
   }
 }
@@ -185,13 +210,8 @@ static void reserve_ahead(struct ljm_out *o, size_t len)
     o->reserve = 0;	/* Not supported here, or no space: just write. */
 }
 
-int ljm_out_write(struct ljm_out *o, const void *data, size_t len)
+static int write_all(struct ljm_out *o, const char *p, size_t len)
 {
-  const char *p = data;
-
-  if (o->fd < 0 || !still_ours(o))
-    return EBADF;
-  reserve_ahead(o, len);
   while (len > 0) {
     ssize_t n = write(o->fd, p, len);
     if (n < 0) {
@@ -206,6 +226,42 @@ int ljm_out_write(struct ljm_out *o, const void *data, size_t len)
     o->written += (uint64_t)n;
   }
   return 0;
+}
+
+/*
+** A FIFO whose reader has gone raises SIGPIPE, whose default action kills
+** the program: blocked in this thread around the write, and the one our
+** write raised taken back (unless one was pending already, the program's
+** own), so that only the stream breaks (EPIPE). Async-signal-safe.
+*/
+static int write_pipe(struct ljm_out *o, const char *p, size_t len)
+{
+  sigset_t sigpipe, old, pending;
+  int err, was_pending, saved = errno;
+  sigemptyset(&sigpipe);
+  sigaddset(&sigpipe, SIGPIPE);
+  if (pthread_sigmask(SIG_BLOCK, &sigpipe, &old) != 0)
+    return write_all(o, p, len);
+  was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+  err = write_all(o, p, len);
+  if (err == EPIPE && !was_pending) {
+    static const struct timespec now = { 0, 0 };
+    while (sigtimedwait(&sigpipe, NULL, &now) < 0 && errno == EINTR)
+      ;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  errno = saved;
+  return err;
+}
+
+int ljm_out_write(struct ljm_out *o, const void *data, size_t len)
+{
+  if (o->fd < 0 || !still_ours(o))
+    return EBADF;
+  if (o->pipe)
+    return write_pipe(o, data, len);
+  reserve_ahead(o, len);
+  return write_all(o, data, len);
 }
 
 int ljm_out_is_stdout(const struct ljm_out *o)

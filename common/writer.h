@@ -18,6 +18,7 @@ struct ljm_out {
   uint64_t written;	/* Bytes written so far. */
   uint64_t reserved;	/* File space allocated ahead, from offset 0. */
   int reserve;		/* Allocate ahead (a regular file that allows it). */
+  int pipe;		/* Not a regular file: a write may raise SIGPIPE. */
 };
 
 struct ljm_name;
@@ -25,10 +26,12 @@ struct ljm_name;
 /*
 ** Open path for a new stream: a new file, mode 0600 whatever the umask
 ** (O_CREAT|O_EXCL|O_NOFOLLOW), with an exclusive flock(2); or an existing
-** FIFO or character device (/dev/null, a pipe), never blocking on a FIFO
-** with no reader. Nothing that is there already is truncated or written:
-** returns 0, EEXIST for an existing file, ELOOP for a symbolic link,
-** EISDIR, ENODEV for anything else, or the errno of the failure.
+** FIFO the user owns or a character device root or the user owns
+** (/dev/null), never blocking on a FIFO with no reader. Nothing that is
+** there already is truncated or written: returns 0, EEXIST for an
+** existing file, ELOOP for a symbolic link, EISDIR, EPERM for a FIFO or
+** device of another user's, ENODEV for anything else, or the errno of
+** the failure.
 */
 int ljm_out_open(struct ljm_out *o, const char *path);
 
@@ -51,7 +54,8 @@ int ljm_out_create(struct ljm_out *o, char *buf, size_t n, const char *tmpl,
 const char *ljm_out_strerror(int err);
 
 /* Write all len bytes (EINTR and partial writes handled). 0 or errno;
-** EBADF when the fd no longer refers to the file we opened. */
+** EBADF when the fd no longer refers to the file we opened; EPIPE, never
+** SIGPIPE, when a FIFO's reader has gone. */
 int ljm_out_write(struct ljm_out *o, const void *data, size_t len);
 
 /* Non-zero if o is the file the program's standard output (fd 1) goes

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -615,6 +617,76 @@ START_TEST(writer_fifo)
 }
 END_TEST
 
+/* Another user's FIFO or device is refused, and nothing goes to it. */
+START_TEST(writer_fifo_owner)
+{
+  struct ljm_out o;
+  char path[256], c;
+  int rfd;
+  if (geteuid() != 0) {
+    fprintf(stderr, "writer_fifo_owner: skipped, needs root to chown\n");
+    return;
+  }
+  snprintf(path, sizeof(path), "%s/their.fifo", tmpdir);
+  ck_assert_int_eq(mkfifo(path, 0666), 0);
+  ck_assert_int_eq(chown(path, 65534, 65534), 0);
+  rfd = open(path, O_RDONLY | O_NONBLOCK);
+  ck_assert_int_ge(rfd, 0);
+  ck_assert_int_eq(ljm_out_open(&o, path), EPERM);
+  ck_assert_int_eq(read(rfd, &c, 1), 0);	/* No writer ever came. */
+  close(rfd);
+  ck_assert_str_eq(ljm_out_strerror(EPERM),
+		   "a FIFO or device owned by another user, never written");
+  /* A device node of another user's, even one that discards. */
+  snprintf(path, sizeof(path), "%s/their.null", tmpdir);
+  ck_assert_int_eq(mknod(path, S_IFCHR | 0666, makedev(1, 3)), 0);
+  ck_assert_int_eq(chown(path, 65534, 65534), 0);
+  ck_assert_int_eq(ljm_out_open(&o, path), EPERM);
+  /* The user's own FIFO still takes a stream. */
+  snprintf(path, sizeof(path), "%s/mine.fifo", tmpdir);
+  ck_assert_int_eq(mkfifo(path, 0600), 0);
+  rfd = open(path, O_RDONLY | O_NONBLOCK);
+  ck_assert_int_eq(ljm_out_open(&o, path), 0);
+  ljm_out_close(&o);
+  close(rfd);
+}
+END_TEST
+
+/* A FIFO whose reader has gone: EPIPE, never SIGPIPE (the default action
+** kills the program), the signal mask as it was, and a SIGPIPE that was
+** pending before (the program's own) still pending. */
+START_TEST(writer_fifo_sigpipe)
+{
+  struct ljm_out o;
+  char path[256];
+  sigset_t mask, pending;
+  int rfd, pass;
+  snprintf(path, sizeof(path), "%s/gone.fifo", tmpdir);
+  ck_assert_int_eq(mkfifo(path, 0600), 0);
+  for (pass = 0; pass < 2; pass++) {
+    rfd = open(path, O_RDONLY | O_NONBLOCK);
+    ck_assert_int_ge(rfd, 0);
+    ck_assert_int_eq(ljm_out_open(&o, path), 0);
+    ck_assert_int_eq(ljm_out_write(&o, "ljs", 3), 0);
+    close(rfd);
+    sigemptyset(&mask);
+    if (pass == 1) {
+      sigaddset(&mask, SIGPIPE);
+      ck_assert_int_eq(pthread_sigmask(SIG_BLOCK, &mask, NULL), 0);
+      ck_assert_int_eq(raise(SIGPIPE), 0);
+    }
+    errno = 1234;
+    ck_assert_int_eq(ljm_out_write(&o, "abc", 3), EPIPE);
+    ck_assert_int_eq(errno, 1234);
+    ck_assert_int_eq(pthread_sigmask(SIG_BLOCK, NULL, &mask), 0);
+    ck_assert_int_eq(sigismember(&mask, SIGPIPE), pass);
+    ck_assert_int_eq(sigpending(&pending), 0);
+    ck_assert_int_eq(sigismember(&pending, SIGPIPE), pass);
+    ljm_out_close(&o);
+  }
+}
+END_TEST
+
 /* Another process writes the file: never opened, and its content stays. */
 START_TEST(writer_lock)
 {
@@ -1049,6 +1121,8 @@ static Suite *suite(void)
   tcase_add_test(tc, writer_next_name);
   tcase_add_test(tc, writer_errors);
   tcase_add_test(tc, writer_fifo);
+  tcase_add_test(tc, writer_fifo_owner);
+  tcase_add_test(tc, writer_fifo_sigpipe);
   tcase_add_test(tc, writer_lock);
   tcase_add_test(tc, writer_not_stdout);
   tcase_add_test(tc, manifest);

@@ -126,22 +126,16 @@ static const char *user_name(unsigned long uid, char *buf, size_t n)
 
 /*
 ** The names of streams the run may have written: what the output
-** template expands to. A relative template was made absolute by each
-** process against its own folder: any folder then, the rest as given.
+** template expands to, tmpl made absolute against the folder record runs
+** in (where the program starts). A name in any other folder is not one,
+** whatever its last component: anyone who can write a line could name
+** any file.
 */
 static int is_our_name(const char *tmpl, const char *path)
 {
-  const char *p;
   if (path[0] != '/' || strlen(path) > LJM_PATH_MAX - 1)
     return 0;
-  if (tmpl[0] == '/')
-    return ljm_outpath_match(tmpl, path);
-  while (tmpl[0] == '.' && tmpl[1] == '/')
-    tmpl += 2;
-  for (p = path; (p = strchr(p, '/')) != NULL; p++)
-    if (ljm_outpath_match(tmpl, p + 1))
-      return 1;
-  return 0;
+  return ljm_outpath_match(tmpl, path);
 }
 
 /* A set of strings (open addressing): the names listed and the failures
@@ -227,23 +221,46 @@ static enum listed what_is(const char *path, time_t since, long long *size)
   return ok ? LISTED_STREAM : LISTED_FOREIGN;
 }
 
+/* A decimal number of at most max, digits only (no sign, no space, no
+** leading zero), up to the separator sep: its end, or NULL. */
+static const char *parse_number(const char *s, char sep, unsigned long max,
+				unsigned long *v)
+{
+  const char *p = s;
+  *v = 0;
+  if (*p < '0' || *p > '9' || (*p == '0' && p[1] != sep))
+    return NULL;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    unsigned d = (unsigned)(*p - '0');
+    if (*v > (max - d) / 10)
+      return NULL;
+    *v = *v * 10 + d;
+  }
+  return *p == sep ? p : NULL;
+}
+
 /*
 ** A stream the shim could not open ("!ERRNO\tEUID\tPATH" in the
-** manifest): say it once per folder, user and error (the keys in told),
-** plainly when the program had become a user who cannot write there. 0,
-** or -1 when the line is not one of the shim's.
+** manifest, as ljm_manifest_failed writes it, exactly): say it once per
+** folder, user and error (the keys in told), plainly when the program had
+** become a user who cannot write there. 0, or -1 when the line is not one
+** of the shim's.
 */
 static int tell_failure(const char *line, const char *tmpl,
 			struct name_set *told)
 {
   char dir[LJM_PATH_MAX + 2], who[128], key[LJM_PATH_MAX + 64];
-  const char *path, *slash;
-  unsigned long uid;
-  int err, n = 0;
-  if (sscanf(line, "!%d\t%lu\t%n", &err, &uid, &n) != 2 || n == 0 ||
-      err <= 0 || err > 4095 || line[1] < '0' || line[1] > '9')
+  const char *path, *slash, *p;
+  unsigned long uid, e;
+  int err;
+  p = parse_number(line + 1, '\t', 4095, &e);
+  if (p == NULL || e == 0)
     return -1;
-  path = line + n;
+  err = (int)e;
+  p = parse_number(p + 1, '\t', (uid_t)-1, &uid);
+  if (p == NULL)
+    return -1;
+  path = p + 1;
   if (!is_our_name(tmpl, path))
     return -1;
   slash = strrchr(path, '/');
@@ -272,18 +289,27 @@ static int tell_failure(const char *line, const char *tmpl,
 /*
 ** Print each stream of the manifest once, with its size, and the streams
 ** that could not be written. Only lines the shim writes for this run's
-** template count; the others are ignored, and counted in one line.
-** Returns the number of files; *nfailed gets the number of failure notes.
+** template count; the others are ignored, and counted in one line, as
+** are the names that are gone (removed since, or never there: a line
+** anyone could have written). Returns the number of files; *nfailed gets
+** the number of failure notes.
 */
 int rec_list_files(const struct record *r, int *nfailed)
 {
-  const char *tmpl = r->tmpl;
-  char line[LJM_PATH_MAX + 64];
+  char line[LJM_PATH_MAX + 64], tmpl[LJM_PATH_MAX], cwd[LJM_PATH_MAX];
   struct name_set seen = { NULL, 0, 0 }, told = { NULL, 0, 0 };
-  unsigned long foreign = 0;
+  unsigned long foreign = 0, gone = 0;
   int n = 0, whole = 1;
   FILE *f;
   *nfailed = 0;
+  /* A relative template names files in record's own folder, the
+  ** program's at its start; with no folder to go by, no name matches. */
+  if (getcwd(cwd, sizeof(cwd)) == NULL)
+    cwd[0] = '\0';
+  if (ljm_template_absolute(tmpl, sizeof(tmpl),
+			    r->tmpl && *r->tmpl ? r->tmpl : "ljmprof.bin",
+			    cwd) != 0 || tmpl[0] != '/')
+    tmpl[0] = '\0';
   f = fopen(r->manifest_path, "re");
   if (f == NULL)
     return 0;
@@ -323,19 +349,25 @@ int rec_list_files(const struct record *r, int *nfailed)
       foreign++;
       continue;
     }
+    n++;
+    if (what == LISTED_GONE) {
+      gone++;
+      continue;
+    }
     fputs("ljmprof: wrote ", stderr);
     rec_put_path(stderr, line);
     if (what == LISTED_STREAM)
       fprintf(stderr, " (%lld bytes)\n", size);
-    else if (what == LISTED_GONE)
-      fputs(" (since removed)\n", stderr);
     else
       fputc('\n', stderr);
-    n++;
   }
   name_set_free(&seen);
   name_set_free(&told);
   fclose(f);
+  if (gone)
+    fprintf(stderr, "ljmprof: record: %lu name%s of the manifest no longer "
+	    "exist%s (removed since, or never written)\n", gone,
+	    gone == 1 ? "" : "s", gone == 1 ? "s" : "");
   if (foreign)
     fprintf(stderr, "ljmprof: record: ignored %lu line%s of the manifest "
 	    "that name no stream of this run\n", foreign,
