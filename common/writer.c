@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ljm_config.h"
+#include "msg.h"
 #include "outpath.h"
 #include "writer.h"
 
@@ -173,7 +174,7 @@ const char *ljm_out_strerror(int err)
   case ENODEV: return "not a file, a FIFO or a character device";
   case EEXIST: return "that name and the next ones are taken by other files";
   case EPERM: return "a FIFO or device owned by another user, never written";
-  default: return strerror(err);
+  default: return ljm_strerror(err);	/* Untranslated: safe in a handler. */
   }
 }
 
