@@ -1104,10 +1104,11 @@ static void hook_new(lua_State *L)
   hook_calls++;
   start(L, &hook_m, 0);
 }
-static void hook_close(lua_State *L)
+static void *hook_close(lua_State *L)
 {
   hook_calls += 10;
   ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
+  return NULL;	/* Nothing for ljmprof_hook_closed. */
 }
 
 START_TEST(lifecycle_hooks)
