@@ -103,49 +103,42 @@ static void raise_again(int sig, siginfo_t *si)
     syscall(SYS_tgkill, pid, tid, (long)sig);
 }
 
-static void on_stop_signal(int sig, siginfo_t *si, void *uc)
+/* What the signal would have done without us, from its handler: the
+** default action back, and the signal raised again (blocked while the
+** handler runs, it is delivered on unblocking) unless it is a fault that
+** runs again by itself. */
+static void default_action(int sig, siginfo_t *si)
 {
   struct sigaction sa;
   sigset_t one;
-  int saved = errno, first;
-  /* A vfork child shares its parent's memory (dying_sig, the VMs), not
-  ** its handlers: it only does what the signal would have done. */
-  if (getpid() != ljm_self_pid) {
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = SIG_DFL;
-    sigaction(sig, &sa, NULL);
-    if (!refaults(sig, si)) {
-      raise_again(sig, si);
-      sigemptyset(&one);
-      sigaddset(&one, sig);
-      pthread_sigmask(SIG_UNBLOCK, &one, NULL);
-    }
-    errno = saved;
-    return;
-  }
-  first = __atomic_exchange_n(&dying_sig, sig, __ATOMIC_SEQ_CST) == 0;
-  if (first) {
-    ljm_reg_die(interrupted_inside(uc));
-  } else {
-    /* Another thread acts on an earlier one: it ends the process. */
-    int ms;
-    for (ms = 0; ms < 2 * LJM_CLAIM_WAIT_MS + 200; ms++)
-      sleep_ms(1);
-  }
-  /* Now what the signal would have done without us. It is blocked while
-  ** this handler runs: raised again, it is delivered on unblocking. */
   memset(&sa, 0, sizeof(sa));
   sa.sa_handler = SIG_DFL;
   sigemptyset(&sa.sa_mask);
   sigaction(sig, &sa, NULL);
-  if (refaults(sig, si)) {
-    errno = saved;
+  if (refaults(sig, si))
     return;
-  }
   raise_again(sig, si);
   sigemptyset(&one);
   sigaddset(&one, sig);
   pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+}
+
+static void on_stop_signal(int sig, siginfo_t *si, void *uc)
+{
+  int saved = errno;
+  /* A vfork child shares its parent's memory (dying_sig, the VMs), not
+  ** its handlers: it only does what the signal would have done. */
+  if (getpid() == ljm_self_pid) {
+    if (__atomic_exchange_n(&dying_sig, sig, __ATOMIC_SEQ_CST) == 0) {
+      ljm_reg_die(interrupted_inside(uc));
+    } else {
+      /* Another thread acts on an earlier one: it ends the process. */
+      int ms;
+      for (ms = 0; ms < 2 * LJM_CLAIM_WAIT_MS + 200; ms++)
+	sleep_ms(1);
+    }
+  }
+  default_action(sig, si);
   errno = saved;	/* Still here (blocked elsewhere): delivered on return. */
 }
 
