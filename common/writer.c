@@ -125,10 +125,7 @@ int ljm_out_open(struct ljm_out *o, const char *path)
   return 0;
 }
 
-/* Whether path is a stream another process is writing now (it holds
-** the file's lock), as a child started from the profiled program's
-** environment finds its parent's: no news, unlike a file left there. */
-static int being_written(const char *path)
+int ljm_out_being_written(const char *path)
 {
   struct stat st;
   int fd, busy = 0;
@@ -140,6 +137,19 @@ static int being_written(const char *path)
     busy = 1;
   close(fd);
   return busy;
+}
+
+int ljm_out_is_stream(const char *path, struct stat *st)
+{
+  char magic[3];
+  int fd, ok;
+  fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  ok = fstat(fd, st) == 0 && S_ISREG(st->st_mode) &&
+       read(fd, magic, 3) == 3 && memcmp(magic, "ljs", 3) == 0;
+  close(fd);
+  return ok;
 }
 
 int ljm_out_create(struct ljm_out *o, char *buf, size_t n, const char *tmpl,
@@ -155,7 +165,7 @@ int ljm_out_create(struct ljm_out *o, char *buf, size_t n, const char *tmpl,
       err = ljm_out_open(o, buf);
     if (err != EEXIST && err != EBUSY)
       return err;
-    if (err == EEXIST && taken && !being_written(buf))
+    if (err == EEXIST && taken && !ljm_out_being_written(buf))
       (*taken)++;
     /* Someone's file (an earlier run's, another process's, the image
     ** this process replaced by exec): left as it is, the next name. */

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 struct ljm_out {
@@ -48,6 +49,15 @@ int ljm_out_open(struct ljm_out *o, const char *path);
 */
 int ljm_out_create(struct ljm_out *o, char *buf, size_t n, const char *tmpl,
 		   struct ljm_name *k, unsigned *taken);
+
+/* Whether path is a stream another process is writing now (it holds the
+** file's lock, as ljm_out_open takes it), as a child started from the
+** profiled program's environment finds its parent's. */
+int ljm_out_being_written(const char *path);
+
+/* Whether path is a regular file, never through a symbolic link, that
+** begins as a stream does; its fstat into *st. */
+int ljm_out_is_stream(const char *path, struct stat *st);
 
 /* What a failure of ljm_out_open means, in words (strerror's, but for
 ** the refusals of our own). */

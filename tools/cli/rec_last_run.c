@@ -13,44 +13,22 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include "ljm_config.h"
 #include "outpath.h"
+#include "writer.h"
 #include "rec.h"
 
-/* A stream of the euid's: a regular file (not a link) that begins as
-** streams do. */
+/* A stream of the euid's. */
 static int is_my_stream(const char *path)
 {
   struct stat st;
-  char magic[3];
-  int fd, ok;
-  fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0)
-    return 0;
-  ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-       read(fd, magic, 3) == 3 && memcmp(magic, "ljs", 3) == 0;
-  close(fd);
-  return ok;
-}
-
-/* Not a stream another process is writing now (it holds the lock). */
-static int is_idle(const char *path)
-{
-  int fd, idle;
-  fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0)
-    return 0;
-  idle = flock(fd, LOCK_SH | LOCK_NB) == 0;
-  close(fd);
-  return idle;
+  return ljm_out_is_stream(path, &st) && st.st_uid == geteuid();
 }
 
 /*
@@ -80,7 +58,7 @@ static unsigned move_other_streams(const char *tmpl, const char *first)
       continue;
     strcpy(path + dirlen, e->d_name);
     if (strcmp(path, first) == 0 || !ljm_outpath_match(tmpl, path) ||
-	!is_my_stream(path) || !is_idle(path))
+	!is_my_stream(path) || ljm_out_being_written(path))
       continue;
     snprintf(old, sizeof(old), "%s.old", path);
     if (lstat(old, &st) == 0 && !is_my_stream(old))

@@ -203,22 +203,15 @@ enum listed { LISTED_STREAM, LISTED_DEVICE, LISTED_GONE, LISTED_FOREIGN };
 static enum listed what_is(const char *path, time_t since, long long *size)
 {
   struct stat st;
-  char magic[3];
-  int fd, ok;
   if (lstat(path, &st) != 0)
     return errno == ENOENT ? LISTED_GONE : LISTED_FOREIGN;
   if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))
     return LISTED_DEVICE;
-  if (!S_ISREG(st.st_mode) || st.st_mtime < since)
+  if (!S_ISREG(st.st_mode) || st.st_mtime < since ||
+      !ljm_out_is_stream(path, &st))
     return LISTED_FOREIGN;
-  fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0)
-    return LISTED_FOREIGN;
-  ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-       read(fd, magic, 3) == 3 && memcmp(magic, "ljs", 3) == 0;
-  close(fd);
   *size = (long long)st.st_size;
-  return ok ? LISTED_STREAM : LISTED_FOREIGN;
+  return LISTED_STREAM;
 }
 
 /* A decimal number of at most max, digits only (no sign, no space, no
