@@ -49,10 +49,82 @@
 ** the version byte ("unsupported version"); ours accepts exactly the
 ** pairs listed here, and names any other pair it meets.
 **
-** X(name, id, version): none yet.
+** X(name, id, version).
 */
 #define LJM_FMT_VERSION_EXT	0x80
-#define LJM_FMT_EXTENSIONS(X)
+#define LJM_FMT_EXTENSIONS(X) \
+  X(PROFILE, LJM_EXT_PROFILE, LJM_EXT_PROFILE_VERSION)
+
+/*
+** The profile extension ('x', version 1): call stacks, and the records
+** that time marks, sampling, object kinds, trace sites and a start
+** snapshot use. One extension for all of them, so that a stream says once
+** what it is. The symbol table is that of version 3. In the events:
+**
+**   event    := header location body [objkind]
+**   header   := bits 0-1 event, bits 2-4 source, bit 5 KIND, bit 6 zero
+**   location := (the sources of version 3)
+**             | STACK: node-id            (an announced node, >= 1)
+**   objkind  := one byte, present iff KIND is set (ALLOC, REALLOC only)
+**   SYMTAB events with the new sources:
+**     NODE:  parent-id frame              (ids count up from 1 in the
+**                                          order nodes are announced;
+**                                          parent 0 is the root, else
+**                                          an id announced before)
+**     INFO:  key value                    (LJM_INFO_*; a reader skips
+**                                          keys it does not know)
+**     SITE:  traceno site-id n (proto-addr line){n}
+**                                         (a call site in trace code: its
+**                                          line, then the lines of the
+**                                          frames inlined above the
+**                                          trace's start, inner first)
+**   frame    := LUA:   proto-addr line name   (name "" if not known)
+**             | FAST:  ffid name              (as Lua knows it)
+**             | C:     function-addr          (named as a CFUNC source)
+**             | TRACE: traceno site-id        (site 0: not known)
+**             | CUT                           (deeper frames left out)
+**
+** A stack is leaf first in the events (the id of the leaf node), root
+** first in the tree. A free may carry a STACK or a version-3 location.
+*/
+#define LJM_EXT_PROFILE		'x'
+#define LJM_EXT_PROFILE_VERSION	1
+
+#define LJM_EV_KIND		0x20	/* Bit 5: an objkind byte follows. */
+
+#define LJM_SRC_STACK		0x14	/* Events: the location is a node id. */
+#define LJM_SRC_NODE		0x14	/* Symbol events: a stack node. */
+#define LJM_SRC_INFO		0x18	/* Symbol events: key and value. */
+#define LJM_SRC_SITE		0x1c	/* Symbol events: a trace call site. */
+
+/* Frame tags of a NODE. */
+#define LJM_FRAME_LUA		0
+#define LJM_FRAME_FAST		1
+#define LJM_FRAME_C		2
+#define LJM_FRAME_TRACE		3
+#define LJM_FRAME_CUT		4
+
+/*
+** INFO keys. X(name, key, what the value is). Values are ULEB128.
+*/
+#define LJM_FMT_INFOS(X) \
+  X(DEPTH, 1, "stack depth limit (frames)") \
+  X(TIME, 2, "nanoseconds since the stream began (monotonic)") \
+  X(SAMPLE, 3, "mean bytes between sampled allocations (0: all)") \
+  X(NODES_FULL, 4, "node table full at this many nodes") \
+  X(CUT_EVENTS, 5, "events whose stack the full table cut") \
+  X(SNAPSHOT, 6, "1: start snapshot begins, 0: it ends")
+
+#define LJM_INFO_DEPTH		1
+#define LJM_INFO_TIME		2
+#define LJM_INFO_SAMPLE		3
+#define LJM_INFO_NODES_FULL	4
+#define LJM_INFO_CUT_EVENTS	5
+#define LJM_INFO_SNAPSHOT	6
+
+#define LJM_STACK_DEPTH_DEFAULT	32	/* Frames kept, leaf first. */
+#define LJM_STACK_DEPTH_MAX	1024
+#define LJM_STACK_NODES_MAX	(1u << 22)  /* Writer's bound on nodes. */
 
 /* -- Symbol table section -------------------------------------------------- */
 
