@@ -132,8 +132,10 @@ tests/tools/test_pprof-test_pprof.$(OBJEXT): tools/report/pprof.pb-c.h
 
 TESTS += tests/tools/test_parse tests/tools/test_pprof tests/tools/golden.test \
 	tests/tools/layers.test tests/tools/errors.test tests/tools/merge.test tests/tools/bench.test \
-	tests/tools/roundtrip.test tests/tools/reference.test
+	tests/tools/roundtrip.test tests/tools/reference.test \
+	tests/tools/pprof.test
 EXTRA_DIST += tests/tools/golden.test tests/tools/errors.test \
+	tests/tools/pprof.test \
 	tests/tools/layers.test \
 	tests/tools/merge.test \
 	tests/tools/bench.test tests/tools/regen-golden \
