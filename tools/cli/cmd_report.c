@@ -29,7 +29,11 @@ static void report_help(FILE *out)
 "  -n, --top=N            at most N lines per section\n"
 "      --value=WHAT       folded: alloc-bytes (default), alloc-count or\n"
 "                         held-bytes\n"
-"  -m, --merge            one report for all files (always for folded)\n"
+"  -m, --merge            one report for all files (always for folded and\n"
+"                         pprof)\n"
+"  -o, --output=FILE      write the report to FILE (created 0600) instead of\n"
+"                         standard output; pprof, which is binary, is never\n"
+"                         written to a terminal\n"
 "      --list-formats     the names of the formats, one a line\n"
 "  -h, --help             this text\n"
 "\n"
@@ -55,6 +59,7 @@ int ljmprof_cmd_report(int argc, char **argv)
     {"top", required_argument, NULL, 'n'},
     {"value", required_argument, NULL, OPT_VALUE},
     {"merge", no_argument, NULL, 'm'},
+    {"output", required_argument, NULL, 'o'},
     {"list-formats", no_argument, NULL, OPT_LIST_FORMATS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}
@@ -64,7 +69,7 @@ int ljmprof_cmd_report(int argc, char **argv)
   memset(&c, 0, sizeof(c));
   c.name = "report";
   c.opts = opts;
-  c.optstring = ":f:lHg:n:mh";
+  c.optstring = ":f:lHg:n:mo:h";
   c.help = report_help;
   return ljmprof_run_reports(&c, argc, argv);
 }

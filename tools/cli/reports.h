@@ -28,6 +28,8 @@ struct cli {
   enum mp_group group;
   int merge;
   int value_given;
+  const char *output;		/* -o FILE, or NULL: standard output. */
+  int output_open;		/* Standard output is ready for reports. */
 };
 
 /* Parse argv (argv[0] is the command), read, report; an exit status. */
