@@ -61,7 +61,9 @@ tools_libmpreport_a_SOURCES = \
 	tools/report/mp_report_folded.c \
 	tools/report/mp_report_stat.c \
 	tools/report/mp_report_pprof.c \
-	tools/report/mp_pprof.c tools/report/mp_pprof.h
+	tools/report/mp_pprof.c tools/report/mp_pprof.h \
+	tools/report/mp_diff.c tools/report/mp_diff.h \
+	tools/report/mp_diff_report.c
 # pprof's messages: encoder and decoder generated from pprof.proto, into
 # the build tree.
 MP_PPROF_GEN = tools/report/pprof.pb-c.c tools/report/pprof.pb-c.h
@@ -94,7 +96,7 @@ tools_ljmprof_CPPFLAGS = $(AM_CPPFLAGS) $(MP_CLI_CPPFLAGS)
 tools_ljmprof_CFLAGS = $(MP_CFLAGS)
 tools_ljmprof_SOURCES = \
 	tools/cli/ljmprof.c tools/cli/commands.h \
-	tools/cli/cmd_report.c tools/cli/cmd_stat.c \
+	tools/cli/cmd_report.c tools/cli/cmd_stat.c tools/cli/cmd_diff.c \
 	tools/cli/reports.c tools/cli/reports.h \
 	tools/cli/mp_load.c tools/cli/mp_load.h
 tools_ljmprof_LDADD = $(MP_LIBS)

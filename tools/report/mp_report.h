@@ -108,4 +108,11 @@ int mp_stat_json(FILE *out, struct mp_profile *p,
 		 const struct mp_report_opts *o,
 		 const struct mp_report_input *in);
 
+/* The pieces of the formats that `ljmprof diff` (mp_diff_report.c)
+** writes with: a location's folded frames (aliases may be NULL: names
+** in full, escaped as frames), and a JSON string appended to b. */
+void mp_folded_frames(struct mp_buf *out, const struct mp_profile *p,
+		      struct mp_aliases *al, const struct mp_loc *l);
+void mp_buf_json_string(struct mp_buf *b, const char *s, size_t len);
+
 #endif
