@@ -132,6 +132,16 @@ tests_tools_test_pprof_SOURCES = tests/tools/test_pprof.c
 tests_tools_test_pprof_LDADD = $(MP_LIBS) $(CHECK_LIBS)
 tests/tools/test_pprof-test_pprof.$(OBJEXT): tools/report/pprof.pb-c.h
 
+# ljmprof diff's matching, arithmetic and outputs, on crafted streams.
+check_PROGRAMS += tests/tools/test_diff
+tests_tools_test_diff_CPPFLAGS = $(AM_CPPFLAGS) $(MP_CPPFLAGS)
+tests_tools_test_diff_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_tools_test_diff_SOURCES = tests/tools/test_diff.c
+tests_tools_test_diff_LDADD = $(MP_LIBS) $(CHECK_LIBS)
+
+TESTS += tests/tools/test_diff tests/tools/diff.test
+EXTRA_DIST += tests/tools/diff.test tests/tools/diff.lua
+
 TESTS += tests/tools/test_parse tests/tools/test_pprof tests/tools/golden.test \
 	tests/tools/layers.test tests/tools/errors.test tests/tools/merge.test tests/tools/bench.test \
 	tests/tools/roundtrip.test tests/tools/reference.test \

@@ -289,9 +289,9 @@ struct outcome {
 
 /*
 ** The first limit memory events of path (and the symbols before them)
-** into p, for --from/--to. Reading stops there: damage after it is not
-** seen. *events gets the events accounted; MP_LOAD_ERROR (said) when
-** the file cannot be read or ends, complete or not, before limit.
+** into p, for --from/--to. Reading stops there: damage after it does not
+** matter. *events gets the events accounted; MP_LOAD_ERROR (said) when
+** the file cannot be read, is no stream, or ends before limit.
 */
 static enum mp_load_result load_upto(struct mp_profile *p, const char *path,
 				     const char *opt, uint64_t limit,
@@ -317,7 +317,11 @@ static enum mp_load_result load_upto(struct mp_profile *p, const char *path,
     mp_profile_set_oom(p);
     goto out;
   }
-  while (n < limit && (st = mp_reader_next(r, &ev)) == MP_OK) {
+  /* Up to the memory event after the limit (left unaccounted), so that
+  ** even #0 finds out whether the file is a stream. */
+  while ((st = mp_reader_next(r, &ev)) == MP_OK) {
+    if (!mp_event_is_symbol(ev.type) && n == limit)
+      break;
     if (mp_profile_event(p, &ev) < 0) {
       ljmprof_error("%s: out of memory at byte %llu", shown,
 		    (unsigned long long)ev.offset);
@@ -327,7 +331,12 @@ static enum mp_load_result load_upto(struct mp_profile *p, const char *path,
       n++;
   }
   *events = n;
-  if (n == limit) {
+  if (st == MP_ERROR && n == 0 && !mp_profile_oom(p)) {
+    ljmprof_error("%s: byte %llu: %s", shown,
+		  (unsigned long long)mp_reader_error_offset(r),
+		  mp_reader_error(r));
+  } else if (n == limit) {
+    /* Damage after the moment does not change what was before it. */
     res = MP_LOAD_OK;
   } else {
     if (st == MP_ERROR)
@@ -395,13 +404,7 @@ static void read_side(struct diff_cli *c, struct mp_diff *d, int side,
   if (mp_profile_oom(p)) {
     out->fatal = 1;
   } else if (!s->nfiles) {
-    if (c->from || c->to)
-      out->fatal = 1;	/* Said. */
-    else {
-      ljmprof_error("diff: nothing to compare: no %s file could be read",
-		    side ? "new" : "old");
-      out->fatal = 1;
-    }
+    out->fatal = 1;	/* Nothing to compare with; each file said why. */
   } else {
     mp_profile_done_reading(p);
     if (mp_diff_add(d, side, p) < 0) {
