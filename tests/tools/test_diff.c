@@ -185,6 +185,33 @@ START_TEST(deltas_and_order)
 }
 END_TEST
 
+/* Another program: no Lua location in common, said by the CLI. */
+static void other_program(struct mpw *w)
+{
+  mpw_symtab_begin(w);
+  mpw_symtab_lfunc(w, 0x9000, "@other.lua", 0);
+  mpw_symtab_end(w);
+  mpw_alloc(w, mpw_lua(0x9000, 5), 0x8100, 100);
+  mpw_alloc(w, mpw_internal(), 0x8600, 7);
+  mpw_epilogue(w);
+}
+
+START_TEST(lua_in_common)
+{
+  struct mp_diff d;
+  int has[2];
+  diff_of(&d, MP_DIFF_KEY_NAME, MP_GROUP_LINE, old_run, new_run);
+  /* Lines 5 and 6, the two trace keys. */
+  ck_assert_uint_eq(mp_diff_lua_shared(&d, has), 4);
+  ck_assert(has[0] && has[1]);
+  mp_diff_free(&d);
+  diff_of(&d, MP_DIFF_KEY_NAME, MP_GROUP_LINE, old_run, other_program);
+  ck_assert_uint_eq(mp_diff_lua_shared(&d, has), 0);
+  ck_assert(has[0] && has[1]);
+  mp_diff_free(&d);
+}
+END_TEST
+
 /* A run against itself: nothing changed. */
 START_TEST(same_run_is_all_zero)
 {
@@ -305,6 +332,31 @@ START_TEST(json_and_folded)
 }
 END_TEST
 
+/* Names from the program reach a terminal escaped, as report's. */
+static void escaping_run(struct mpw *w)
+{
+  mpw_symtab_begin(w);
+  mpw_symtab_lfunc(w, 0x1000, "@\x1b[2J.lua", 0);
+  mpw_symtab_end(w);
+  mpw_alloc(w, mpw_lua(0x1000, 5), 0x100, 100);
+  mpw_epilogue(w);
+}
+
+START_TEST(text_escapes_names)
+{
+  struct mp_diff_opts o;
+  struct mp_diff d;
+  char *t;
+  diff_of(&d, MP_DIFF_KEY_NAME, MP_GROUP_LINE, old_run, escaping_run);
+  opts_for(&o);
+  t = output_of(mp_diff_text, &d, &o);
+  ck_assert_ptr_null(strchr(t, 0x1b));
+  ck_assert_ptr_nonnull(strstr(t, "  @\\x1b[2J.lua:5 (new)\n"));
+  free(t);
+  mp_diff_free(&d);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("diff");
@@ -318,6 +370,8 @@ int main(void)
   tcase_add_test(tc, group_function);
   tcase_add_test(tc, text_table);
   tcase_add_test(tc, json_and_folded);
+  tcase_add_test(tc, lua_in_common);
+  tcase_add_test(tc, text_escapes_names);
   suite_add_tcase(s, tc);
   sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -50,6 +50,9 @@ static void diff_help(FILE *out)
 "  -H, --human-readable   sizes in B, KiB, MiB, GiB\n"
 "  -h, --help             this text\n"
 "\n"
+"Two profiles with no Lua code in common (different programs) are\n"
+"compared, with a warning.\n"
+"\n"
 "Exit status: 0 success, 1 error (a side could not be read, an event past\n"
 "the end, out of memory, or the output could not be written), 2 usage\n"
 "error, 3 compared, but an input was skipped, truncated or malformed (read\n"
@@ -445,6 +448,11 @@ int ljmprof_cmd_diff(int argc, char **argv)
     read_side(&c, &d, side, group, names[side], &out);
   }
   if (!out.fatal) {
+    int has[2];
+    /* Not wrong, but rarely meant: every line would be new or gone. */
+    if (!mp_diff_lua_shared(&d, has) && has[0] && has[1])
+      ljmprof_error("warning: OLD and NEW have no Lua code in common: "
+		    "runs of different programs?");
     rc = c.format == 1 ? mp_diff_json(stdout, &d, &c.o) :
 	 c.format == 2 ? mp_diff_folded(stdout, &d, &c.o) :
 	 mp_diff_text(stdout, &d, &c.o);

@@ -139,6 +139,7 @@ int mp_diff_add(struct mp_diff *d, int side, const struct mp_profile *p)
     if (key.oom || !(r = row_of(d, key.data, key.len)))
       goto out;
     r->in[side] = 1;
+    r->lua |= l.kind == MP_LOC_LUA || l.kind == MP_LOC_TRACE;
     add_counts(&r->side[side], &l);
     add_counts(&d->total[side], &l);
   }
@@ -174,6 +175,21 @@ int mp_diff_delta(const struct mp_diff_counts *old,
   }
   *mag = a - b;
   return -1;
+}
+
+uint32_t mp_diff_lua_shared(const struct mp_diff *d, int has[2])
+{
+  uint32_t i, shared = 0;
+  has[0] = has[1] = 0;
+  for (i = 0; i < d->nrows; i++) {
+    const struct mp_diff_row *r = &d->rows[i];
+    if (!r->lua)
+      continue;
+    has[0] |= r->in[0];
+    has[1] |= r->in[1];
+    shared += r->in[0] && r->in[1];
+  }
+  return shared;
 }
 
 int mp_diff_row_changed(const struct mp_diff_row *r)

@@ -40,6 +40,7 @@ struct mp_diff_counts {
 struct mp_diff_row {
   uint32_t key;			/* Id in mp_diff.keys. */
   uint8_t in[2];		/* The side has a location with this key. */
+  uint8_t lua;			/* Lua code (or a trace where it starts). */
   struct mp_diff_counts side[2];
 };
 
@@ -88,6 +89,10 @@ uint64_t mp_diff_value(const struct mp_diff_counts *c, enum mp_value v);
 int mp_diff_delta(const struct mp_diff_counts *old,
 		  const struct mp_diff_counts *new_, enum mp_value v,
 		  uint64_t *mag);
+
+/* Lua keys both sides have, and whether each side has any: no Lua code
+** in common is two different programs (or of one, nothing shared). */
+uint32_t mp_diff_lua_shared(const struct mp_diff *d, int has[2]);
 
 /* Whether any measure of the row changed. */
 int mp_diff_row_changed(const struct mp_diff_row *r);
