@@ -341,14 +341,17 @@ static enum mp_load_result load_upto(struct mp_profile *p, const char *path,
   } else if (n == limit) {
     /* Damage after the moment does not change what was before it. */
     res = MP_LOAD_OK;
+  } else if (st == MP_ERROR) {
+    ljmprof_error("%s: byte %llu: %s; %s=#%llu is past the %llu events "
+		  "before it", shown,
+		  (unsigned long long)mp_reader_error_offset(r),
+		  mp_reader_error(r), opt, (unsigned long long)limit,
+		  (unsigned long long)n);
+  } else if (st == MP_TRUNCATED) {
+    ljmprof_error("%s is truncated after %llu events: %s=#%llu is past "
+		  "them", shown, (unsigned long long)n, opt,
+		  (unsigned long long)limit);
   } else {
-    if (st == MP_ERROR)
-      ljmprof_error("%s: byte %llu: %s, after %llu events", shown,
-		    (unsigned long long)mp_reader_error_offset(r),
-		    mp_reader_error(r), (unsigned long long)n);
-    else if (st == MP_TRUNCATED)
-      ljmprof_error("%s is truncated after %llu events", shown,
-		    (unsigned long long)n);
     ljmprof_error("diff: %s=#%llu is past the end of %s (%llu events)", opt,
 		  (unsigned long long)limit, shown, (unsigned long long)n);
   }
