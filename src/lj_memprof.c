@@ -96,6 +96,7 @@ typedef struct MemProf {
 } MemProf;
 
 static void *mp_allocf(void *ud, void *ptr, size_t osize, size_t nsize);
+static void *mp_allocf_stacks(void *ud, void *ptr, size_t osize, size_t nsize);
 
 /* The safe-point flag of a profiler without one: never changes. */
 static const volatile sig_atomic_t mp_nopoll = 0;
@@ -113,7 +114,8 @@ static LJ_AINLINE MemProf *mp_get(global_State *g)
 /* Is the profiler's wrapper the VM's allocator (not buried by the host's)? */
 static LJ_AINLINE int mp_ontop(global_State *g, MemProf *mp)
 {
-  return g->allocf == mp_allocf && g->allocd == (void *)mp;
+  return (g->allocf == mp_allocf || g->allocf == mp_allocf_stacks) &&
+	 g->allocd == (void *)mp;
 }
 
 /*
@@ -628,6 +630,12 @@ typedef struct MPFrame {
   const BCIns *pc;		/* Lua: return PC its line is from, or NULL. */
   uint32_t node;		/* Id of the stack from the root to it (0: none). */
   uint32_t tag;			/* LJM_FRAME_*. */
+#if LJ_FR2
+  uint64_t func;		/* The function slot's TValue, as read, */
+  int64_t link;			/* the frame's link, */
+  int64_t link2;		/* a vararg frame's other link, */
+  const GCproto *pt;		/* and a Lua function's prototype. */
+#endif
 } MPFrame;
 
 /* An announced node: (parent, frame) -> id. */
@@ -655,6 +663,8 @@ typedef struct MPStack {
   uint32_t epoch;		/* Nodes of older epochs are not found. */
   uintptr_t *protos;		/* Prototypes in nodes of this epoch (a set). */
   uint32_t pmask, nprotos;	/* Its slots - 1, its entries. */
+  lua_State *lastL;		/* The thread of the last stack. */
+  int lastplain, curplain;	/* Its frames link straight to each other. */
   const void *cutfn;		/* The caller of a cut stack's deepest frame, */
   const BCIns *cutpc;		/* and its PC: the frame's name. */
 } MPStack;
@@ -960,14 +970,25 @@ static uint32_t mp_walk(MemProf *mp, lua_State *L, cTValue *f,
       e->fn = fn;
       e->pc = NULL;
       e->node = 0;
+#if LJ_FR2
+      e->func = (f - 1)->u64;
+      e->link = f->ftsz;
+      e->pt = NULL;
+#endif
       if (isluafunc(fn)) {
 	e->tag = LJM_FRAME_LUA;
 	if (pc != NULL && mp_pcin(funcproto(fn), pc)) e->pc = pc;
+#if LJ_FR2
+	e->pt = funcproto(fn);
+#endif
       } else {
 	e->tag = isffunc(fn) ? LJM_FRAME_FAST : LJM_FRAME_C;
       }
     } else if (!top && !mp_dummyframe(L, f)) {
+      s->curplain = 0;
       break;  /* Not a frame after all: trust nothing below it. */
+    } else {
+      s->curplain = 0;  /* A frame skipped: mp_stackagain cannot see it. */
     }
     top = 0;
   link:
@@ -980,24 +1001,90 @@ static uint32_t mp_walk(MemProf *mp, lua_State *L, cTValue *f,
       if (pf == NULL && (pf = mp_luacaller(L, f, pc)) == NULL)
 	break;
     } else if (frame_iscont(f)) {  /* A metamethod called by the VM. */
+      s->curplain = 0;  /* Its caller's PC is in another slot. */
       if (!mp_inframe(L, f - 2 - LJ_FR2) || frame_iscont_fficb(f))
 	break;  /* An FFI callback: the C frames below are not Lua's. */
       pc = frame_contpc(f);
       pf = frame_prevd(f);
     } else if (frame_isvarg(f)) {  /* The frame below holds the link. */
       pf = frame_prevd(f);
-      if (pf >= f || !mp_inframe(L, pf)) break;
+      if (pf >= f || !mp_inframe(L, pf)) {
+	s->curplain = 0;
+	break;
+      }
+#if LJ_FR2
+      if (n > 0 && cur[n-1].slot == f)
+	cur[n-1].link2 = pf->ftsz;
+      else
+#endif
+	s->curplain = 0;
       f = pf;
       goto link;
     } else {  /* C, protected C, pcall: no PC of the frame below. */
       pc = NULL;
       pf = frame_prevd(f);
     }
-    if (pf >= f) break;
+    if (pf >= f) {
+      s->curplain = 0;
+      break;
+    }
     f = pf;
   }
   return n;
 }
+
+#if LJ_FR2
+/*
+** The last stack again: the same thread, every frame's function slot and
+** link as they were (only slots inside the thread's stack are read),
+** each Lua frame's prototype the same. Then only the top frame can
+** differ: its line (or, in a trace, the trace). f and pc: the top frame
+** as mp_stackevent found it; n: 1 with a TRACE frame in s->cur[0]. Returns
+** the leaf node, or 0 for a walk.
+*/
+static uint32_t mp_stackagain(MemProf *mp, lua_State *L, cTValue *f,
+			      const BCIns *pc, uint32_t n)
+{
+  MPStack *s = mp->stk;
+  MPFrame *last = s->last, t;
+  cTValue *st = tvref(L->stack), *end = st + L->stacksize;
+  uint32_t i, nlast = s->nlast, parent, id;
+  if (!s->lastplain || L != s->lastL || nlast <= n || last[n].slot != f)
+    return 0;
+  for (i = n; i < nlast; i++) {
+    const MPFrame *e = &last[i];
+    cTValue *ef = e->slot;
+    if (ef <= st + LJ_FR2 || ef >= end || (ef - 1)->u64 != e->func ||
+	ef->ftsz != e->link || e->node == 0 ||
+	(e->tag == LJM_FRAME_LUA && funcproto((GCfunc *)e->fn) != e->pt))
+      return 0;
+    if (frame_isvarg(ef)) {  /* Its real link is in the frame below. */
+      cTValue *lf = frame_prevd(ef);
+      if (lf <= st + LJ_FR2 || lf >= ef || lf->ftsz != e->link2)
+	return 0;
+    }
+  }
+  if (n) {  /* A trace over the same frames. */
+    if (last[1].pc != pc || last[0].tag != LJM_FRAME_TRACE) return 0;
+    if (last[0].fn == s->cur[0].fn && last[0].node) return last[0].node;
+    t = s->cur[0];
+    parent = last[1].node;
+    id = mp_nodeid(mp, parent, &t, &last[1]);
+  } else {
+    if (last[0].pc == pc) return last[0].node;
+    if (last[0].tag != LJM_FRAME_LUA || pc == NULL) return 0;
+    t = last[0];
+    t.pc = pc;
+    parent = nlast > 1 ? last[1].node : s->lastcut ? s->cutnode : 0;
+    if (parent == 0 && s->lastcut) return 0;
+    id = mp_nodeid(mp, parent, &t, nlast > 1 ? &last[1] : NULL);
+  }
+  if (id == 0) return 0;  /* Full: the walk counts it. */
+  t.node = id;
+  last[0] = t;
+  return id;
+}
+#endif
 
 /*
 ** The leaf node of the n frames in s->cur (cut: deeper frames were left
@@ -1052,6 +1139,7 @@ static uint32_t mp_stacknode(MemProf *mp, uint32_t n, int cut)
   s->last = cur;
   s->nlast = n;
   s->lastcut = cut;
+  s->lastplain = s->curplain && parent == cur[0].node;
   return parent;
 }
 
@@ -1110,10 +1198,17 @@ static LJ_NOINLINE int mp_stackevent(MemProf *mp, uint8_t ev, void *optr,
 	return 0;
     }
   }
-  if (f != NULL)
-    n = mp_walk(mp, L, f, pc, n, top, &cut);
-  if (n == 0 || (node = mp_stacknode(mp, n, cut)) == 0)
-    return 0;
+#if LJ_FR2
+  if (f == NULL || (node = mp_stackagain(mp, L, f, pc, n)) == 0)
+#endif
+  {
+    mp->stk->curplain = 1;
+    if (f != NULL)
+      n = mp_walk(mp, L, f, pc, n, top, &cut);
+    if (n == 0 || (node = mp_stacknode(mp, n, cut)) == 0)
+      return 0;
+    mp->stk->lastL = L;
+  }
   mp_reserve(mp);
   p = mp->pos;
   *p++ = ev | LJM_SRC_STACK;
@@ -1129,9 +1224,6 @@ static LJ_NOINLINE void mp_event(MemProf *mp, uint8_t ev, void *optr,
   uint64_t a = 0, b = 0;
   uint8_t src;
   uint8_t *p;
-  if (LJ_UNLIKELY(mp->depth) && ev != LJM_EV_FREE &&
-      mp_stackevent(mp, ev, optr, osize, nptr, nsize))
-    return;
   src = mp_where(mp, optr, &a, &b);
   if (src == LJM_SRC_CFUNC && (uintptr_t)a != mp->lastcf)
     mp_cfunc(mp, (uintptr_t)a);  /* May emit symbol events first. */
@@ -1165,7 +1257,7 @@ static LJ_NOINLINE void *mp_poll(MemProf *mp, void *ptr, size_t osize,
   ** has. Buried, the host's allocator above it already runs this call. */
   if (ontop)
     return g->allocf(g->allocd, ptr, osize, nsize);
-  return mp_allocf(mp, ptr, osize, nsize);
+  return (mp->depth ? mp_allocf_stacks : mp_allocf)(mp, ptr, osize, nsize);
 }
 
 /*
@@ -1201,8 +1293,6 @@ static LJ_AINLINE int mp_quick(MemProf *mp, uint8_t ev, void *optr,
   st = mp->g->vmstate;
 #if LJ_HASJIT
   if (st > 0) {  /* JIT-compiled code: the trace number. */
-    if (LJ_UNLIKELY(mp->depth) && ev != LJM_EV_FREE)
-      return 0;  /* With stacks: mp_event walks them. */
     *p = ev | LJM_SRC_TRACE;
     p = mp_uleb(p + 1, (uint64_t)st);
   } else
@@ -1227,6 +1317,11 @@ static LJ_NOINLINE void mp_record(MemProf *mp, uint8_t ev, void *optr,
 {
   if (LJ_UNLIKELY(mp->pos > mp->lim) && !mp_full(mp))
     return;
+  if (LJ_UNLIKELY(mp->depth) && ev != LJM_EV_FREE) {  /* With stacks. */
+    if (!mp_stackevent(mp, ev, optr, osize, nptr, nsize))
+      mp_event(mp, ev, optr, osize, nptr, nsize);
+    return;
+  }
   if (!mp_quick(mp, ev, optr, osize, nptr, nsize, 0))
     mp_event(mp, ev, optr, osize, nptr, nsize);
 }
@@ -1303,6 +1398,34 @@ static void *mp_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
     mp_leave(mp);
   }
   return mp->allocf(mp->allocd, ptr, osize, nsize);
+}
+
+/* A new block with stacks: mp_record, which walks them, not mp_quick. */
+static LJ_NOINLINE void *mp_allocstack(MemProf *mp, size_t osize,
+				       size_t nsize)
+{
+  void *nptr = mp->allocf(mp->allocd, NULL, osize, nsize);
+  if (LJ_LIKELY(mp_enter(mp)) && nptr != NULL &&
+      (LJ_LIKELY(mp->pos <= mp->lim) || mp_full(mp)) &&
+      !mp_stackevent(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize))
+    mp_event(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize);
+  mp_leave(mp);
+  return nptr;
+}
+
+/*
+** The VM's allocator while profiling with stacks: a wrapper of its own,
+** so that the leaf-only one (mp_quick for allocations from traces) pays
+** no test for them.
+*/
+static void *mp_allocf_stacks(void *ud, void *ptr, size_t osize,
+			      size_t nsize)
+{
+  MemProf *mp = (MemProf *)ud;
+  if (ptr == NULL && nsize != 0 &&
+      LJ_LIKELY(*mp->pollflag == mp->pollseen))
+    return mp_allocstack(mp, osize, nsize);
+  return mp_allocf(ud, ptr, osize, nsize);
 }
 
 /* -- Start and stop ------------------------------------------------------ */
@@ -1390,7 +1513,7 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   mp->active = 1;
   mp->older = (MemProf *)g->memprof;
   g->allocd = mp;
-  g->allocf = mp_allocf;
+  g->allocf = mp->depth ? mp_allocf_stacks : mp_allocf;
   g->memprof = mp;
   return LJMPROF_OK;
 }
