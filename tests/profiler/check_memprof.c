@@ -1599,6 +1599,26 @@ START_TEST(stack_frames_named)
 }
 END_TEST
 
+/* The same function at the same depth under two callers: the frames
+** below the top are told apart, not taken from the last stack. */
+START_TEST(stack_same_depth_callers)
+{
+  mpr_stats st;
+  stack_run(NULL, "@sd.lua",
+	    "local function leaf() local t = {} return t end\n"	/* 1 */
+	    "local function mid() local r = leaf() return r end\n"	/* 2 */
+	    "local function a() local r = mid() return r end\n"	/* 3 */
+	    "local function c() local r = mid() return r end\n"	/* 4 */
+	    "for i = 1, 3 do KEEP = a() KEEP2 = c() end\n",	/* 5 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  ck_count(&st, MPR_ALLOC,
+	   "leaf(@sd.lua:1) < mid(@sd.lua:2) < a(@sd.lua:3) < (@sd.lua:5)", 3);
+  ck_count(&st, MPR_ALLOC,
+	   "leaf(@sd.lua:1) < mid(@sd.lua:2) < c(@sd.lua:4) < (@sd.lua:5)", 3);
+  mpr_free(&st);
+}
+END_TEST
+
 /* Deeper than the limit: exactly DEPTH frames under a CUT root. */
 START_TEST(stack_recursion_cut)
 {
@@ -1902,6 +1922,7 @@ static void s_stacks(Suite *s)
   tcase_add_test(tc, poll_stress);
   /* Stacks themselves. */
   tcase_add_test(tc, stack_frames_named);
+  tcase_add_test(tc, stack_same_depth_callers);
   tcase_add_test(tc, stack_recursion_cut);
   tcase_add_test(tc, stack_tail_call);
   tcase_add_test(tc, stack_pcall_xpcall);
