@@ -663,7 +663,9 @@ typedef struct MPStack {
   uint32_t epoch;		/* Nodes of older epochs are not found. */
   uintptr_t *protos;		/* Prototypes in nodes of this epoch (a set). */
   uint32_t pmask, nprotos;	/* Its slots - 1, its entries. */
-  lua_State *lastL;		/* The thread of the last stack. */
+  lua_State *lastL;		/* The thread of the last stack, */
+  cTValue *laststack;		/* its stack then, */
+  MSize lastsize;		/* and that stack's size. */
   int lastplain, curplain;	/* Its frames link straight to each other. */
   const void *cutfn;		/* The caller of a cut stack's deepest frame, */
   const BCIns *cutpc;		/* and its PC: the frame's name. */
@@ -1047,20 +1049,21 @@ static uint32_t mp_stackagain(MemProf *mp, lua_State *L, cTValue *f,
 {
   MPStack *s = mp->stk;
   MPFrame *last = s->last, t;
-  cTValue *st = tvref(L->stack), *end = st + L->stacksize;
   uint32_t i, nlast = s->nlast, parent, id;
-  if (!s->lastplain || L != s->lastL || nlast <= n || last[n].slot != f)
+  /* The slots were inside this stack when walked: still so if it has
+  ** not moved or shrunk. A plain last stack has a node in every frame. */
+  if (!s->lastplain || L != s->lastL || nlast <= n || last[n].slot != f ||
+      tvref(L->stack) != s->laststack || L->stacksize < s->lastsize)
     return 0;
   for (i = n; i < nlast; i++) {
     const MPFrame *e = &last[i];
     cTValue *ef = e->slot;
-    if (ef <= st + LJ_FR2 || ef >= end || (ef - 1)->u64 != e->func ||
-	ef->ftsz != e->link || e->node == 0 ||
+    if ((ef - 1)->u64 != e->func || ef->ftsz != e->link ||
 	(e->tag == LJM_FRAME_LUA && funcproto((GCfunc *)e->fn) != e->pt))
       return 0;
     if (frame_isvarg(ef)) {  /* Its real link is in the frame below. */
       cTValue *lf = frame_prevd(ef);
-      if (lf <= st + LJ_FR2 || lf >= ef || lf->ftsz != e->link2)
+      if (lf <= tvref(L->stack) + LJ_FR2 || lf >= ef || lf->ftsz != e->link2)
 	return 0;
     }
   }
@@ -1178,8 +1181,11 @@ static LJ_NOINLINE int mp_stackevent(MemProf *mp, uint8_t ev, void *optr,
     if (L != NULL && tvref(g->jit_base) != NULL) {
       f = tvref(g->jit_base) - 1;
       top = 0;
-      if ((MSize)st < J->sizetrace && traceref(J, st) != NULL)  /* Its start line. */
-	pc = mref(traceref(J, st)->startpc, const BCIns) + 1;
+      if (mp->stk->nlast > 1 && mp->stk->last[0].fn == e->fn &&
+	  mp->stk->last[0].tag == LJM_FRAME_TRACE)
+	pc = mp->stk->last[1].pc;  /* The same trace: its start, as then. */
+      else if ((MSize)st < J->sizetrace && traceref(J, st) != NULL)
+	pc = mref(traceref(J, st)->startpc, const BCIns) + 1;  /* Its line. */
     }
   } else
 #endif
@@ -1208,6 +1214,8 @@ static LJ_NOINLINE int mp_stackevent(MemProf *mp, uint8_t ev, void *optr,
     if (n == 0 || (node = mp_stacknode(mp, n, cut)) == 0)
       return 0;
     mp->stk->lastL = L;
+    mp->stk->laststack = L ? tvref(L->stack) : NULL;
+    mp->stk->lastsize = L ? L->stacksize : 0;
   }
   mp_reserve(mp);
   p = mp->pos;
@@ -1635,8 +1643,10 @@ void lj_memprof_addtrace(global_State *g, struct GCtrace *T)
 {
   MemProf *mp = mp_get(g);
   if (mp != NULL) {
-    if (mp_enter(mp) && !mp->err)
+    if (mp_enter(mp) && !mp->err) {
+      if (mp->stk) mp->stk->nlast = 0;  /* Its number may be an old one's. */
       mp_symtrace(mp, T, 1);
+    }
     mp_leave(mp);
   }
 }
