@@ -645,7 +645,6 @@ typedef struct MPNode {
   uint32_t b;			/* Line of a Lua frame, else 0. */
   uint32_t tag;			/* LJM_FRAME_*. */
   uint32_t id;			/* 0: a free slot. */
-  uint32_t epoch;		/* MPStack's epoch when it was announced. */
 } MPNode;
 
 typedef struct MPStack {
@@ -660,8 +659,7 @@ typedef struct MPStack {
   uint32_t maxnodes;		/* Bound on nnodes. */
   int full;			/* The bound was hit (NODES_FULL written). */
   uint64_t cutevents;		/* Events whose stack the full table cut. */
-  uint32_t epoch;		/* Nodes of older epochs are not found. */
-  uintptr_t *protos;		/* Prototypes in nodes of this epoch (a set). */
+  uint64_t *protos;		/* Prototypes that nodes name (see mp_protonew). */
   uint32_t pmask, nprotos;	/* Its slots - 1, its entries. */
   lua_State *lastL;		/* The thread of the last stack, */
   cTValue *laststack;		/* its stack then, */
@@ -797,51 +795,63 @@ static LJ_AINLINE uint32_t mp_nodehash(uint32_t parent, uint32_t tag,
 ** A prototype's address can be a new prototype's once the collector has
 ** freed it (a symbol event then says so): the nodes of the old one must
 ** not be found for the new one. s->protos holds the prototypes that
-** nodes name; when one of them is announced again, the nodes of the
-** epoch are retired (mp_protonew), and stacks get new nodes.
+** nodes name, each with a generation in bits 48 and up, which a new
+** prototype at its address bumps (mp_protonew); a Lua frame's key is its
+** prototype with that generation, so the old nodes are not found again.
 */
-static LJ_AINLINE uint32_t mp_protoslot(MPStack *s, uintptr_t pt)
+#define MP_PTBITS	(((uint64_t)1 << 48) - 1)
+
+static LJ_AINLINE uint32_t mp_protoslot(MPStack *s, uint64_t pt)
 {
   uint32_t i = mp_nodehash(0, 0, pt, 0) & s->pmask;
-  while (s->protos[i] && s->protos[i] != pt) i = (i + 1) & s->pmask;
+  while (s->protos[i] && (s->protos[i] & MP_PTBITS) != pt)
+    i = (i + 1) & s->pmask;
   return i;
 }
 
-/* Remember that a node names pt. 0 if out of memory. */
-static int mp_protoadd(MPStack *s, uintptr_t pt)
+/* The key of prototype pt: with its generation, if a node names it. */
+static LJ_AINLINE uint64_t mp_protokey(MPStack *s, uint64_t pt)
+{
+  uint64_t k;
+  if (s->protos == NULL) return pt;
+  k = s->protos[mp_protoslot(s, pt)];
+  return k ? k : pt;
+}
+
+/* Remember that a node names pt (key k). 0 if out of memory. */
+static int mp_protoadd(MPStack *s, uint64_t k)
 {
   uint32_t i;
   if (2 * (s->nprotos + 1) > s->pmask + 1) {
     uint32_t osz = s->protos ? s->pmask + 1 : 0, nsz = osz ? 2 * osz : 256;
-    uintptr_t *o = s->protos;
-    s->protos = (uintptr_t *)calloc(nsz, sizeof(uintptr_t));
+    uint64_t *o = s->protos;
+    s->protos = (uint64_t *)calloc(nsz, sizeof(uint64_t));
     if (s->protos == NULL) {
       s->protos = o;
       return 0;
     }
     s->pmask = nsz - 1;
     for (i = 0; i < osz; i++)
-      if (o[i]) s->protos[mp_protoslot(s, o[i])] = o[i];
+      if (o[i]) s->protos[mp_protoslot(s, o[i] & MP_PTBITS)] = o[i];
     free(o);
   }
-  i = mp_protoslot(s, pt);
+  i = mp_protoslot(s, k & MP_PTBITS);
   if (!s->protos[i]) {
-    s->protos[i] = pt;
+    s->protos[i] = k;
     s->nprotos++;
   }
   return 1;
 }
 
-/* A new prototype at pt: if nodes name that address, retire them. */
+/* A new prototype at pt: if nodes name that address, a new generation. */
 static void mp_protonew(MPStack *s, uintptr_t pt)
 {
-  if (s->protos == NULL || !s->protos[mp_protoslot(s, pt)])
+  uint32_t i;
+  if (s->protos == NULL || !s->protos[i = mp_protoslot(s, pt)])
     return;
-  s->epoch++;
-  s->cutnode = 0;
-  s->nlast = 0;
-  memset(s->protos, 0, (s->pmask + 1) * sizeof(uintptr_t));
-  s->nprotos = 0;
+  s->protos[i] += (uint64_t)1 << 48;
+  if (!(s->protos[i] >> 48)) s->protos[i] += (uint64_t)1 << 48;  /* Not 0. */
+  s->nlast = 0;  /* The last stack's frames may name it. */
 }
 
 /* Twice the slots: 0 if out of memory. */
@@ -878,7 +888,8 @@ static uint32_t mp_nodeid(MemProf *mp, uint32_t parent, const MPFrame *f,
   case LJM_FRAME_LUA: {
     GCproto *pt = funcproto((GCfunc *)f->fn);
     BCLine line = f->pc ? mp_line(pt, f->pc) : 0;
-    a = (uintptr_t)pt;
+    a = (uintptr_t)pt > MP_PTBITS ? (uintptr_t)pt :  /* No room: no generation. */
+	mp_protokey(s, (uintptr_t)pt);
     b = line > 0 ? (uint32_t)line : 0;
     break;
     }
@@ -891,8 +902,7 @@ static uint32_t mp_nodeid(MemProf *mp, uint32_t parent, const MPFrame *f,
     for (i = mp_nodehash(parent, f->tag, a, b) & s->mask; s->nodes[i].id;
 	 i = (i + 1) & s->mask) {
       MPNode *o = &s->nodes[i];
-      if (o->a == a && o->parent == parent && o->b == b && o->tag == f->tag &&
-	  o->epoch == s->epoch)
+      if (o->a == a && o->parent == parent && o->b == b && o->tag == f->tag)
 	return o->id;
     }
   }
@@ -904,12 +914,15 @@ static uint32_t mp_nodeid(MemProf *mp, uint32_t parent, const MPFrame *f,
     }
     return 0;
   }
-  if (f->tag == LJM_FRAME_LUA && !mp_protoadd(s, (uintptr_t)a))
-    return 0;
-  mp_putnode(mp, parent, f, caller, a, b);
+  if (f->tag == LJM_FRAME_LUA &&
+      (uintptr_t)funcproto((GCfunc *)f->fn) <= MP_PTBITS) {
+    if (!mp_protoadd(s, a)) return 0;
+    mp_putnode(mp, parent, f, caller, a & MP_PTBITS, b);
+  } else {
+    mp_putnode(mp, parent, f, caller, a, b);
+  }
   for (i = mp_nodehash(parent, f->tag, a, b) & s->mask; s->nodes[i].id;
        i = (i + 1) & s->mask) ;
-  s->nodes[i].epoch = s->epoch;
   s->nodes[i].a = a;
   s->nodes[i].parent = parent;
   s->nodes[i].b = b;
