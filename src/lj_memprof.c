@@ -977,7 +977,8 @@ static uint32_t mp_walk(MemProf *mp, lua_State *L, cTValue *f,
       if (n == depth) {  /* Cut: this frame names the deepest kept one. */
 	*cut = 1;
 	s->cutfn = fn;
-	s->cutpc = isluafunc(fn) ? pc : NULL;
+	s->cutpc = isluafunc(fn) && pc != NULL &&
+		   mp_pcin(funcproto(fn), pc) ? pc : NULL;
 	break;
       }
       e = &cur[n++];
@@ -1117,7 +1118,11 @@ static uint32_t mp_stacknode(MemProf *mp, uint32_t n, int cut)
     while (k < m) {
       MPFrame *c = &cur[n-1-k], *l = &last[s->nlast-1-k];
       if (c->slot != l->slot || c->fn != l->fn || c->pc != l->pc ||
-	  c->tag != l->tag || l->node == 0)
+	  c->tag != l->tag || l->node == 0
+#if LJ_FR2
+	  || c->pt != l->pt  /* A new closure at a collected one's address. */
+#endif
+	  )
 	break;
       c->node = l->node;
       k++;
