@@ -1,6 +1,7 @@
 /*
 ** Memory profiler: every allocation, reallocation and free of a VM, with
-** its source, as a memprof (version 3) stream.
+** its source, as a memprof (version 3) stream, or with call stacks in
+** the profile extension (see "Call stacks").
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 **
 ** While profiling, the VM's allocator is wrapped: g->allocf points to
@@ -620,7 +621,11 @@ static LJ_AINLINE uint8_t *mp_body(MemProf *mp, uint8_t *p, uint8_t ev,
 ** from the root, with all below it the same too, keeps its node: lines,
 ** names and table lookups are only for the frames that changed. The last
 ** stack also tells where each frame's Lua caller was, which checks in
-** O(1) where mp_luacaller tries every distance.
+** O(1) where mp_luacaller tries every distance. Before any walk,
+** mp_stackagain checks whether the stack is the last one again but for
+** its top frame, reading only the slots the last walk found.
+**
+** Frees keep their version-3 location; INTERNAL stays INTERNAL.
 */
 
 /* One frame of a walked stack. */
@@ -894,7 +899,10 @@ static uint32_t mp_nodeid(MemProf *mp, uint32_t parent, const MPFrame *f,
     break;
     }
   case LJM_FRAME_FAST: a = ((GCfunc *)f->fn)->c.ffid; break;
-  case LJM_FRAME_C: a = (uintptr_t)((GCfunc *)f->fn)->c.f; break;
+  case LJM_FRAME_C:  /* Named anew once objects come or go (mp_cfunc). */
+    a = (uintptr_t)((GCfunc *)f->fn)->c.f;
+    b = (uint32_t)mp->adds;
+    break;
   case LJM_FRAME_TRACE: a = (uintptr_t)f->fn; break;
   default: break;
   }
