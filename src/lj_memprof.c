@@ -482,6 +482,11 @@ static cTValue *mp_luacaller(lua_State *L, cTValue *nf, const BCIns *pc)
   for (a = 0; a <= BCMAX_A && (ptrdiff_t)(1 + LJ_FR2 + a) < room; a++) {
     cTValue *pf = nf - (1 + LJ_FR2 + a);
     GCfunc *fn;
+#if LJ_FR2
+    /* pf is inside L's stack, above its bottom: only the tag to check
+    ** before mp_framefunc's own checks (most slots fail it). */
+    if (!tvisfunc(pf - 1)) continue;
+#endif
     fn = mp_framefunc(L, pf);
     if (fn != NULL && isluafunc(fn) && mp_pcin(funcproto(fn), pc) &&
 	bc_a(pc[-1]) == a)
