@@ -22,6 +22,7 @@ static const char *type_name(enum ljm_type t)
   case LJM_T_BOOL: return "yes/no";
   case LJM_T_SIGNAL: return "signal name";
   case LJM_T_DURATION: return "duration";
+  case LJM_T_DEPTH: return "stack depth";
   }
   return "?";
 }

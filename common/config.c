@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "ljm_config.h"
+#include "lj_memprof_format.h"
 #include "outpath.h"
 
 #define KIB	((uint64_t)1024)
@@ -96,6 +97,17 @@ const struct ljm_var ljm_vars[] = {
     "that no symbol of its object covers is named after the object and "
     "the offset from its load base (cjson.so+0x3a10).",
     "/usr/lib/debug:/opt/debug", OFF(debugdir), 0, 0, 0 },
+  { "LJMPROF_STACKS", LJM_T_DEPTH, "no",
+    "no, yes (32 frames), or 1 to 1024 frames",
+    "Record the call stack of every allocation and reallocation, leaf "
+    "first, up to this many frames (deeper frames are cut and marked): Lua "
+    "functions with their lines and names, built-ins (string.rep), C "
+    "functions, traces. The stream is then ljmprof's profile extension, "
+    "which other memprof tools do not read; without it, the established "
+    "version 3. The default depth, 32, holds the whole stack of most "
+    "programs, and the stack table stays small (each distinct path is "
+    "written once). Frees keep their leaf location.",
+    "yes", OFF(stacks), 1, LJM_STACK_DEPTH_MAX, 1 },
 };
 
 const size_t ljm_nvars = sizeof(ljm_vars) / sizeof(ljm_vars[0]);
@@ -164,6 +176,23 @@ int ljm_parse_duration(const char *s, uint64_t *ms)
   else
     return EINVAL;
   return scale(v, mul, ms);
+}
+
+/* Digits (0 is off), or a yes/no word: yes is the default depth. */
+int ljm_parse_depth(const char *s, uint64_t *out)
+{
+  const char *end;
+  int b, err;
+  if (*s >= '0' && *s <= '9') {
+    err = parse_digits(s, out, &end);
+    if (err)
+      return err;
+    return *end == '\0' ? 0 : EINVAL;
+  }
+  if (ljm_parse_bool(s, &b))
+    return EINVAL;
+  *out = b ? LJM_STACK_DEPTH_DEFAULT : 0;
+  return 0;
 }
 
 int ljm_parse_bool(const char *s, int *out)
@@ -259,11 +288,15 @@ const char *ljm_parse_value(const struct ljm_var *v, const char *s,
     return NULL;
   case LJM_T_SIZE:
   case LJM_T_DURATION:
-    err = v->type == LJM_T_SIZE ? ljm_parse_size(s, &u)
-				: ljm_parse_duration(s, &u);
+  case LJM_T_DEPTH:
+    err = v->type == LJM_T_SIZE ? ljm_parse_size(s, &u) :
+	  v->type == LJM_T_DEPTH ? ljm_parse_depth(s, &u) :
+	  ljm_parse_duration(s, &u);
     if (err == EINVAL)
       return v->type == LJM_T_SIZE
 	? "not a size (digits with an optional K, M or G suffix)"
+	: v->type == LJM_T_DEPTH
+	? "not a depth (a number of frames, yes or no)"
 	: "not a duration (digits with an optional ms, s, m or h suffix)";
     if (err == ERANGE || ((u < v->min || u > v->max) && !(u == 0 && v->zero_ok)))
       return "out of range";
@@ -332,6 +365,12 @@ const char *ljm_config_show(const struct ljm_var *v,
     break;
   case LJM_T_DURATION:
     snprintf(buf, n, "%llums", (unsigned long long)*(const uint64_t *)field);
+    break;
+  case LJM_T_DEPTH:
+    if (*(const uint64_t *)field)
+      snprintf(buf, n, "%llu", (unsigned long long)*(const uint64_t *)field);
+    else
+      snprintf(buf, n, "no");
     break;
   }
   return buf;

@@ -23,7 +23,8 @@ enum ljm_type {
   LJM_T_SIZE,		/* Bytes: digits with an optional K, M or G suffix. */
   LJM_T_BOOL,		/* 1/0, yes/no, on/off, true/false. */
   LJM_T_SIGNAL,		/* USR1, USR2, RTMIN+N, RTMAX-N (SIG prefix optional). */
-  LJM_T_DURATION	/* Digits with an optional ms, s, m or h suffix. */
+  LJM_T_DURATION,	/* Digits with an optional ms, s, m or h suffix. */
+  LJM_T_DEPTH		/* A number of frames; yes: the default, no: 0. */
 };
 
 /* The settings in effect. */
@@ -39,6 +40,7 @@ struct ljm_config {
 				   full buffers. */
   char manifest[LJM_PATH_MAX];	/* LJMPROF_MANIFEST ("" = none). */
   char debugdir[LJM_PATH_MAX];	/* LJMPROF_DEBUG_DIR, folders by ':'. */
+  uint64_t stacks;		/* LJMPROF_STACKS, frames, 0 = leaf only. */
 };
 
 /* One row of the table. */
@@ -50,7 +52,7 @@ struct ljm_var {
   const char *meaning;	/* What it does (one paragraph, plain text). */
   const char *example;	/* A typical value. */
   size_t off;		/* Field in struct ljm_config. */
-  uint64_t min, max;	/* Range of numbers (SIZE, DURATION). */
+  uint64_t min, max;	/* Range of numbers (SIZE, DURATION, DEPTH). */
   int zero_ok;		/* 0 is accepted outside [min, max] (= off). */
 };
 
@@ -84,6 +86,7 @@ int ljm_parse_size(const char *s, uint64_t *out);	/* 0, EINVAL, ERANGE */
 int ljm_parse_bool(const char *s, int *out);		/* 0, EINVAL */
 int ljm_parse_signal(const char *s, int *out);		/* 0, EINVAL */
 int ljm_parse_duration(const char *s, uint64_t *ms);	/* 0, EINVAL, ERANGE */
+int ljm_parse_depth(const char *s, uint64_t *out);	/* 0, EINVAL, ERANGE */
 
 /* Name of a signal number that ljm_parse_signal accepts ("USR2",
 ** "RTMIN+3"), written into buf. */

@@ -112,6 +112,7 @@ static int start_stream(struct ljm_vm *vm)
   opt.writer = writer;
   opt.ctx = vm;
   opt.bufsize = (size_t)ljm_cfg.bufsize;
+  opt.stack_depth = (int)ljm_cfg.stacks;
   opt.poll_flag = &ljm_epoch;
   opt.poll = poll_cb;
   /* RUNNING before the symbol table is written: the writer's verdict on

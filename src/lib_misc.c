@@ -1,5 +1,6 @@
 /*
-** Misc library: misc.memprof.start(path) and misc.memprof.stop().
+** Misc library: misc.memprof.start(path [, options]) and
+** misc.memprof.stop().
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
 
@@ -71,12 +72,50 @@ static int misc_fail(lua_State *L, const char *msg, int err)
 
 #define LJLIB_MODULE_misc_memprof
 
+/*
+** The stacks option: nil or false (none), true (the default depth) or a
+** depth. Returns the depth; a bad value raises the usual argument error.
+*/
+static int misc_stacks(lua_State *L, int opts)
+{
+  lua_Number n;
+  int depth;
+  if (lua_type(L, opts) != LUA_TTABLE)
+    return 0;
+  lua_getfield(L, opts, "stacks");
+  if (lua_isnoneornil(L, -1) || lua_isboolean(L, -1)) {
+    depth = lua_toboolean(L, -1) ? LJMPROF_STACK_DEPTH_DEFAULT : 0;
+  } else {
+    if (!lua_isnumber(L, -1))
+      luaL_argerror(L, opts, "stacks: true or a depth expected");
+    n = lua_tonumber(L, -1);
+    if (!(n >= 0 && n <= LJMPROF_STACK_DEPTH_MAX) || n != (int)n)
+      luaL_argerror(L, opts, "stacks: a depth from 0 to 1024 expected");
+    depth = (int)n;
+  }
+  lua_pop(L, 1);
+  return depth;
+}
+
+/* misc.memprof.start(path [, {stacks = N|true}]) or start{path, stacks}. */
 LJLIB_CF(misc_memprof_start)
 {
-  const char *path = luaL_checkstring(L, 1);
+  const char *path;
   ljmprof_opt opt;
   MiscFile *mf;
-  int st;
+  int st, opts = 2;
+  if (lua_type(L, 1) == LUA_TTABLE) {
+    lua_getfield(L, 1, "path");
+    if (lua_isnil(L, -1)) lua_pop(L, 1), lua_rawgeti(L, 1, 1);
+    path = lua_tostring(L, -1);
+    if (path == NULL)
+      luaL_argerror(L, 1, "path expected in the table");
+    opts = 1;
+  } else {
+    path = luaL_checkstring(L, 1);
+  }
+  memset(&opt, 0, sizeof(opt));
+  opt.stack_depth = misc_stacks(L, opts);
   if (ljmprof_running(L))
     return misc_fail(L, lj_memprof_owned(L, misc_file_release) ?
 			"profiler is running already" : MISC_NOTOURS, EINVAL);
@@ -89,7 +128,6 @@ LJLIB_CF(misc_memprof_start)
     free(mf);
     return misc_fail(L, strerror(e), e);
   }
-  memset(&opt, 0, sizeof(opt));
   opt.writer = misc_file_write;
   opt.ctx = mf;
   st = lj_memprof_start(L, &opt, misc_file_release);

@@ -1,6 +1,7 @@
 /*
 ** Memory profiler: every allocation, reallocation and free of a VM, with
-** its source, as a memprof (version 3) stream.
+** its source, as a memprof (version 3) stream, or with call stacks in
+** the profile extension (see "Call stacks").
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 **
 ** While profiling, the VM's allocator is wrapped: g->allocf points to
@@ -91,9 +92,12 @@ typedef struct MemProf {
   size_t sznamed;		/* Allocated entries in named. */
   uintptr_t lastcf;		/* Last C function known to be covered. */
   unsigned long long adds;	/* Generation of the objects they were named in. */
+  uint32_t depth;		/* Stack depth limit; 0: leaf locations only. */
+  struct MPStack *stk;		/* Stack state, with depth only. */
 } MemProf;
 
 static void *mp_allocf(void *ud, void *ptr, size_t osize, size_t nsize);
+static void *mp_allocf_stacks(void *ud, void *ptr, size_t osize, size_t nsize);
 
 /* The safe-point flag of a profiler without one: never changes. */
 static const volatile sig_atomic_t mp_nopoll = 0;
@@ -111,7 +115,8 @@ static LJ_AINLINE MemProf *mp_get(global_State *g)
 /* Is the profiler's wrapper the VM's allocator (not buried by the host's)? */
 static LJ_AINLINE int mp_ontop(global_State *g, MemProf *mp)
 {
-  return g->allocf == mp_allocf && g->allocd == (void *)mp;
+  return (g->allocf == mp_allocf || g->allocf == mp_allocf_stacks) &&
+	 g->allocd == (void *)mp;
 }
 
 /*
@@ -261,13 +266,21 @@ static void mp_putstr(MemProf *mp, const char *s, size_t len)
   }
 }
 
+/* A section header: version 3, or the profile extension with stacks. */
 static void mp_puthdr(MemProf *mp, uint8_t m2)
 {
   uint8_t *p;
   mp_reserve(mp);
   p = mp->pos;
-  p[0] = 'l'; p[1] = 'j'; p[2] = m2; p[3] = LJM_FMT_VERSION;
-  p[4] = p[5] = p[6] = 0;
+  p[0] = 'l'; p[1] = 'j'; p[2] = m2;
+  if (mp->depth) {
+    p[3] = LJM_FMT_VERSION_EXT;
+    p[4] = LJM_EXT_PROFILE; p[5] = LJM_EXT_PROFILE_VERSION;
+  } else {
+    p[3] = LJM_FMT_VERSION;
+    p[4] = p[5] = 0;
+  }
+  p[6] = 0;
   mp->pos = p + LJM_FMT_HDRLEN;
 }
 
@@ -469,6 +482,11 @@ static cTValue *mp_luacaller(lua_State *L, cTValue *nf, const BCIns *pc)
   for (a = 0; a <= BCMAX_A && (ptrdiff_t)(1 + LJ_FR2 + a) < room; a++) {
     cTValue *pf = nf - (1 + LJ_FR2 + a);
     GCfunc *fn;
+#if LJ_FR2
+    /* pf is inside L's stack, above its bottom: only the tag to check
+    ** before mp_framefunc's own checks (most slots fail it). */
+    if (!tvisfunc(pf - 1)) continue;
+#endif
     fn = mp_framefunc(L, pf);
     if (fn != NULL && isluafunc(fn) && mp_pcin(funcproto(fn), pc) &&
 	bc_a(pc[-1]) == a)
@@ -595,13 +613,657 @@ static LJ_AINLINE uint8_t *mp_body(MemProf *mp, uint8_t *p, uint8_t ev,
   return p;
 }
 
+/* -- Call stacks ----------------------------------------------------------- */
+
+/*
+** With a depth limit (the profile extension), an allocation or a
+** reallocation carries the id of its stack's leaf node; each node
+** (parent, frame) is announced once, before its first use. The stack is
+** walked as carefully as mp_where reads its top (see "Attribution"), and
+** cheaply: the frames of the last stack written are kept, and the next
+** stack almost always shares all of them but its top. A frame that is
+** the same (slot, function, PC) as the last stack's at the same distance
+** from the root, with all below it the same too, keeps its node: lines,
+** names and table lookups are only for the frames that changed. The last
+** stack also tells where each frame's Lua caller was, which checks in
+** O(1) where mp_luacaller tries every distance. Before any walk,
+** mp_stackagain checks whether the stack is the last one again but for
+** its top frame, reading only the slots the last walk found.
+**
+** Frees keep their version-3 location; INTERNAL stays INTERNAL.
+*/
+
+/* One frame of a walked stack. */
+typedef struct MPFrame {
+  cTValue *slot;		/* Frame in its thread's stack (NULL: trace). */
+  const void *fn;		/* Its function object, or the trace number. */
+  const BCIns *pc;		/* Lua: return PC its line is from, or NULL. */
+  uint32_t node;		/* Id of the stack from the root to it (0: none). */
+  uint32_t tag;			/* LJM_FRAME_*. */
+#if LJ_FR2
+  uint64_t func;		/* The function slot's TValue, as read, */
+  int64_t link;			/* the frame's link, */
+  int64_t link2;		/* a vararg frame's other link, */
+  const GCproto *pt;		/* and a Lua function's prototype. */
+#endif
+} MPFrame;
+
+/* An announced node: (parent, frame) -> id. */
+typedef struct MPNode {
+  uint64_t a;			/* Prototype, ffid, C function or trace number. */
+  uint32_t parent;		/* Parent id, 0 for a root. */
+  uint32_t b;			/* Line of a Lua frame, else 0. */
+  uint32_t tag;			/* LJM_FRAME_*. */
+  uint32_t id;			/* 0: a free slot. */
+} MPNode;
+
+typedef struct MPStack {
+  MPFrame *last;		/* Frames of the last stack, leaf first. */
+  MPFrame *cur;			/* The stack being walked. */
+  uint32_t nlast;		/* Frames in last. */
+  int lastcut;			/* last went on below the depth limit. */
+  uint32_t cutnode;		/* Id of the CUT root, 0 until needed. */
+  MPNode *nodes;		/* Open addressing, a power of two of slots. */
+  uint32_t mask;		/* Slots - 1. */
+  uint32_t nnodes;		/* Nodes announced: the last id given. */
+  uint32_t maxnodes;		/* Bound on nnodes. */
+  int full;			/* The bound was hit (NODES_FULL written). */
+  uint64_t cutevents;		/* Events whose stack the full table cut. */
+  uint64_t *protos;		/* Prototypes that nodes name (see mp_protonew). */
+  uint32_t pmask, nprotos;	/* Its slots - 1, its entries. */
+  lua_State *lastL;		/* The thread of the last stack, */
+  cTValue *laststack;		/* its stack then, */
+  MSize lastsize;		/* and that stack's size. */
+  int lastplain, curplain;	/* Its frames link straight to each other. */
+  const void *cutfn;		/* The caller of a cut stack's deepest frame, */
+  const BCIns *cutpc;		/* and its PC: the frame's name. */
+} MPStack;
+
+LJ_STATIC_ASSERT(LJMPROF_STACK_DEPTH_DEFAULT == LJM_STACK_DEPTH_DEFAULT &&
+		 LJMPROF_STACK_DEPTH_MAX == LJM_STACK_DEPTH_MAX);
+
+/* Bound on the nodes of a stream; check_memprof lowers it. */
+uint32_t lj_memprof_nodes_max = LJM_STACK_NODES_MAX;
+
+static void mp_putinfo(MemProf *mp, uint64_t key, uint64_t value)
+{
+  mp_putbyte(mp, LJM_EV_SYMTAB | LJM_SRC_INFO);
+  mp_putu(mp, key);
+  mp_putu(mp, value);
+}
+
+/* The VM's library functions, by ffid, as lj_ffdef.h lists them. */
+static const char *const mp_ffnames[] = {
+#define FFDEF(name)	#name,
+#include "lj_ffdef.h"
+#undef FFDEF
+};
+
+/* How the libraries' C prefixes read in Lua: string_rep is string.rep. */
+static const char *const mp_fflibs[][2] = {
+  { "io_method_", "file:" }, { "buffer_method_", "buffer:" },
+  { "ffi_meta_", "cdata:" }, { "ffi_clib_", "clib:" },
+  { "ffi_callback_", "callback:" }, { "jit_util_", "jit.util." },
+  { "jit_opt_", "jit.opt." }, { "jit_profile_", "jit.profile." },
+  { "misc_memprof_", "misc.memprof." }, { "buffer_", "string.buffer." },
+  { "thread_", "thread." }, { "coroutine_", "coroutine." },
+  { "string_", "string." }, { "table_", "table." }, { "math_", "math." },
+  { "bit_", "bit." }, { "io_", "io." }, { "os_", "os." },
+  { "debug_", "debug." }, { "jit_", "jit." }, { "ffi_", "ffi." },
+};
+
+/* The name of built-in ffid as Lua users know it, into buf. */
+static size_t mp_ffname(unsigned ffid, char *buf, size_t sz)
+{
+  const char *c;
+  size_t i, n = 0;
+  if (ffid <= FF_C || ffid - (FF_C+1) >= sizeof(mp_ffnames)/sizeof(char *))
+    return 0;
+  c = mp_ffnames[ffid - (FF_C+1)];
+  for (i = 0; i < sizeof(mp_fflibs)/sizeof(mp_fflibs[0]); i++) {
+    size_t len = strlen(mp_fflibs[i][0]);
+    if (strncmp(c, mp_fflibs[i][0], len) == 0) {
+      n = strlen(mp_fflibs[i][1]);
+      memcpy(buf, mp_fflibs[i][1], n);
+      c += len;
+      break;
+    }
+  }
+  for (; *c && n < sz; c++) buf[n++] = *c;
+  return n;
+}
+
+/*
+** The name of the function that frame pc's instruction calls, as
+** lj_debug_funcname tells it, or "". pc is a return PC known to lie in
+** pt's bytecode (after a call, or in a continuation: a metamethod).
+*/
+static const char *mp_callname(global_State *g, GCproto *pt, const BCIns *pc)
+{
+  const BCIns *ip = pc - 1;
+  MMS mm = bcmode_mm(bc_op(*ip));
+  const char *name = NULL;
+  if (mm == MM_call) {
+    BCReg slot = bc_a(*ip);
+    if (bc_op(*ip) == BC_ITERC) slot -= 3;
+    if (lj_debug_slotname(pt, ip, slot, &name) == NULL) name = NULL;
+  } else if (mm != MM__MAX) {
+    name = strdata(mmname_str(g, mm));
+  }
+  return name ? name : "";
+}
+
+/* Announce node id: parent, then frame f (its key a, b). */
+static void mp_putnode(MemProf *mp, uint32_t parent, const MPFrame *f,
+		       const MPFrame *caller, uint64_t a, uint32_t b)
+{
+  const char *name = NULL;
+  char buf[64];
+  size_t len = 0;
+  if (f->tag == LJM_FRAME_C)
+    mp_cfunc(mp, (uintptr_t)a);  /* Its name comes first. */
+  if (f->tag == LJM_FRAME_LUA && caller != NULL &&
+      caller->tag == LJM_FRAME_LUA && caller->pc != NULL)
+    name = mp_callname(mp->g, funcproto((GCfunc *)caller->fn), caller->pc);
+  else if (f->tag == LJM_FRAME_FAST)
+    len = mp_ffname((unsigned)a, buf, sizeof(buf));
+  mp_putbyte(mp, LJM_EV_SYMTAB | LJM_SRC_NODE);
+  mp_putu(mp, parent);
+  mp_putu(mp, f->tag);
+  switch (f->tag) {
+  case LJM_FRAME_LUA:
+    mp_putu(mp, a);
+    mp_putu(mp, b);
+    if (name == NULL) name = "";
+    mp_putstr(mp, name, strlen(name));
+    break;
+  case LJM_FRAME_FAST:
+    mp_putu(mp, a);
+    mp_putstr(mp, buf, len);
+    break;
+  case LJM_FRAME_C:
+    mp_putu(mp, a);
+    break;
+  case LJM_FRAME_TRACE:
+    mp_putu(mp, a);
+    mp_putu(mp, 0);  /* Call site not known. */
+    break;
+  default:  /* CUT: nothing. */
+    break;
+  }
+}
+
+static LJ_AINLINE uint32_t mp_nodehash(uint32_t parent, uint32_t tag,
+				       uint64_t a, uint32_t b)
+{
+  uint64_t h = (a ^ ((uint64_t)parent << 32 | b) ^ ((uint64_t)tag << 29)) *
+	       0x9e3779b97f4a7c15ull;
+  return (uint32_t)(h >> 32) ^ (uint32_t)h;
+}
+
+/*
+** A prototype's address can be a new prototype's once the collector has
+** freed it (a symbol event then says so): the nodes of the old one must
+** not be found for the new one. s->protos holds the prototypes that
+** nodes name, each with a generation in bits 48 and up, which a new
+** prototype at its address bumps (mp_protonew); a Lua frame's key is its
+** prototype with that generation, so the old nodes are not found again.
+*/
+#define MP_PTBITS	(((uint64_t)1 << 48) - 1)
+
+static LJ_AINLINE uint32_t mp_protoslot(MPStack *s, uint64_t pt)
+{
+  uint32_t i = mp_nodehash(0, 0, pt, 0) & s->pmask;
+  while (s->protos[i] && (s->protos[i] & MP_PTBITS) != pt)
+    i = (i + 1) & s->pmask;
+  return i;
+}
+
+/* The key of prototype pt: with its generation, if a node names it. */
+static LJ_AINLINE uint64_t mp_protokey(MPStack *s, uint64_t pt)
+{
+  uint64_t k;
+  if (s->protos == NULL) return pt;
+  k = s->protos[mp_protoslot(s, pt)];
+  return k ? k : pt;
+}
+
+/* Remember that a node names pt (key k). 0 if out of memory. */
+static int mp_protoadd(MPStack *s, uint64_t k)
+{
+  uint32_t i;
+  if (2 * (s->nprotos + 1) > s->pmask + 1) {
+    uint32_t osz = s->protos ? s->pmask + 1 : 0, nsz = osz ? 2 * osz : 256;
+    uint64_t *o = s->protos;
+    s->protos = (uint64_t *)calloc(nsz, sizeof(uint64_t));
+    if (s->protos == NULL) {
+      s->protos = o;
+      return 0;
+    }
+    s->pmask = nsz - 1;
+    for (i = 0; i < osz; i++)
+      if (o[i]) s->protos[mp_protoslot(s, o[i] & MP_PTBITS)] = o[i];
+    free(o);
+  }
+  i = mp_protoslot(s, k & MP_PTBITS);
+  if (!s->protos[i]) {
+    s->protos[i] = k;
+    s->nprotos++;
+  }
+  return 1;
+}
+
+/* A new prototype at pt: if nodes name that address, a new generation. */
+static void mp_protonew(MPStack *s, uintptr_t pt)
+{
+  uint32_t i;
+  if (s->protos == NULL || !s->protos[i = mp_protoslot(s, pt)])
+    return;
+  s->protos[i] += (uint64_t)1 << 48;
+  if (!(s->protos[i] >> 48)) s->protos[i] += (uint64_t)1 << 48;  /* Not 0. */
+  s->nlast = 0;  /* The last stack's frames may name it. */
+}
+
+/* Twice the slots: 0 if out of memory. */
+static int mp_nodegrow(MPStack *s)
+{
+  uint32_t nsz = s->mask ? 2 * (s->mask + 1) : 1024, i;
+  MPNode *n = (MPNode *)calloc(nsz, sizeof(MPNode));
+  if (n == NULL) return 0;
+  for (i = 0; s->mask && i <= s->mask; i++) {
+    MPNode *o = &s->nodes[i];
+    if (o->id) {
+      uint32_t j = mp_nodehash(o->parent, o->tag, o->a, o->b) & (nsz - 1);
+      while (n[j].id) j = (j + 1) & (nsz - 1);
+      n[j] = *o;
+    }
+  }
+  free(s->nodes);
+  s->nodes = n;
+  s->mask = nsz - 1;
+  return 1;
+}
+
+/*
+** The id of (parent, frame f), announcing it if new; caller is the frame
+** below f (for a Lua frame's name), or NULL. 0 once the table is full.
+*/
+static uint32_t mp_nodeid(MemProf *mp, uint32_t parent, const MPFrame *f,
+			  const MPFrame *caller)
+{
+  MPStack *s = mp->stk;
+  uint64_t a = 0;
+  uint32_t b = 0, i;
+  switch (f->tag) {
+  case LJM_FRAME_LUA: {
+    GCproto *pt = funcproto((GCfunc *)f->fn);
+    BCLine line = f->pc ? mp_line(pt, f->pc) : 0;
+    a = (uintptr_t)pt > MP_PTBITS ? (uintptr_t)pt :  /* No room: no generation. */
+	mp_protokey(s, (uintptr_t)pt);
+    b = line > 0 ? (uint32_t)line : 0;
+    break;
+    }
+  case LJM_FRAME_FAST: a = ((GCfunc *)f->fn)->c.ffid; break;
+  case LJM_FRAME_C:  /* Named anew once objects come or go (mp_cfunc). */
+    a = (uintptr_t)((GCfunc *)f->fn)->c.f;
+    b = (uint32_t)mp->adds;
+    break;
+  case LJM_FRAME_TRACE: a = (uintptr_t)f->fn; break;
+  default: break;
+  }
+  if (s->mask) {
+    for (i = mp_nodehash(parent, f->tag, a, b) & s->mask; s->nodes[i].id;
+	 i = (i + 1) & s->mask) {
+      MPNode *o = &s->nodes[i];
+      if (o->a == a && o->parent == parent && o->b == b && o->tag == f->tag)
+	return o->id;
+    }
+  }
+  if (s->nnodes >= s->maxnodes ||
+      (2 * (s->nnodes + 1) > s->mask + 1 && !mp_nodegrow(s))) {
+    if (!s->full) {  /* Said once: later stacks stop at known nodes. */
+      s->full = 1;
+      mp_putinfo(mp, LJM_INFO_NODES_FULL, s->nnodes);
+    }
+    return 0;
+  }
+  if (f->tag == LJM_FRAME_LUA &&
+      (uintptr_t)funcproto((GCfunc *)f->fn) <= MP_PTBITS) {
+    if (!mp_protoadd(s, a)) return 0;
+    mp_putnode(mp, parent, f, caller, a & MP_PTBITS, b);
+  } else {
+    mp_putnode(mp, parent, f, caller, a, b);
+  }
+  for (i = mp_nodehash(parent, f->tag, a, b) & s->mask; s->nodes[i].id;
+       i = (i + 1) & s->mask) ;
+  s->nodes[i].a = a;
+  s->nodes[i].parent = parent;
+  s->nodes[i].b = b;
+  s->nodes[i].tag = f->tag;
+  s->nodes[i].id = ++s->nnodes;
+  return s->nnodes;
+}
+
+/*
+** The Lua caller of frame nf (link pc) where the last stack had it, at
+** pf: the same check as mp_luacaller's, for one distance. NULL if not.
+*/
+static LJ_AINLINE cTValue *mp_callerat(lua_State *L, cTValue *nf,
+				       const BCIns *pc, cTValue *pf)
+{
+  GCfunc *fn;
+  if (pf == NULL || pf >= nf || (fn = mp_framefunc(L, pf)) == NULL ||
+      !isluafunc(fn) || !mp_pcin(funcproto(fn), pc) ||
+      (ptrdiff_t)bc_a(pc[-1]) != (nf - pf) - 1 - LJ_FR2)
+    return NULL;
+  return pf;
+}
+
+/* Is f a dummy frame of L (lua_cpcall and friends put L in the slot)? */
+static LJ_AINLINE int mp_dummyframe(lua_State *L, cTValue *f)
+{
+#if LJ_FR2
+  return tvisthread(f - 1) && frame_gc(f) == obj2gco(L);
+#else
+  return frame_gc(f) == obj2gco(L);
+#endif
+}
+
+/*
+** Walk L's stack from frame f (its PC pc, if it is a Lua frame) down to
+** the bottom, into s->cur from index n, at most the depth limit in all.
+** top: f is the top frame, whose slots a built-in may have written its
+** results over. *cut is set if a frame is left out below the limit.
+** Returns the number of frames in s->cur.
+*/
+static uint32_t mp_walk(MemProf *mp, lua_State *L, cTValue *f,
+			const BCIns *pc, uint32_t n, int top, int *cut)
+{
+  MPStack *s = mp->stk;
+  MPFrame *cur = s->cur, *last = s->last;
+  uint32_t j = 0, nlast = s->nlast, depth = mp->depth;
+  while (mp_inframe(L, f)) {
+    GCfunc *fn = mp_framefunc(L, f);
+    cTValue *pf;
+    if (fn != NULL) {
+      MPFrame *e;
+      if (n == depth) {  /* Cut: this frame names the deepest kept one. */
+	*cut = 1;
+	s->cutfn = fn;
+	s->cutpc = isluafunc(fn) && pc != NULL &&
+		   mp_pcin(funcproto(fn), pc) ? pc : NULL;
+	break;
+      }
+      e = &cur[n++];
+      e->slot = f;
+      e->fn = fn;
+      e->pc = NULL;
+      e->node = 0;
+#if LJ_FR2
+      e->func = (f - 1)->u64;
+      e->link = f->ftsz;
+      e->pt = NULL;
+#endif
+      if (isluafunc(fn)) {
+	e->tag = LJM_FRAME_LUA;
+	if (pc != NULL && mp_pcin(funcproto(fn), pc)) e->pc = pc;
+#if LJ_FR2
+	e->pt = funcproto(fn);
+#endif
+      } else {
+	e->tag = isffunc(fn) ? LJM_FRAME_FAST : LJM_FRAME_C;
+      }
+    } else if (!top && !mp_dummyframe(L, f)) {
+      s->curplain = 0;
+      break;  /* Not a frame after all: trust nothing below it. */
+    } else {
+      s->curplain = 0;  /* A frame skipped: mp_stackagain cannot see it. */
+    }
+    top = 0;
+  link:
+    if (frame_islua(f)) {  /* Called from Lua: find the caller. */
+      pc = frame_pc(f);
+      while (j < nlast && (last[j].slot == NULL || last[j].slot > f)) j++;
+      pf = NULL;
+      if (j + 1 < nlast && last[j].slot == f)
+	pf = mp_callerat(L, f, pc, last[j+1].slot);
+      if (pf == NULL && (pf = mp_luacaller(L, f, pc)) == NULL)
+	break;
+    } else if (frame_iscont(f)) {  /* A metamethod called by the VM. */
+      s->curplain = 0;  /* Its caller's PC is in another slot. */
+      if (!mp_inframe(L, f - 2 - LJ_FR2) || frame_iscont_fficb(f))
+	break;  /* An FFI callback: the C frames below are not Lua's. */
+      pc = frame_contpc(f);
+      pf = frame_prevd(f);
+    } else if (frame_isvarg(f)) {  /* The frame below holds the link. */
+      pf = frame_prevd(f);
+      if (pf >= f || !mp_inframe(L, pf)) {
+	s->curplain = 0;
+	break;
+      }
+#if LJ_FR2
+      if (n > 0 && cur[n-1].slot == f)
+	cur[n-1].link2 = pf->ftsz;
+      else
+#endif
+	s->curplain = 0;
+      f = pf;
+      goto link;
+    } else {  /* C, protected C, pcall: no PC of the frame below. */
+      pc = NULL;
+      pf = frame_prevd(f);
+    }
+    if (pf >= f) {
+      s->curplain = 0;
+      break;
+    }
+    f = pf;
+  }
+  return n;
+}
+
+#if LJ_FR2
+/*
+** The last stack again: the same thread, every frame's function slot and
+** link as they were (only slots inside the thread's stack are read),
+** each Lua frame's prototype the same. Then only the top frame can
+** differ: its line (or, in a trace, the trace). f and pc: the top frame
+** as mp_stackevent found it; n: 1 with a TRACE frame in s->cur[0]. Returns
+** the leaf node, or 0 for a walk.
+*/
+static uint32_t mp_stackagain(MemProf *mp, lua_State *L, cTValue *f,
+			      const BCIns *pc, uint32_t n)
+{
+  MPStack *s = mp->stk;
+  MPFrame *last = s->last, t;
+  uint32_t i, nlast = s->nlast, parent, id;
+  /* The slots were inside this stack when walked: still so if it has
+  ** not moved or shrunk. A plain last stack has a node in every frame. */
+  if (!s->lastplain || L != s->lastL || nlast <= n || last[n].slot != f ||
+      tvref(L->stack) != s->laststack || L->stacksize < s->lastsize)
+    return 0;
+  for (i = n; i < nlast; i++) {
+    const MPFrame *e = &last[i];
+    cTValue *ef = e->slot;
+    if ((ef - 1)->u64 != e->func || ef->ftsz != e->link ||
+	(e->tag == LJM_FRAME_LUA && funcproto((GCfunc *)e->fn) != e->pt))
+      return 0;
+    if (frame_isvarg(ef)) {  /* Its real link is in the frame below. */
+      cTValue *lf = frame_prevd(ef);
+      if (lf <= tvref(L->stack) + LJ_FR2 || lf >= ef || lf->ftsz != e->link2)
+	return 0;
+    }
+  }
+  if (n) {  /* A trace over the same frames. */
+    if (last[1].pc != pc || last[0].tag != LJM_FRAME_TRACE) return 0;
+    if (last[0].fn == s->cur[0].fn && last[0].node) return last[0].node;
+    t = s->cur[0];
+    parent = last[1].node;
+    id = mp_nodeid(mp, parent, &t, &last[1]);
+  } else {
+    if (last[0].pc == pc) return last[0].node;
+    if (last[0].tag != LJM_FRAME_LUA || pc == NULL) return 0;
+    t = last[0];
+    t.pc = pc;
+    parent = nlast > 1 ? last[1].node : s->lastcut ? s->cutnode : 0;
+    if (parent == 0 && s->lastcut) return 0;
+    id = mp_nodeid(mp, parent, &t, nlast > 1 ? &last[1] : NULL);
+  }
+  if (id == 0) return 0;  /* Full: the walk counts it. */
+  t.node = id;
+  last[0] = t;
+  return id;
+}
+#endif
+
+/*
+** The leaf node of the n frames in s->cur (cut: deeper frames were left
+** out), announcing the nodes it needs. 0 if the table had no room for
+** even its root. s->cur becomes the last stack.
+*/
+static uint32_t mp_stacknode(MemProf *mp, uint32_t n, int cut)
+{
+  MPStack *s = mp->stk;
+  MPFrame *cur = s->cur, *last = s->last;
+  uint32_t k = 0, parent = 0, i;
+  if (cut == s->lastcut) {  /* The part shared with the last stack. */
+    uint32_t m = n < s->nlast ? n : s->nlast;
+    while (k < m) {
+      MPFrame *c = &cur[n-1-k], *l = &last[s->nlast-1-k];
+      if (c->slot != l->slot || c->fn != l->fn || c->pc != l->pc ||
+	  c->tag != l->tag || l->node == 0
+#if LJ_FR2
+	  || c->pt != l->pt  /* A new closure at a collected one's address. */
+#endif
+	  )
+	break;
+      c->node = l->node;
+      k++;
+    }
+  }
+  if (k) {
+    parent = cur[n-k].node;
+  } else if (cut) {
+    if (!s->cutnode) {
+      MPFrame c;
+      memset(&c, 0, sizeof(c));
+      c.tag = LJM_FRAME_CUT;
+      s->cutnode = mp_nodeid(mp, 0, &c, NULL);
+    }
+    parent = s->cutnode;
+  }
+  if (parent || !cut) {
+    MPFrame below;
+    below.fn = s->cutfn;
+    below.pc = s->cutpc;
+    below.tag = LJM_FRAME_LUA;
+    for (i = n - k; i-- > 0; ) {
+      uint32_t id = mp_nodeid(mp, parent, &cur[i],
+			      i + 1 < n ? &cur[i+1] : cut ? &below : NULL);
+      if (id == 0) {  /* Full: the event stops at its deepest known node. */
+	s->cutevents++;
+	break;
+      }
+      cur[i].node = parent = id;
+    }
+  } else {
+    s->cutevents++;
+  }
+  s->cur = last;
+  s->last = cur;
+  s->nlast = n;
+  s->lastcut = cut;
+  s->lastplain = s->curplain && parent == cur[0].node;
+  return parent;
+}
+
+/*
+** The stack of an allocation or reallocation: write the event with it and
+** return 1, or return 0 when it has none (the VM itself allocates, or no
+** frame is known), for the version-3 location.
+*/
+static LJ_NOINLINE int mp_stackevent(MemProf *mp, uint8_t ev, void *optr,
+				     size_t osize, void *nptr, size_t nsize)
+{
+  global_State *g = mp->g;
+  int32_t st = g->vmstate;
+  lua_State *L = (lua_State *)gcref(g->mem_L);
+  const BCIns *pc = NULL;
+  uint32_t n = 0, node;
+  int cut = 0, top = 1;
+  cTValue *f = NULL;
+  uint8_t *p;
+#if LJ_HASJIT
+  if (st > 0) {
+    /*
+    ** Compiled code: the trace, then the frames below its start.
+    ** L->base may be stale in a trace; g->jit_base is its base, kept
+    ** below the start frame when it returns below it. Frames it inlined
+    ** above are in no slot: the trace's call site stands for them.
+    */
+    jit_State *J = G2J(g);
+    MPFrame *e = &mp->stk->cur[0];
+    e->slot = NULL;
+    e->fn = (const void *)(uintptr_t)st;
+    e->pc = NULL;
+    e->node = 0;
+    e->tag = LJM_FRAME_TRACE;
+    n = 1;
+    if (L != NULL && tvref(g->jit_base) != NULL) {
+      f = tvref(g->jit_base) - 1;
+      top = 0;
+      if (mp->stk->nlast > 1 && mp->stk->last[0].fn == e->fn &&
+	  mp->stk->last[0].tag == LJM_FRAME_TRACE)
+	pc = mp->stk->last[1].pc;  /* The same trace: its start, as then. */
+      else if ((MSize)st < J->sizetrace && traceref(J, st) != NULL)
+	pc = mref(traceref(J, st)->startpc, const BCIns) + 1;  /* Its line. */
+    }
+  } else
+#endif
+  {
+    GCfunc *fn;
+    if ((st != ~LJ_VMST_INTERP && st != ~LJ_VMST_C && st != 0 &&
+	 st != ~LJ_VMST_RECORD) || L == NULL ||
+	(optr != NULL && optr == tvref(L->stack)))
+      return 0;  /* The VM's own, as in mp_where. */
+    f = L->base - 1;
+    fn = mp_framefunc(L, f);
+    if (fn != NULL && isluafunc(fn)) {  /* Its current PC, as mp_where. */
+      void *cf = cframe_raw(L->cframe);
+      if (cf == NULL || (void *)cframe_pc(cf) == (void *)cframe_L(cf) ||
+	  (pc = cframe_pc(cf)) == NULL || mp_line(funcproto(fn), pc) < 0)
+	return 0;
+    }
+  }
+#if LJ_FR2
+  if (f == NULL || (node = mp_stackagain(mp, L, f, pc, n)) == 0)
+#endif
+  {
+    mp->stk->curplain = 1;
+    if (f != NULL)
+      n = mp_walk(mp, L, f, pc, n, top, &cut);
+    if (n == 0 || (node = mp_stacknode(mp, n, cut)) == 0)
+      return 0;
+    mp->stk->lastL = L;
+    mp->stk->laststack = L ? tvref(L->stack) : NULL;
+    mp->stk->lastsize = L ? L->stacksize : 0;
+  }
+  mp_reserve(mp);
+  p = mp->pos;
+  *p++ = ev | LJM_SRC_STACK;
+  p = mp_uleb(p, node);
+  mp->pos = mp_body(mp, p, ev, optr, osize, nptr, nsize);
+  return 1;
+}
+
 /* An event from Lua or C code: find the location, then write it all. */
 static LJ_NOINLINE void mp_event(MemProf *mp, uint8_t ev, void *optr,
 				 size_t osize, void *nptr, size_t nsize)
 {
   uint64_t a = 0, b = 0;
-  uint8_t src = mp_where(mp, optr, &a, &b);
+  uint8_t src;
   uint8_t *p;
+  src = mp_where(mp, optr, &a, &b);
   if (src == LJM_SRC_CFUNC && (uintptr_t)a != mp->lastcf)
     mp_cfunc(mp, (uintptr_t)a);  /* May emit symbol events first. */
   mp_reserve(mp);
@@ -634,7 +1296,7 @@ static LJ_NOINLINE void *mp_poll(MemProf *mp, void *ptr, size_t osize,
   ** has. Buried, the host's allocator above it already runs this call. */
   if (ontop)
     return g->allocf(g->allocd, ptr, osize, nsize);
-  return mp_allocf(mp, ptr, osize, nsize);
+  return (mp->depth ? mp_allocf_stacks : mp_allocf)(mp, ptr, osize, nsize);
 }
 
 /*
@@ -694,6 +1356,11 @@ static LJ_NOINLINE void mp_record(MemProf *mp, uint8_t ev, void *optr,
 {
   if (LJ_UNLIKELY(mp->pos > mp->lim) && !mp_full(mp))
     return;
+  if (LJ_UNLIKELY(mp->depth) && ev != LJM_EV_FREE) {  /* With stacks. */
+    if (!mp_stackevent(mp, ev, optr, osize, nptr, nsize))
+      mp_event(mp, ev, optr, osize, nptr, nsize);
+    return;
+  }
   if (!mp_quick(mp, ev, optr, osize, nptr, nsize, 0))
     mp_event(mp, ev, optr, osize, nptr, nsize);
 }
@@ -772,7 +1439,48 @@ static void *mp_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
   return mp->allocf(mp->allocd, ptr, osize, nsize);
 }
 
+/* A new block with stacks: mp_record, which walks them, not mp_quick. */
+static LJ_NOINLINE void *mp_allocstack(MemProf *mp, size_t osize,
+				       size_t nsize)
+{
+  void *nptr = mp->allocf(mp->allocd, NULL, osize, nsize);
+  if (LJ_LIKELY(mp_enter(mp)) && nptr != NULL &&
+      (LJ_LIKELY(mp->pos <= mp->lim) || mp_full(mp)) &&
+      !mp_stackevent(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize))
+    mp_event(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize);
+  mp_leave(mp);
+  return nptr;
+}
+
+/*
+** The VM's allocator while profiling with stacks: a wrapper of its own,
+** so that the leaf-only one (mp_quick for allocations from traces) pays
+** no test for them.
+*/
+static void *mp_allocf_stacks(void *ud, void *ptr, size_t osize,
+			      size_t nsize)
+{
+  MemProf *mp = (MemProf *)ud;
+  if (ptr == NULL && nsize != 0 &&
+      LJ_LIKELY(*mp->pollflag == mp->pollseen))
+    return mp_allocstack(mp, osize, nsize);
+  return mp_allocf(ud, ptr, osize, nsize);
+}
+
 /* -- Start and stop ------------------------------------------------------ */
+
+/* The stack state of a profiler with a depth limit. 0 if out of memory. */
+static int mp_stackinit(MemProf *mp, const ljmprof_opt *opt)
+{
+  MPStack *s = (MPStack *)calloc(1, sizeof(MPStack));
+  if (s == NULL) return 0;
+  mp->stk = s;
+  mp->depth = (uint32_t)opt->stack_depth;
+  s->maxnodes = lj_memprof_nodes_max ? lj_memprof_nodes_max : 1;
+  s->last = (MPFrame *)calloc(mp->depth, sizeof(MPFrame));
+  s->cur = (MPFrame *)calloc(mp->depth, sizeof(MPFrame));
+  return s->last != NULL && s->cur != NULL && mp_nodegrow(s);
+}
 
 /* Drop what only a recording profiler needs. */
 static void mp_release(MemProf *mp)
@@ -784,6 +1492,14 @@ static void mp_release(MemProf *mp)
   mp->nnamed = mp->sznamed = 0;
   free(mp->buf);
   mp->buf = mp->end = NULL;
+  if (mp->stk) {
+    free(mp->stk->protos);
+    free(mp->stk->nodes);
+    free(mp->stk->last);
+    free(mp->stk->cur);
+    free(mp->stk);
+    mp->stk = NULL;
+  }
 }
 
 int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
@@ -793,14 +1509,16 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   MemProf *mp;
   size_t sz;
   if (opt == NULL || opt->writer == NULL || mp_get(g) != NULL ||
-      (opt->poll_flag != NULL && opt->poll == NULL))
+      (opt->poll_flag != NULL && opt->poll == NULL) ||
+      opt->stack_depth < 0 || opt->stack_depth > LJM_STACK_DEPTH_MAX)
     return LJMPROF_ERRUSE;
   sz = opt->bufsize ? opt->bufsize : LJMPROF_BUFSIZE_DEFAULT;
   if (sz < LJMPROF_BUFSIZE_MIN) sz = LJMPROF_BUFSIZE_MIN;
   mp = (MemProf *)calloc(1, sizeof(MemProf));
   if (mp == NULL) return LJMPROF_ERRMEM;
   mp->buf = (uint8_t *)malloc(sz);
-  if (mp->buf == NULL) {
+  if (mp->buf == NULL || (opt->stack_depth && !mp_stackinit(mp, opt))) {
+    mp_release(mp);
     free(mp);
     return LJMPROF_ERRMEM;
   }
@@ -820,6 +1538,7 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   mp_dumpvm(mp);  /* No C symbols: events name them as they need them. */
   mp_putbyte(mp, LJM_SYMTAB_FINAL);
   mp_puthdr(mp, LJM_EVENTS_M2);
+  if (mp->depth) mp_putinfo(mp, LJM_INFO_DEPTH, mp->depth);
   if (mp->err) {
     int e = mp->err;
     mp_release(mp);
@@ -833,7 +1552,7 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   mp->active = 1;
   mp->older = (MemProf *)g->memprof;
   g->allocd = mp;
-  g->allocf = mp_allocf;
+  g->allocf = mp->depth ? mp_allocf_stacks : mp_allocf;
   g->memprof = mp;
   return LJMPROF_OK;
 }
@@ -867,6 +1586,8 @@ static int mp_stop(lua_State *L, int write, int any,
     return LJMPROF_OK;
   }
   if (write && !mp->err) {
+    if (mp->stk && mp->stk->full)
+      mp_putinfo(mp, LJM_INFO_CUT_EVENTS, mp->stk->cutevents);
     mp_putbyte(mp, LJM_EV_EPILOGUE);
     mp_flush(mp);
   }
@@ -940,8 +1661,10 @@ void lj_memprof_addproto(global_State *g, GCproto *pt)
 {
   MemProf *mp = mp_get(g);
   if (mp != NULL) {
-    if (mp_enter(mp) && !mp->err)
+    if (mp_enter(mp) && !mp->err) {
+      if (mp->stk) mp_protonew(mp->stk, (uintptr_t)pt);
       mp_symproto(mp, pt, 1);
+    }
     mp_leave(mp);
   }
 }
@@ -951,8 +1674,10 @@ void lj_memprof_addtrace(global_State *g, struct GCtrace *T)
 {
   MemProf *mp = mp_get(g);
   if (mp != NULL) {
-    if (mp_enter(mp) && !mp->err)
+    if (mp_enter(mp) && !mp->err) {
+      if (mp->stk) mp->stk->nlast = 0;  /* Its number may be an old one's. */
       mp_symtrace(mp, T, 1);
+    }
     mp_leave(mp);
   }
 }

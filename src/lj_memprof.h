@@ -42,6 +42,10 @@ LJ_FUNC void *lj_memprof_close(lua_State *L);
 LJ_FUNC void lj_memprof_free(void *states);
 LJ_FUNC void lj_memprof_closed(void *ud);
 
+/* Bound on the stack nodes of a stream (LJM_STACK_NODES_MAX), read when
+** a profiler starts; the tests lower it. */
+LJ_DATA uint32_t lj_memprof_nodes_max;
+
 /* New symbols while profiling. */
 LJ_FUNC void lj_memprof_addproto(global_State *g, GCproto *pt);
 #if LJ_HASJIT

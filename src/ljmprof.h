@@ -60,12 +60,21 @@ typedef struct ljmprof_opt {
   const volatile sig_atomic_t *poll_flag;	/* NULL: no safe-point polling. */
   ljmprof_poll poll;		/* Called when *poll_flag changes (required
 				** with poll_flag). */
+  int stack_depth;		/* Call stacks of at most this many frames
+				** (1 to LJMPROF_STACK_DEPTH_MAX), in the
+				** profile extension; 0: the version 3
+				** stream, leaf locations only. */
 } ljmprof_opt;
+
+/* Stack depths (the same numbers as lj_memprof_format.h's). */
+#define LJMPROF_STACK_DEPTH_DEFAULT	32
+#define LJMPROF_STACK_DEPTH_MAX		1024
 
 /*
 ** Start profiling the VM of L: symbol table, then events. Returns
 ** LJMPROF_ERRUSE if a profiler runs on it already (or is halted), if
-** writer is NULL, or poll_flag is set without poll; LJMPROF_ERRMEM; or
+** writer is NULL, poll_flag is set without poll, or stack_depth is out
+** of range; LJMPROF_ERRMEM; or
 ** LJMPROF_ERRIO (errno set) if the writer fails while the symbol table is
 ** written, in which case nothing runs.
 */

@@ -24,6 +24,7 @@
 #include "lualib.h"
 #include "luajit.h"
 #include "ljmprof.h"
+#include "lj_memprof_format.h"
 
 #include "mpread.h"
 #include "mp_reader.h"
@@ -95,10 +96,25 @@ static lua_State *newvm(void)
   return L;
 }
 
+/*
+** The stack depth of the profilers the tests start: 0 in the "core"
+** case, the default in "stacks", which runs the same tests on stack
+** streams read by their leaves (mpr_leafnames): a stack's leaf must be
+** charged where the version-3 location is.
+*/
+static int stack_depth;
+
+static void stacks_on(void)
+{
+  stack_depth = LJMPROF_STACK_DEPTH_DEFAULT;
+  mpr_leafnames = 1;
+}
+
 static void start(lua_State *L, membuf *m, size_t bufsize)
 {
   ljmprof_opt opt;
   memset(&opt, 0, sizeof(opt));
+  opt.stack_depth = stack_depth;
   opt.writer = mem_write;
   opt.ctx = m;
   opt.bufsize = bufsize;
@@ -892,6 +908,7 @@ static void *vm_thread(void *arg)
 		       " WARM = {} for i = 1, 40000 do WARM[i] = 'w' .. i end"))
     return NULL;
   memset(&opt, 0, sizeof(opt));
+  opt.stack_depth = stack_depth;
   opt.writer = mem_write;
   opt.ctx = &j->m;
   opt.bufsize = 4096;
@@ -971,6 +988,7 @@ START_TEST(start_stop_twice)
   ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_ERRUSE);  /* No writer. */
   start(L, &m, 0);
   ck_assert_int_eq(ljmprof_running(L), 1);
+  opt.stack_depth = stack_depth;
   opt.writer = mem_write;
   opt.ctx = &m;
   ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_ERRUSE);
@@ -1144,6 +1162,7 @@ static void poll_cb(lua_State *L, void *ctx)
   poll_calls++;
   ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
   memset(&opt, 0, sizeof(opt));
+  opt.stack_depth = stack_depth;
   opt.writer = mem_write;
   opt.ctx = &poll_m2;
   ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
@@ -1167,6 +1186,7 @@ START_TEST(poll_restart)
   lua_pushcfunction(L, cf_setflag);
   lua_setglobal(L, "setflag");
   memset(&opt, 0, sizeof(opt));
+  opt.stack_depth = stack_depth;
   opt.writer = mem_write;
   opt.ctx = &m;
   opt.poll_flag = &poll_flag;
@@ -1210,6 +1230,7 @@ static void stress_poll(lua_State *L, void *ctx)
   ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
   if (stress_n + 1 >= NSTREAMS) return;
   memset(&opt, 0, sizeof(opt));
+  opt.stack_depth = stack_depth;
   opt.writer = mem_write;
   opt.ctx = &stress_m[++stress_n];
   opt.bufsize = 8192;
@@ -1237,6 +1258,7 @@ START_TEST(poll_stress)
   char err[256];
   int i;
   memset(&opt, 0, sizeof(opt));
+  opt.stack_depth = stack_depth;
   opt.writer = mem_write;
   opt.ctx = &stress_m[0];
   opt.bufsize = 8192;
@@ -1529,6 +1551,392 @@ START_TEST(every_event_as_called)
 }
 END_TEST
 
+/* -- Call stacks ------------------------------------------------------------ */
+
+/* The node bound (lj_memprof.c); hidden, but linked in here. */
+extern uint32_t lj_memprof_nodes_max;
+
+/* Run code under name with stacks of depth (leaf-first names), parse. */
+static void stack_run(const char *setup, const char *name, const char *code,
+		      int depth, mpr_stats *st)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  if (setup) run(L, "=setup", setup);
+  stack_depth = depth;
+  mpr_leafnames = 0;  /* Whole stacks. */
+  start(L, &m, 0);
+  run(L, name, code);
+  finish(L, &m, st);
+  ck_assert_int_eq(st->ext, 1);
+  ck_assert_int_eq(st->first_info, 1);  /* DEPTH comes first, */
+  ck_assert_uint_eq(st->info[1], (uint64_t)depth);  /* and says it. */
+  lua_close(L);
+}
+
+START_TEST(stack_frames_named)
+{
+  mpr_stats st;
+  stack_run(NULL, "@st.lua",
+	    "local function leaf(n)\n"			/* 1 */
+	    "  local s = string.rep('x', n)\n"		/* 2 */
+	    "  return s\n"				/* 3 */
+	    "end\n"					/* 4 */
+	    "local function mid(n)\n"			/* 5 */
+	    "  local t = {}\n"				/* 6 */
+	    "  t.s = leaf(n)\n"				/* 7 */
+	    "  return t\n"				/* 8 */
+	    "end\n"					/* 9 */
+	    "for i = 1, 3 do KEEP = mid(100 + i) end\n",	/* 10 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  ck_count(&st, MPR_ALLOC,
+	   "string.rep < leaf(@st.lua:2) < mid(@st.lua:7) < (@st.lua:10)", 3);
+  ck_count(&st, MPR_ALLOC, "mid(@st.lua:6) < (@st.lua:10)", 3);
+  /* Every node announced once: the three rounds share them. */
+  ck_assert_uint_le(st.nodes, 12);
+  ck_assert_uint_gt(st.stackevents, 0);
+  mpr_free(&st);
+}
+END_TEST
+
+/* The same function at the same depth under two callers: the frames
+** below the top are told apart, not taken from the last stack. */
+START_TEST(stack_same_depth_callers)
+{
+  mpr_stats st;
+  stack_run(NULL, "@sd.lua",
+	    "local function leaf() local t = {} return t end\n"	/* 1 */
+	    "local function mid() local r = leaf() return r end\n"	/* 2 */
+	    "local function a() local r = mid() return r end\n"	/* 3 */
+	    "local function c() local r = mid() return r end\n"	/* 4 */
+	    "for i = 1, 3 do KEEP = a() KEEP2 = c() end\n",	/* 5 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  ck_count(&st, MPR_ALLOC,
+	   "leaf(@sd.lua:1) < mid(@sd.lua:2) < a(@sd.lua:3) < (@sd.lua:5)", 3);
+  ck_count(&st, MPR_ALLOC,
+	   "leaf(@sd.lua:1) < mid(@sd.lua:2) < c(@sd.lua:4) < (@sd.lua:5)", 3);
+  mpr_free(&st);
+}
+END_TEST
+
+/* Deeper than the limit: exactly DEPTH frames under a CUT root. */
+START_TEST(stack_recursion_cut)
+{
+  mpr_stats st;
+  stack_run(NULL, "@r.lua",
+	    "local function rec(k)\n"			/* 1 */
+	    "  if k == 0 then\n"			/* 2 */
+	    "    local t = {}\n"			/* 3 */
+	    "    return t\n"				/* 4 */
+	    "  end\n"					/* 5 */
+	    "  local r = rec(k - 1)\n"			/* 6 */
+	    "  return r\n"				/* 7 */
+	    "end\n"					/* 8 */
+	    "KEEP = rec(10)\n"				/* 9 */
+	    "KEEP2 = rec(2)\n",				/* 10 */
+	    4, &st);
+  ck_count(&st, MPR_ALLOC, "rec(@r.lua:3) < rec(@r.lua:6) < rec(@r.lua:6) < "
+	   "rec(@r.lua:6) < CUT", 1);
+  ck_count(&st, MPR_ALLOC, "rec(@r.lua:3) < rec(@r.lua:6) < rec(@r.lua:6) < "
+	   "(@r.lua:10)", 1);
+  mpr_free(&st);
+}
+END_TEST
+
+/* A tail call replaces its caller's frame; the name is the caller's. */
+START_TEST(stack_tail_call)
+{
+  mpr_stats st;
+  stack_run(NULL, "@tc.lua",
+	    "local function mk() local t = {} return t end\n"	/* 1 */
+	    "local function via() return mk() end\n"		/* 2 */
+	    "local function top() local r = via() return r end\n" /* 3 */
+	    "KEEP = top()\n",					/* 4 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  ck_count(&st, MPR_ALLOC, "via(@tc.lua:1) < top(@tc.lua:3) < (@tc.lua:4)", 1);
+  mpr_free(&st);
+}
+END_TEST
+
+START_TEST(stack_pcall_xpcall)
+{
+  mpr_stats st;
+  stack_run(NULL, "@p.lua",
+	    "local function mk(n)\n"			/* 1 */
+	    "  local t = {}\n"				/* 2 */
+	    "  return t\n"				/* 3 */
+	    "end\n"					/* 4 */
+	    "local ok, a = pcall(mk, 1)\n"		/* 5 */
+	    "local ok2, b = xpcall(mk, print, 2)\n"	/* 6 */
+	    "KEEP = {a, b}\n",				/* 7 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  ck_count(&st, MPR_ALLOC, "(@p.lua:2) < pcall < (@p.lua:5)", 1);
+  ck_count(&st, MPR_ALLOC, "(@p.lua:2) < xpcall < (@p.lua:6)", 1);
+  mpr_free(&st);
+}
+END_TEST
+
+/* An error unwinds through frames; the next stack shares none of them. */
+START_TEST(stack_after_error)
+{
+  mpr_stats st;
+  stack_run(NULL, "@e.lua",
+	    "local function bad() local t = {} error('boom') end\n" /* 1 */
+	    "local function f() bad() end\n"			/* 2 */
+	    "local ok = pcall(f)\n"				/* 3 */
+	    "local function g() local t = {} return t end\n"	/* 4 */
+	    "local function h() local r = g() return r end\n"	/* 5 */
+	    "KEEP = h()\n",					/* 6 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  ck_count(&st, MPR_ALLOC,
+	   "bad(@e.lua:1) < (@e.lua:2) < pcall < (@e.lua:3)", 1);
+  ck_assert_uint_gt(mpr_count(&st, MPR_ALLOC,
+		    "error < bad(@e.lua:1) < (@e.lua:2) < pcall < (@e.lua:3)"),
+		    0);
+  ck_count(&st, MPR_ALLOC, "g(@e.lua:4) < h(@e.lua:5) < (@e.lua:6)", 1);
+  mpr_free(&st);
+}
+END_TEST
+
+/* A coroutine's stack is its own (the resumer is not linked yet). */
+START_TEST(stack_coroutines)
+{
+  mpr_stats st;
+  stack_run(NULL, "@c.lua",
+	    "local function mk() local t = {} return t end\n"	/* 1 */
+	    "local inner = coroutine.create(function()\n"	/* 2 */
+	    "  local t = mk()\n"				/* 3 */
+	    "  coroutine.yield(t)\n"				/* 4 */
+	    "end)\n"						/* 5 */
+	    "local outer = coroutine.create(function()\n"	/* 6 */
+	    "  local ok, t = coroutine.resume(inner)\n"		/* 7 */
+	    "  coroutine.yield(t)\n"				/* 8 */
+	    "end)\n"						/* 9 */
+	    "local ok, t = coroutine.resume(outer)\n"		/* 10 */
+	    "local w = coroutine.wrap(function()\n"		/* 11 */
+	    "  local u = mk()\n"				/* 12 */
+	    "  return u\n"					/* 13 */
+	    "end)\n"						/* 14 */
+	    "KEEP = {t, w()}\n",				/* 15 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  ck_count(&st, MPR_ALLOC, "mk(@c.lua:1) < (@c.lua:3)", 1);
+  ck_count(&st, MPR_ALLOC, "mk(@c.lua:1) < (@c.lua:12)", 1);
+  mpr_free(&st);
+}
+END_TEST
+
+/* An FFI callback: its frames end at the callback (the C frames below
+** are not Lua's). */
+START_TEST(stack_ffi_callback)
+{
+  mpr_stats st;
+  stack_run("ffi = require('ffi') ffi.cdef[[void qsort(void *, size_t, "
+	    "size_t, int (*)(const void *, const void *));]]", "@f.lua",
+	    "CB = {}\n"						/* 1 */
+	    "local function mk() local t = {} return t end\n"	/* 2 */
+	    "local cb = ffi.cast('int (*)(const void *, const void *)',\n" /* 3 */
+	    "  function(a, b) CB[#CB + 1] = mk() return 0 end)\n" /* 4 */
+	    "local arr = ffi.new('int[4]', 4, 3, 2, 1)\n"	/* 5 */
+	    "ffi.C.qsort(arr, 4, 4, cb)\n"			/* 6 */
+	    "cb:free()\n",					/* 7 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  ck_assert_uint_gt(mpr_count(&st, MPR_ALLOC, "mk(@f.lua:2) < (@f.lua:4)"), 0);
+  ck_assert_uint_eq(mpr_count_prefix(&st, MPR_ALLOC,
+				     "mk(@f.lua:2) < (@f.lua:4) <"), 0);
+  mpr_free(&st);
+}
+END_TEST
+
+/* A hook that allocates: its frames go on into the function it
+** interrupted (whose line the C call below hides: 0). */
+START_TEST(stack_hook)
+{
+  mpr_stats st;
+  stack_run(NULL, "@h.lua",
+	    "HK = {}\n"						/* 1 */
+	    "local function hook() local t = {} HK[#HK + 1] = t end\n" /* 2 */
+	    "local function work()\n"				/* 3 */
+	    "  local x = 0\n"					/* 4 */
+	    "  return x\n"					/* 5 */
+	    "end\n"						/* 6 */
+	    "debug.sethook(hook, 'l')\n"			/* 7 */
+	    "work()\n"						/* 8 */
+	    "debug.sethook()\n",				/* 9 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  ck_count(&st, MPR_ALLOC, "(@h.lua:2) < work(@h.lua:0) < (@h.lua:8)", 2);
+  mpr_free(&st);
+}
+END_TEST
+
+/* Metamethods: named by the instruction that called them. */
+START_TEST(stack_metamethods)
+{
+  mpr_stats st;
+  stack_run(NULL, "@m.lua",
+	    "local mt = {}\n"					/* 1 */
+	    "mt.__index = function(t, k) local v = {} return v end\n" /* 2 */
+	    "mt.__concat = function(a, b) local v = {} return v end\n" /* 3 */
+	    "local obj = setmetatable({}, mt)\n"		/* 4 */
+	    "local function use()\n"				/* 5 */
+	    "  local a = obj.missing\n"				/* 6 */
+	    "  local c = obj .. 'x'\n"				/* 7 */
+	    "  return a, c\n"					/* 8 */
+	    "end\n"						/* 9 */
+	    "A, C = use()\n"					/* 10 */
+	    "local u = newproxy(true)\n"			/* 11 */
+	    "getmetatable(u).__gc = function() GCK = {} end\n"	/* 12 */
+	    "u = nil\n"						/* 13 */
+	    "collectgarbage()\n",				/* 14 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  ck_count(&st, MPR_ALLOC, "__index(@m.lua:2) < use(@m.lua:6) < (@m.lua:10)", 1);
+  ck_count(&st, MPR_ALLOC, "__concat(@m.lua:3) < use(@m.lua:7) < (@m.lua:10)",
+	   1);
+  ck_count(&st, MPR_ALLOC, "(@m.lua:12) < collectgarbage < (@m.lua:14)", 1);
+  mpr_free(&st);
+}
+END_TEST
+
+/* One line, interpreted and then compiled: the trace's stack goes on
+** into the frame the trace runs in. */
+START_TEST(stack_interpreted_then_compiled)
+{
+  mpr_stats st;
+  unsigned long interp, traced;
+  stack_run("jit.on() jit.flush() jit.opt.start('hotloop=5')\n"
+	    "T = require('table.new')(200, 0)", "@jit.lua",
+	    "local t = T\n"				/* 1 */
+	    "local function mk() local x = {} return x end\n" /* 2 */
+	    "for i = 1, 200 do\n"			/* 3 */
+	    "  t[i] = mk()\n"				/* 4 */
+	    "end\n",					/* 5 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  interp = mpr_count(&st, MPR_ALLOC, "mk(@jit.lua:2) < (@jit.lua:4)");
+  traced = mpr_count(&st, MPR_ALLOC, "TRACE [1] < (@jit.lua:3)");
+  if (interp + traced != 200 || interp == 0 || traced == 0) mpr_dump(&st);
+  ck_assert_uint_eq(interp + traced, 200);
+  ck_assert_uint_gt(interp, 0);
+  ck_assert_uint_gt(traced, 0);
+  mpr_free(&st);
+}
+END_TEST
+
+/* A full node table: said once, later stacks stop at known nodes, the
+** count comes at the end, and every event still parses. */
+START_TEST(stack_node_bound)
+{
+  mpr_stats st;
+  lj_memprof_nodes_max = 3;
+  stack_run(NULL, "@b.lua",
+	    "local function mk() local t = {} return t end "
+	    "local function a() local r = mk() return r end\n"	/* 1 */
+	    "KEEP = {} for i = 1, 5 do KEEP[i] = a() end\n",	/* 2 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  lj_memprof_nodes_max = LJM_STACK_NODES_MAX;
+  ck_assert_uint_eq(st.nodes, 3);
+  ck_assert_uint_eq(st.ninfo[4], 1);		/* NODES_FULL, once, */
+  ck_assert_uint_eq(st.info[4], 3);		/* at 3 nodes. */
+  ck_assert_uint_eq(st.ninfo[5], 1);		/* CUT_EVENTS at the end. */
+  /* Nodes: line 1, line 2, a under it; mk's tables stop at a. */
+  ck_count(&st, MPR_ALLOC, "a(@b.lua:1) < (@b.lua:2)", 5);
+  ck_assert_uint_eq(st.info[5], 5);
+  mpr_free(&st);
+}
+END_TEST
+
+/* Bad depths are refused; misc.memprof.start takes the option. */
+START_TEST(stack_options)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  ljmprof_opt opt;
+  mpr_stats st;
+  char err[256];
+  memset(&opt, 0, sizeof(opt));
+  opt.writer = mem_write;
+  opt.ctx = &m;
+  opt.stack_depth = -1;
+  ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_ERRUSE);
+  opt.stack_depth = LJMPROF_STACK_DEPTH_MAX + 1;
+  ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_ERRUSE);
+  ck_assert_int_eq(ljmprof_running(L), 0);
+  run(L, "=misc",
+      "local path = os.tmpname()\n"
+      "assert(misc.memprof.start(path, {stacks = true}))\n"
+      "KEEP = {}\n"
+      "assert(misc.memprof.stop())\n"
+      "assert(misc.memprof.start{path, stacks = 7})\n"
+      "assert(misc.memprof.stop())\n"
+      "assert(not pcall(misc.memprof.start, path, {stacks = 'many'}))\n"
+      "assert(not pcall(misc.memprof.start, path, {stacks = 2000}))\n"
+      "PATH = path\n");
+  lua_getglobal(L, "PATH");
+  ck_assert_int_eq(mpr_parse_file(lua_tostring(L, -1), &st, err,
+				  sizeof(err)), 0);
+  ck_assert_int_eq(st.ext, 1);
+  ck_assert_uint_eq(st.info[1], 7);
+  ck_assert_int_eq(st.complete, 1);
+  unlink(lua_tostring(L, -1));
+  mpr_free(&st);
+  lua_close(L);
+  free(m.data);
+}
+END_TEST
+
+static void s_stacks(Suite *s)
+{
+  TCase *tc = tcase_create("stacks");
+  tcase_set_timeout(tc, 60);
+  tcase_add_checked_fixture(tc, stacks_on, NULL);
+  /* The core tests again, on stack streams read by their leaves. */
+  tcase_add_test(tc, table_of_strings);
+  tcase_add_test(tc, worked_example_load);
+  tcase_add_test(tc, worked_example_loadfile);
+  tcase_add_test(tc, worked_example_require);
+  tcase_add_test(tc, worked_example_dump);
+  /* builtin_and_cfunction: a built-in called from C is a FAST frame. */
+  tcase_add_test(tc, cmodule_required_midrun);
+  tcase_add_test(tc, cfunction_named_when_used);
+  tcase_add_test(tc, coroutine);
+  tcase_add_test(tc, coroutine_resumed_from_c);
+  tcase_add_test(tc, finalizer_on_another_thread);
+  tcase_add_test(tc, stack_resize_is_internal);
+  tcase_add_test(tc, error_caught_by_pcall);
+  tcase_add_test(tc, resume_dead_or_running_jit_on);
+  tcase_add_test(tc, resume_dead_or_running_jit_off);
+  tcase_add_test(tc, error_across_lua_call_on_thread);
+  tcase_add_test(tc, allocator_kept_by_module);
+  tcase_add_test(tc, jit_trace);
+  tcase_add_test(tc, cfunction_called_from_trace);
+  tcase_add_test(tc, trace_alive_at_start);
+  tcase_add_test(tc, stripped_bytecode_jit_off);
+  tcase_add_test(tc, stripped_bytecode_jit_on);
+  tcase_add_test(tc, stripped_bytecode_loaded_before);
+  tcase_add_test(tc, proto_address_reuse);
+  tcase_add_test(tc, two_vms_two_threads);
+  tcase_add_test(tc, seal_from_another_thread);
+  tcase_add_test(tc, failing_writer);
+  tcase_add_test(tc, start_stop_twice);
+  tcase_add_test(tc, close_while_profiling);
+  tcase_add_test(tc, host_allocator_over_profiler);
+  tcase_add_test(tc, poll_restart);
+  tcase_add_test(tc, poll_stress);
+  /* Stacks themselves. */
+  tcase_add_test(tc, stack_frames_named);
+  tcase_add_test(tc, stack_same_depth_callers);
+  tcase_add_test(tc, stack_recursion_cut);
+  tcase_add_test(tc, stack_tail_call);
+  tcase_add_test(tc, stack_pcall_xpcall);
+  tcase_add_test(tc, stack_after_error);
+  tcase_add_test(tc, stack_coroutines);
+  tcase_add_test(tc, stack_ffi_callback);
+  tcase_add_test(tc, stack_hook);
+  tcase_add_test(tc, stack_metamethods);
+  tcase_add_test(tc, stack_interpreted_then_compiled);
+  tcase_add_test(tc, stack_node_bound);
+  tcase_add_test(tc, stack_options);
+  suite_add_tcase(s, tc);
+}
+
 /* -- Suite ------------------------------------------------------------------- */
 
 static Suite *memprof_suite(void)
@@ -1573,6 +1981,7 @@ static Suite *memprof_suite(void)
   tcase_add_test(tc, collector_unchanged);
   tcase_add_test(tc, every_event_as_called);
   suite_add_tcase(s, tc);
+  s_stacks(s);
   return s;
 }
 

@@ -1,7 +1,8 @@
 /*
 ** mpcheck FILE: read a memprof stream with the tests' reader; print one
 ** line per (event, location): "ALLOC<TAB>count<TAB>location", then the
-** trace symbols as "TRACE<TAB>name". Exit 0 if the stream is complete and
+** trace symbols as "TRACE<TAB>name"; for a stream with stacks,
+** "INFO<TAB>key<TAB>value" and "NODES<TAB>count". Exit 0 if the stream is complete and
 ** every event names a known symbol, 1 otherwise.
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -31,6 +32,12 @@ int main(int argc, char **argv)
 	   st.rows[i].loc);
   for (i = 0; i < st.ntraces; i++)
     printf("TRACE\t%s\n", st.traces[i]);
+  if (st.ext) {  /* The profile extension: its records and nodes. */
+    for (i = 1; i < 8; i++)
+      if (st.ninfo[i])
+	printf("INFO\t%zu\t%llu\n", i, (unsigned long long)st.info[i]);
+    printf("NODES\t%lu\n", st.nodes);
+  }
   if (!st.complete) {
     fprintf(stderr, "mpcheck: %s: no epilogue\n", argv[1]);
     rc = 1;

@@ -77,6 +77,14 @@ static void map_free(mpr_map *m)
 typedef struct rd {
   mpr_map protos, cfuncs, traces;
   mpr_stats *st;
+  char **nodes;			/* Stack names by node id (extension). */
+  char **leaves;		/* Their version-3 names (mpr_leafnames). */
+  unsigned *tags;		/* Their frame tags. */
+  size_t nnodes, sznodes;
+  struct xr {			/* The extension's decoder. */
+    const uint8_t *p, *end, *start;
+    const char *err;
+  } x;
 } rd;
 
 static char *fmt(const char *f, ...)
@@ -150,6 +158,257 @@ static void add_row(mpr_stats *st, int ev, char *loc, uint64_t nsize)
   st->nrows++;
 }
 
+/* -- The profile extension: the tests' own decoder ------------------------ */
+
+int mpr_leafnames;
+
+/*
+** ljmprof's reader learns the extension elsewhere; this one decodes it
+** straight from doc/format.md, so that the writer's tests do not wait for
+** it and do not share its mistakes.
+*/
+typedef struct xr xr;
+
+static int x_uleb(xr *x, uint64_t *v)
+{
+  uint64_t r = 0;
+  int sh = 0;
+  for (;;) {
+    uint8_t b;
+    if (x->p >= x->end) return 0;
+    b = *x->p++;
+    if (sh < 64) r |= (uint64_t)(b & 0x7f) << sh;
+    sh += 7;
+    if (!(b & 0x80)) break;
+    if (sh > 70) { x->err = "ULEB128 too long"; return 0; }
+  }
+  *v = r;
+  return 1;
+}
+
+static int x_str(xr *x, char **s)
+{
+  uint64_t n;
+  if (!x_uleb(x, &n)) return 0;
+  if (n > (uint64_t)(x->end - x->p)) return 0;
+  *s = strndup((const char *)x->p, (size_t)n);
+  x->p += n;
+  return 1;
+}
+
+/* A version-3 symbol body of kind k, as an mp_event for add_sym. */
+static int x_sym(xr *x, rd *r, unsigned k, int in_symtab)
+{
+  struct mp_event ev;
+  char *name = NULL;
+  int ok;
+  memset(&ev, 0, sizeof(ev));
+  ev.in_symtab = in_symtab;
+  if (k == LJM_SYMTAB_LFUNC) {
+    ev.type = MP_EV_SYM_LFUNC;
+    ok = x_uleb(x, &ev.sym_addr) && x_str(x, &name) && x_uleb(x, &ev.sym_line);
+  } else if (k == LJM_SYMTAB_CFUNC) {
+    ev.type = MP_EV_SYM_CFUNC;
+    ok = x_uleb(x, &ev.sym_addr) && x_str(x, &name);
+  } else if (k == LJM_SYMTAB_TRACE) {
+    ev.type = MP_EV_SYM_TRACE;
+    ok = x_uleb(x, &ev.sym_addr) && x_uleb(x, &ev.sym_proto) &&
+	 x_uleb(x, &ev.sym_line);
+  } else {
+    x->err = "bad symbol kind";
+    return 0;
+  }
+  if (ok) {
+    ev.name = name ? name : "";
+    ev.name_len = name ? strlen(name) : 0;
+    add_sym(r, &ev);
+    if (in_symtab) r->st->startsyms[k]++; else r->st->symevents++;
+  }
+  free(name);
+  return ok;
+}
+
+/* A NODE: its stack's name is its frame's, then its parent's. */
+static int x_node(xr *x, rd *r)
+{
+  uint64_t parent, tag, a = 0, b = 0;
+  char *name = NULL, *frame, *full, *leaf;
+  if (!x_uleb(x, &parent) || !x_uleb(x, &tag)) return 0;
+  if (parent > r->nnodes) { x->err = "parent not announced"; return 0; }
+  switch (tag) {
+  case LJM_FRAME_LUA: {
+    const char *c;
+    if (!x_uleb(x, &a) || !x_uleb(x, &b) || !x_str(x, &name)) return 0;
+    c = map_get(&r->protos, a);
+    if (c == NULL) r->st->unresolved++;
+    frame = fmt("%s(%s:%llu)", name, c ? c : "?proto", (unsigned long long)b);
+    break;
+    }
+  case LJM_FRAME_FAST:
+    if (!x_uleb(x, &a) || !x_str(x, &name)) return 0;
+    frame = *name ? strdup(name) : fmt("ffid %llu", (unsigned long long)a);
+    break;
+  case LJM_FRAME_C: {
+    const char *n;
+    if (!x_uleb(x, &a)) return 0;
+    n = map_get(&r->cfuncs, a);
+    if (n == NULL) r->st->unresolved++;
+    frame = n ? strdup(n) : fmt("CFUNC 0x%llx", (unsigned long long)a);
+    break;
+    }
+  case LJM_FRAME_TRACE:
+    if (!x_uleb(x, &a) || !x_uleb(x, &b)) return 0;
+    if (map_get(&r->traces, a) == NULL) r->st->unresolved++;
+    frame = fmt("TRACE [%llu]", (unsigned long long)a);
+    break;
+  case LJM_FRAME_CUT:
+    frame = strdup("CUT");
+    break;
+  default:
+    x->err = "bad frame tag";
+    return 0;
+  }
+  /* The version-3 name of the node as a leaf: a built-in is charged to
+  ** the Lua function that calls it (through pcall), as mp_where does. */
+  if (tag == LJM_FRAME_LUA) {
+    leaf = fmt("%s:%llu", map_get(&r->protos, a) ? map_get(&r->protos, a) :
+	       "?proto", (unsigned long long)b);
+  } else if (tag == LJM_FRAME_FAST && parent &&
+	     (r->tags[parent-1] == LJM_FRAME_LUA ||
+	      (r->tags[parent-1] == LJM_FRAME_FAST &&
+	       strncmp(r->leaves[parent-1], "FAST ", 5)))) {
+    leaf = strdup(r->leaves[parent-1]);
+  } else if (tag == LJM_FRAME_FAST) {
+    leaf = fmt("FAST %s", frame);
+  } else if (tag == LJM_FRAME_TRACE) {
+    const char *n = map_get(&r->traces, a);
+    leaf = n ? strdup(n) : strdup(frame);
+  } else {
+    leaf = strdup(frame);
+  }
+  free(name);
+  full = parent ? fmt("%s" MPR_SEP "%s", frame, r->nodes[parent-1]) : frame;
+  if (parent) free(frame);
+  if (r->nnodes == r->sznodes) {
+    r->sznodes = r->sznodes ? 2 * r->sznodes : 256;
+    r->nodes = realloc(r->nodes, r->sznodes * sizeof(char *));
+    r->leaves = realloc(r->leaves, r->sznodes * sizeof(char *));
+    r->tags = realloc(r->tags, r->sznodes * sizeof(unsigned));
+  }
+  r->leaves[r->nnodes] = leaf;
+  r->tags[r->nnodes] = (unsigned)tag;
+  r->nodes[r->nnodes++] = full;
+  r->st->nodes++;
+  return 1;
+}
+
+static int x_hdr(xr *x, uint8_t m2)
+{
+  const uint8_t *p = x->p;
+  if (x->end - p < LJM_FMT_HDRLEN) return 0;
+  if (p[0] != 'l' || p[1] != 'j' || p[2] != m2 ||
+      p[3] != LJM_FMT_VERSION_EXT || p[4] != LJM_EXT_PROFILE ||
+      p[5] != LJM_EXT_PROFILE_VERSION || p[6] != 0) {
+    x->err = "bad extension header";
+    return 0;
+  }
+  x->p += LJM_FMT_HDRLEN;
+  return 1;
+}
+
+/* Returns 1 complete, 0 truncated, -1 malformed (x->err). */
+static int mpr_parse_ext(const uint8_t *p, size_t len, rd *r)
+{
+  xr *x = &r->x;
+  mpr_stats *st = r->st;
+  int first = 1;
+  x->p = x->start = p;
+  x->end = p + len;
+  x->err = NULL;
+  st->ext = 1;
+  if (!x_hdr(x, 's')) return x->err ? -1 : 0;
+  for (;;) {
+    uint8_t h;
+    if (x->p >= x->end) return 0;
+    h = *x->p++;
+    if (h == LJM_SYMTAB_FINAL) break;
+    if (!x_sym(x, r, h & LJM_SYMTAB_KIND_MASK, 1)) return x->err ? -1 : 0;
+  }
+  if (!x_hdr(x, 'm')) return x->err ? -1 : 0;
+  for (;;) {
+    uint8_t h, ev, src;
+    uint64_t loc = 0, line = 0, oa, os, na, ns = 0;
+    char *name = NULL;
+    if (x->p >= x->end) return 0;
+    h = *x->p++;
+    if (h == LJM_EV_EPILOGUE) return 1;
+    ev = h & LJM_EV_MASK;
+    src = h & LJM_SRC_MASK;
+    if (h & 0x40) { x->err = "reserved header bit"; return -1; }
+    if (ev == LJM_EV_SYMTAB) {
+      int ok;
+      if (src == LJM_SRC_NODE) {
+	ok = x_node(x, r);
+      } else if (src == LJM_SRC_INFO) {
+	uint64_t k, v;
+	ok = x_uleb(x, &k) && x_uleb(x, &v);
+	if (ok && k < 8) { st->info[k] = v; st->ninfo[k]++; }
+	if (ok && first) st->first_info = (int)k;
+      } else if (src == LJM_SRC_LFUNC || src == LJM_SRC_CFUNC ||
+		 src == LJM_SRC_TRACE) {
+	ok = x_sym(x, r, (src >> 2) - 2, 0);
+      } else {
+	x->err = "unknown symbol source";
+	return -1;
+      }
+      if (!ok) return x->err ? -1 : 0;
+      first = 0;
+      continue;
+    }
+    first = 0;
+    switch (src) {
+    case LJM_SRC_INTERNAL: break;
+    case LJM_SRC_LFUNC:
+      if (!x_uleb(x, &loc) || !x_uleb(x, &line)) return x->err ? -1 : 0;
+      break;
+    case LJM_SRC_CFUNC: case LJM_SRC_TRACE: case LJM_SRC_STACK:
+      if (!x_uleb(x, &loc)) return x->err ? -1 : 0;
+      break;
+    default:
+      x->err = "unknown source";
+      return -1;
+    }
+    if ((ev != LJM_EV_ALLOC && (!x_uleb(x, &oa) || !x_uleb(x, &os))) ||
+	(ev != LJM_EV_FREE && (!x_uleb(x, &na) || !x_uleb(x, &ns))))
+      return x->err ? -1 : 0;
+    if ((h & LJM_EV_KIND) && x->p++ >= x->end) return 0;
+    switch (src) {
+    case LJM_SRC_INTERNAL: name = strdup("INTERNAL"); break;
+    case LJM_SRC_LFUNC: name = proto_name(r, loc, line); break;
+    case LJM_SRC_CFUNC: {
+      const char *n = map_get(&r->cfuncs, loc);
+      name = n ? strdup(n) : fmt("CFUNC 0x%llx", (unsigned long long)loc);
+      break;
+      }
+    case LJM_SRC_TRACE: {
+      const char *n = map_get(&r->traces, loc);
+      if (!n) st->unresolved++;
+      name = n ? strdup(n) : fmt("TRACE [%llu] ?", (unsigned long long)loc);
+      break;
+      }
+    default:
+      if (loc == 0 || loc > r->nnodes) {
+	x->err = "node not announced";
+	return -1;
+      }
+      name = strdup(mpr_leafnames ? r->leaves[loc-1] : r->nodes[loc-1]);
+      st->stackevents++;
+      break;
+    }
+    add_row(st, ev, name, ns);
+  }
+}
+
 /*
 ** Decoding is ljmprof's reader (tools/stream/); naming is this file's
 ** own, as doc/format.md says it, so that it checks ljmprof's naming
@@ -167,6 +426,23 @@ int mpr_parse(const uint8_t *p, size_t len, mpr_stats *st, char *err,
   memset(st, 0, sizeof(*st));
   memset(&r, 0, sizeof(r));
   r.st = st;
+  if (len > 3 && p[3] == LJM_FMT_VERSION_EXT) {
+    size_t i;
+    rc = mpr_parse_ext(p, len, &r);
+    st->complete = rc == 1;
+    if (rc < 0)
+      snprintf(err, errsz, "%s at byte %llu", r.x.err ? r.x.err : "bad data",
+	       (unsigned long long)(r.x.p - r.x.start));
+    rc = rc < 0 ? -1 : 0;
+    for (i = 0; i < r.nnodes; i++) free(r.nodes[i]), free(r.leaves[i]);
+    free(r.nodes);
+    free(r.leaves);
+    free(r.tags);
+    map_free(&r.protos);
+    map_free(&r.cfuncs);
+    map_free(&r.traces);
+    return rc;
+  }
   if (!(mr = mp_reader_new_mem(p, len))) {
     snprintf(err, errsz, "out of memory");
     return -1;

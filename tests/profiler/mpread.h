@@ -35,6 +35,13 @@ typedef struct mpr_stats {
   char **csyms;			/* Names of C symbols announced. */
   size_t ncsyms, szcsyms;
   unsigned long redefined;	/* Prototypes announced at a known address. */
+  /* The profile extension (stacks). */
+  int ext;			/* The stream is the profile extension. */
+  unsigned long nodes;		/* Stack nodes announced. */
+  unsigned long stackevents;	/* Events with a STACK location. */
+  uint64_t info[8];		/* Last value of each INFO key (1..6). */
+  unsigned long ninfo[8];	/* How many records of each INFO key. */
+  int first_info;		/* Key of the first event, if an INFO. */
 } mpr_stats;
 
 /*
@@ -54,6 +61,21 @@ uint64_t mpr_bytes(const mpr_stats *st, int ev, const char *loc);
 unsigned long mpr_count_prefix(const mpr_stats *st, int ev, const char *prefix);
 /* C symbols announced under this name (start table and events). */
 unsigned long mpr_csym_count(const mpr_stats *st, const char *name);
+/*
+** A STACK location is named by its frames, leaf first, joined by " < ":
+** a Lua frame "name(chunk:line)" ("(chunk:line)" without a name), a
+** built-in by its name, a C function by its symbol, "TRACE [n]", "CUT".
+*/
+#define MPR_SEP " < "
+
+/*
+** Non-zero: name a STACK location by the version-3 location its leaf
+** stands for instead ("chunk:line" of its Lua frame or of the Lua caller
+** of its built-in, a C or trace name), so that a test written for leaf
+** locations checks a stack stream too.
+*/
+extern int mpr_leafnames;
+
 /* Print all rows (for failing tests). */
 void mpr_dump(const mpr_stats *st);
 

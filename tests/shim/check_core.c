@@ -71,6 +71,8 @@ static const char *const bad_values[][10] = {
 		     "SEGV", NULL },
   [LJM_T_DURATION] = { "1.5", "10x", "-3", "ms", "5 s",
 		       "99999999999999999999", "31d", NULL },
+  [LJM_T_DEPTH] = { "1025", "-1", "8 ", "0x10", "deep", "2.5", "32K",
+		    "99999999999999999999", NULL },
 };
 
 /* -- The table ------------------------------------------------------------ */
@@ -167,7 +169,8 @@ START_TEST(ranges)
     const struct ljm_var *v = &ljm_vars[i];
     struct ljm_config c;
     char s[64];
-    if (v->type != LJM_T_SIZE && v->type != LJM_T_DURATION)
+    if (v->type != LJM_T_SIZE && v->type != LJM_T_DURATION &&
+	v->type != LJM_T_DEPTH)
       continue;
     ljm_config_defaults(&c);
     snprintf(s, sizeof(s), "%llu%s", (unsigned long long)v->max,
@@ -202,6 +205,11 @@ START_TEST(parsers)
   ck_assert_int_eq(ljm_parse_duration("3", &u), 0); ck_assert_uint_eq(u, 3000);
   ck_assert_int_eq(ljm_parse_duration("2m", &u), 0); ck_assert_uint_eq(u, 120000);
   ck_assert_int_eq(ljm_parse_duration("1h", &u), 0); ck_assert_uint_eq(u, 3600000);
+  ck_assert_int_eq(ljm_parse_depth("1", &u), 0); ck_assert_uint_eq(u, 1);
+  ck_assert_int_eq(ljm_parse_depth("yes", &u), 0); ck_assert_uint_eq(u, 32);
+  ck_assert_int_eq(ljm_parse_depth("Off", &u), 0); ck_assert_uint_eq(u, 0);
+  ck_assert_int_eq(ljm_parse_depth("0", &u), 0); ck_assert_uint_eq(u, 0);
+  ck_assert_int_eq(ljm_parse_depth("12x", &u), EINVAL);
   ck_assert_int_eq(ljm_parse_bool("Yes", &b), 0); ck_assert_int_eq(b, 1);
   ck_assert_int_eq(ljm_parse_bool("OFF", &b), 0); ck_assert_int_eq(b, 0);
   ck_assert_int_eq(ljm_parse_signal("USR2", &s), 0); ck_assert_int_eq(s, SIGUSR2);

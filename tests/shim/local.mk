@@ -66,6 +66,8 @@ SHIM_TESTS = tests/shim/basic.test tests/shim/lifecycle.test \
 	tests/shim/children.test
 # Stripped bytecode, misc.memprof under the shim.
 SHIM_TESTS += tests/shim/stripped.test tests/shim/miscapi.test
+# Call stacks: LJMPROF_STACKS, record --stacks.
+SHIM_TESTS += tests/shim/stacks.test
 # The stream files: private, never through a link, never over a file.
 SHIM_TESTS += tests/shim/outfile.test
 # Real programs that embed LuaJIT; each skips when its package is missing.

@@ -100,6 +100,8 @@ static void usage(FILE *out, int full)
 	"      --no-start         wait for the first signal [LJMPROF_START=no]\n"
 	"  -d, --delay=TIME       start after TIME [LJMPROF_DELAY]\n"
 	"  -m, --max-size=SIZE    end streams at SIZE [LJMPROF_MAXSIZE]\n"
+	"      --stacks[=DEPTH]   call stacks of up to DEPTH frames (default\n"
+	"                         32) [LJMPROF_STACKS]\n"
 	"  -v, --verbose          settings, files opened and closed\n"
 	"                         [LJMPROF_VERBOSE]\n"
 	"      --flavour=FLAVOUR  the shim of LuaJIT flavour luajit (Debian's)\n"
@@ -179,6 +181,7 @@ static int parse_options(struct record *r, int argc, char **argv)
     { "no-start", no_argument, NULL, 'N' },
     { "delay", required_argument, NULL, 'd' },
     { "max-size", required_argument, NULL, 'm' },
+    { "stacks", optional_argument, NULL, 'K' },
     { "verbose", no_argument, NULL, 'v' },
     { "shim", required_argument, NULL, 'S' },
     { "flavour", required_argument, NULL, 'F' },
@@ -211,6 +214,10 @@ static int parse_options(struct record *r, int argc, char **argv)
       break;
     case 'm':
       if (set_var("--max-size", "LJMPROF_MAXSIZE", optarg)) return EXIT_USAGE;
+      break;
+    case 'K':
+      if (set_var("--stacks", "LJMPROF_STACKS", optarg ? optarg : "yes"))
+	return EXIT_USAGE;
       break;
     case 'v':
       setenv("LJMPROF_VERBOSE", "yes", 1);
