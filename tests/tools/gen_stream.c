@@ -148,6 +148,56 @@ static void scenario_escapes(struct mpw *w)
   mpw_epilogue(w);
 }
 
+/* Call stacks (the profile extension): built-ins charged to their
+** caller's line, C and trace frames, a cut stack, a node announced twice,
+** a version-3 location among stacks, information records and a trace
+** site, an object kind. */
+static void scenario_stacks(struct mpw *w)
+{
+  uint64_t main30, rep30, srep30, main31, rep31, srep31, mk30, cb, tr, cut,
+	   mkcut, again;
+  static const uint64_t site_protos[] = {0x2000}, site_lines[] = {11};
+
+  mpw_symtab_begin_ext(w);
+  mpw_symtab_lfunc(w, 0x1000, "@app.lua", 0);
+  mpw_symtab_lfunc(w, 0x2000, "@util.lua", 10);
+  mpw_symtab_lfunc(w, 0x3000, "@util.lua", 20);
+  mpw_symtab_trace(w, 1, 0x2000, 11);
+  mpw_symtab_end(w);
+  mpw_info(w, LJM_INFO_DEPTH, 32);
+  mpw_info(w, 99, 7);	/* A key this reader does not know. */
+  main30 = mpw_node_lua(w, 0, 0x1000, 30, "");
+  rep30 = mpw_node_lua(w, main30, 0x2000, 12, "rep_it");
+  srep30 = mpw_node_fast(w, rep30, 87, "string.rep");
+  mpw_alloc(w, mpw_stack(srep30), 0x10000, 300);
+  mpw_alloc(w, mpw_stack(srep30), 0x10100, 100);
+  main31 = mpw_node_lua(w, 0, 0x1000, 31, "");
+  rep31 = mpw_node_lua(w, main31, 0x2000, 12, "rep_it");
+  srep31 = mpw_node_fast(w, rep31, 87, "string.rep");
+  mpw_alloc(w, mpw_stack(srep31), 0x10200, 50);
+  mk30 = mpw_node_lua(w, main30, 0x3000, 22, "make_table");
+  mpw_alloc(w, mpw_stack(mk30), 0x10300, 64);
+  mpw_realloc(w, mpw_stack(mk30), 0x10300, 64, 0x10400, 128);
+  mpw_sym_cfunc(w, 0x7100, "l_callback");
+  cb = mpw_node_c(w, main30, 0x7100);
+  mpw_alloc_kind(w, mpw_stack(cb), 0x10500, 40, 5);
+  tr = mpw_node_trace(w, main31, 1, 1);
+  mpw_site(w, 1, 1, 1, site_protos, site_lines);
+  mpw_alloc(w, mpw_stack(tr), 0x10600, 24);
+  cut = mpw_node_cut(w, 0);
+  mkcut = mpw_node_lua(w, cut, 0x3000, 22, "make_table");
+  mpw_alloc(w, mpw_stack(mkcut), 0x10700, 16);
+  mpw_alloc(w, mpw_internal(), 0x10800, 8);	/* No stack: one frame. */
+  /* The same stack under a second id: one node of the tree. */
+  again = mpw_node_lua(w, main30, 0x2000, 12, "rep_it");
+  mpw_alloc(w, mpw_stack(again), 0x10900, 10);
+  mpw_free_ev(w, mpw_lua(0x2000, 13), 0x10100, 100);
+  mpw_free_ev(w, mpw_internal(), 0x10800, 8);
+  mpw_free_ev(w, mpw_stack(rep30), 0x10200, 50);
+  mpw_info(w, LJM_INFO_CUT_EVENTS, 0);
+  mpw_epilogue(w);
+}
+
 struct scenario {
   const char *name;
   void (*write)(struct mpw *w);
@@ -160,6 +210,7 @@ static const struct scenario scenarios[] = {
   {"csyms", scenario_csyms},
   {"traces", scenario_traces},
   {"escapes", scenario_escapes},
+  {"stacks", scenario_stacks},
 };
 
 #define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
