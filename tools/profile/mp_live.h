@@ -181,13 +181,12 @@ static MP_LIVE_INLINE void mp_live_count_stack(struct mp_profile *p,
 					       unsigned type, uint32_t node,
 					       uint64_t new_size)
 {
-  struct mp_scount *c = &p->scounts[node];
   if (type == MP_EV_ALLOC) {
-    c->n_alloc++;
-    c->alloc_bytes += new_size;
+    p->scounts[node].n_alloc++;
+    p->scounts[node].alloc_bytes += new_size;
   } else if (type == MP_EV_REALLOC) {
-    c->n_realloc++;
-    c->realloc_bytes += new_size;
+    p->scounts[node].n_realloc++;
+    p->scounts[node].realloc_bytes += new_size;
   }
 }
 
