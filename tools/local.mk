@@ -104,8 +104,10 @@ tests_tools_test_parse_LDADD = $(MP_LIBS) $(CHECK_LIBS)
 
 TESTS += tests/tools/test_parse tests/tools/golden.test \
 	tests/tools/layers.test tests/tools/errors.test tests/tools/merge.test tests/tools/bench.test \
-	tests/tools/roundtrip.test tests/tools/reference.test
+	tests/tools/roundtrip.test tests/tools/reference.test \
+	tests/tools/flamegraph.test
 EXTRA_DIST += tests/tools/golden.test tests/tools/errors.test \
+	tests/tools/flamegraph.test \
 	tests/tools/layers.test \
 	tests/tools/merge.test \
 	tests/tools/bench.test tests/tools/regen-golden \
