@@ -3,6 +3,9 @@
 **
 **   gen_stream bench EVENTS [SEED]   a realistic mix of EVENTS events with
 **                                    a small live heap, to stdout
+**   gen_stream bench-stacks EVENTS [SEED]  the same with call stacks (the
+**                                    profile extension), as a writer with
+**                                    stacks would give them
 **   gen_stream scenario NAME         one of the golden test streams
 **   gen_stream list                  the scenario names
 **
@@ -293,6 +296,55 @@ static struct mpw_loc partner(struct mpw_loc at)
   return at;
 }
 
+/*
+** With stacks: allocations and reallocations carry a stack node, a leaf
+** frame for their location above one of NCALLERS caller frames above a
+** main chunk, announced on first use; frees keep their location, as the
+** writer does.
+*/
+#define NCALLERS 4
+#define STACK_SLOTS (1u << 20)	/* Over 4 times the stacks it makes. */
+
+static int bench_stacks;
+
+struct stack_slot {
+  uint64_t loc, line;
+  unsigned src, caller;
+  uint64_t node;	/* 0: empty. */
+};
+
+static struct mpw_loc stack_of(struct mpw *w, struct mpw_loc at)
+{
+  static struct stack_slot slots[STACK_SLOTS];
+  static uint64_t callers[NCALLERS];
+  unsigned caller = (unsigned)(rnd() % NCALLERS), k;
+  struct stack_slot *s;
+
+  if (!bench_stacks || at.src == LJM_SRC_INTERNAL)
+    return at;
+  if (!callers[0]) {
+    uint64_t main_node = mpw_node_lua(w, 0, proto_addr(0), 1, "");
+    for (k = 0; k < NCALLERS; k++)
+      callers[k] = mpw_node_lua(w, main_node, proto_addr(20 * k + 1),
+				3 * (20 * k + 1) + 2, "handler");
+  }
+  k = (unsigned)((at.loc * 31 + at.line * 7 + at.src * 3 + caller) *
+		 0x9e3779b97f4a7c15ull >> 40) & (STACK_SLOTS - 1);
+  for (s = &slots[k]; s->node; s = &slots[k = (k + 1) & (STACK_SLOTS - 1)])
+    if (s->loc == at.loc && s->line == at.line && s->src == at.src &&
+	s->caller == caller)
+      return mpw_stack(s->node);
+  s->loc = at.loc;
+  s->line = at.line;
+  s->src = at.src;
+  s->caller = caller;
+  s->node = at.src == LJM_SRC_LFUNC ?
+	    mpw_node_lua(w, callers[caller], at.loc, at.line, "f") :
+	    at.src == LJM_SRC_CFUNC ? mpw_node_c(w, callers[caller], at.loc) :
+	    mpw_node_trace(w, callers[caller], at.loc, 0);
+  return mpw_stack(s->node);
+}
+
 static void bench(struct mpw *w, uint64_t events)
 {
   static struct block live[LIVE_SLOTS];
@@ -302,7 +354,10 @@ static void bench(struct mpw *w, uint64_t events)
   unsigned j;
   char name[64];
 
-  mpw_symtab_begin(w);
+  if (bench_stacks)
+    mpw_symtab_begin_ext(w);
+  else
+    mpw_symtab_begin(w);
   for (j = 0; j < NPROTOS; j++) {
     snprintf(name, sizeof(name), "@/usr/share/app/module%u.lua", j / 20);
     mpw_symtab_lfunc(w, proto_addr(j), name, j % 20 ? j * 3 : 0);
@@ -335,7 +390,7 @@ static void bench(struct mpw *w, uint64_t events)
       b->size = pick_size();
       b->at = at;
       next_addr += (b->size + 31) & ~15ull;
-      mpw_alloc(w, at, b->addr, b->size);
+      mpw_alloc(w, stack_of(w, at), b->addr, b->size);
     } else if (r < 550) {
       /* Most frees come from the garbage collector: internal. */
       mpw_free_ev(w, rnd() % 10 ? mpw_internal() : partner(b->at), b->addr,
@@ -347,7 +402,7 @@ static void bench(struct mpw *w, uint64_t events)
       uint64_t nsize = pick_size(), naddr = next_addr;
       next_addr += (nsize + 31) & ~15ull;
       at = rnd() % 4 ? b->at : partner(b->at);
-      mpw_realloc(w, at, b->addr, b->size, naddr, nsize);
+      mpw_realloc(w, stack_of(w, at), b->addr, b->size, naddr, nsize);
       b->addr = naddr;
       b->size = nsize;
       b->at = at;
@@ -358,7 +413,7 @@ static void bench(struct mpw *w, uint64_t events)
       b->addr = next_addr;
       b->at = pick_loc(&ntraces);
       next_addr += (b->size + 31) & ~15ull;
-      mpw_alloc(w, b->at, b->addr, b->size);
+      mpw_alloc(w, stack_of(w, b->at), b->addr, b->size);
       i++;
     } else {
       mpw_free_ev(w, mpw_internal(), b->addr, b->size);
@@ -378,7 +433,9 @@ int main(int argc, char **argv)
 
   setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
   mpw_init_file(&w, stdout);
-  if (argc >= 3 && !strcmp(argv[1], "bench")) {
+  if (argc >= 3 && (!strcmp(argv[1], "bench") ||
+		    !strcmp(argv[1], "bench-stacks"))) {
+    bench_stacks = !strcmp(argv[1], "bench-stacks");
     rng_state = argc >= 4 ? strtoull(argv[3], NULL, 0) | 1 : 88172645463325252ull;
     bench(&w, strtoull(argv[2], NULL, 0));
     return fflush(stdout) ? 1 : 0;
@@ -397,7 +454,7 @@ int main(int argc, char **argv)
       puts(scenarios[i].name);
     return 0;
   }
-  fputs("usage: gen_stream bench EVENTS [SEED] | scenario NAME | list\n",
-	stderr);
+  fputs("usage: gen_stream bench|bench-stacks EVENTS [SEED] | scenario NAME | "
+	"list\n", stderr);
   return 2;
 }
