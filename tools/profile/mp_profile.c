@@ -264,8 +264,9 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
 
 void mp_profile_drop_file(struct mp_profile *p)
 {
-  /* Names are dropped only when no location of this file may use one. */
-  if (!p->file_events)
+  /* Names are dropped only when no location of this file may use one:
+  ** its stack nodes made locations (and names) of their own. */
+  if (!p->file_events && !p->file.stack_nodes)
     mp_strings_truncate(&p->strings, p->file_strings);
   next_file(p);
 }

@@ -290,12 +290,29 @@ static void json_paths(FILE *out, struct mp_buf *b, const struct mp_profile *p,
 static const char *const frame_kinds[] = {"lua", "builtin", "c", "trace",
 					  "cut", "location"};
 
-/* The stack tree: every node with its parent and frame, by id. */
+/* The stack tree: the nodes of the stacks with figures and their
+** ancestors, each with its parent and frame, by id. */
 static int json_stacks(FILE *out, struct mp_buf *b, const struct mp_profile *p,
 		       struct mp_buf *scratch)
 {
   const struct mp_summary *s = mp_profile_total(p);
-  uint32_t n = mp_profile_nstacks(p), id;
+  uint32_t n = mp_profile_nstacks(p), id, shown = 0;
+  uint8_t *used = calloc(n ? n : 1, 1);
+
+  if (!used)
+    return -1;
+  for (id = n; id-- > 1;) {
+    struct mp_stack_counts c;
+    struct mp_frame f;
+    uint32_t k;
+    if (!mp_profile_stack(p, id, &c))
+      continue;
+    /* Up to the first node already marked: its ancestors are. */
+    for (k = id; k && !used[k]; k = f.parent) {
+      used[k] = 1;
+      mp_profile_frame(p, k, &f);
+    }
+  }
 
   fputs(",\n  \"stacks\": {", out);
   fprintf(out, "\"depth\": %llu, \"nodes_full\": %llu, \"cut_events\": "
@@ -304,8 +321,10 @@ static int json_stacks(FILE *out, struct mp_buf *b, const struct mp_profile *p,
   for (id = 1; id < n; id++) {
     struct mp_frame f;
     struct mp_loc l;
+    if (!used[id])
+      continue;
     mp_profile_frame(p, id, &f);
-    json_u64(b, id == 1 ? "\n    {\"id\": " : ",\n    {\"id\": ", id);
+    json_u64(b, !shown++ ? "\n    {\"id\": " : ",\n    {\"id\": ", id);
     json_u64(b, ", \"parent\": ", f.parent);
     mp_buf_str(b, ", \"frame\": \"");
     mp_buf_str(b, frame_kinds[f.tag < 6 ? f.tag : 5]);
@@ -334,13 +353,16 @@ static int json_stacks(FILE *out, struct mp_buf *b, const struct mp_profile *p,
     mp_buf_str(b, ", \"charged_to\": ");
     json_name(b, p, scratch, &l);
     mp_buf_add(b, "}", 1);
-    if (b->oom || scratch->oom)
+    if (b->oom || scratch->oom) {
+      free(used);
       return -1;
+    }
     if (b->len > 65536)
       json_flush(out, b);
   }
   json_flush(out, b);
-  fputs(n > 1 ? "\n   ]}" : "]}", out);
+  fputs(shown ? "\n   ]}" : "]}", out);
+  free(used);
   return 0;
 }
 
