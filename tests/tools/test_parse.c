@@ -21,6 +21,7 @@
 #include "mp_profile_int.h"
 #include "mp_order.h"
 #include "mp_reader.h"
+#include "mp_report.h"
 #include "mp_sort.h"
 #include "mp_strings.h"
 #include "mp_symtab.h"
@@ -2096,6 +2097,83 @@ START_TEST(profile_stack_memory_follows_tree)
 }
 END_TEST
 
+
+/* What the pprof format takes apart (mp_frame_parts), and the text
+** report's note when the writer's node table was full. */
+START_TEST(stack_frame_parts_and_cut_note)
+{
+  struct mpw w;
+  struct mp_profile *p;
+  struct mp_frame f;
+  struct mp_frame_parts fp;
+  struct mp_report_opts o;
+  struct mp_report_input in;
+  static const char *const files[] = {"x"};
+  int truncated = 0;
+  uint64_t events = 0;
+  char buf[4096];
+  FILE *out;
+  size_t n;
+
+  ext_begin(&w);
+  mpw_node_lua(&w, 0, 0x1000, 5, "");
+  mpw_node_lua(&w, 1, 0x2000, 12, "f");
+  mpw_node_fast(&w, 2, 87, "string.rep");
+  mpw_node_c(&w, 1, 0x7010);
+  mpw_info(&w, LJM_INFO_NODES_FULL, 4);
+  mpw_alloc(&w, mpw_stack(3), 0x10000, 100);
+  mpw_alloc(&w, mpw_stack(4), 0x10100, 10);
+  mpw_info(&w, LJM_INFO_CUT_EVENTS, 7);
+  mpw_epilogue(&w);
+  p = read_stream(&w, MP_GROUP_LINE, 1);
+
+  mp_profile_frame(p, 3, &f);
+  ck_assert_uint_eq(f.tag, LJM_FRAME_FAST);
+  ck_assert_uint_eq(f.parent, 2);
+  mp_frame_parts(p, &f, &fp);
+  ck_assert(fp.function_len == 10 && !memcmp(fp.function, "string.rep", 10));
+  ck_assert_ptr_null(fp.file);
+  mp_profile_frame(p, 2, &f);
+  mp_frame_parts(p, &f, &fp);
+  ck_assert(fp.function_len == 1 && fp.function[0] == 'f');
+  ck_assert(fp.file_len == 6 && !memcmp(fp.file, "@f.lua", 6));
+  ck_assert_uint_eq(fp.line, 12);
+  mp_profile_frame(p, 1, &f);
+  mp_frame_parts(p, &f, &fp);
+  ck_assert_ptr_null(fp.function);	/* The stream has no name. */
+  ck_assert(fp.file_len == 6 && !memcmp(fp.file, "@m.lua", 6));
+  ck_assert_uint_eq(fp.line, 5);
+  mp_profile_frame(p, 4, &f);
+  mp_frame_parts(p, &f, &fp);
+  ck_assert(fp.function_len == 3 && !memcmp(fp.function, "cfn", 3));
+  ck_assert_ptr_null(fp.file);
+
+  mp_profile_end_file(p, 0);
+  mp_profile_done_reading(p);
+  memset(&o, 0, sizeof(o));
+  o.format = &mp_formats[0];
+  o.callers = 1;
+  in.files = files;
+  in.nfiles = 1;
+  in.truncated = &truncated;
+  in.events_read = &events;
+  out = tmpfile();
+  ck_assert_int_eq(mp_report_text(out, p, &o, &in), 0);
+  rewind(out);
+  n = fread(buf, 1, sizeof(buf) - 1, out);
+  buf[n] = '\0';
+  fclose(out);
+  ck_assert_msg(strstr(buf, "\t\t100B, 1 events: string.rep <- @f.lua:12 (f) "
+		"<- @m.lua:5\n") != NULL, "%s", buf);
+  ck_assert_msg(strstr(buf, "STACKS CUT: the writer's node table was full "
+		"at 4 nodes; 7 events have shorter stacks\n") != NULL, "%s",
+		buf);
+  mp_profile_free(p);
+  free(p);
+  mpw_free(&w);
+}
+END_TEST
+
 static Suite *parse_suite(void)
 {
   Suite *s = suite_create("parse");
@@ -2136,6 +2214,7 @@ static Suite *parse_suite(void)
   tcase_add_test(tc, profile_stacks_same_figures_as_v3);
   tcase_add_test(tc, profile_stack_tree);
   tcase_add_test(tc, profile_stack_memory_follows_tree);
+  tcase_add_test(tc, stack_frame_parts_and_cut_note);
   suite_add_tcase(s, tc);
   return s;
 }
