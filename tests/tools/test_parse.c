@@ -2174,6 +2174,56 @@ START_TEST(stack_frame_parts_and_cut_note)
 }
 END_TEST
 
+
+/* Events fed one by one whose stream held a block before its first
+** stack node: the heap's owners stay locations, the stack events count
+** as internal, nothing is mixed up (a free of the early block). */
+START_TEST(profile_stacks_after_blocks_fed_by_hand)
+{
+  struct mpw w;
+  struct mp_profile *p;
+  struct mp_loc l;
+  uint32_t i, internal = 0;
+
+  ext_begin(&w);
+  mpw_alloc(&w, mpw_lua(0x2000, 12), 0x10000, 100);
+  mpw_node_lua(&w, 0, 0x1000, 5, "");
+  mpw_alloc(&w, mpw_stack(1), 0x10100, 10);
+  mpw_free_ev(&w, mpw_internal(), 0x10000, 100);
+  mpw_free_ev(&w, mpw_stack(1), 0x10100, 10);
+  mpw_epilogue(&w);
+  p = malloc(sizeof(*p));
+  mp_profile_init(p, MP_GROUP_LINE);
+  {
+    /* The symbol table, then the first alloc, before the reader's
+    ** headers reach the profile: as a caller without mp_profile_read. */
+    struct mp_reader *r = mp_reader_new_mem(w.mem, w.len);
+    struct mp_event ev;
+    while (mp_reader_next(r, &ev) == MP_OK)
+      ck_assert_int_eq(mp_profile_event(p, &ev), 0);
+    mp_reader_free(r);
+  }
+  ck_assert_int_eq(p->file_stacks, 0);
+  ck_assert_uint_eq(mp_profile_nstacks(p), 0);
+  for (i = 0; i < p->nlocs; i++) {
+    mp_profile_loc(p, i, &l);
+    if (l.kind == MP_LOC_INTERNAL) {
+      internal++;
+      ck_assert_uint_eq(l.n_alloc, 1);
+      ck_assert_uint_eq(l.held_bytes, 0);
+    } else {
+      ck_assert_uint_eq(l.held_bytes, 0);
+      ck_assert_uint_eq(l.released, 1);
+    }
+  }
+  ck_assert_uint_eq(internal, 1);
+  ck_assert_uint_eq(p->file.live_bytes, 0);
+  mp_profile_free(p);
+  free(p);
+  mpw_free(&w);
+}
+END_TEST
+
 static Suite *parse_suite(void)
 {
   Suite *s = suite_create("parse");
@@ -2215,6 +2265,7 @@ static Suite *parse_suite(void)
   tcase_add_test(tc, profile_stack_tree);
   tcase_add_test(tc, profile_stack_memory_follows_tree);
   tcase_add_test(tc, stack_frame_parts_and_cut_note);
+  tcase_add_test(tc, profile_stacks_after_blocks_fed_by_hand);
   suite_add_tcase(s, tc);
   return s;
 }

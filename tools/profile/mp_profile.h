@@ -263,6 +263,9 @@ uint64_t mp_profile_measure(const struct mp_profile *p, uint32_t id,
 ** counts them) is its leaf location: the frame's own for a Lua, C or
 ** trace frame, the caller's for a built-in, INTERNAL under a cut.
 ** A version-3 stream has no nodes (mp_profile_nstacks() is 0 or 1).
+** mp_profile_read knows a stream with stacks from its headers; a caller
+** of mp_profile_event must feed a stack stream's events from the
+** beginning of its event section, or stacks are counted as internal.
 **
 ** For each node with figures: mp_profile_stack gives them and its first
 ** frame; mp_profile_frame walks to the root through frame.parent. Names

@@ -92,7 +92,11 @@ static uint32_t intern_node(struct mp_profile *p, const struct mp_snode *n)
 int mp_stacks_begin_file(struct mp_profile *p)
 {
   p->file_ext = 1;
-  p->file_stacks = !p->no_locations;
+  /* The heap's owners become nodes: only while it holds no block that a
+  ** location owns. The read driver begins before any event; a caller
+  ** that feeds events itself and met blocks first gets no stacks for
+  ** this file (its stack events count as internal), never a mix. */
+  p->file_stacks = !p->no_locations && mp_heap_count(&p->heap) == 0;
   p->file.stack_files = 1;
   return 0;
 }

@@ -401,7 +401,7 @@ static enum decode_result get_site(struct mp_reader *r, const uint8_t **pp,
 {
   const uint8_t *p = *pp;
   const uint8_t *at = p;
-  uint64_t i, proto, line;
+  uint64_t i, v;
 
   ev->type = MP_EV_SYM_SITE;
   GET_ULEB(r, p, end, ev->sym_addr, "site trace number");
@@ -414,12 +414,11 @@ static enum decode_result get_site(struct mp_reader *r, const uint8_t **pp,
   CHECK_LIMIT(r, at, ev->site_lines, (uint64_t)LJM_STACK_DEPTH_MAX,
 	      "site line count");
   for (i = 0; i < ev->site_lines; i++) {
-    GET_ULEB(r, p, end, proto, "site prototype address");
+    GET_ULEB(r, p, end, v, "site prototype address");
     at = p;
-    GET_ULEB(r, p, end, line, "site line");
-    CHECK_LIMIT(r, at, line, LINE_LIMIT, "line number");
+    GET_ULEB(r, p, end, v, "site line");
+    CHECK_LIMIT(r, at, v, LINE_LIMIT, "line number");
   }
-  (void)proto;
   *pp = p;
   return D_OK;
 }
