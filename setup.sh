@@ -14,7 +14,8 @@ cd "$(dirname "$0")"
 top=$(pwd)
 
 deps="build-essential autoconf automake pkg-config check dpkg-dev patch
-binutils libluajit-5.1-dev luajit"
+binutils libluajit-5.1-dev luajit protobuf-c-compiler libprotobuf-c-dev
+zlib1g-dev"
 # What make check runs besides: real hosts that embed the system LuaJIT
 # (neovim, sysbench, wrk, python3-lupa, and lua-cjson for Lua code that
 # loads a C module), clang with libFuzzer's runtime for the fuzzer,
@@ -24,9 +25,10 @@ binutils libluajit-5.1-dev luajit"
 # pdns-recursor and dnsdist are servers the tests stop the way a service
 # manager does (bind9-dnsutils: dig, to query them on loopback). nginx
 # (which needs no LuaJIT itself) and curl for the nginx tests; its Lua
-# module is unpacked below, not installed.
+# module is unpacked below, not installed. golang-go for go tool pprof,
+# which reads what `report --format=pprof` writes.
 testdeps="neovim sysbench wrk python3-lupa lua-cjson clang libclang-rt-14-dev
-valgrind g++ pdns-recursor dnsdist bind9-dnsutils nginx curl"
+valgrind g++ pdns-recursor dnsdist bind9-dnsutils nginx curl golang-go"
 
 # missing PACKAGES: those not installed.
 missing() {

@@ -60,10 +60,32 @@ tools_libmpreport_a_SOURCES = \
 	tools/report/mp_report_text.c \
 	tools/report/mp_report_json.c \
 	tools/report/mp_report_folded.c \
-	tools/report/mp_report_stat.c
+	tools/report/mp_report_stat.c \
+	tools/report/mp_report_pprof.c \
+	tools/report/mp_pprof.c tools/report/mp_pprof.h \
+	tools/report/mp_diff.c tools/report/mp_diff.h \
+	tools/report/mp_diff_report.c
+# pprof's messages: encoder and decoder generated from pprof.proto, into
+# the build tree.
+MP_PPROF_GEN = tools/report/pprof.pb-c.c tools/report/pprof.pb-c.h
+nodist_tools_libmpreport_a_SOURCES = $(MP_PPROF_GEN)
+tools_libmpreport_a_CPPFLAGS += $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS)
+BUILT_SOURCES = $(MP_PPROF_GEN)
+CLEANFILES += $(MP_PPROF_GEN)
+EXTRA_DIST += tools/report/pprof.proto
+# One run of protoc-c writes both.
+tools/report/pprof.pb-c.c: $(srcdir)/tools/report/pprof.proto
+	@$(MKDIR_P) tools/report
+	$(AM_V_GEN)$(PROTOC_C) --proto_path=$(srcdir)/tools/report \
+	  --c_out=tools/report $(srcdir)/tools/report/pprof.proto
+tools/report/pprof.pb-c.h: tools/report/pprof.pb-c.c
+	@:
+# For builds of one target, which BUILT_SOURCES does not cover.
+tools/report/libmpreport_a-mp_pprof.$(OBJEXT): tools/report/pprof.pb-c.h
 
 # The layers, highest first, as a linker wants them.
-MP_LIBS = tools/libmpreport.a tools/libmpprofile.a tools/libmpstream.a
+MP_LIBS = tools/libmpreport.a tools/libmpprofile.a tools/libmpstream.a \
+	$(PROTOBUF_C_LIBS) $(ZLIB_LIBS)
 MP_LIB_FILES = $(tools_libmpstream_a_SOURCES) $(tools_libmpprofile_a_SOURCES) \
 	$(tools_libmpreport_a_SOURCES)
 
@@ -75,7 +97,7 @@ tools_ljmprof_CPPFLAGS = $(AM_CPPFLAGS) $(MP_CLI_CPPFLAGS)
 tools_ljmprof_CFLAGS = $(MP_CFLAGS)
 tools_ljmprof_SOURCES = \
 	tools/cli/ljmprof.c tools/cli/commands.h \
-	tools/cli/cmd_report.c tools/cli/cmd_stat.c \
+	tools/cli/cmd_report.c tools/cli/cmd_stat.c tools/cli/cmd_diff.c \
 	tools/cli/reports.c tools/cli/reports.h \
 	tools/cli/mp_load.c tools/cli/mp_load.h
 tools_ljmprof_LDADD = $(MP_LIBS)
@@ -102,12 +124,31 @@ tests_tools_test_parse_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_tools_test_parse_SOURCES = tests/tools/test_parse.c
 tests_tools_test_parse_LDADD = $(MP_LIBS) $(CHECK_LIBS)
 
-TESTS += tests/tools/test_parse tests/tools/golden.test \
+# The pprof builder and report, decoded with protobuf-c's unpack.
+check_PROGRAMS += tests/tools/test_pprof
+tests_tools_test_pprof_CPPFLAGS = $(AM_CPPFLAGS) $(MP_CPPFLAGS) \
+	$(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS)
+tests_tools_test_pprof_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_tools_test_pprof_SOURCES = tests/tools/test_pprof.c
+tests_tools_test_pprof_LDADD = $(MP_LIBS) $(CHECK_LIBS)
+tests/tools/test_pprof-test_pprof.$(OBJEXT): tools/report/pprof.pb-c.h
+
+# ljmprof diff's matching, arithmetic and outputs, on crafted streams.
+check_PROGRAMS += tests/tools/test_diff
+tests_tools_test_diff_CPPFLAGS = $(AM_CPPFLAGS) $(MP_CPPFLAGS)
+tests_tools_test_diff_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_tools_test_diff_SOURCES = tests/tools/test_diff.c
+tests_tools_test_diff_LDADD = $(MP_LIBS) $(CHECK_LIBS)
+
+TESTS += tests/tools/test_diff tests/tools/diff.test
+EXTRA_DIST += tests/tools/diff.test tests/tools/diff.lua
+
+TESTS += tests/tools/test_parse tests/tools/test_pprof tests/tools/golden.test \
 	tests/tools/layers.test tests/tools/errors.test tests/tools/merge.test tests/tools/bench.test \
 	tests/tools/roundtrip.test tests/tools/reference.test \
-	tests/tools/flamegraph.test
+	tests/tools/pprof.test tests/tools/flamegraph.test
 EXTRA_DIST += tests/tools/golden.test tests/tools/errors.test \
-	tests/tools/flamegraph.test \
+	tests/tools/pprof.test tests/tools/flamegraph.test \
 	tests/tools/layers.test \
 	tests/tools/merge.test \
 	tests/tools/bench.test tests/tools/regen-golden \
@@ -130,10 +171,11 @@ if HAVE_LIBFUZZER
 # and the sanitizers, not with $(CC) and our flags.
 check_SCRIPTS += tests/fuzz/fuzz_parse
 CLEANFILES += tests/fuzz/fuzz_parse
-tests/fuzz/fuzz_parse: $(addprefix $(srcdir)/,$(FUZZ_PARSE_FILES))
+tests/fuzz/fuzz_parse: $(addprefix $(srcdir)/,$(FUZZ_PARSE_FILES)) $(MP_PPROF_GEN)
 	@$(MKDIR_P) tests/fuzz
 	$(AM_V_CCLD)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=undefined -DMP_LOC_CACHE_BITS=4 \
-	  -I$(top_builddir) $(MP_CPPFLAGS) \
-	  -o $@ $(filter %.c,$(addprefix $(srcdir)/,$(FUZZ_PARSE_FILES)))
+	  -I$(top_builddir) $(MP_CPPFLAGS) $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS) \
+	  -o $@ $(filter %.c,$(addprefix $(srcdir)/,$(FUZZ_PARSE_FILES))) \
+	  tools/report/pprof.pb-c.c $(PROTOBUF_C_LIBS) $(ZLIB_LIBS)
 endif

@@ -31,7 +31,11 @@ static void report_help(FILE *out)
 "                         held-bytes\n"
 "      --callers=N        text, streams with stacks: the N heaviest call\n"
 "                         paths under each location (default 3; 0: none)\n"
-"  -m, --merge            one report for all files (always for folded)\n"
+"  -m, --merge            one report for all files (always for folded and\n"
+"                         pprof)\n"
+"  -o, --output=FILE      write the report to FILE (created 0600) instead of\n"
+"                         standard output; pprof, which is binary, is never\n"
+"                         written to a terminal\n"
 "      --list-formats     the names of the formats, one a line\n"
 "  -h, --help             this text\n"
 "\n"
@@ -58,6 +62,7 @@ int ljmprof_cmd_report(int argc, char **argv)
     {"value", required_argument, NULL, OPT_VALUE},
     {"callers", required_argument, NULL, OPT_CALLERS},
     {"merge", no_argument, NULL, 'm'},
+    {"output", required_argument, NULL, 'o'},
     {"list-formats", no_argument, NULL, OPT_LIST_FORMATS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}
@@ -67,7 +72,7 @@ int ljmprof_cmd_report(int argc, char **argv)
   memset(&c, 0, sizeof(c));
   c.name = "report";
   c.opts = opts;
-  c.optstring = ":f:lHg:n:mh";
+  c.optstring = ":f:lHg:n:mo:h";
   c.help = report_help;
   return ljmprof_run_reports(&c, argc, argv);
 }

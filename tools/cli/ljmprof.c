@@ -22,6 +22,8 @@
 static const struct ljmprof_command commands[] = {
   {"report", ljmprof_cmd_report, "where memory was allocated, reallocated, "
 				 "freed or leaked"},
+  {"diff", ljmprof_cmd_diff, "what grew and shrank between two profiles, "
+			     "or two moments of one"},
   {"stat", ljmprof_cmd_stat, "event counts, peak and final live heap of "
 			     "a profile"},
   {"record", ljmprof_cmd_record, "run a program with every Lua VM it "

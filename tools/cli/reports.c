@@ -7,9 +7,12 @@
 */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "mp_load.h"
@@ -68,6 +71,62 @@ static int option_error(const struct cli *c, const char *opt, unsigned flag)
   rc = usage_error(c, msg.data ? msg.data : opt, NULL);
   mp_buf_free(&msg);
   return rc;
+}
+
+/* Whether -o names one of the input files (said): writing it would
+** destroy the input before it is read. */
+static int output_is_input(const struct cli *c, char **files, int nfiles)
+{
+  struct stat out, in;
+  int i;
+
+  if (stat(c->output, &out) < 0 || !S_ISREG(out.st_mode))
+    return 0;
+  for (i = 0; i < nfiles; i++)
+    if (strcmp(files[i], "-") && stat(files[i], &in) == 0 &&
+	in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+      struct mp_buf name = {0};
+      ljmprof_error("%s: -o %s is also an input file", c->name,
+		    mp_name_escaped(&name, c->output));
+      mp_buf_free(&name);
+      return 1;
+    }
+  return 0;
+}
+
+/*
+** Point standard output at -o FILE, once, before the first report: a
+** run that reports nothing leaves FILE as it was. Created 0600, as the
+** streams: names in a report can be a program's source. 0, or -1 (said).
+*/
+static int open_output(struct cli *c)
+{
+  struct mp_buf name = {0};
+  int fd;
+
+  if (c->output_open || !c->output)
+    return 0;
+  c->output_open = 1;
+  fd = open(c->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    ljmprof_error("cannot write %s: %s", mp_name_escaped(&name, c->output),
+		  strerror(errno));
+  } else if ((c->ro.format->flags & MP_FMT_BINARY) && isatty(fd)) {
+    ljmprof_error("%s: the %s format is binary: not written to a terminal",
+		  c->name, c->ro.format->name);
+  } else if (fflush(stdout) != 0 || dup2(fd, STDOUT_FILENO) < 0) {
+    ljmprof_error("cannot write %s: %s", mp_name_escaped(&name, c->output),
+		  strerror(errno));
+  } else {
+    close(fd);
+    mp_buf_free(&name);
+    return 0;
+  }
+  if (fd >= 0)
+    close(fd);
+  mp_buf_free(&name);
+  c->output = NULL;
+  return -1;
 }
 
 /* Parse options; returns -1 to go on, or an exit status. */
@@ -133,6 +192,9 @@ static int parse_args(struct cli *c, int argc, char **argv)
     case 'm':
       c->merge = 1;
       break;
+    case 'o':
+      c->output = optarg;
+      break;
     case 'h':
       c->help(stdout);
       return LJMPROF_EXIT_OK;
@@ -155,6 +217,14 @@ static int parse_args(struct cli *c, int argc, char **argv)
     return option_error(c, "--leak-only", MP_FMT_LEAK_ONLY);
   if (c->callers_given && !(flags & MP_FMT_CALLERS))
     return option_error(c, "--callers", MP_FMT_CALLERS);
+  if ((flags & MP_FMT_BINARY) && !c->output && isatty(STDOUT_FILENO)) {
+    ljmprof_error("%s: the %s format is binary: not written to a terminal "
+		  "(use -o FILE or redirect the output)", c->name,
+		  c->ro.format->name);
+    return LJMPROF_EXIT_USAGE;
+  }
+  if (c->output && output_is_input(c, argv + optind, argc - optind))
+    return LJMPROF_EXIT_USAGE;
   if (flags & MP_FMT_MERGED)
     c->merge = 1;
   if ((flags & MP_FMT_FRAMES) && c->group == MP_GROUP_LINE)
@@ -163,10 +233,12 @@ static int parse_args(struct cli *c, int argc, char **argv)
 }
 
 /* Print one report over p for files[0..n). */
-static int emit(const struct cli *c, struct mp_profile *p,
+static int emit(struct cli *c, struct mp_profile *p,
 		const struct mp_report_input *in)
 {
   int rc;
+  if (open_output(c) < 0)
+    return LJMPROF_EXIT_ERROR;
   mp_profile_done_reading(p);
   rc = (c->is_stat ? c->ro.format->stat : c->ro.format->report)(stdout, p,
 								 &c->ro, in);
@@ -273,6 +345,11 @@ static void run_each(struct cli *c, char **files, int nfiles,
     } else {
       truncated[i] = r == MP_LOAD_TRUNCATED;
       o->partial |= truncated[i];
+      if (open_output(c) < 0) {
+	o->fatal = 1;
+	mp_profile_delete(p);
+	return;
+      }
       if (nfiles > 1 && (c->ro.format->flags & MP_FMT_FILE_HEADERS)) {
 	struct mp_buf name = {0};
 	printf("%s==> %s <==\n", o->reported ? "\n" : "",

@@ -29,6 +29,8 @@ struct cli {
   int merge;
   int value_given;
   int callers_given;	/* --callers was given. */
+  const char *output;		/* -o FILE, or NULL: standard output. */
+  int output_open;		/* Standard output is ready for reports. */
 };
 
 /* Parse argv (argv[0] is the command), read, report; an exit status. */

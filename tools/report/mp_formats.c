@@ -21,6 +21,9 @@ const struct mp_format mp_formats[] = {
   {"folded", MP_FMT_VALUE | MP_FMT_MERGED | MP_FMT_FRAMES |
    MP_FMT_NO_OVERRIDES, mp_report_folded, NULL,
    "folded has --value=held-bytes"},
+  {"pprof", MP_FMT_MERGED | MP_FMT_FRAMES | MP_FMT_NO_OVERRIDES |
+   MP_FMT_BINARY, mp_report_pprof, NULL,
+   "pprof has inuse_space"},
 };
 
 const size_t mp_nformats = sizeof(mp_formats) / sizeof(mp_formats[0]);

@@ -1,7 +1,7 @@
 /*
 ** Reports over an mp_profile: the table of output formats and their
 ** functions (text in the memprof layout with its leak summary, JSON,
-** folded stacks, and the `stat` summary as text or JSON).
+** folded stacks, pprof, and the `stat` summary as text or JSON).
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -68,7 +68,8 @@ typedef int (*mp_report_fn)(FILE *out, struct mp_profile *p,
 #define MP_FMT_NO_OVERRIDES	0x10	/* Prints no override pairs. */
 #define MP_FMT_OVERRIDE_VALUES	0x20	/* Prints counts and bytes per pair. */
 #define MP_FMT_FILE_HEADERS	0x40	/* "==> FILE <==" between reports. */
-#define MP_FMT_CALLERS		0x80	/* Takes --callers. */
+#define MP_FMT_BINARY		0x80	/* Not text: never to a terminal. */
+#define MP_FMT_CALLERS		0x100	/* Takes --callers. */
 
 struct mp_format {
   const char *name;
@@ -104,6 +105,9 @@ int mp_report_json(FILE *out, struct mp_profile *p,
 int mp_report_folded(FILE *out, struct mp_profile *p,
 		     const struct mp_report_opts *o,
 		     const struct mp_report_input *in);
+int mp_report_pprof(FILE *out, struct mp_profile *p,
+		    const struct mp_report_opts *o,
+		    const struct mp_report_input *in);
 
 /* `ljmprof stat`: the summary of p->total. */
 int mp_stat_text(FILE *out, struct mp_profile *p,
@@ -112,5 +116,12 @@ int mp_stat_text(FILE *out, struct mp_profile *p,
 int mp_stat_json(FILE *out, struct mp_profile *p,
 		 const struct mp_report_opts *o,
 		 const struct mp_report_input *in);
+
+/* The pieces of the formats that `ljmprof diff` (mp_diff_report.c)
+** writes with: a location's folded frames (aliases may be NULL: names
+** in full, escaped as frames), and a JSON string appended to b. */
+void mp_folded_frames(struct mp_buf *out, const struct mp_profile *p,
+		      struct mp_aliases *al, const struct mp_loc *l);
+void mp_buf_json_string(struct mp_buf *b, const char *s, size_t len);
 
 #endif

@@ -251,3 +251,10 @@ out_al:
   mp_aliases_free(&al);
   return rc;
 }
+
+/* For `ljmprof diff --format=folded`: a location's frames as above. */
+void mp_folded_frames(struct mp_buf *out, const struct mp_profile *p,
+		      struct mp_aliases *al, const struct mp_loc *l)
+{
+  frames(out, p, al, l);
+}

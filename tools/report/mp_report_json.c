@@ -457,3 +457,9 @@ out:
   mp_order_free(&order);
   return rc;
 }
+
+/* For `ljmprof diff --format=json`: a JSON string as above. */
+void mp_buf_json_string(struct mp_buf *b, const char *s, size_t len)
+{
+  json_str(b, s, len);
+}

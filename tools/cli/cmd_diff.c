@@ -1,0 +1,477 @@
+/*
+** `ljmprof diff`: what grew and what shrank between two profiles, or
+** between two moments of one stream, per location (mp_diff.h).
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "mp_diff.h"
+#include "mp_load.h"
+
+enum { OPT_DIFF_VALUE = 256, OPT_FROM, OPT_TO };
+
+static void diff_help(FILE *out)
+{
+  fputs(
+"Usage: ljmprof diff [OPTION]... OLD NEW\n"
+"       ljmprof diff [OPTION]... OLD... -- NEW...\n"
+"       ljmprof diff [OPTION]... [--from=#EVENT] [--to=#EVENT] FILE\n"
+"Compare two profiles location by location: how much more or less each\n"
+"allocated (bytes and count) and held at the end, largest growth first,\n"
+"then what shrank. Several files on a side are merged, as report --merge\n"
+"does. With --from/--to, compare two moments of one stream: held bytes at\n"
+"each, and what was allocated in between.\n"
+"\n"
+"Locations are matched by what they are, never by address: Lua code by\n"
+"chunk and line, C code by symbol (or object+offset), a trace by where it\n"
+"starts; so two runs of one program compare line by line.\n"
+"\n"
+"  -f, --format=FMT       text (default), json, or folded (two columns,\n"
+"                         'stack OLD NEW', for flamegraph.pl's\n"
+"                         differential flame graph)\n"
+"  -g, --group=BY         line (default), function or chunk\n"
+"  -n, --top=N            at most N lines per section (folded: the N\n"
+"                         largest changes)\n"
+"      --value=WHAT       alloc-bytes (default), alloc-count or held-bytes:\n"
+"                         what rows are sorted by, or folded's columns\n"
+"      --from=#EVENT      one FILE: the old side is the stream up to memory\n"
+"                         event EVENT (default #0, the start)\n"
+"      --to=#EVENT        one FILE: the new side is the stream up to EVENT\n"
+"                         (default: the end)\n"
+"  -H, --human-readable   sizes in B, KiB, MiB, GiB\n"
+"  -h, --help             this text\n"
+"\n"
+"Two profiles with no Lua code in common (different programs) are\n"
+"compared, with a warning.\n"
+"\n"
+"Exit status: 0 success, 1 error (a side could not be read, an event past\n"
+"the end, out of memory, or the output could not be written), 2 usage\n"
+"error, 3 compared, but an input was skipped, truncated or malformed (read\n"
+"up to its last good event).\n",
+	out);
+}
+
+static int usage_error(const char *what, const char *arg)
+{
+  if (arg)
+    ljmprof_error("diff: %s '%s'", what, arg);
+  else
+    ljmprof_error("diff: %s", what);
+  fputs("Run 'ljmprof diff --help' for usage.\n", stderr);
+  return LJMPROF_EXIT_USAGE;
+}
+
+struct diff_cli {
+  int format;			/* 0 text, 1 json, 2 folded. */
+  struct mp_diff_opts o;
+  const char *from, *to;	/* As given, or NULL. */
+  uint64_t from_event, to_event;
+  char **files[2];
+  int nfiles[2];
+};
+
+/* A decimal count: digits only, no sign, no overflow; zero if allowed. */
+static int parse_u64(const char *s, uint64_t *out, int zero_ok)
+{
+  char *end;
+  unsigned long long v;
+  if (*s < '0' || *s > '9')
+    return -1;
+  errno = 0;
+  v = strtoull(s, &end, 10);
+  if (errno == ERANGE || *end || (!v && !zero_ok))
+    return -1;
+  *out = v;
+  return 0;
+}
+
+/* Seconds, as --from=T would take them once streams carry time marks. */
+static int is_seconds(const char *s)
+{
+  char *end;
+  if (!*s || *s == '-' || *s == '+')
+    return 0;
+  errno = 0;
+  (void)strtod(s, &end);
+  return !*end && errno != ERANGE;
+}
+
+/*
+** --from/--to: "#N" is memory event N. Seconds need the time marks of
+** the profile extension (INFO TIME, src/lj_memprof_format.h), which the
+** reader does not decode yet: said so for the file. -1 to go on, or an
+** exit status.
+*/
+static int parse_moment(const char *opt, const char *arg, const char *file,
+			uint64_t *event)
+{
+  struct mp_buf name = {0};
+  if (arg[0] == '#' && parse_u64(arg + 1, event, 1) == 0)
+    return -1;
+  if (!is_seconds(arg))
+    return usage_error(!strcmp(opt, "--from") ?
+		       "--from needs #EVENT (or seconds), not" :
+		       "--to needs #EVENT (or seconds), not", arg);
+  ljmprof_error("diff: %s: %s=%s is in seconds, but this stream has no time "
+		"marks; give a memory event number (%s=#EVENT; 'ljmprof stat' "
+		"names the peak's)", mp_name_escaped(&name, file), opt, arg,
+		opt);
+  mp_buf_free(&name);
+  return LJMPROF_EXIT_ERROR;
+}
+
+/* The same file twice on one side would count it twice; stdin can be
+** read once. Said; returns 1. */
+static int repeated_input(struct diff_cli *c)
+{
+  struct stat a, b;
+  int side, i, j, stdin_seen = 0;
+
+  for (side = 0; side < 2; side++)
+    for (i = 0; i < c->nfiles[side]; i++) {
+      const char *f = c->files[side][i];
+      if (!strcmp(f, "-")) {
+	if (stdin_seen++) {
+	  usage_error("standard input can be given once", NULL);
+	  return 1;
+	}
+	continue;
+      }
+      if (stat(f, &a) < 0)
+	continue;	/* Said when it is read. */
+      for (j = 0; j < i; j++) {
+	const char *g = c->files[side][j];
+	if (strcmp(g, "-") && stat(g, &b) == 0 && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino) {
+	  struct mp_buf name = {0};
+	  ljmprof_error("diff: %s is given twice for the %s side",
+			mp_name_escaped(&name, f), side ? "new" : "old");
+	  mp_buf_free(&name);
+	  fputs("Run 'ljmprof diff --help' for usage.\n", stderr);
+	  return 1;
+	}
+      }
+    }
+  return 0;
+}
+
+/* Options and the files of each side; -1 to go on, or an exit status. */
+static int parse_args(struct diff_cli *c, int argc, char **argv)
+{
+  static const struct option opts[] = {
+    {"format", required_argument, NULL, 'f'},
+    {"group", required_argument, NULL, 'g'},
+    {"top", required_argument, NULL, 'n'},
+    {"value", required_argument, NULL, OPT_DIFF_VALUE},
+    {"from", required_argument, NULL, OPT_FROM},
+    {"to", required_argument, NULL, OPT_TO},
+    {"human-readable", no_argument, NULL, 'H'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}
+  };
+  int opt, split, nargs, i;
+
+  /* "--" between the sides: everything after it is NEW's files. */
+  for (split = 1; split < argc && strcmp(argv[split], "--"); split++)
+    ;
+  nargs = split;
+  opterr = 0;
+  optind = 1;
+  while ((opt = getopt_long(nargs, argv, ":f:g:n:Hh", opts, NULL)) != -1) {
+    switch (opt) {
+    case 'f':
+      if (!strcmp(optarg, "text"))
+	c->format = 0;
+      else if (!strcmp(optarg, "json"))
+	c->format = 1;
+      else if (!strcmp(optarg, "folded"))
+	c->format = 2;
+      else
+	return usage_error("unknown format", optarg);
+      break;
+    case 'g':
+      if (!strcmp(optarg, "line"))
+	c->o.group = MP_GROUP_LINE;
+      else if (!strcmp(optarg, "function"))
+	c->o.group = MP_GROUP_FUNCTION;
+      else if (!strcmp(optarg, "chunk"))
+	c->o.group = MP_GROUP_CHUNK;
+      else
+	return usage_error("unknown grouping", optarg);
+      break;
+    case 'n':
+      if (parse_u64(optarg, &c->o.top, 0) < 0)
+	return usage_error("--top needs a positive number, not", optarg);
+      break;
+    case OPT_DIFF_VALUE:
+      if (!strcmp(optarg, "alloc-bytes"))
+	c->o.value = MP_VALUE_ALLOC_BYTES;
+      else if (!strcmp(optarg, "alloc-count"))
+	c->o.value = MP_VALUE_ALLOC_COUNT;
+      else if (!strcmp(optarg, "held-bytes"))
+	c->o.value = MP_VALUE_HELD_BYTES;
+      else
+	return usage_error("unknown value", optarg);
+      break;
+    case OPT_FROM:
+      c->from = optarg;
+      break;
+    case OPT_TO:
+      c->to = optarg;
+      break;
+    case 'H':
+      c->o.human = 1;
+      break;
+    case 'h':
+      diff_help(stdout);
+      return LJMPROF_EXIT_OK;
+    case ':':
+      return usage_error("missing argument for", argv[optind - 1]);
+    default:
+      if (optopt && optopt < 256) {
+	char s[3] = {'-', (char)optopt, 0};
+	return usage_error("unknown option", s);
+      }
+      return usage_error("unknown option", argv[optind - 1]);
+    }
+  }
+  /* getopt has moved the file names to the end of argv[0..nargs). */
+  if (c->from || c->to) {
+    if (split < argc || nargs - optind != 1)
+      return usage_error("--from and --to compare two moments of one FILE",
+			 NULL);
+    if (!strcmp(argv[optind], "-"))
+      return usage_error("--from and --to read FILE twice: not standard "
+			 "input", NULL);
+    c->files[0] = c->files[1] = argv + optind;
+    c->nfiles[0] = c->nfiles[1] = 1;
+    if (c->from && (i = parse_moment("--from", c->from, argv[optind],
+				     &c->from_event)) >= 0)
+      return i;
+    if (c->to && (i = parse_moment("--to", c->to, argv[optind],
+				   &c->to_event)) >= 0)
+      return i;
+    if (c->to && c->to_event < c->from_event)
+      return usage_error("--to is before --from", NULL);
+    return -1;
+  }
+  if (split < argc) {
+    c->files[0] = argv + optind;
+    c->nfiles[0] = nargs - optind;
+    c->files[1] = argv + split + 1;
+    c->nfiles[1] = argc - split - 1;
+    if (!c->nfiles[0] || !c->nfiles[1])
+      return usage_error("give files on both sides: OLD... -- NEW...", NULL);
+  } else {
+    if (nargs - optind != 2)
+      return usage_error(nargs == optind ? "no input file" :
+			 "give OLD NEW, or OLD... -- NEW...", NULL);
+    c->files[0] = argv + optind;
+    c->files[1] = argv + optind + 1;
+    c->nfiles[0] = c->nfiles[1] = 1;
+  }
+  if (repeated_input(c))
+    return LJMPROF_EXIT_USAGE;
+  return -1;
+}
+
+/* What reading the inputs came to (the exit status, as report's). */
+struct outcome {
+  int partial;		/* An input skipped, cut short or damaged. */
+  int fatal;		/* A side has nothing, out of memory. */
+};
+
+/*
+** The first limit memory events of path (and the symbols before them)
+** into p, for --from/--to. Reading stops there: damage after it does not
+** matter. *events gets the events accounted; MP_LOAD_ERROR (said) when
+** the file cannot be read, is no stream, or ends before limit.
+*/
+static enum mp_load_result load_upto(struct mp_profile *p, const char *path,
+				     const char *opt, uint64_t limit,
+				     uint64_t *events)
+{
+  int is_stdin = !strcmp(path, "-");
+  struct mp_buf name = {0};
+  const char *shown = mp_name_escaped(&name, is_stdin ? "<stdin>" : path);
+  enum mp_load_result res = MP_LOAD_ERROR;
+  enum mp_status st = MP_OK;
+  struct mp_reader *r = NULL;
+  struct mp_event ev;
+  uint64_t n = 0;
+  int fd;
+
+  fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    ljmprof_error("%s: %s", shown, strerror(errno));
+    goto out;
+  }
+  if (!(r = mp_reader_new_fd(fd, -1))) {
+    ljmprof_error("%s: out of memory", shown);
+    mp_profile_set_oom(p);
+    goto out;
+  }
+  /* Up to the memory event after the limit (left unaccounted), so that
+  ** even #0 finds out whether the file is a stream. */
+  while ((st = mp_reader_next(r, &ev)) == MP_OK) {
+    if (!mp_event_is_symbol(ev.type) && n == limit)
+      break;
+    if (mp_profile_event(p, &ev) < 0) {
+      ljmprof_error("%s: out of memory at byte %llu", shown,
+		    (unsigned long long)ev.offset);
+      goto out;
+    }
+    if (!mp_event_is_symbol(ev.type))
+      n++;
+  }
+  *events = n;
+  if (st == MP_ERROR && n == 0 && !mp_profile_oom(p)) {
+    ljmprof_error("%s: byte %llu: %s", shown,
+		  (unsigned long long)mp_reader_error_offset(r),
+		  mp_reader_error(r));
+  } else if (n == limit) {
+    /* Damage after the moment does not change what was before it. */
+    res = MP_LOAD_OK;
+  } else if (st == MP_ERROR) {
+    ljmprof_error("%s: byte %llu: %s; %s=#%llu is past the %llu events "
+		  "before it", shown,
+		  (unsigned long long)mp_reader_error_offset(r),
+		  mp_reader_error(r), opt, (unsigned long long)limit,
+		  (unsigned long long)n);
+  } else if (st == MP_TRUNCATED) {
+    ljmprof_error("%s is truncated after %llu events: %s=#%llu is past "
+		  "them", shown, (unsigned long long)n, opt,
+		  (unsigned long long)limit);
+  } else {
+    ljmprof_error("diff: %s=#%llu is past the end of %s (%llu events)", opt,
+		  (unsigned long long)limit, shown, (unsigned long long)n);
+  }
+out:
+  if (res == MP_LOAD_OK)
+    mp_profile_end_file(p, 0);
+  else
+    mp_profile_drop_file(p);
+  mp_reader_free(r);
+  if (fd > 0 && !is_stdin)
+    close(fd);
+  mp_buf_free(&name);
+  return res;
+}
+
+/* Read one side into d; names[] gets the files read. */
+static void read_side(struct diff_cli *c, struct mp_diff *d, int side,
+		      enum mp_group group, const char **names,
+		      struct outcome *out)
+{
+  struct mp_diff_side *s = &c->o.side[side];
+  struct mp_profile *p = mp_profile_new(group, MP_PROFILE_NO_OVERRIDES);
+  int i;
+
+  s->files = names;
+  s->at_event = -1;
+  if (!p) {
+    ljmprof_error("out of memory");
+    out->fatal = 1;
+    return;
+  }
+  for (i = 0; i < c->nfiles[side] && !mp_profile_oom(p); i++) {
+    const char *f = c->files[side][i];
+    enum mp_load_result r;
+    uint64_t n = 0;
+    if (c->from || c->to) {
+      /* Two moments of one file: the stream up to each. */
+      uint64_t limit = side ? c->to_event : c->from_event;
+      if (side && !c->to)
+	r = mp_load_file(p, f, &n);
+      else
+	r = load_upto(p, f, side ? "--to" : "--from", limit, &n);
+      s->at_event = (int64_t)n;
+    } else {
+      r = mp_load_file(p, f, &n);
+    }
+    if (r == MP_LOAD_ERROR) {
+      out->partial = 1;
+      continue;
+    }
+    names[s->nfiles++] = f;
+    s->events += n;
+    if (r == MP_LOAD_TRUNCATED)
+      s->truncated = out->partial = 1;
+  }
+  if (mp_profile_oom(p)) {
+    out->fatal = 1;
+  } else if (!s->nfiles) {
+    out->fatal = 1;	/* Nothing to compare with; each file said why. */
+  } else {
+    mp_profile_done_reading(p);
+    if (mp_diff_add(d, side, p) < 0) {
+      ljmprof_error("out of memory");
+      out->fatal = 1;
+    }
+  }
+  mp_profile_delete(p);
+}
+
+int ljmprof_cmd_diff(int argc, char **argv)
+{
+  static char outbuf[1 << 16];
+  struct diff_cli c;
+  struct outcome out = {0, 0};
+  struct mp_diff d;
+  enum mp_group group;
+  const char **names[2] = {NULL, NULL};
+  int status, rc = 0, side;
+
+  memset(&c, 0, sizeof(c));
+  c.o.group = MP_GROUP_LINE;
+  c.o.value = MP_VALUE_ALLOC_BYTES;
+  if ((status = parse_args(&c, argc, argv)) >= 0)
+    return status;
+  setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+  /* Folded stacks are the location's frames, as report's. */
+  group = c.format == 2 && c.o.group == MP_GROUP_LINE ? MP_GROUP_FRAMES
+						       : c.o.group;
+  mp_diff_init(&d, c.format == 2 ? MP_DIFF_KEY_FRAMES : MP_DIFF_KEY_NAME);
+  for (side = 0; side < 2 && !out.fatal; side++) {
+    names[side] = calloc((size_t)c.nfiles[side] + 1, sizeof(*names[side]));
+    if (!names[side]) {
+      ljmprof_error("out of memory");
+      out.fatal = 1;
+      break;
+    }
+    read_side(&c, &d, side, group, names[side], &out);
+  }
+  if (!out.fatal) {
+    int has[2];
+    /* Not wrong, but rarely meant: every line would be new or gone. */
+    if (!mp_diff_lua_shared(&d, has) && has[0] && has[1])
+      ljmprof_error("warning: OLD and NEW have no Lua code in common: "
+		    "runs of different programs?");
+    rc = c.format == 1 ? mp_diff_json(stdout, &d, &c.o) :
+	 c.format == 2 ? mp_diff_folded(stdout, &d, &c.o) :
+	 mp_diff_text(stdout, &d, &c.o);
+    if (rc < 0) {
+      ljmprof_error("out of memory while writing the diff");
+      out.fatal = 1;
+    }
+  }
+  status = out.fatal ? LJMPROF_EXIT_ERROR :
+	   out.partial ? LJMPROF_EXIT_TRUNCATED : LJMPROF_EXIT_OK;
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    ljmprof_error("error writing the diff: %s", strerror(errno));
+    status = LJMPROF_EXIT_ERROR;
+  }
+  mp_diff_free(&d);
+  free(names[0]);
+  free(names[1]);
+  return status;
+}

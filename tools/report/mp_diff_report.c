@@ -1,0 +1,432 @@
+/*
+** `ljmprof diff` output: the text table, the `ljmprof-diff` JSON
+** document (doc/json-schema.md) and two-column folded stacks for a
+** differential flame graph.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mp_diff.h"
+
+#define U(x) ((unsigned long long)(x))
+
+/* The sections of text and JSON, in the order they are printed. */
+enum section { SEC_GREW, SEC_SHRANK, SEC_CHANGED, SEC_N };
+static const char *const section_name[SEC_N] = {"grew", "shrank", "changed"};
+
+/*
+** The changed rows, sorted by the change of v, split into sections:
+** *bounds[s] .. bounds[s + 1] are section s's, the largest change first,
+** at most top each (0: all). Returns the array (free it), or NULL when
+** out of memory; *unchanged gets the rows that did not change at all.
+*/
+static uint32_t *sections(const struct mp_diff *d, enum mp_value v,
+			  uint64_t top, uint32_t bounds[SEC_N + 1],
+			  uint32_t *unchanged)
+{
+  uint32_t *all, *out, n = 0, i, k = 0, grew = 0, shrank = 0;
+  uint32_t len[SEC_N];
+  int s;
+
+  all = malloc(((size_t)d->nrows + 1) * sizeof(*all));
+  out = malloc(((size_t)d->nrows + 1) * sizeof(*out));
+  if (!all || !out) {
+    free(all);
+    free(out);
+    return NULL;
+  }
+  for (i = 0; i < d->nrows; i++)
+    if (mp_diff_row_changed(&d->rows[i]))
+      all[n++] = i;
+  *unchanged = d->nrows - n;
+  mp_diff_sort(d, all, n, v);
+  /* Sorted: growths, then no change of v, then shrinks (largest last). */
+  for (i = 0; i < n; i++) {
+    uint64_t mag;
+    const struct mp_diff_row *r = &d->rows[all[i]];
+    int sign = mp_diff_delta(&r->side[0], &r->side[1], v, &mag);
+    if (sign > 0)
+      grew++;
+    else if (sign < 0)
+      shrank++;
+  }
+  len[SEC_GREW] = grew;
+  len[SEC_SHRANK] = shrank;
+  len[SEC_CHANGED] = n - grew - shrank;
+  for (s = 0; s < SEC_N; s++) {
+    uint32_t take = len[s];
+    if (top && take > top)
+      take = (uint32_t)top;
+    bounds[s] = k;
+    for (i = 0; i < take; i++) {
+      switch (s) {
+      case SEC_GREW:
+	out[k++] = all[i];
+	break;
+      case SEC_SHRANK:
+	out[k++] = all[n - 1 - i];
+	break;
+      default:
+	out[k++] = all[grew + i];
+	break;
+      }
+    }
+  }
+  bounds[SEC_N] = k;
+  free(all);
+  return out;
+}
+
+/* "+123B", "-1.5KiB", "0B"; counts without the unit. */
+static void put_delta(struct mp_buf *b, const struct mp_diff_counts *old,
+		      const struct mp_diff_counts *new_, enum mp_value v,
+		      int human)
+{
+  uint64_t mag;
+  int sign = mp_diff_delta(old, new_, v, &mag);
+  if (sign)
+    mp_buf_add(b, sign > 0 ? "+" : "-", 1);
+  if (v == MP_VALUE_ALLOC_COUNT)
+    mp_buf_u64(b, mag);
+  else
+    mp_name_bytes(b, mag, human);
+}
+
+static void put_bytes(struct mp_buf *b, uint64_t v, int human)
+{
+  mp_name_bytes(b, v, human);
+}
+
+/* Right-align the text appended since mark to width columns. */
+static void align(struct mp_buf *b, size_t mark, size_t width)
+{
+  size_t n = b->len - mark, pad, i;
+  if (b->oom || n >= width)
+    return;
+  pad = width - n;
+  for (i = 0; i < pad; i++)
+    mp_buf_add(b, " ", 1);
+  if (b->oom)
+    return;
+  memmove(b->data + mark + pad, b->data + mark, n);
+  memset(b->data + mark, ' ', pad);
+}
+
+static void side_header(struct mp_buf *b, const char *label,
+			const struct mp_diff_side *s)
+{
+  struct mp_buf name = {0};
+  size_t i;
+
+  mp_buf_str(b, label);
+  for (i = 0; i < s->nfiles; i++) {
+    mp_buf_str(b, i ? ", " : " ");
+    mp_buf_str(b, mp_name_escaped(&name, s->files[i]));
+  }
+  if (s->at_event >= 0) {
+    mp_buf_str(b, " at event #");
+    mp_buf_u64(b, (uint64_t)s->at_event);
+  } else {
+    mp_buf_printf(b, " (%llu events%s)", U(s->events),
+		  s->truncated ? ", truncated" : "");
+  }
+  mp_buf_add(b, "\n", 1);
+  mp_buf_free(&name);
+}
+
+static const char *value_words(enum mp_value v)
+{
+  return v == MP_VALUE_ALLOC_COUNT ? "allocations" :
+	 v == MP_VALUE_HELD_BYTES ? "held bytes" : "allocated bytes";
+}
+
+static const char *value_name(enum mp_value v)
+{
+  return v == MP_VALUE_ALLOC_COUNT ? "alloc-count" :
+	 v == MP_VALUE_HELD_BYTES ? "held-bytes" : "alloc-bytes";
+}
+
+static const char *group_name(enum mp_group g)
+{
+  return g == MP_GROUP_FUNCTION ? "function" :
+	 g == MP_GROUP_CHUNK ? "chunk" : "line";
+}
+
+/* One measure of the totals line: "allocated +10B (5B -> 15B)". */
+static void total_part(struct mp_buf *b, const char *what,
+		       const struct mp_diff *d, enum mp_value v, int human)
+{
+  const struct mp_diff_counts *a = &d->total[0], *c = &d->total[1];
+  mp_buf_str(b, what);
+  mp_buf_add(b, " ", 1);
+  put_delta(b, a, c, v, human);
+  mp_buf_add(b, " (", 2);
+  if (v == MP_VALUE_ALLOC_COUNT) {
+    mp_buf_u64(b, a->allocs);
+    mp_buf_str(b, " -> ");
+    mp_buf_u64(b, c->allocs);
+  } else {
+    put_bytes(b, mp_diff_value(a, v), human);
+    mp_buf_str(b, " -> ");
+    put_bytes(b, mp_diff_value(c, v), human);
+  }
+  mp_buf_add(b, ")", 1);
+}
+
+int mp_diff_text(FILE *out, const struct mp_diff *d,
+		 const struct mp_diff_opts *o)
+{
+  static const char *const title[SEC_N] = {"GREW", "SHRANK",
+					   "CHANGED OTHERWISE"};
+  uint32_t bounds[SEC_N + 1], unchanged, *rows, i;
+  struct mp_buf b = {0};
+  int s, rc = -1;
+
+  rows = sections(d, o->value, o->top, bounds, &unchanged);
+  if (!rows)
+    return -1;
+  side_header(&b, "OLD:", &o->side[0]);
+  side_header(&b, "NEW:", &o->side[1]);
+  for (s = 0; s < SEC_N; s++) {
+    if (bounds[s] == bounds[s + 1])
+      continue;
+    mp_buf_printf(&b, "\n%s (by %s)\n", title[s], value_words(o->value));
+    mp_buf_str(&b, "    ALLOCATED     ALLOCS         HELD  LOCATION\n");
+    for (i = bounds[s]; i < bounds[s + 1]; i++) {
+      const struct mp_diff_row *r = &d->rows[rows[i]];
+      const struct mp_string *key = mp_diff_row_key(d, r);
+      size_t mark = b.len;
+      put_delta(&b, &r->side[0], &r->side[1], MP_VALUE_ALLOC_BYTES, o->human);
+      align(&b, mark, 13);
+      mp_buf_add(&b, " ", 1);
+      mark = b.len;
+      put_delta(&b, &r->side[0], &r->side[1], MP_VALUE_ALLOC_COUNT, o->human);
+      align(&b, mark, 10);
+      mp_buf_add(&b, " ", 1);
+      mark = b.len;
+      put_delta(&b, &r->side[0], &r->side[1], MP_VALUE_HELD_BYTES, o->human);
+      align(&b, mark, 12);
+      mp_buf_add(&b, "  ", 2);
+      mp_name_escape(&b, key->data, key->len, 0);
+      if (!r->in[MP_DIFF_OLD])
+	mp_buf_str(&b, " (new)");
+      else if (!r->in[MP_DIFF_NEW])
+	mp_buf_str(&b, " (gone)");
+      mp_buf_add(&b, "\n", 1);
+      if (b.oom)
+	goto out;
+      fwrite(b.data, 1, b.len, out);
+      b.len = 0;
+    }
+  }
+  mp_buf_add(&b, "\n", 1);
+  if (bounds[SEC_N] == 0 && unchanged == d->nrows)
+    mp_buf_str(&b, "No location changed.\n");
+  mp_buf_str(&b, "TOTAL: ");
+  total_part(&b, "allocated", d, MP_VALUE_ALLOC_BYTES, o->human);
+  mp_buf_str(&b, ", ");
+  total_part(&b, "allocations", d, MP_VALUE_ALLOC_COUNT, o->human);
+  mp_buf_str(&b, ", ");
+  total_part(&b, "held", d, MP_VALUE_HELD_BYTES, o->human);
+  mp_buf_printf(&b, "\nUNCHANGED: %llu location%s\n", U(unchanged),
+		unchanged == 1 ? "" : "s");
+  if (b.oom)
+    goto out;
+  fwrite(b.data, 1, b.len, out);
+  rc = 0;
+out:
+  mp_buf_free(&b);
+  free(rows);
+  return rc;
+}
+
+/* -- JSON ---------------------------------------------------------------- */
+
+static void json_counts(struct mp_buf *b, const struct mp_diff_counts *c)
+{
+  mp_buf_printf(b, "{\"alloc_bytes\": %llu, \"allocs\": %llu, "
+		"\"held_bytes\": %llu, \"held_blocks\": %llu}",
+		U(c->alloc_bytes), U(c->allocs), U(c->held_bytes),
+		U(c->held_blocks));
+}
+
+static void json_signed(struct mp_buf *b, uint64_t a, uint64_t c)
+{
+  if (c >= a)
+    mp_buf_u64(b, c - a);
+  else {
+    mp_buf_add(b, "-", 1);
+    mp_buf_u64(b, a - c);
+  }
+}
+
+static void json_delta(struct mp_buf *b, const struct mp_diff_counts *a,
+		       const struct mp_diff_counts *c)
+{
+  mp_buf_str(b, "{\"alloc_bytes\": ");
+  json_signed(b, a->alloc_bytes, c->alloc_bytes);
+  mp_buf_str(b, ", \"allocs\": ");
+  json_signed(b, a->allocs, c->allocs);
+  mp_buf_str(b, ", \"held_bytes\": ");
+  json_signed(b, a->held_bytes, c->held_bytes);
+  mp_buf_str(b, ", \"held_blocks\": ");
+  json_signed(b, a->held_blocks, c->held_blocks);
+  mp_buf_add(b, "}", 1);
+}
+
+static void json_side(struct mp_buf *b, const char *label,
+		      const struct mp_diff_side *s,
+		      const struct mp_diff_counts *totals)
+{
+  size_t i;
+  mp_buf_printf(b, "  \"%s\": {\"files\": [", label);
+  for (i = 0; i < s->nfiles; i++) {
+    if (i)
+      mp_buf_str(b, ", ");
+    mp_buf_json_string(b, s->files[i], strlen(s->files[i]));
+  }
+  mp_buf_printf(b, "], \"events\": %llu, \"complete\": %s, \"at_event\": ",
+		U(s->events), s->truncated ? "false" : "true");
+  if (s->at_event >= 0)
+    mp_buf_u64(b, (uint64_t)s->at_event);
+  else
+    mp_buf_str(b, "null");
+  mp_buf_str(b, ",\n    \"totals\": ");
+  json_counts(b, totals);
+  mp_buf_str(b, "},\n");
+}
+
+int mp_diff_json(FILE *out, const struct mp_diff *d,
+		 const struct mp_diff_opts *o)
+{
+  uint32_t bounds[SEC_N + 1], unchanged, *rows, i;
+  struct mp_buf b = {0};
+  int s, rc = -1;
+
+  rows = sections(d, o->value, o->top, bounds, &unchanged);
+  if (!rows)
+    return -1;
+  mp_buf_printf(&b, "{\n  \"schema\": \"ljmprof-diff\",\n"
+		"  \"schema_version\": %d,\n  \"group\": \"%s\",\n"
+		"  \"value\": \"%s\",\n", MP_DIFF_JSON_SCHEMA_VERSION,
+		group_name(o->group), value_name(o->value));
+  json_side(&b, "old", &o->side[0], &d->total[0]);
+  json_side(&b, "new", &o->side[1], &d->total[1]);
+  mp_buf_str(&b, "  \"delta\": ");
+  json_delta(&b, &d->total[0], &d->total[1]);
+  mp_buf_printf(&b, ",\n  \"unchanged\": %llu,\n  \"locations\": [",
+		U(unchanged));
+  for (s = 0; s < SEC_N; s++)
+    for (i = bounds[s]; i < bounds[s + 1]; i++) {
+      const struct mp_diff_row *r = &d->rows[rows[i]];
+      const struct mp_string *key = mp_diff_row_key(d, r);
+      mp_buf_str(&b, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
+      mp_buf_json_string(&b, key->data, key->len);
+      mp_buf_printf(&b, ", \"section\": \"%s\", \"status\": \"%s\",\n"
+		    "     \"old\": ", section_name[s],
+		    !r->in[MP_DIFF_OLD] ? "new" :
+		    !r->in[MP_DIFF_NEW] ? "gone" : "both");
+      json_counts(&b, &r->side[0]);
+      mp_buf_str(&b, ",\n     \"new\": ");
+      json_counts(&b, &r->side[1]);
+      mp_buf_str(&b, ",\n     \"delta\": ");
+      json_delta(&b, &r->side[0], &r->side[1]);
+      mp_buf_add(&b, "}", 1);
+      if (b.oom)
+	goto out;
+      fwrite(b.data, 1, b.len, out);
+      b.len = 0;
+    }
+  mp_buf_str(&b, bounds[SEC_N] ? "\n  ]\n}\n" : "]\n}\n");
+  if (b.oom)
+    goto out;
+  fwrite(b.data, 1, b.len, out);
+  rc = 0;
+out:
+  mp_buf_free(&b);
+  free(rows);
+  return rc;
+}
+
+/* -- Folded -------------------------------------------------------------- */
+
+static const struct mp_diff *folded_diff;
+static enum mp_value folded_value;
+
+/* Largest change (either way) first. */
+static int cmp_magnitude(const void *a, const void *b)
+{
+  const struct mp_diff_row *x = &folded_diff->rows[*(const uint32_t *)a];
+  const struct mp_diff_row *y = &folded_diff->rows[*(const uint32_t *)b];
+  uint64_t mx, my;
+  mp_diff_delta(&x->side[0], &x->side[1], folded_value, &mx);
+  mp_diff_delta(&y->side[0], &y->side[1], folded_value, &my);
+  return mx > my ? -1 : mx < my;
+}
+
+/* Stacks in byte order: the tools merge equal ones and draw adjacent
+** ones faster. */
+static int cmp_key(const void *a, const void *b)
+{
+  const struct mp_string *kx =
+    mp_diff_row_key(folded_diff, &folded_diff->rows[*(const uint32_t *)a]);
+  const struct mp_string *ky =
+    mp_diff_row_key(folded_diff, &folded_diff->rows[*(const uint32_t *)b]);
+  int c = memcmp(kx->data, ky->data, kx->len < ky->len ? kx->len : ky->len);
+  if (c)
+    return c;
+  return kx->len < ky->len ? -1 : kx->len > ky->len;
+}
+
+/*
+** "stack OLD NEW" per line: the two-column input of flamegraph.pl (what
+** difffolded.pl writes), which draws NEW's widths coloured by the change
+** (--negate: OLD's widths), so what vanished stays visible. Every key
+** with a value on either side, unchanged ones included: they are part
+** of the picture.
+*/
+int mp_diff_folded(FILE *out, const struct mp_diff *d,
+		   const struct mp_diff_opts *o)
+{
+  struct mp_buf b = {0};
+  uint32_t *rows, n = 0, i;
+  int rc = -1;
+
+  rows = malloc(((size_t)d->nrows + 1) * sizeof(*rows));
+  if (!rows)
+    return -1;
+  for (i = 0; i < d->nrows; i++)
+    if (mp_diff_value(&d->rows[i].side[0], o->value) ||
+	mp_diff_value(&d->rows[i].side[1], o->value))
+      rows[n++] = i;
+  folded_diff = d;
+  folded_value = o->value;
+  if (o->top && n > o->top) {
+    qsort(rows, n, sizeof(*rows), cmp_magnitude);
+    n = (uint32_t)o->top;
+  }
+  qsort(rows, n, sizeof(*rows), cmp_key);
+  folded_diff = NULL;
+  for (i = 0; i < n; i++) {
+    const struct mp_diff_row *r = &d->rows[rows[i]];
+    const struct mp_string *key = mp_diff_row_key(d, r);
+    b.len = 0;
+    mp_buf_add(&b, key->data, key->len);
+    mp_buf_add(&b, " ", 1);
+    mp_buf_u64(&b, mp_diff_value(&r->side[0], o->value));
+    mp_buf_add(&b, " ", 1);
+    mp_buf_u64(&b, mp_diff_value(&r->side[1], o->value));
+    mp_buf_add(&b, "\n", 1);
+    if (b.oom)
+      goto out;
+    fwrite(b.data, 1, b.len, out);
+  }
+  rc = 0;
+out:
+  mp_buf_free(&b);
+  free(rows);
+  return rc;
+}
