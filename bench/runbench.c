@@ -241,6 +241,7 @@ static void print_file(const char *path, const char *prefix, int maxlines)
 
 struct counts {
   uint64_t alloc, free_, realloc, sym_lfunc, sym_cfunc, sym_trace;
+  uint64_t sym_node;		/* Stack nodes (the profile extension). */
   uint64_t symtab_entries;	/* In the symbol table section. */
   uint64_t sym_bytes;		/* Bytes of symbol events. */
   uint64_t bytes;
@@ -272,6 +273,9 @@ static int count_stream(const uint8_t *buf, size_t len, struct counts *k)
     case MP_EV_SYM_LFUNC: k->sym_lfunc++; break;
     case MP_EV_SYM_CFUNC: k->sym_cfunc++; break;
     case MP_EV_SYM_TRACE: k->sym_trace++; break;
+    case MP_EV_SYM_NODE: k->sym_node++; break;
+    case MP_EV_SYM_INFO:
+    case MP_EV_SYM_SITE: break;
     }
     if (mp_event_is_symbol(ev.type))
       k->sym_bytes += mp_reader_offset(r) - ev.offset;
@@ -331,6 +335,9 @@ static void print_counts(const char *prefix, const struct counts *k)
 	 ev ? (double)k->bytes / (double)ev : 0.0,
 	 k->complete ? "complete" : "NOT complete",
 	 k->error ? ": " : "", k->error ? k->error : "");
+  if (k->sym_node)
+    printf("%s%" PRIu64 " stack nodes (not among the events above)\n",
+	   prefix, k->sym_node);
 }
 
 static int cmd_count(int argc, char **argv)
@@ -368,9 +375,11 @@ static struct {
   const char *gen;	/* tests/tools/gen_stream, for synthetic streams. */
   const char *synthetic;	/* "yes": also time a synthetic stream. */
   const char *valgrind;	/* Count the parser's instructions with it. */
+  const char *ref_parser;	/* The reference parser: a command, FILE. */
+  const char *stacks;	/* LJMPROF_STACKS of the stack stream row. */
 } opt = {
   9, "/usr/bin/luajit", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-  1.0, 1024, 3, NULL, NULL, "auto", NULL
+  1.0, 1024, 3, NULL, NULL, "auto", NULL, NULL, "32"
 };
 
 static void parse_opts(int argc, char **argv)
@@ -399,6 +408,8 @@ static void parse_opts(int argc, char **argv)
     else if (OPT("--gen")) opt.gen = v;
     else if (OPT("--synthetic")) opt.synthetic = v;
     else if (OPT("--valgrind")) opt.valgrind = *v ? v : NULL;
+    else if (OPT("--ref-parser")) opt.ref_parser = *v ? v : NULL;
+    else if (OPT("--stacks")) opt.stacks = v;
     else die("unknown option %s", a);
 #undef OPT
   }
@@ -787,18 +798,25 @@ static int cmd_workloads(int argc, char **argv)
 
 /* Profile workload w at the given scale into dir; returns the file (caller
 ** frees) or NULL. */
-static char *make_profile(const struct workload *w, double scale,
-			  const char *dir, double *secs)
+/* The profile of workload w at scale in dir, with extra (NAME=VALUE or
+** NULL) in its environment; its path, or NULL. */
+static char *make_profile_env(const struct workload *w, double scale,
+			      const char *dir, double *secs, char *extra)
 {
   const struct variant *v = &variants[2];	/* prof */
   char *outpath = fmtstr("%s/%s.bin", dir, w->name);
   char *serr = fmtstr("%s/stderr", opt.tmp);
   char *av[MAXARGS], *ev[8];
   struct run r;
+  int n;
   mkdir(dir, 0755);
   dir_clear(dir);
   build_argv(v, w, scale, av);
   build_env(v, outpath, ev);
+  for (n = 0; ev[n]; n++)
+    ;
+  ev[n] = extra;
+  ev[n + 1] = NULL;
   r = run_child(av, ev, NULL, serr);
   *secs = r.wall;
   free(outpath);
@@ -812,6 +830,39 @@ static char *make_profile(const struct workload *w, double scale,
   unlink(serr);
   free(serr);
   return dir_first(dir);
+}
+
+static char *make_profile(const struct workload *w, double scale,
+			  const char *dir, double *secs)
+{
+  return make_profile_env(w, scale, dir, secs, NULL);
+}
+
+/* 1 when the stream at path has the profile extension's headers. */
+static int has_stacks(const char *path)
+{
+  unsigned char h[6];
+  FILE *f = fopen(path, "rb");
+  size_t n = f ? fread(h, 1, sizeof h, f) : 0;
+  if (f)
+    fclose(f);
+  return n == sizeof h && h[3] == LJM_FMT_VERSION_EXT &&
+	 h[4] == LJM_EXT_PROFILE && h[5] == LJM_EXT_PROFILE_VERSION;
+}
+
+/* The median wall time of opt.parser_runs runs of av (output dropped);
+** negative when one failed. */
+static double median_run(char *const av[], int runs)
+{
+  double wall[MAXRUNS];
+  int i;
+  for (i = 0; i < runs; i++) {
+    struct run r = run_child(av, NULL, NULL, NULL);
+    if (!run_ok(&r))
+      return -1;
+    wall[i] = r.wall;
+  }
+  return median(wall, runs);
 }
 
 struct ptool {
@@ -1008,6 +1059,73 @@ static int synthetic_bench(void)
   return 0;
 }
 
+/*
+** Issue 19's reader target: the stack stream of a workload (LJMPROF_STACKS)
+** read by `ljmprof report` at least 30 times faster than the reference
+** parser reads the version-3 stream v3 of the same workload and scale.
+** Until the shim writes stacks, the row says so and is left out. -1 when
+** a command failed.
+*/
+static int stacks_bench(const struct workload *w, const char *v3)
+{
+  char *dir = fmtstr("%s/stacks", opt.tmp);
+  char *env = fmtstr("LJMPROF_STACKS=%s", opt.stacks);
+  char *f, *ours[4], *ref[3];
+  double secs, t_ours, t_ref;
+  int rc = 0;
+
+  f = make_profile_env(w, 1.0, dir, &secs, env);
+  if (!f) {
+    rc = -1;
+    goto out;
+  }
+  if (!has_stacks(f)) {
+    printf("== parser: stacks: row left out: with %s the shim wrote a "
+	   "stream without the profile extension (no stacks in this build "
+	   "yet)\n\n", env);
+    goto out;
+  }
+  parser_bench("tables with stacks", f, 0);
+  ours[0] = (char *)opt.cli;
+  ours[1] = "report";
+  ours[2] = f;
+  ours[3] = NULL;
+  t_ours = median_run(ours, opt.parser_runs);
+  if (t_ours < 0) {
+    printf("!! ljmprof report failed on the stack stream\n");
+    rc = -1;
+    goto out;
+  }
+  if (!opt.ref_parser) {
+    printf("   reference parser: left out (no --ref-parser; bench/run gives "
+	   "it from ../shared/reference)\n\n");
+    goto out;
+  }
+  ref[0] = (char *)opt.ref_parser;
+  ref[1] = (char *)v3;
+  ref[2] = NULL;
+  t_ref = median_run(ref, 1);	/* Minutes on a large profile: once. */
+  if (t_ref < 0) {
+    printf("!! the reference parser failed on %s\n", v3);
+    rc = -1;
+    goto out;
+  }
+  printf("   stacks, %s at scale 1: ljmprof report on the stack stream "
+	 "%.3f s, the reference parser on the version-3 stream %.3f s: "
+	 "%.1fx (target: at least 30x)\n\n", w->name, t_ours, t_ref,
+	 t_ref / (t_ours > 0 ? t_ours : 1e-9));
+out:
+  fflush(stdout);
+  if (f)
+    unlink(f);
+  free(f);
+  dir_clear(dir);
+  rmdir(dir);
+  free(dir);
+  free(env);
+  return rc;
+}
+
 static int cmd_parser(int argc, char **argv)
 {
   const struct workload *big = &workloads[1];	/* tables: small live heap */
@@ -1041,6 +1159,10 @@ static int cmd_parser(int argc, char **argv)
     return 1;
   }
   count_file(f, &k, NULL);
+  if (stacks_bench(big, f) < 0) {
+    free(f);
+    return 1;
+  }
   free(f);
   scale = ceil(opt.parser_mb * 1e6 / (double)k.bytes * 1.05 * 10) / 10;
   printf("== parser: profiling %s at scale %g for a %.0f MB profile "

@@ -44,6 +44,7 @@ tools_libmpprofile_a_SOURCES = \
 	tools/profile/mp_profile_int.h \
 	tools/profile/mp_locs.c tools/profile/mp_resolve.c \
 	tools/profile/mp_symbols.c tools/profile/mp_overrides.c \
+	tools/profile/mp_stacks.c \
 	tools/profile/mp_live.h tools/profile/mp_read.c \
 	tools/profile/mp_pipeline.c
 
@@ -145,9 +146,9 @@ EXTRA_DIST += tests/tools/diff.test tests/tools/diff.lua
 TESTS += tests/tools/test_parse tests/tools/test_pprof tests/tools/golden.test \
 	tests/tools/layers.test tests/tools/errors.test tests/tools/merge.test tests/tools/bench.test \
 	tests/tools/roundtrip.test tests/tools/reference.test \
-	tests/tools/pprof.test
+	tests/tools/pprof.test tests/tools/flamegraph.test
 EXTRA_DIST += tests/tools/golden.test tests/tools/errors.test \
-	tests/tools/pprof.test \
+	tests/tools/pprof.test tests/tools/flamegraph.test \
 	tests/tools/layers.test \
 	tests/tools/merge.test \
 	tests/tools/bench.test tests/tools/regen-golden \

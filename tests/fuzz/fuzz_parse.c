@@ -19,6 +19,35 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* What the pprof format reads of a stream with stacks: every node with
+** figures, its frames walked to the root, each named and taken apart. */
+static void walk_stacks(const struct mp_profile *p)
+{
+  uint32_t n = mp_profile_nstacks(p), id;
+  struct mp_buf b = {0};
+
+  for (id = 1; id < n; id++) {
+    struct mp_stack_counts c;
+    uint32_t f_id = id, depth = 0;
+    if (!mp_profile_stack(p, id, &c))
+      continue;
+    while (f_id) {
+      struct mp_frame f;
+      struct mp_frame_parts parts;
+      mp_profile_frame(p, f_id, &f);
+      mp_frame_parts(p, &f, &parts);
+      b.len = 0;
+      mp_name_frame(&b, p, NULL, &f, MP_NAME_PLAIN);
+      if (parts.file_len > 0 && !parts.file)
+	abort();
+      if (++depth > n)
+	abort();	/* A parent chain longer than the tree: a cycle. */
+      f_id = f.parent;
+    }
+  }
+  mp_buf_free(&b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   static FILE *sink;
@@ -73,6 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       if (f->stat)
 	f->stat(sink, p, &o, &in);
     }
+    walk_stacks(p);
   }
   mp_reader_free(r);
   mp_profile_delete(p);

@@ -3,6 +3,9 @@
 **
 **   gen_stream bench EVENTS [SEED]   a realistic mix of EVENTS events with
 **                                    a small live heap, to stdout
+**   gen_stream bench-stacks EVENTS [SEED]  the same with call stacks (the
+**                                    profile extension), as a writer with
+**                                    stacks would give them
 **   gen_stream scenario NAME         one of the golden test streams
 **   gen_stream list                  the scenario names
 **
@@ -148,6 +151,56 @@ static void scenario_escapes(struct mpw *w)
   mpw_epilogue(w);
 }
 
+/* Call stacks (the profile extension): built-ins charged to their
+** caller's line, C and trace frames, a cut stack, a node announced twice,
+** a version-3 location among stacks, information records and a trace
+** site, an object kind. */
+static void scenario_stacks(struct mpw *w)
+{
+  uint64_t main30, rep30, srep30, main31, rep31, srep31, mk30, cb, tr, cut,
+	   mkcut, again;
+  static const uint64_t site_protos[] = {0x2000}, site_lines[] = {11};
+
+  mpw_symtab_begin_ext(w);
+  mpw_symtab_lfunc(w, 0x1000, "@app.lua", 0);
+  mpw_symtab_lfunc(w, 0x2000, "@util.lua", 10);
+  mpw_symtab_lfunc(w, 0x3000, "@util.lua", 20);
+  mpw_symtab_trace(w, 1, 0x2000, 11);
+  mpw_symtab_end(w);
+  mpw_info(w, LJM_INFO_DEPTH, 32);
+  mpw_info(w, 99, 7);	/* A key this reader does not know. */
+  main30 = mpw_node_lua(w, 0, 0x1000, 30, "");
+  rep30 = mpw_node_lua(w, main30, 0x2000, 12, "rep_it");
+  srep30 = mpw_node_fast(w, rep30, 87, "string.rep");
+  mpw_alloc(w, mpw_stack(srep30), 0x10000, 300);
+  mpw_alloc(w, mpw_stack(srep30), 0x10100, 100);
+  main31 = mpw_node_lua(w, 0, 0x1000, 31, "");
+  rep31 = mpw_node_lua(w, main31, 0x2000, 12, "rep_it");
+  srep31 = mpw_node_fast(w, rep31, 87, "string.rep");
+  mpw_alloc(w, mpw_stack(srep31), 0x10200, 50);
+  mk30 = mpw_node_lua(w, main30, 0x3000, 22, "make_table");
+  mpw_alloc(w, mpw_stack(mk30), 0x10300, 64);
+  mpw_realloc(w, mpw_stack(mk30), 0x10300, 64, 0x10400, 128);
+  mpw_sym_cfunc(w, 0x7100, "l_callback");
+  cb = mpw_node_c(w, main30, 0x7100);
+  mpw_alloc_kind(w, mpw_stack(cb), 0x10500, 40, 5);
+  tr = mpw_node_trace(w, main31, 1, 1);
+  mpw_site(w, 1, 1, 1, site_protos, site_lines);
+  mpw_alloc(w, mpw_stack(tr), 0x10600, 24);
+  cut = mpw_node_cut(w, 0);
+  mkcut = mpw_node_lua(w, cut, 0x3000, 22, "make_table");
+  mpw_alloc(w, mpw_stack(mkcut), 0x10700, 16);
+  mpw_alloc(w, mpw_internal(), 0x10800, 8);	/* No stack: one frame. */
+  /* The same stack under a second id: one node of the tree. */
+  again = mpw_node_lua(w, main30, 0x2000, 12, "rep_it");
+  mpw_alloc(w, mpw_stack(again), 0x10900, 10);
+  mpw_free_ev(w, mpw_lua(0x2000, 13), 0x10100, 100);
+  mpw_free_ev(w, mpw_internal(), 0x10800, 8);
+  mpw_free_ev(w, mpw_stack(rep30), 0x10200, 50);
+  mpw_info(w, LJM_INFO_CUT_EVENTS, 0);
+  mpw_epilogue(w);
+}
+
 struct scenario {
   const char *name;
   void (*write)(struct mpw *w);
@@ -160,6 +213,7 @@ static const struct scenario scenarios[] = {
   {"csyms", scenario_csyms},
   {"traces", scenario_traces},
   {"escapes", scenario_escapes},
+  {"stacks", scenario_stacks},
 };
 
 #define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
@@ -242,6 +296,55 @@ static struct mpw_loc partner(struct mpw_loc at)
   return at;
 }
 
+/*
+** With stacks: allocations and reallocations carry a stack node, a leaf
+** frame for their location above one of NCALLERS caller frames above a
+** main chunk, announced on first use; frees keep their location, as the
+** writer does.
+*/
+#define NCALLERS 4
+#define STACK_SLOTS (1u << 20)	/* Over 4 times the stacks it makes. */
+
+static int bench_stacks;
+
+struct stack_slot {
+  uint64_t loc, line;
+  unsigned src, caller;
+  uint64_t node;	/* 0: empty. */
+};
+
+static struct mpw_loc stack_of(struct mpw *w, struct mpw_loc at)
+{
+  static struct stack_slot slots[STACK_SLOTS];
+  static uint64_t callers[NCALLERS];
+  unsigned caller = (unsigned)(rnd() % NCALLERS), k;
+  struct stack_slot *s;
+
+  if (!bench_stacks || at.src == LJM_SRC_INTERNAL)
+    return at;
+  if (!callers[0]) {
+    uint64_t main_node = mpw_node_lua(w, 0, proto_addr(0), 1, "");
+    for (k = 0; k < NCALLERS; k++)
+      callers[k] = mpw_node_lua(w, main_node, proto_addr(20 * k + 1),
+				3 * (20 * k + 1) + 2, "handler");
+  }
+  k = (unsigned)((at.loc * 31 + at.line * 7 + at.src * 3 + caller) *
+		 0x9e3779b97f4a7c15ull >> 40) & (STACK_SLOTS - 1);
+  for (s = &slots[k]; s->node; s = &slots[k = (k + 1) & (STACK_SLOTS - 1)])
+    if (s->loc == at.loc && s->line == at.line && s->src == at.src &&
+	s->caller == caller)
+      return mpw_stack(s->node);
+  s->loc = at.loc;
+  s->line = at.line;
+  s->src = at.src;
+  s->caller = caller;
+  s->node = at.src == LJM_SRC_LFUNC ?
+	    mpw_node_lua(w, callers[caller], at.loc, at.line, "f") :
+	    at.src == LJM_SRC_CFUNC ? mpw_node_c(w, callers[caller], at.loc) :
+	    mpw_node_trace(w, callers[caller], at.loc, 0);
+  return mpw_stack(s->node);
+}
+
 static void bench(struct mpw *w, uint64_t events)
 {
   static struct block live[LIVE_SLOTS];
@@ -251,7 +354,10 @@ static void bench(struct mpw *w, uint64_t events)
   unsigned j;
   char name[64];
 
-  mpw_symtab_begin(w);
+  if (bench_stacks)
+    mpw_symtab_begin_ext(w);
+  else
+    mpw_symtab_begin(w);
   for (j = 0; j < NPROTOS; j++) {
     snprintf(name, sizeof(name), "@/usr/share/app/module%u.lua", j / 20);
     mpw_symtab_lfunc(w, proto_addr(j), name, j % 20 ? j * 3 : 0);
@@ -284,7 +390,7 @@ static void bench(struct mpw *w, uint64_t events)
       b->size = pick_size();
       b->at = at;
       next_addr += (b->size + 31) & ~15ull;
-      mpw_alloc(w, at, b->addr, b->size);
+      mpw_alloc(w, stack_of(w, at), b->addr, b->size);
     } else if (r < 550) {
       /* Most frees come from the garbage collector: internal. */
       mpw_free_ev(w, rnd() % 10 ? mpw_internal() : partner(b->at), b->addr,
@@ -296,7 +402,7 @@ static void bench(struct mpw *w, uint64_t events)
       uint64_t nsize = pick_size(), naddr = next_addr;
       next_addr += (nsize + 31) & ~15ull;
       at = rnd() % 4 ? b->at : partner(b->at);
-      mpw_realloc(w, at, b->addr, b->size, naddr, nsize);
+      mpw_realloc(w, stack_of(w, at), b->addr, b->size, naddr, nsize);
       b->addr = naddr;
       b->size = nsize;
       b->at = at;
@@ -307,7 +413,7 @@ static void bench(struct mpw *w, uint64_t events)
       b->addr = next_addr;
       b->at = pick_loc(&ntraces);
       next_addr += (b->size + 31) & ~15ull;
-      mpw_alloc(w, b->at, b->addr, b->size);
+      mpw_alloc(w, stack_of(w, b->at), b->addr, b->size);
       i++;
     } else {
       mpw_free_ev(w, mpw_internal(), b->addr, b->size);
@@ -327,7 +433,9 @@ int main(int argc, char **argv)
 
   setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
   mpw_init_file(&w, stdout);
-  if (argc >= 3 && !strcmp(argv[1], "bench")) {
+  if (argc >= 3 && (!strcmp(argv[1], "bench") ||
+		    !strcmp(argv[1], "bench-stacks"))) {
+    bench_stacks = !strcmp(argv[1], "bench-stacks");
     rng_state = argc >= 4 ? strtoull(argv[3], NULL, 0) | 1 : 88172645463325252ull;
     bench(&w, strtoull(argv[2], NULL, 0));
     return fflush(stdout) ? 1 : 0;
@@ -346,7 +454,7 @@ int main(int argc, char **argv)
       puts(scenarios[i].name);
     return 0;
   }
-  fputs("usage: gen_stream bench EVENTS [SEED] | scenario NAME | list\n",
-	stderr);
+  fputs("usage: gen_stream bench|bench-stacks EVENTS [SEED] | scenario NAME | "
+	"list\n", stderr);
   return 2;
 }

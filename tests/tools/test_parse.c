@@ -21,6 +21,7 @@
 #include "mp_profile_int.h"
 #include "mp_order.h"
 #include "mp_reader.h"
+#include "mp_report.h"
 #include "mp_sort.h"
 #include "mp_strings.h"
 #include "mp_symtab.h"
@@ -1617,6 +1618,612 @@ START_TEST(profile_fast_memo_raw_bytes)
 }
 END_TEST
 
+
+/* -- The profile extension: stacks ----------------------------------------- */
+
+/* An extended stream's sections begun, prototypes 0x1000 (@m.lua, main)
+** and 0x2000 (@f.lua:10), C symbol 0x7000, trace 1. */
+static void ext_begin(struct mpw *w)
+{
+  mpw_init_mem(w);
+  mpw_symtab_begin_ext(w);
+  mpw_symtab_lfunc(w, 0x1000, "@m.lua", 0);
+  mpw_symtab_lfunc(w, 0x2000, "@f.lua", 10);
+  mpw_symtab_cfunc(w, 0x7000, "cfn");
+  mpw_symtab_trace(w, 1, 0x2000, 11);
+  mpw_symtab_end(w);
+}
+
+START_TEST(reader_stack_events)
+{
+  static const uint64_t protos[] = {0x2000, 0x1000}, lines[] = {12, 5};
+  struct mpw w;
+  struct mp_reader *r;
+  struct mp_event ev;
+  int i;
+
+  ext_begin(&w);
+  mpw_info(&w, LJM_INFO_DEPTH, 32);
+  mpw_info(&w, 1000, 1ull << 40);	/* Unknown: delivered, not refused. */
+  mpw_node_lua(&w, 0, 0x1000, 5, "");
+  mpw_node_lua(&w, 1, 0x2000, 12, "f");
+  mpw_node_fast(&w, 2, 87, "string.rep");
+  mpw_node_c(&w, 1, 0x7010);
+  mpw_node_trace(&w, 1, 1, 3);
+  mpw_node_cut(&w, 0);
+  mpw_site(&w, 1, 3, 2, protos, lines);
+  mpw_alloc(&w, mpw_stack(3), 0x10000, 100);
+  mpw_alloc_kind(&w, mpw_stack(6), 0x10100, 8, 4);
+  mpw_realloc(&w, mpw_stack(2), 0x10000, 100, 0x10200, 200);
+  mpw_free_ev(&w, mpw_stack(5), 0x10100, 8);
+  mpw_free_ev(&w, mpw_lua(0x2000, 13), 0x10200, 200);
+  mpw_epilogue(&w);
+
+  r = mp_reader_new_mem(w.mem, w.len);
+  for (i = 0; i < 4; i++)
+    ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);	/* The symtab. */
+  ck_assert_uint_eq(mp_reader_extension(r), LJM_EXT_PROFILE);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_int_eq(ev.type, MP_EV_SYM_INFO);
+  ck_assert(mp_event_is_symbol(ev.type) && mp_event_is_ext(ev.type));
+  ck_assert_uint_eq(ev.info_key, LJM_INFO_DEPTH);
+  ck_assert_uint_eq(ev.info_value, 32);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_uint_eq(ev.info_key, 1000);
+  ck_assert_uint_eq(ev.info_value, 1ull << 40);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_int_eq(ev.type, MP_EV_SYM_NODE);
+  ck_assert_uint_eq(ev.node, 1);
+  ck_assert_uint_eq(ev.node_parent, 0);
+  ck_assert_uint_eq(ev.frame, LJM_FRAME_LUA);
+  ck_assert_uint_eq(ev.frame_a, 0x1000);
+  ck_assert_uint_eq(ev.frame_b, 5);
+  ck_assert_uint_eq(ev.name_len, 0);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_uint_eq(ev.node, 2);
+  ck_assert_uint_eq(ev.node_parent, 1);
+  ck_assert_uint_eq(ev.name_len, 1);
+  ck_assert(ev.name[0] == 'f');
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_uint_eq(ev.frame, LJM_FRAME_FAST);
+  ck_assert_uint_eq(ev.frame_a, 87);
+  ck_assert(ev.name_len == 10 && memcmp(ev.name, "string.rep", 10) == 0);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_uint_eq(ev.frame, LJM_FRAME_C);
+  ck_assert_uint_eq(ev.frame_a, 0x7010);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_uint_eq(ev.frame, LJM_FRAME_TRACE);
+  ck_assert_uint_eq(ev.frame_a, 1);
+  ck_assert_uint_eq(ev.frame_b, 3);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_uint_eq(ev.frame, LJM_FRAME_CUT);
+  ck_assert_uint_eq(ev.node, 6);
+  ck_assert_uint_eq(mp_reader_nodes(r), 6);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_int_eq(ev.type, MP_EV_SYM_SITE);
+  ck_assert_uint_eq(ev.sym_addr, 1);
+  ck_assert_uint_eq(ev.site, 3);
+  ck_assert_uint_eq(ev.site_lines, 2);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_int_eq(ev.type, MP_EV_ALLOC);
+  ck_assert_uint_eq(ev.src, LJM_SRC_STACK);
+  ck_assert_uint_eq(ev.loc, 3);
+  ck_assert_uint_eq(ev.new_size, 100);
+  ck_assert_int_eq(ev.objkind, -1);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_uint_eq(ev.loc, 6);
+  ck_assert_int_eq(ev.objkind, 4);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_int_eq(ev.type, MP_EV_REALLOC);
+  ck_assert_uint_eq(ev.loc, 2);
+  ck_assert_uint_eq(ev.new_size, 200);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_int_eq(ev.type, MP_EV_FREE);
+  ck_assert_uint_eq(ev.src, LJM_SRC_STACK);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_OK);
+  ck_assert_uint_eq(ev.src, LJM_SRC_LFUNC);
+  ck_assert_int_eq(mp_reader_next(r, &ev), MP_END);
+  mp_reader_free(r);
+
+  /* Every prefix is a truncated stream, never an error: a node cut in
+  ** the middle is not announced. */
+  {
+    size_t cut;
+    unsigned last = 0;
+    for (cut = 1; cut < w.len; cut++) {
+      unsigned events, symbols;
+      ck_assert_int_eq(read_all(w.mem, cut, &events, &symbols, NULL, 0,
+				NULL), MP_TRUNCATED);
+      ck_assert_uint_ge(events, last);
+      last = events;
+    }
+    ck_assert_uint_eq(last, 5);
+  }
+  mpw_free(&w);
+}
+END_TEST
+
+/* Each damage of a stack table: one message, at the byte it is about. */
+START_TEST(reader_stack_damage)
+{
+  struct mpw w;
+  size_t base;
+
+  ext_begin(&w);
+  mpw_node_lua(&w, 0, 0x1000, 5, "");
+  mpw_node_lua(&w, 1, 0x2000, 12, "f");
+  base = w.len;
+  /* A node used before it was announced. */
+  mpw_alloc(&w, mpw_stack(3), 0x10000, 100);
+  expect_error(w.mem, w.len, "stack node 3 used before it was announced "
+	       "(announced: 1 to 2)", base + 1);
+  w.len = base;
+  mpw_alloc(&w, mpw_stack(0), 0x10000, 100);
+  expect_error(w.mem, w.len, "stack node 0 used before", base + 1);
+  w.len = base;
+  mpw_free_ev(&w, mpw_stack(300), 0x10000, 100);
+  expect_error(w.mem, w.len, "stack node 300 used before", base + 1);
+  /* A parent out of range: its own id, a later one (no cycle can be
+  ** written: a parent must be older than its child). */
+  w.len = base;
+  mpw_node_cut(&w, 3);
+  expect_error(w.mem, w.len, "stack node 3: parent id 3 out of range "
+	       "(announced: 0 to 2)", base + 1);
+  w.len = base;
+  mpw_node_lua(&w, 1000000, 0x1000, 1, "");
+  expect_error(w.mem, w.len, "parent id 1000000 out of range", base + 1);
+  /* An unknown frame tag. */
+  w.len = base;
+  mpw_byte(&w, LJM_EV_SYMTAB | LJM_SRC_NODE);
+  mpw_uleb(&w, 1);
+  mpw_byte(&w, 9);
+  expect_error(w.mem, w.len, "stack node 3: unknown frame tag 9", base + 2);
+  /* Bounds of frame fields and sites. */
+  w.len = base;
+  mpw_node_lua(&w, 1, 0x1000, 1ull << 33, "");
+  expect_error(w.mem, w.len, "impossible line number", base + 5);
+  w.len = base;
+  mpw_node_fast(&w, 1, 1u << 20, "x");
+  expect_error(w.mem, w.len, "impossible fast function number", base + 3);
+  w.len = base;
+  mpw_byte(&w, LJM_EV_SYMTAB | LJM_SRC_SITE);
+  mpw_uleb(&w, 1);
+  mpw_uleb(&w, 1);
+  mpw_uleb(&w, 5000);
+  expect_error(w.mem, w.len, "impossible site line count 5000", base + 3);
+  /* The KIND bit is for allocations and reallocations only. */
+  w.len = base;
+  mpw_byte(&w, LJM_EV_FREE | LJM_EV_KIND | LJM_SRC_INTERNAL);
+  expect_error(w.mem, w.len, "unused bits", base);
+  w.len = base;
+  mpw_byte(&w, 0x40 | LJM_EV_ALLOC | LJM_SRC_INTERNAL);
+  expect_error(w.mem, w.len, "unused bits", base);
+  mpw_free(&w);
+
+  /* In a version-3 stream the extension's events stay errors. */
+  mpw_init_mem(&w);
+  mpw_symtab_begin(&w);
+  mpw_symtab_end(&w);
+  base = w.len;
+  mpw_alloc(&w, mpw_stack(1), 0x10000, 100);
+  expect_error(w.mem, w.len, "stack location (header 0x15) in a version 3 "
+	       "stream", base);
+  w.len = base;
+  mpw_node_cut(&w, 0);
+  expect_error(w.mem, w.len, "invalid symbol event header 0x14", base);
+  w.len = base;
+  mpw_info(&w, 1, 1);
+  expect_error(w.mem, w.len, "invalid symbol event header 0x18", base);
+  w.len = base;
+  mpw_alloc_kind(&w, mpw_internal(), 0x10000, 8, 1);
+  expect_error(w.mem, w.len, "unused bits", base);
+  mpw_free(&w);
+
+  /* Both headers say the same. */
+  expect_error((const uint8_t *)"ljs\x80x\1\0\x80ljm\x03\0\0\0\x80", 15,
+	       "the event section has version 3, the symbol table extension "
+	       "120", 11);
+  expect_error((const uint8_t *)"ljs\x03\0\0\0\x80ljm\x80x\1\0\x80", 15,
+	       "the event section has extension 120, the symbol table version "
+	       "3", 11);
+}
+END_TEST
+
+/* The stacks scenario of the golden test, in a profile grouped so. */
+static struct mp_profile *read_stream(const struct mpw *w, enum mp_group g,
+				      int fast)
+{
+  struct mp_profile *p = malloc(sizeof(*p));
+  struct mp_reader *r = mp_reader_new_mem(w->mem, w->len);
+  struct mp_event ev;
+  uint64_t n;
+
+  mp_profile_init(p, g);
+  if (fast) {
+    ck_assert_int_eq(mp_profile_read(p, r, &n, NULL, NULL), MP_END);
+  } else {
+    while (mp_reader_next(r, &ev) == MP_OK)
+      ck_assert_int_eq(mp_profile_event(p, &ev), 0);
+  }
+  mp_reader_free(r);
+  return p;
+}
+
+/* The location of node id's events, by name. */
+static void leaf_name(struct mp_profile *p, uint32_t id, char *out,
+		      size_t len)
+{
+  struct mp_buf b = {0};
+  struct mp_frame f;
+  struct mp_loc l;
+  mp_profile_frame(p, id, &f);
+  mp_profile_loc(p, f.leaf, &l);
+  mp_name_location(&b, p, NULL, &l, MP_NAME_PLAIN);
+  snprintf(out, len, "%s", b.data ? b.data : "");
+  mp_buf_free(&b);
+}
+
+/* A stack stream and the version-3 stream a writer without stacks would
+** have written for the same run (a built-in charged to its caller's line,
+** a cut stack's built-in to the VM): the same figures per location. */
+static void twin_streams(struct mpw *s, struct mpw *v)
+{
+  uint64_t main5, f12, rep, c, t, cut, fcut, i;
+
+  ext_begin(s);
+  mpw_init_mem(v);
+  mpw_symtab_begin(v);
+  mpw_symtab_lfunc(v, 0x1000, "@m.lua", 0);
+  mpw_symtab_lfunc(v, 0x2000, "@f.lua", 10);
+  mpw_symtab_cfunc(v, 0x7000, "cfn");
+  mpw_symtab_trace(v, 1, 0x2000, 11);
+  mpw_symtab_end(v);
+  main5 = mpw_node_lua(s, 0, 0x1000, 5, "");
+  f12 = mpw_node_lua(s, main5, 0x2000, 12, "f");
+  rep = mpw_node_fast(s, f12, 87, "string.rep");
+  c = mpw_node_c(s, main5, 0x7010);
+  t = mpw_node_trace(s, f12, 1, 0);
+  cut = mpw_node_cut(s, 0);
+  fcut = mpw_node_fast(s, cut, 88, "table.concat");
+  for (i = 0; i < 3000; i++) {
+    uint64_t a = 0x7f0000000000ull + 64 * i;
+    static const struct { int which; uint64_t size; } plan[] = {
+      {0, 32}, {1, 48}, {2, 16}, {3, 8}, {4, 100}, {5, 24}
+    };
+    const uint64_t nodes[] = {rep, f12, c, t, fcut, main5};
+    struct mpw_loc v3[6];
+    unsigned k = (unsigned)(i % 6);
+    v3[0] = mpw_lua(0x2000, 12);
+    v3[1] = mpw_lua(0x2000, 12);
+    v3[2] = mpw_c(0x7010);
+    v3[3] = mpw_trace(1);
+    v3[4] = mpw_internal();
+    v3[5] = mpw_lua(0x1000, 5);
+    mpw_alloc(s, mpw_stack(nodes[plan[k].which]), a, plan[k].size);
+    mpw_alloc(v, v3[plan[k].which], a, plan[k].size);
+    if (i % 4 == 1) {
+      mpw_realloc(s, mpw_stack(nodes[k]), a, plan[k].size, a + 8, 200);
+      mpw_realloc(v, v3[k], a, plan[k].size, a + 8, 200);
+    }
+    if (i % 3 == 2) {
+      mpw_free_ev(s, mpw_internal(), i % 4 == 1 ? a + 8 : a, 1);
+      mpw_free_ev(v, mpw_internal(), i % 4 == 1 ? a + 8 : a, 1);
+    }
+    if (i % 7 == 0) {	/* A version-3 location among stacks. */
+      mpw_alloc(s, mpw_lua(0x1000, 9), a + 16, 4);
+      mpw_alloc(v, mpw_lua(0x1000, 9), a + 16, 4);
+    }
+  }
+  mpw_epilogue(s);
+  mpw_epilogue(v);
+}
+
+START_TEST(profile_stacks_same_figures_as_v3)
+{
+  static const enum mp_group groups[] = {MP_GROUP_LINE, MP_GROUP_FUNCTION,
+					 MP_GROUP_CHUNK, MP_GROUP_FRAMES};
+  struct mpw s, v;
+  unsigned g;
+
+  twin_streams(&s, &v);
+  for (g = 0; g < 4; g++) {
+    struct mp_profile *ps = read_stream(&s, groups[g], 1);
+    struct mp_profile *pv = read_stream(&v, groups[g], 1);
+    uint32_t i, j, nv = 0;
+    /* Every location with events in one has the same counters in the
+    ** other (the stack profile has frame-only locations besides). */
+    for (i = 0; i < pv->nlocs; i++) {
+      struct mp_loc lv, ls;
+      struct mp_buf a = {0}, b = {0};
+      mp_profile_loc(pv, i, &lv);
+      mp_name_location(&a, pv, NULL, &lv, MP_NAME_PLAIN);
+      for (j = 0; j < ps->nlocs; j++) {
+	mp_profile_loc(ps, j, &ls);
+	b.len = 0;
+	mp_name_location(&b, ps, NULL, &ls, MP_NAME_PLAIN);
+	if (!strcmp(a.data, b.data) && ls.kind == lv.kind &&
+	    ls.linedefined == lv.linedefined)
+	  break;
+      }
+      ck_assert_msg(j < ps->nlocs, "no %s with stacks", a.data);
+      ck_assert_uint_eq(ls.n_alloc, lv.n_alloc);
+      ck_assert_uint_eq(ls.alloc_bytes, lv.alloc_bytes);
+      ck_assert_uint_eq(ls.n_realloc, lv.n_realloc);
+      ck_assert_uint_eq(ls.realloc_new, lv.realloc_new);
+      ck_assert_uint_eq(ls.n_free, lv.n_free);
+      ck_assert_uint_eq(ls.held_bytes, lv.held_bytes);
+      ck_assert_uint_eq(ls.created, lv.created);
+      ck_assert_uint_eq(ls.released, lv.released);
+      nv++;
+      mp_buf_free(&a);
+      mp_buf_free(&b);
+    }
+    ck_assert_uint_ge(nv, 4);
+    ck_assert_uint_eq(ps->file.live_bytes, pv->file.live_bytes);
+    ck_assert_uint_eq(ps->file.peak_bytes, pv->file.peak_bytes);
+    mp_profile_free(ps);
+    mp_profile_free(pv);
+    free(ps);
+    free(pv);
+  }
+  mpw_free(&s);
+  mpw_free(&v);
+}
+END_TEST
+
+/* The tree: leaf locations, figures and held bytes per node, one node for
+** a stack announced twice and for the same stack in a second file; the
+** fast path and event by event agree. */
+START_TEST(profile_stack_tree)
+{
+  struct mpw s, v;
+  struct mp_profile *a, *b;
+  struct mp_stack_counts c;
+  char name[64];
+  uint32_t id, n;
+  uint64_t held = 0, allocs = 0;
+
+  twin_streams(&s, &v);
+  a = read_stream(&s, MP_GROUP_LINE, 1);
+  b = read_stream(&s, MP_GROUP_LINE, 0);
+  /* 7 nodes and @m.lua:9's one-frame node. */
+  ck_assert_uint_eq(mp_profile_nstacks(a), 9);
+  ck_assert_uint_eq(mp_profile_nstacks(b), 9);
+  ck_assert(memcmp(a->snodes, b->snodes, 9 * sizeof(*a->snodes)) == 0);
+  ck_assert(memcmp(a->scounts, b->scounts, 9 * sizeof(*a->scounts)) == 0);
+  leaf_name(a, 3, name, sizeof(name));
+  ck_assert_str_eq(name, "@f.lua:12");	/* string.rep, at its caller. */
+  leaf_name(a, 4, name, sizeof(name));
+  ck_assert_str_eq(name, "cfn:0x7000");
+  leaf_name(a, 5, name, sizeof(name));
+  ck_assert_str_eq(name, "TRACE [1] started at @f.lua:11");
+  leaf_name(a, 6, name, sizeof(name));
+  ck_assert_str_eq(name, "INTERNAL");		/* [cut]. */
+  leaf_name(a, 7, name, sizeof(name));
+  ck_assert_str_eq(name, "INTERNAL");		/* A built-in under a cut. */
+  leaf_name(a, 8, name, sizeof(name));
+  ck_assert_str_eq(name, "@m.lua:9");
+  ck_assert_int_eq(mp_profile_stack(a, 3, &c), 1);
+  ck_assert_uint_eq(c.n_alloc, 500);
+  ck_assert_uint_eq(c.alloc_bytes, 500 * 32);
+  ck_assert_uint_eq(c.n_realloc, 0);
+  ck_assert_int_eq(mp_profile_stack(a, 2, &c), 1);
+  ck_assert_uint_eq(c.n_alloc, 500);
+  ck_assert_uint_eq(c.n_realloc, 250);	/* i % 4 == 1 and i % 6 == 1. */
+  ck_assert_int_eq(mp_profile_stack(a, 6, &c), 0);	/* No events. */
+  for (id = 1; id < 9; id++) {
+    mp_profile_stack(a, id, &c);
+    held += c.held_bytes;
+    allocs += c.n_alloc;
+  }
+  ck_assert_uint_eq(held, a->file.live_bytes);
+  ck_assert_uint_eq(allocs, 3000 + 429);
+  /* The fast path adds the collector's frees up at the end: their
+  ** location's side record comes later, the figures are the same. */
+  ck_assert_uint_eq(a->nlocs, b->nlocs);
+  for (id = 0; id < a->nlocs; id++) {
+    struct mp_loc la, lb;
+    mp_profile_loc(a, id, &la);
+    mp_profile_loc(b, id, &lb);
+    ck_assert(memcmp(&la, &lb, sizeof(la)) == 0);
+  }
+  ck_assert(memcmp(&a->file, &b->file, sizeof(a->file)) == 0);
+  free_profiles(a, b);
+
+  /* The same stream twice, and a stack announced twice in it: no new
+  ** node. */
+  {
+    struct mpw d;
+    struct mp_profile *p = malloc(sizeof(*p));
+    int k;
+    mp_profile_init(p, MP_GROUP_LINE);
+    ext_begin(&d);
+    mpw_node_lua(&d, 0, 0x1000, 5, "");
+    mpw_node_lua(&d, 1, 0x2000, 12, "f");
+    mpw_node_lua(&d, 1, 0x2000, 12, "f");
+    mpw_alloc(&d, mpw_stack(2), 0x10000, 10);
+    mpw_alloc(&d, mpw_stack(3), 0x10100, 20);
+    mpw_free_ev(&d, mpw_internal(), 0x10000, 10);
+    mpw_epilogue(&d);
+    for (k = 0; k < 2; k++) {
+      struct mp_reader *r = mp_reader_new_mem(d.mem, d.len);
+      uint64_t ne;
+      ck_assert_int_eq(mp_profile_read(p, r, &ne, NULL, NULL), MP_END);
+      mp_profile_end_file(p, 0);
+      mp_reader_free(r);
+    }
+    n = mp_profile_nstacks(p);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(mp_profile_stack(p, 2, &c), 1);
+    ck_assert_uint_eq(c.n_alloc, 4);
+    ck_assert_uint_eq(c.alloc_bytes, 60);
+    ck_assert_uint_eq(c.held_bytes, 40);
+    ck_assert_uint_eq(c.held_blocks, 2);
+    mp_profile_free(p);
+    free(p);
+    mpw_free(&d);
+  }
+  mpw_free(&s);
+  mpw_free(&v);
+}
+END_TEST
+
+/* Memory follows the tree, not the file: a million events over three
+** stacks make three nodes and nothing more. */
+START_TEST(profile_stack_memory_follows_tree)
+{
+  struct mpw w;
+  struct mp_profile *p;
+  uint64_t i;
+
+  ext_begin(&w);
+  mpw_node_lua(&w, 0, 0x1000, 5, "");
+  mpw_node_lua(&w, 1, 0x2000, 12, "f");
+  mpw_node_fast(&w, 2, 87, "string.rep");
+  for (i = 0; i < 1000000; i++) {
+    uint64_t a = 0x7f0000000000ull + 64 * (i % 1000);
+    mpw_alloc(&w, mpw_stack(1 + i % 3), a, 16);
+    mpw_free_ev(&w, mpw_internal(), a, 16);
+  }
+  mpw_epilogue(&w);
+  p = read_stream(&w, MP_GROUP_LINE, 1);
+  ck_assert_uint_eq(mp_profile_nstacks(p), 4);
+  ck_assert_uint_le(p->snodes_cap, 256);
+  ck_assert_uint_le(p->fnodes_cap, 256);
+  ck_assert_uint_eq(p->file_events, 2000000);
+  mp_profile_free(p);
+  free(p);
+  mpw_free(&w);
+}
+END_TEST
+
+
+/* What the pprof format takes apart (mp_frame_parts), and the text
+** report's note when the writer's node table was full. */
+START_TEST(stack_frame_parts_and_cut_note)
+{
+  struct mpw w;
+  struct mp_profile *p;
+  struct mp_frame f;
+  struct mp_frame_parts fp;
+  struct mp_report_opts o;
+  struct mp_report_input in;
+  static const char *const files[] = {"x"};
+  int truncated = 0;
+  uint64_t events = 0;
+  char buf[4096];
+  FILE *out;
+  size_t n;
+
+  ext_begin(&w);
+  mpw_node_lua(&w, 0, 0x1000, 5, "");
+  mpw_node_lua(&w, 1, 0x2000, 12, "f");
+  mpw_node_fast(&w, 2, 87, "string.rep");
+  mpw_node_c(&w, 1, 0x7010);
+  mpw_info(&w, LJM_INFO_NODES_FULL, 4);
+  mpw_alloc(&w, mpw_stack(3), 0x10000, 100);
+  mpw_alloc(&w, mpw_stack(4), 0x10100, 10);
+  mpw_info(&w, LJM_INFO_CUT_EVENTS, 7);
+  mpw_epilogue(&w);
+  p = read_stream(&w, MP_GROUP_LINE, 1);
+
+  mp_profile_frame(p, 3, &f);
+  ck_assert_uint_eq(f.tag, LJM_FRAME_FAST);
+  ck_assert_uint_eq(f.parent, 2);
+  mp_frame_parts(p, &f, &fp);
+  ck_assert(fp.function_len == 10 && !memcmp(fp.function, "string.rep", 10));
+  ck_assert_ptr_null(fp.file);
+  mp_profile_frame(p, 2, &f);
+  mp_frame_parts(p, &f, &fp);
+  ck_assert(fp.function_len == 1 && fp.function[0] == 'f');
+  ck_assert(fp.file_len == 6 && !memcmp(fp.file, "@f.lua", 6));
+  ck_assert_uint_eq(fp.line, 12);
+  mp_profile_frame(p, 1, &f);
+  mp_frame_parts(p, &f, &fp);
+  ck_assert_ptr_null(fp.function);	/* The stream has no name. */
+  ck_assert(fp.file_len == 6 && !memcmp(fp.file, "@m.lua", 6));
+  ck_assert_uint_eq(fp.line, 5);
+  mp_profile_frame(p, 4, &f);
+  mp_frame_parts(p, &f, &fp);
+  ck_assert(fp.function_len == 3 && !memcmp(fp.function, "cfn", 3));
+  ck_assert_ptr_null(fp.file);
+
+  mp_profile_end_file(p, 0);
+  mp_profile_done_reading(p);
+  memset(&o, 0, sizeof(o));
+  o.format = &mp_formats[0];
+  o.callers = 1;
+  in.files = files;
+  in.nfiles = 1;
+  in.truncated = &truncated;
+  in.events_read = &events;
+  out = tmpfile();
+  ck_assert_int_eq(mp_report_text(out, p, &o, &in), 0);
+  rewind(out);
+  n = fread(buf, 1, sizeof(buf) - 1, out);
+  buf[n] = '\0';
+  fclose(out);
+  ck_assert_msg(strstr(buf, "\t\t100B, 1 events: string.rep <- @f.lua:12 (f) "
+		"<- @m.lua:5\n") != NULL, "%s", buf);
+  ck_assert_msg(strstr(buf, "STACKS CUT: the writer's node table was full "
+		"at 4 nodes; 7 events have shorter stacks\n") != NULL, "%s",
+		buf);
+  mp_profile_free(p);
+  free(p);
+  mpw_free(&w);
+}
+END_TEST
+
+
+/* Events fed one by one whose stream held a block before its first
+** stack node: the heap's owners stay locations, the stack events count
+** as internal, nothing is mixed up (a free of the early block). */
+START_TEST(profile_stacks_after_blocks_fed_by_hand)
+{
+  struct mpw w;
+  struct mp_profile *p;
+  struct mp_loc l;
+  uint32_t i, internal = 0;
+
+  ext_begin(&w);
+  mpw_alloc(&w, mpw_lua(0x2000, 12), 0x10000, 100);
+  mpw_node_lua(&w, 0, 0x1000, 5, "");
+  mpw_alloc(&w, mpw_stack(1), 0x10100, 10);
+  mpw_free_ev(&w, mpw_internal(), 0x10000, 100);
+  mpw_free_ev(&w, mpw_stack(1), 0x10100, 10);
+  mpw_epilogue(&w);
+  p = malloc(sizeof(*p));
+  mp_profile_init(p, MP_GROUP_LINE);
+  {
+    /* The symbol table, then the first alloc, before the reader's
+    ** headers reach the profile: as a caller without mp_profile_read. */
+    struct mp_reader *r = mp_reader_new_mem(w.mem, w.len);
+    struct mp_event ev;
+    while (mp_reader_next(r, &ev) == MP_OK)
+      ck_assert_int_eq(mp_profile_event(p, &ev), 0);
+    mp_reader_free(r);
+  }
+  ck_assert_int_eq(p->file_stacks, 0);
+  ck_assert_uint_eq(mp_profile_nstacks(p), 0);
+  for (i = 0; i < p->nlocs; i++) {
+    mp_profile_loc(p, i, &l);
+    if (l.kind == MP_LOC_INTERNAL) {
+      internal++;
+      ck_assert_uint_eq(l.n_alloc, 1);
+      ck_assert_uint_eq(l.held_bytes, 0);
+    } else {
+      ck_assert_uint_eq(l.held_bytes, 0);
+      ck_assert_uint_eq(l.released, 1);
+    }
+  }
+  ck_assert_uint_eq(internal, 1);
+  ck_assert_uint_eq(p->file.live_bytes, 0);
+  mp_profile_free(p);
+  free(p);
+  mpw_free(&w);
+}
+END_TEST
+
 static Suite *parse_suite(void)
 {
   Suite *s = suite_create("parse");
@@ -1652,6 +2259,13 @@ static Suite *parse_suite(void)
   tcase_add_test(tc, profile_fast_same_as_events);
   tcase_add_test(tc, profile_fast_memo_raw_bytes);
   tcase_add_test(tc, names_escape_controls);
+  tcase_add_test(tc, reader_stack_events);
+  tcase_add_test(tc, reader_stack_damage);
+  tcase_add_test(tc, profile_stacks_same_figures_as_v3);
+  tcase_add_test(tc, profile_stack_tree);
+  tcase_add_test(tc, profile_stack_memory_follows_tree);
+  tcase_add_test(tc, stack_frame_parts_and_cut_note);
+  tcase_add_test(tc, profile_stacks_after_blocks_fed_by_hand);
   suite_add_tcase(s, tc);
   return s;
 }

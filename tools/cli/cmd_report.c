@@ -29,6 +29,8 @@ static void report_help(FILE *out)
 "  -n, --top=N            at most N lines per section\n"
 "      --value=WHAT       folded: alloc-bytes (default), alloc-count or\n"
 "                         held-bytes\n"
+"      --callers=N        text, streams with stacks: the N heaviest call\n"
+"                         paths under each location (default 3; 0: none)\n"
 "  -m, --merge            one report for all files (always for folded and\n"
 "                         pprof)\n"
 "  -o, --output=FILE      write the report to FILE (created 0600) instead of\n"
@@ -58,6 +60,7 @@ int ljmprof_cmd_report(int argc, char **argv)
     {"group", required_argument, NULL, 'g'},
     {"top", required_argument, NULL, 'n'},
     {"value", required_argument, NULL, OPT_VALUE},
+    {"callers", required_argument, NULL, OPT_CALLERS},
     {"merge", no_argument, NULL, 'm'},
     {"output", required_argument, NULL, 'o'},
     {"list-formats", no_argument, NULL, OPT_LIST_FORMATS},

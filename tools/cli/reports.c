@@ -60,7 +60,7 @@ static int option_error(const struct cli *c, const char *opt, unsigned flag)
     mp_buf_printf(&msg, "%s only applies to --format=%s", opt, formats);
   } else {
     mp_buf_printf(&msg, "%s only applies to the %s format", opt, formats);
-    for (i = 0; i < mp_nformats; i++)
+    for (i = 0; i < mp_nformats && flag == MP_FMT_LEAK_ONLY; i++)
       if (mp_formats[i].held && !(mp_formats[i].flags & flag)) {
 	mp_buf_printf(&msg, "%s%s", sep, mp_formats[i].held);
 	sep = "; ";
@@ -182,6 +182,13 @@ static int parse_args(struct cli *c, int argc, char **argv)
       else
 	return usage_error(c, "unknown value", optarg);
       break;
+    case OPT_CALLERS:
+      c->callers_given = 1;
+      if (!strcmp(optarg, "0"))
+	c->ro.callers = 0;
+      else if (parse_count(optarg, &c->ro.callers) < 0)
+	return usage_error(c, "--callers needs a number, not", optarg);
+      break;
     case 'm':
       c->merge = 1;
       break;
@@ -208,6 +215,8 @@ static int parse_args(struct cli *c, int argc, char **argv)
     return option_error(c, "--value", MP_FMT_VALUE);
   if (c->ro.leak_only && !(flags & MP_FMT_LEAK_ONLY))
     return option_error(c, "--leak-only", MP_FMT_LEAK_ONLY);
+  if (c->callers_given && !(flags & MP_FMT_CALLERS))
+    return option_error(c, "--callers", MP_FMT_CALLERS);
   if ((flags & MP_FMT_BINARY) && !c->output && isatty(STDOUT_FILENO)) {
     ljmprof_error("%s: the %s format is binary: not written to a terminal "
 		  "(use -o FILE or redirect the output)", c->name,
@@ -367,6 +376,7 @@ int ljmprof_run_reports(struct cli *c, int argc, char **argv)
   uint64_t *events;
 
   c->ro.format = &mp_formats[0];
+  c->ro.callers = MP_CALLERS_DEFAULT;
   c->group = MP_GROUP_LINE;
   if ((status = parse_args(c, argc, argv)) >= 0)
     return status;

@@ -14,7 +14,7 @@
 #include "mp_report.h"
 
 /* Long options without a short one. */
-enum { OPT_VALUE = 256, OPT_LIST_FORMATS };
+enum { OPT_VALUE = 256, OPT_LIST_FORMATS, OPT_CALLERS };
 
 struct cli {
   /* The command's. */
@@ -28,6 +28,7 @@ struct cli {
   enum mp_group group;
   int merge;
   int value_given;
+  int callers_given;	/* --callers was given. */
   const char *output;		/* -o FILE, or NULL: standard output. */
   int output_open;		/* Standard output is ready for reports. */
 };

@@ -17,13 +17,32 @@
 ** event type and so gets the code of that type only. */
 #define MP_LIVE_INLINE inline __attribute__((always_inline))
 
+/*
+** The location of a block's owner in the heap, which leaves it: in a
+** file with stacks (stacks, a constant at every call) the owner is a
+** stack node, which holds the bytes too and names the location.
+*/
+static MP_LIVE_INLINE uint32_t mp_live_disown(struct mp_profile *p,
+					      uint32_t owner, uint64_t size,
+					      int stacks)
+{
+  if (stacks) {
+    struct mp_scount *c = &p->scounts[owner];
+    c->held_bytes -= size;
+    c->held_blocks--;
+    return p->snodes[owner].leaf;
+  }
+  return owner;
+}
+
 /* A block leaves the heap (free, or the old half of a realloc). */
 static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
 				  uint64_t addr, uint64_t size, int is_free,
-				  int huge)
+				  int huge, int stacks)
 {
   struct mp_block b;
   struct mp_lrec *orig;
+  uint32_t orig_id;
 
   if (addr == 0)
     return 0;	/* free(NULL), realloc(NULL, n): nothing was held. */
@@ -33,16 +52,19 @@ static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
     p->file.untracked_bytes += size;
     return 0;
   }
-  orig = &p->locs[b.loc];
+  orig_id = mp_live_disown(p, b.loc, b.size, stacks);
+  orig = &p->locs[orig_id];
   orig->released++;
   orig->held_bytes -= b.size;
   p->file.live_bytes -= b.size;
-  return mp_overrides_note(p, is_free, at, orig, b.loc, b.size);
+  return mp_overrides_note(p, is_free, at, orig, orig_id, b.size);
 }
 
-/* A block enters the heap (alloc, or the new half of a realloc). */
+/* A block enters the heap (alloc, or the new half of a realloc), owned
+** by location at, or with stacks by stack node owner (whose leaf is at). */
 static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
-				 uint64_t addr, uint64_t size, int huge)
+				 uint32_t owner, uint64_t addr, uint64_t size,
+				 int huge, int stacks)
 {
   struct mp_block old;
   struct mp_lrec *l;
@@ -50,13 +72,19 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
 
   if (addr == 0)
     return 0;	/* A failed allocation holds nothing. */
-  rc = huge ? mp_heap_put_huge(&p->heap, addr, size, at, &old)
-	    : mp_heap_put(&p->heap, addr, size, at, &old);
+  rc = huge ? mp_heap_put_huge(&p->heap, addr, size, owner, &old)
+	    : mp_heap_put(&p->heap, addr, size, owner, &old);
   if (rc < 0)
     return -1;
+  if (stacks) {
+    struct mp_scount *c = &p->scounts[owner];
+    c->held_bytes += size;
+    c->held_blocks++;
+  }
   if (rc == 1) {
     /* The stream never freed the previous block here: drop it. */
-    struct mp_lrec *o = &p->locs[old.loc];
+    struct mp_lrec *o = &p->locs[mp_live_disown(p, old.loc, old.size,
+						  stacks)];
     o->released++;
     o->held_bytes -= old.size;
     p->file.live_bytes -= old.size;
@@ -80,13 +108,15 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
 ** are keys (mp_fast_key), or the addresses themselves for those that
 ** huge (MP_LIVE_*_HUGE) says have none. evno is the event's number in
 ** the file, from 1 (only for the peak). The counts by kind are the
-** locations' (summed by mp_profile_done_reading).
+** locations' (summed by mp_profile_done_reading). With stacks (a
+** constant), owner is the block's stack node, else equal to id.
 */
 static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned type,
-					 uint32_t id, uint64_t old_addr,
+					 uint32_t id, uint32_t owner,
+					 uint64_t old_addr,
 					 uint64_t old_size, uint64_t new_addr,
 					 uint64_t new_size, unsigned huge,
-					 uint64_t evno)
+					 uint64_t evno, int stacks)
 {
   struct mp_lrec *l = &p->locs[id];
   struct mp_lext *e;
@@ -95,8 +125,8 @@ static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned 
   case MP_EV_ALLOC:
     l->n_alloc++;
     l->alloc_bytes += new_size;
-    if (mp_live_create(p, id, new_addr, new_size,
-		       (huge & MP_LIVE_NEW_HUGE) != 0) < 0)
+    if (mp_live_create(p, id, owner, new_addr, new_size,
+		       (huge & MP_LIVE_NEW_HUGE) != 0, stacks) < 0)
       goto oom;
     break;
   case MP_EV_FREE:
@@ -106,7 +136,7 @@ static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned 
     e->n_free++;
     e->free_bytes += old_size;
     if (mp_live_release(p, id, old_addr, old_size, 1,
-			(huge & MP_LIVE_OLD_HUGE) != 0) < 0)
+			(huge & MP_LIVE_OLD_HUGE) != 0, stacks) < 0)
       goto oom;
     return 0;	/* The heap shrank: no new peak. */
   case MP_EV_REALLOC:
@@ -117,9 +147,9 @@ static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned 
     e->realloc_new += new_size;
     e->realloc_old += old_size;
     if (mp_live_release(p, id, old_addr, old_size, 0,
-			(huge & MP_LIVE_OLD_HUGE) != 0) < 0 ||
-	mp_live_create(p, id, new_addr, new_size,
-		       (huge & MP_LIVE_NEW_HUGE) != 0) < 0)
+			(huge & MP_LIVE_OLD_HUGE) != 0, stacks) < 0 ||
+	mp_live_create(p, id, owner, new_addr, new_size,
+		       (huge & MP_LIVE_NEW_HUGE) != 0, stacks) < 0)
       goto oom;
     break;
   default:
@@ -146,16 +176,41 @@ static inline uint64_t mp_live_key(uint64_t addr, unsigned *huge,
   return addr;
 }
 
-/* Account a memory event whose location is already resolved to id. */
+/* Count an allocation or reallocation at stack node: its own figures. */
+static MP_LIVE_INLINE void mp_live_count_stack(struct mp_profile *p,
+					       unsigned type, uint32_t node,
+					       uint64_t new_size)
+{
+  if (type == MP_EV_ALLOC) {
+    p->scounts[node].n_alloc++;
+    p->scounts[node].alloc_bytes += new_size;
+  } else if (type == MP_EV_REALLOC) {
+    p->scounts[node].n_realloc++;
+    p->scounts[node].realloc_bytes += new_size;
+  }
+}
+
+/* Account a memory event whose location is already resolved to id. In a
+** file with stacks, node is the global stack node that owns what it
+** creates (0 for a free, which owns nothing). */
 static inline int mp_live_account(struct mp_profile *p,
-				  const struct mp_event *ev, uint32_t id)
+				  const struct mp_event *ev, uint32_t id,
+				  uint32_t node)
 {
   unsigned huge = 0;
   uint64_t old_key = mp_live_key(ev->old_addr, &huge, MP_LIVE_OLD_HUGE);
   uint64_t new_key = mp_live_key(ev->new_addr, &huge, MP_LIVE_NEW_HUGE);
-  int rc = mp_live_account_fields(p, ev->type, id, old_key, ev->old_size,
-				  new_key, ev->new_size, huge,
-				  p->file_events + 1);
+  int rc;
+  if (p->file_stacks) {
+    mp_live_count_stack(p, ev->type, node, ev->new_size);
+    rc = mp_live_account_fields(p, ev->type, id, node, old_key, ev->old_size,
+				new_key, ev->new_size, huge,
+				p->file_events + 1, 1);
+  } else {
+    rc = mp_live_account_fields(p, ev->type, id, id, old_key, ev->old_size,
+				new_key, ev->new_size, huge,
+				p->file_events + 1, 0);
+  }
   if (rc == 0)
     p->file_events++;	/* Counted once accounted, as the read driver's. */
   return rc;

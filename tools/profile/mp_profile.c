@@ -37,6 +37,7 @@ void mp_profile_init(struct mp_profile *p, enum mp_group group)
   mp_symtab_init(&p->symtab);
   mp_heap_init(&p->heap);
   mp_map_init(&p->trace_funcs);
+  mp_map_init(&p->loc_snodes);
   mp_resolve_reset(p);
 }
 
@@ -91,6 +92,36 @@ uint32_t mp_profile_nlocs(const struct mp_profile *p)
   return p->nlocs;
 }
 
+uint32_t mp_profile_nstacks(const struct mp_profile *p)
+{
+  return p->nsnodes;
+}
+
+void mp_profile_frame(const struct mp_profile *p, uint32_t id,
+		      struct mp_frame *out)
+{
+  const struct mp_snode *n = &p->snodes[id];
+  out->parent = n->parent;
+  out->tag = n->frame;
+  out->loc = n->loc;
+  out->name = n->name;
+  out->site = n->aux;
+  out->leaf = n->leaf;
+}
+
+int mp_profile_stack(const struct mp_profile *p, uint32_t id,
+		     struct mp_stack_counts *out)
+{
+  const struct mp_scount *c = &p->scounts[id];
+  out->n_alloc = c->n_alloc;
+  out->alloc_bytes = c->alloc_bytes;
+  out->n_realloc = c->n_realloc;
+  out->realloc_bytes = c->realloc_bytes;
+  out->held_blocks = c->held_blocks;
+  out->held_bytes = c->held_bytes;
+  return (c->n_alloc | c->n_realloc | c->held_blocks) != 0;
+}
+
 void mp_profile_free(struct mp_profile *p)
 {
   mp_strings_free(&p->strings);
@@ -102,22 +133,42 @@ void mp_profile_free(struct mp_profile *p)
   free(p->exts);
   free(p->auxs);
   free(p->loc_slots);
+  mp_stacks_free(p);
   memset(p, 0, sizeof(*p));
 }
 
 int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)
 {
   int64_t id;
+  uint32_t node = 0;
 
+  if (mp_event_is_ext(ev->type)) {
+    if (mp_stacks_symbol(p, ev) < 0)
+      goto oom;
+    return 0;
+  }
   if (mp_event_is_symbol(ev->type)) {
     if (mp_symbols_add(p, ev) < 0)
       goto oom;
     return 0;
   }
-  id = mp_resolve(p, ev);
+  if (ev->src == LJM_SRC_STACK && !p->file_ext && mp_stacks_begin_file(p) < 0)
+    goto oom;
+  if (ev->src == LJM_SRC_STACK && p->file_stacks) {
+    /* The reader checked that the node was announced. */
+    node = p->fnodes[ev->loc - 1];
+    id = p->snodes[node].leaf;
+  } else if (ev->src == LJM_SRC_STACK) {
+    id = mp_resolve_uncached(p, LJM_SRC_INTERNAL, 0, 0);	/* stat. */
+  } else {
+    id = mp_resolve(p, ev);
+  }
   if (id < 0)
     goto oom;
-  return mp_live_account(p, ev, (uint32_t)id);
+  if (p->file_stacks && !node && ev->type != MP_EV_FREE &&
+      !(node = mp_stacks_of_loc(p, (uint32_t)id)))
+    goto oom;
+  return mp_live_account(p, ev, (uint32_t)id, node);
 oom:
   p->oom = 1;
   return -1;
@@ -174,6 +225,7 @@ static void next_file(struct mp_profile *p)
   mp_heap_clear(&p->heap);
   mp_map_clear(&p->trace_funcs);
   mp_resolve_reset(p);
+  mp_stacks_end_file(p);
   p->file_strings = p->strings.count;
 }
 
@@ -198,6 +250,12 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
   t->untracked_frees += f->untracked_frees;
   t->untracked_bytes += f->untracked_bytes;
   t->overwritten += f->overwritten;
+  t->stack_files += f->stack_files;
+  t->stack_nodes += f->stack_nodes;
+  if (f->stack_depth > t->stack_depth)
+    t->stack_depth = f->stack_depth;
+  t->nodes_full += f->nodes_full;
+  t->cut_events += f->cut_events;
   t->files++;
   if (truncated)
     t->truncated_files++;
@@ -206,8 +264,9 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
 
 void mp_profile_drop_file(struct mp_profile *p)
 {
-  /* Names are dropped only when no location of this file may use one. */
-  if (!p->file_events)
+  /* Names are dropped only when no location of this file may use one:
+  ** its stack nodes made locations (and names) of their own. */
+  if (!p->file_events && !p->file.stack_nodes)
     mp_strings_truncate(&p->strings, p->file_strings);
   next_file(p);
 }

@@ -131,6 +131,11 @@ struct mp_summary {
   uint64_t untracked_bytes;
   uint64_t overwritten;		/* Allocs at an address already live. */
   uint64_t files, truncated_files;
+  /* The profile extension: files that have it, stack nodes announced,
+  ** the largest depth limit, and what a full node table cut (the
+  ** writer's NODES_FULL and CUT_EVENTS records). */
+  uint64_t stack_files, stack_nodes, stack_depth;
+  uint64_t nodes_full, cut_events;
 };
 
 /*
@@ -248,6 +253,53 @@ enum mp_measure {
 };
 uint64_t mp_profile_measure(const struct mp_profile *p, uint32_t id,
 			    enum mp_measure m);
+
+/*
+** Call stacks (streams with the profile extension). Every file's stacks
+** are one tree: node ids 1 .. mp_profile_nstacks() - 1, each a frame and
+** its parent (0: the root), root first; an event's stack is its leaf
+** node. A node's figures are those of the events whose leaf it is; the
+** location those events are charged to (where every report by location
+** counts them) is its leaf location: the frame's own for a Lua, C or
+** trace frame, the caller's for a built-in, INTERNAL under a cut.
+** A version-3 stream has no nodes (mp_profile_nstacks() is 0 or 1).
+** mp_profile_read knows a stream with stacks from its headers; a caller
+** of mp_profile_event must feed a stack stream's events from the
+** beginning of its event section, or stacks are counted as internal.
+**
+** For each node with figures: mp_profile_stack gives them and its first
+** frame; mp_profile_frame walks to the root through frame.parent. Names
+** to print: mp_name_frame (tools/report/mp_names.h), or the location
+** (mp_profile_loc(frame.loc)) for a Lua, C, trace or location frame.
+*/
+#define MP_FRAME_LOCATION 5	/* A frame that is a version-3 location: a
+				** block made at one in a stack stream. */
+
+struct mp_frame {
+  uint32_t parent;	/* The next frame towards the root; 0: none. */
+  uint32_t tag;		/* LJM_FRAME_* or MP_FRAME_LOCATION. */
+  uint32_t loc;		/* LUA, C, TRACE, LOCATION: its location id (as
+			** grouped); FAST: the built-in's number; CUT: 0. */
+  uint32_t name;	/* LUA: the function's name, FAST: the built-in's
+			** (mp_strings_get); MP_NO_STRING: none. */
+  uint32_t site;	/* TRACE: the call site (0: not known). */
+  uint32_t leaf;	/* The location its events are charged to. */
+};
+
+struct mp_stack_counts {
+  uint64_t n_alloc, alloc_bytes;	/* Allocations. */
+  uint64_t n_realloc, realloc_bytes;	/* Reallocations: new sizes. */
+  uint64_t held_blocks, held_bytes;	/* Still live at the end. */
+};
+
+/* One more than the largest node id; 0 or 1: no stacks. */
+uint32_t mp_profile_nstacks(const struct mp_profile *p);
+/* Node id's frame. */
+void mp_profile_frame(const struct mp_profile *p, uint32_t id,
+		      struct mp_frame *out);
+/* Node id's figures; 1 when any is not 0. */
+int mp_profile_stack(const struct mp_profile *p, uint32_t id,
+		     struct mp_stack_counts *out);
 
 /* Reading is over: sum the total's counts by kind and bytes (the
 ** locations'), drop what only reading needs (symbols, live heap,

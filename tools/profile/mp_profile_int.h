@@ -8,6 +8,7 @@
 **   mp_resolve.c    event location -> key, against the symbols, cached
 **   mp_symbols.c    symbol events
 **   mp_overrides.c  override pairs
+**   mp_stacks.c     the stack tree of the profile extension
 **   mp_live.h       live blocks per location, the totals and the peak
 **   mp_read.c       the batched read driver (mp_pipeline.c: threaded)
 **
@@ -74,6 +75,30 @@ struct mp_laux {
 #define MP_ADDR_GEN_BITS 12
 #define MP_ADDR_GENS (1u << MP_ADDR_GEN_BITS)
 
+/*
+** A node of the stack tree, shared by every file of the profile: its
+** parent (0: the root) and its frame, resolved when the node was
+** announced, so that equal stacks of two files are one node. 24 bytes;
+** its figures are in a parallel array (struct mp_scount).
+*/
+struct mp_snode {
+  uint32_t parent;
+  uint32_t frame;	/* LJM_FRAME_*, or MP_FRAME_LOCATION. */
+  uint32_t loc;		/* LUA, C, TRACE, LOCATION: the frame's location
+			** id; FAST: its ffid; CUT: 0. */
+  uint32_t name;	/* LUA: function name, FAST: built-in name, else
+			** MP_NO_STRING. */
+  uint32_t aux;		/* TRACE: call site; else 0. */
+  uint32_t leaf;	/* The location an event with this stack is
+			** charged to. */
+};
+
+struct mp_scount {
+  uint64_t n_alloc, alloc_bytes;
+  uint64_t n_realloc, realloc_bytes;
+  uint64_t held_blocks, held_bytes;
+};
+
 struct mp_loc_cache_entry {
   uint64_t loc, line;	/* Event location key (mp_loc_key) and line. */
   uint32_t src;
@@ -131,6 +156,21 @@ struct mp_profile {
   struct mp_summary total;	/* Files finished so far. */
   uint32_t file_strings;	/* Strings before the file being read. */
   int oom;			/* Out of memory: results are incomplete. */
+  /* The stack tree: nodes 1 .. nsnodes - 1 (0 is the root, unused),
+  ** their figures, and a hash of their identities (id, 0: empty). */
+  struct mp_snode *snodes;
+  struct mp_scount *scounts;
+  uint32_t nsnodes, snodes_cap;
+  uint32_t *snode_slots;
+  uint32_t snode_mask;
+  /* Per file with stacks: the stream's node ids (1 ..) -> tree nodes;
+  ** and for blocks made at a version-3 location, location id -> its
+  ** one-frame node (a: node). */
+  uint32_t *fnodes;
+  uint32_t nfnodes, fnodes_cap;
+  struct mp_map loc_snodes;
+  int file_ext;			/* The file has the profile extension... */
+  int file_stacks;		/* ...and its heap's owners are nodes. */
   int no_locations;		/* One location for all (stat needs none). */
   /* Override pairs as bare keys (the text report, and the default),
   ** none (stat needs none), or with counts and bytes per pair (JSON).
@@ -294,6 +334,19 @@ int mp_symbols_add(struct mp_profile *p, const struct mp_event *ev);
 ** key and a value: the read loop's, which decodes both. */
 int mp_symbols_add_proto(struct mp_profile *p, uint64_t key, uint64_t addr,
 			 const char *name, size_t name_len, uint32_t line);
+
+/* -- mp_stacks.c ---------------------------------------------------------- */
+
+/* The file being read has the profile extension: its heap's owners are
+** stack nodes from now on (unless no locations are kept). 0, or -1. */
+int mp_stacks_begin_file(struct mp_profile *p);
+/* A NODE, INFO or SITE event; 0, or -1 when out of memory. */
+int mp_stacks_symbol(struct mp_profile *p, const struct mp_event *ev);
+/* The one-frame node of location id, made on first use; 0 when out of
+** memory. */
+uint32_t mp_stacks_of_loc(struct mp_profile *p, uint32_t id);
+void mp_stacks_end_file(struct mp_profile *p);
+void mp_stacks_free(struct mp_profile *p);
 
 /* -- mp_overrides.c ------------------------------------------------------ */
 

@@ -55,6 +55,16 @@ static int run_chunk(struct mp_profile *p, const struct mp_event *evs, int k)
   int64_t ids[BATCH];
   int i, n = 0;
 
+  if (p->file_stacks || (k && mp_event_is_ext(evs[0].type))) {
+    /* Stacks: one at a time, the way mp_profile_event knows them. */
+    for (i = 0; i < k; i++) {
+      if (mp_profile_event(p, &evs[i]) < 0)
+	return -1;
+      n += !mp_event_is_symbol(evs[i].type);
+    }
+    return n;
+  }
+
   for (i = 0; i < k; i++)
     if (!mp_event_is_symbol(evs[i].type) &&
 	(ids[i] = prepare_event(p, &evs[i])) < 0)
@@ -65,7 +75,7 @@ static int run_chunk(struct mp_profile *p, const struct mp_event *evs, int k)
 	goto oom;
       continue;
     }
-    if (mp_live_account(p, &evs[i], (uint32_t)ids[i]) < 0)
+    if (mp_live_account(p, &evs[i], (uint32_t)ids[i], 0) < 0)
       goto oom;
     n++;
   }
@@ -141,11 +151,16 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
 					      const uint8_t *q, unsigned kind,
 					      unsigned src,
 					      struct fast_memo *m,
-					      uint64_t evno)
+					      uint64_t evno, int stacks)
 {
   struct mp_fast_event e;
   int64_t id;
   const uint8_t *next;
+
+  /* With stacks, a block made at a version-3 location needs a node of
+  ** its own (mp_stacks_of_loc): the reader's way. Frees are as ever. */
+  if (stacks && kind != LJM_EV_FREE)
+    return NULL;
 
   if (src == LJM_SRC_LFUNC) {
     uint64_t x;
@@ -180,7 +195,8 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
       return NULL;
     m->internal_frees++;
     m->internal_free_bytes += e.old_size;
-    if (mp_live_release(p, (uint32_t)id, e.old_addr, e.old_size, 1, 0) < 0)
+    if (mp_live_release(p, (uint32_t)id, e.old_addr, e.old_size, 1, 0,
+			stacks) < 0)
       goto oom;
     return next;
   }
@@ -200,8 +216,9 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
 fields:
   if (!(next = mp_fast_fields(next, kind, &e)))
     return NULL;
-  if (mp_live_account_fields(p, kind, (uint32_t)id, e.old_addr, e.old_size,
-			     e.new_addr, e.new_size, 0, evno) < 0)
+  if (mp_live_account_fields(p, kind, (uint32_t)id, (uint32_t)id, e.old_addr,
+			     e.old_size, e.new_addr, e.new_size, 0, evno,
+			     stacks) < 0)
     return NULL;
   return next;
 oom:
@@ -247,15 +264,46 @@ static const uint8_t *fast_symbol(struct mp_profile *p, const uint8_t *q)
 }
 
 /*
+** A memory event of a stack location (header kind | LJM_SRC_STACK, no
+** KIND bit) at q, in a file with stacks: the byte after it, or NULL when
+** left to the reader (a node not announced, long fields) or out of
+** memory (p->oom).
+*/
+static MP_LIVE_INLINE const uint8_t *fast_stack(struct mp_profile *p,
+						const uint8_t *q,
+						unsigned kind, uint64_t evno)
+{
+  struct mp_fast_event e;
+  uint64_t local;
+  uint32_t node;
+  const uint8_t *next = mp_fast_uleb(q + 1, &local);
+
+  if (!next || local - 1 >= p->nfnodes)
+    return NULL;	/* The reader says what is wrong with it. */
+  node = p->fnodes[local - 1];
+  if (!(next = mp_fast_fields(next, kind, &e)))
+    return NULL;
+  mp_live_count_stack(p, kind, node, e.new_size);
+  if (mp_live_account_fields(p, kind, p->snodes[node].leaf, node,
+			     e.old_addr, e.old_size, e.new_addr, e.new_size,
+			     0, evno, 1) < 0)
+    return NULL;
+  return next;
+}
+
+/*
 ** Account the memory events at q straight from the reader's buffer, and
 ** define its prototype symbols, up to stop or the first event that
 ** mp_fast_location, mp_fast_fields or mp_fast_proto_symbol leaves to the
 ** reader. Returns
 ** where it stopped, or NULL when out of memory; p->file_events counts the
-** events.
+** events. stacks (a constant: two copies of the loop) is the file's
+** p->file_stacks.
 */
-static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
-			       const uint8_t *stop)
+static MP_LIVE_INLINE const uint8_t *run_fast_as(struct mp_profile *p,
+						 const uint8_t *q,
+						 const uint8_t *stop,
+						 int stacks)
 {
   struct fast_memo m = {MP_NO_MEMO, 0, -1, -1, 0, RAW_NONE, -1, 0, 0};
   uint64_t k = p->file_events;	/* In a register, not p's. */
@@ -265,10 +313,16 @@ static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
     switch (*q) {
 #define FAST_CASE(kind, src) \
     case (kind) | (src): \
-      next = fast_one(p, q, (kind), (src), &m, k + 1); \
+      next = fast_one(p, q, (kind), (src), &m, k + 1, stacks); \
       break;
     MP_FAST_HEADERS(FAST_CASE)
 #undef FAST_CASE
+#define STACK_CASE(kind, src) \
+    case (kind) | (src): \
+      next = stacks ? fast_stack(p, q, (kind), k + 1) : NULL; \
+      break;
+    MP_FAST_HEADERS_SRC(STACK_CASE, LJM_SRC_STACK)
+#undef STACK_CASE
     case LJM_EV_SYMTAB | LJM_SRC_LFUNC:
       if (!(next = fast_symbol(p, q)))
 	goto out;
@@ -293,6 +347,14 @@ out:
   return p->oom ? NULL : q;
 }
 
+static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
+			       const uint8_t *stop)
+{
+  if (p->file_stacks)
+    return run_fast_as(p, q, stop, 1);
+  return run_fast_as(p, q, stop, 0);
+}
+
 /*
 ** One thread, no event structs for the common events: a thread hand-off
 ** and a struct per event cost more instructions than decoding itself.
@@ -310,6 +372,11 @@ enum mp_status mp_profile_read(struct mp_profile *p, struct mp_reader *r,
   for (;;) {
     const uint8_t *end, *q = mp_reader_window(r, &end);
     struct mp_event ev;
+    if (mp_reader_extension(r) == LJM_EXT_PROFILE && !p->file_ext &&
+	mp_stacks_begin_file(p) < 0) {
+      st = MP_ERROR;
+      break;
+    }
     if (q && end - q > MP_FAST_MARGIN) {
       uint64_t before = p->file_events - start;
       q = run_fast(p, q, end - MP_FAST_MARGIN);

@@ -132,6 +132,10 @@ int mp_diff_add(struct mp_diff *d, int side, const struct mp_profile *p)
   for (id = 0; id < n; id++) {
     struct mp_diff_row *r;
     struct mp_loc l;
+    /* A location that only the frames of call stacks name has no event
+    ** of its own: no stream without stacks has it. */
+    if (!mp_profile_measure(p, id, MP_MEASURE_EVENTS))
+      continue;
     mp_profile_loc(p, id, &l);
     key.len = 0;
     mp_buf_add(&key, "", 0);

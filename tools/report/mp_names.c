@@ -388,6 +388,73 @@ void mp_name_location(struct mp_buf *out, const struct mp_profile *p,
   }
 }
 
+void mp_name_frame(struct mp_buf *out, const struct mp_profile *p,
+		   struct mp_aliases *al, const struct mp_frame *f,
+		   enum mp_name_style style)
+{
+  struct mp_loc l;
+
+  switch (f->tag) {
+  case LJM_FRAME_FAST:
+    if (f->name != MP_NO_STRING) {
+      mp_name_string(out, p, al, f->name, style);
+    } else {
+      mp_buf_str(out, "builtin#");
+      mp_buf_u64(out, f->loc);
+    }
+    return;
+  case LJM_FRAME_CUT:
+    mp_buf_str(out, "[cut]");
+    return;
+  default:
+    break;
+  }
+  mp_profile_loc(p, f->loc, &l);
+  if (f->tag == LJM_FRAME_TRACE && mp_loc_kinds[l.kind].src == LJM_SRC_TRACE) {
+    mp_buf_str(out, "TRACE [");
+    mp_buf_u64(out, l.addr);
+    mp_buf_add(out, "]", 1);
+    return;
+  }
+  mp_name_location(out, p, al, &l, style);
+  if (f->tag == LJM_FRAME_LUA && f->name != MP_NO_STRING) {
+    mp_buf_str(out, " (");
+    mp_name_string(out, p, al, f->name, style);
+    mp_buf_add(out, ")", 1);
+  }
+}
+
+void mp_frame_parts(const struct mp_profile *p, const struct mp_frame *f,
+		    struct mp_frame_parts *out)
+{
+  const struct mp_strings *strs = mp_profile_strings(p);
+  const struct mp_string *s;
+  struct mp_loc l;
+
+  memset(out, 0, sizeof(*out));
+  if (f->name != MP_NO_STRING) {
+    s = mp_strings_get(strs, f->name);
+    out->function = s->data;
+    out->function_len = s->len;
+  }
+  if (f->tag == LJM_FRAME_FAST || f->tag == LJM_FRAME_CUT)
+    return;
+  mp_profile_loc(p, f->loc, &l);
+  if (l.str == MP_NO_STRING)
+    return;
+  s = mp_strings_get(strs, l.str);
+  if (mp_loc_kinds[l.kind].src == LJM_SRC_CFUNC) {
+    out->function = s->data;
+    out->function_len = s->len;
+    return;
+  }
+  out->file = s->data;
+  out->file_len = s->len;
+  out->line = l.kind == MP_LOC_LUA ? l.line : 0;
+  if (l.kind == MP_LOC_TRACE || l.kind == MP_LOC_TRACE_NOPROTO)
+    out->line = l.line;
+}
+
 void mp_name_bytes(struct mp_buf *out, uint64_t bytes, int human)
 {
   static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};

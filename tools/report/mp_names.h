@@ -96,6 +96,33 @@ void mp_name_location(struct mp_buf *out, const struct mp_profile *p,
 		      struct mp_aliases *al, const struct mp_loc *l,
 		      enum mp_name_style style);
 
+/*
+** Append the name of a stack frame (mp_profile_frame): a Lua frame as
+** its location, then " (name)" when the stream named the function; a
+** built-in by its name; a C function or a version-3 location as its
+** location; a trace "TRACE [n]"; a cut "[cut]".
+*/
+void mp_name_frame(struct mp_buf *out, const struct mp_profile *p,
+		   struct mp_aliases *al, const struct mp_frame *f,
+		   enum mp_name_style style);
+
+/*
+** A frame's parts, for formats that name functions, files and lines
+** apart (pprof): function is the function's name where the stream has
+** one (a Lua frame's name, a built-in's, a C symbol), else NULL; file
+** the chunk name of Lua code (NULL for others); line its line (0: none).
+** The strings are the profile's, not terminated.
+*/
+struct mp_frame_parts {
+  const char *function;
+  size_t function_len;
+  const char *file;
+  size_t file_len;
+  uint64_t line;
+};
+void mp_frame_parts(const struct mp_profile *p, const struct mp_frame *f,
+		    struct mp_frame_parts *out);
+
 /* Append "1234B" or, human-readable, "1.2KiB". */
 void mp_name_bytes(struct mp_buf *out, uint64_t bytes, int human);
 

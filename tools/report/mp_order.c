@@ -192,3 +192,95 @@ void mp_rows_sort_by_name(struct mp_row *rows, size_t n)
 {
   sort_rows_by_name(rows, n);
 }
+
+/* -- Call paths ----------------------------------------------------------- */
+
+void mp_path_figures(const struct mp_stack_counts *c, enum mp_path_measure m,
+		     uint64_t *bytes, uint64_t *count)
+{
+  switch (m) {
+  case MP_PATHS_ALLOC:
+    *bytes = c->alloc_bytes;
+    *count = c->n_alloc;
+    break;
+  case MP_PATHS_REALLOC:
+    *bytes = c->realloc_bytes;
+    *count = c->n_realloc;
+    break;
+  case MP_PATHS_HELD:
+    *bytes = c->held_bytes;
+    *count = c->held_blocks;
+    break;
+  default:
+    *bytes = c->alloc_bytes + c->realloc_bytes;
+    *count = c->n_alloc + c->n_realloc + c->held_blocks;
+    break;
+  }
+}
+
+struct path_ref {
+  uint64_t bytes, count;
+  uint32_t loc, node;
+};
+
+static inline int path_less(const struct path_ref *x, const struct path_ref *y)
+{
+  if (x->loc != y->loc)
+    return x->loc < y->loc;
+  if (x->bytes != y->bytes)
+    return x->bytes > y->bytes;
+  if (x->count != y->count)
+    return x->count > y->count;
+  return x->node < y->node;
+}
+
+MP_SORT_DEFINE(sort_paths, struct path_ref, path_less)
+
+int mp_paths_init(struct mp_paths *ps, const struct mp_profile *p,
+		  enum mp_path_measure m)
+{
+  uint32_t n = mp_profile_nstacks(p), id, k = 0, i;
+  struct path_ref *refs;
+
+  memset(ps, 0, sizeof(*ps));
+  if (n <= 1)
+    return 0;
+  ps->nlocs = mp_profile_nlocs(p);
+  refs = malloc((size_t)n * sizeof(*refs));
+  ps->start = calloc((size_t)ps->nlocs + 1, sizeof(*ps->start));
+  ps->node = malloc((size_t)n * sizeof(*ps->node));
+  if (!refs || !ps->start || !ps->node) {
+    free(refs);
+    mp_paths_free(ps);
+    return -1;
+  }
+  for (id = 1; id < n; id++) {
+    struct mp_stack_counts c;
+    struct mp_frame f;
+    if (!mp_profile_stack(p, id, &c))
+      continue;
+    mp_path_figures(&c, m, &refs[k].bytes, &refs[k].count);
+    if (!refs[k].bytes && !refs[k].count)
+      continue;
+    mp_profile_frame(p, id, &f);
+    refs[k].loc = f.leaf;
+    refs[k].node = id;
+    k++;
+  }
+  sort_paths(refs, k);
+  for (i = 0; i < k; i++) {
+    ps->node[i] = refs[i].node;
+    ps->start[refs[i].loc + 1]++;
+  }
+  for (i = 0; i < ps->nlocs; i++)
+    ps->start[i + 1] += ps->start[i];
+  free(refs);
+  return 0;
+}
+
+void mp_paths_free(struct mp_paths *ps)
+{
+  free(ps->start);
+  free(ps->node);
+  memset(ps, 0, sizeof(*ps));
+}

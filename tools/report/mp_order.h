@@ -50,4 +50,32 @@ void mp_rows_sort(const struct mp_order *o, struct mp_row *rows, size_t n);
 /* Sort by name only (key ignored). */
 void mp_rows_sort_by_name(struct mp_row *rows, size_t n);
 
+/*
+** The call paths of each location (streams with stacks): the stack
+** nodes whose leaf location it is and whose measure is not 0, heaviest
+** first (bytes, then count, then node id: the order they were first
+** announced). Location id's are node[start[id] .. start[id + 1]).
+*/
+enum mp_path_measure {
+  MP_PATHS_ALLOC,	/* Allocations: count and bytes. */
+  MP_PATHS_REALLOC,	/* Reallocations: count and new bytes. */
+  MP_PATHS_HELD,	/* Blocks and bytes still held. */
+  MP_PATHS_ANY		/* Any figure: by allocated and reallocated bytes. */
+};
+
+struct mp_paths {
+  uint32_t *start;	/* nlocs + 1 offsets into node. */
+  uint32_t *node;
+  uint32_t nlocs;
+};
+
+/* 0, or -1 when out of memory; empty (start NULL) without stacks. */
+int mp_paths_init(struct mp_paths *ps, const struct mp_profile *p,
+		  enum mp_path_measure m);
+void mp_paths_free(struct mp_paths *ps);
+
+/* The bytes and count that a path's measure m sorts by. */
+void mp_path_figures(const struct mp_stack_counts *c, enum mp_path_measure m,
+		     uint64_t *bytes, uint64_t *count);
+
 #endif

@@ -16,7 +16,7 @@
 #include "mp_profile.h"
 
 /* Version of the JSON documents; bump on any incompatible change. */
-#define MP_JSON_SCHEMA_VERSION 1
+#define MP_JSON_SCHEMA_VERSION 2
 
 /* What a folded stack line counts. */
 enum mp_value {
@@ -33,7 +33,15 @@ struct mp_report_opts {
   int leak_only;
   int human;
   uint64_t top;		/* Lines per section; 0 for all. */
+  uint64_t callers;	/* Call paths per location; 0 for none. */
 };
+
+/*
+** Call paths under each location in the text report, by default: three
+** show whether one caller or several account for a line, and keep a
+** report of hundreds of locations something to read, not to search.
+*/
+#define MP_CALLERS_DEFAULT 3
 
 /* What the report is about, for headers and JSON. */
 struct mp_report_input {
@@ -61,6 +69,7 @@ typedef int (*mp_report_fn)(FILE *out, struct mp_profile *p,
 #define MP_FMT_OVERRIDE_VALUES	0x20	/* Prints counts and bytes per pair. */
 #define MP_FMT_FILE_HEADERS	0x40	/* "==> FILE <==" between reports. */
 #define MP_FMT_BINARY		0x80	/* Not text: never to a terminal. */
+#define MP_FMT_CALLERS		0x100	/* Takes --callers. */
 
 struct mp_format {
   const char *name;

@@ -1,8 +1,10 @@
 /*
 ** Folded stacks ("frame;frame;frame value" per line) for flamegraph.pl,
-** inferno and speedscope. memprof records no call stacks, so the frames
-** are the location's own hierarchy: chunk, function, line for Lua code;
-** a "C" or "JIT" root for C functions and traces.
+** inferno and speedscope. A version-3 stream records no call stacks, so
+** the frames are the location's own hierarchy: chunk, function, line
+** for Lua code; a "C" or "JIT" root for C functions and traces. A stream
+** with stacks gives its real stacks, root first, one frame each
+** (mp_name_frame).
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -63,6 +65,126 @@ static void frames(struct mp_buf *out, const struct mp_profile *p,
   }
 }
 
+static uint64_t stack_value(const struct mp_stack_counts *c, enum mp_value v)
+{
+  return v == MP_VALUE_ALLOC_BYTES ? c->alloc_bytes + c->realloc_bytes :
+	 v == MP_VALUE_ALLOC_COUNT ? c->n_alloc + c->n_realloc :
+	 c->held_bytes;
+}
+
+struct stack_line {
+  uint64_t value;
+  size_t at, len;	/* In the text buffer. */
+};
+
+static const char *lines_text;	/* For the comparison below. */
+
+static int line_cmp(const void *a, const void *b)
+{
+  const struct stack_line *x = a, *y = b;
+  size_t n = x->len < y->len ? x->len : y->len;
+  int c = memcmp(lines_text + x->at, lines_text + y->at, n);
+  if (c)
+    return c;
+  return x->len < y->len ? -1 : x->len > y->len;
+}
+
+static int value_cmp(const void *a, const void *b)
+{
+  const struct stack_line *x = a, *y = b;
+  if (x->value != y->value)
+    return x->value > y->value ? -1 : 1;
+  return line_cmp(a, b);
+}
+
+/* Root first: the frames of node id, leaf first, reversed. */
+static int put_stack(struct mp_buf *out, const struct mp_profile *p,
+		     struct mp_aliases *al, uint32_t id, uint32_t **chain,
+		     size_t *cap)
+{
+  size_t n = 0, i;
+  while (id) {
+    struct mp_frame f;
+    if (n == *cap) {
+      size_t ncap = *cap ? *cap * 2 : 64;
+      uint32_t *nc = realloc(*chain, ncap * sizeof(*nc));
+      if (!nc)
+	return -1;
+      *chain = nc;
+      *cap = ncap;
+    }
+    (*chain)[n++] = id;
+    mp_profile_frame(p, id, &f);
+    id = f.parent;
+  }
+  for (i = n; i-- > 0;) {
+    struct mp_frame f;
+    mp_profile_frame(p, (*chain)[i], &f);
+    mp_name_frame(out, p, al, &f, MP_NAME_FRAME);
+    if (i)
+      mp_buf_add(out, ";", 1);
+  }
+  return 0;
+}
+
+/*
+** The real stacks: one line per node with a value, equal lines (nodes
+** that print alike, such as two functions on one line under
+** --group=chunk) merged; the --top largest, in byte order of the text.
+*/
+static int folded_stacks(FILE *out, struct mp_profile *p,
+			 const struct mp_report_opts *o,
+			 struct mp_aliases *al)
+{
+  uint32_t n = mp_profile_nstacks(p), id;
+  struct mp_buf text = {0};
+  struct stack_line *lines = malloc((size_t)n * sizeof(*lines));
+  uint32_t *chain = NULL;
+  size_t cap = 0, k = 0, i, j;
+  int rc = -1;
+
+  if (!lines)
+    return -1;
+  for (id = 1; id < n; id++) {
+    struct mp_stack_counts c;
+    uint64_t v;
+    mp_profile_stack(p, id, &c);
+    if (!(v = stack_value(&c, o->value)))
+      continue;
+    lines[k].at = text.len;
+    if (put_stack(&text, p, al, id, &chain, &cap) < 0 || text.oom)
+      goto out;
+    lines[k].len = text.len - lines[k].at;
+    lines[k].value = v;
+    k++;
+  }
+  lines_text = text.data;
+  qsort(lines, k, sizeof(*lines), line_cmp);
+  for (i = 0, j = 0; i < k; i++) {
+    if (j && line_cmp(&lines[j - 1], &lines[i]) == 0)
+      lines[j - 1].value += lines[i].value;
+    else
+      lines[j++] = lines[i];
+  }
+  k = j;
+  if (o->top && k > o->top) {
+    qsort(lines, k, sizeof(*lines), value_cmp);
+    k = (size_t)o->top;
+    qsort(lines, k, sizeof(*lines), line_cmp);
+  }
+  for (i = 0; i < k; i++) {
+    fwrite(text.data + lines[i].at, 1, lines[i].len, out);
+    fprintf(out, " %llu\n", (unsigned long long)lines[i].value);
+  }
+  rc = 0;
+out:
+  lines_text = NULL;
+  free(chain);
+  free(lines);
+  mp_buf_free(&text);
+  return rc;
+}
+
 int mp_report_folded(FILE *out, struct mp_profile *p,
 		     const struct mp_report_opts *o,
 		     const struct mp_report_input *in)
@@ -78,6 +200,11 @@ int mp_report_folded(FILE *out, struct mp_profile *p,
   (void)in;
   if (mp_aliases_init(&al, mp_profile_strings(p)) < 0)
     return -1;
+  if (mp_profile_nstacks(p) > 1) {
+    rc = folded_stacks(out, p, o, &al);
+    mp_aliases_free(&al);
+    return rc;
+  }
   if (mp_order_init(&order, p) < 0)
     goto out_al;
   nlocs = mp_profile_nlocs(p);

@@ -263,6 +263,109 @@ static void json_overrides(FILE *out, struct mp_buf *b,
   mp_buf_add(b, "]", 1);
 }
 
+/* A location's call paths: its nodes with figures, heaviest first. */
+static void json_paths(FILE *out, struct mp_buf *b, const struct mp_profile *p,
+		       const struct mp_paths *ps, uint32_t loc)
+{
+  uint32_t i, first = ps->start[loc], end = ps->start[loc + 1];
+
+  mp_buf_add(b, "[", 1);
+  for (i = first; i < end; i++) {
+    struct mp_stack_counts c;
+    mp_profile_stack(p, ps->node[i], &c);
+    json_u64(b, i == first ? "{\"node\": " : ", {\"node\": ", ps->node[i]);
+    json_u64(b, ", \"alloc\": {\"count\": ", c.n_alloc);
+    json_u64(b, ", \"bytes\": ", c.alloc_bytes);
+    json_u64(b, "}, \"realloc\": {\"count\": ", c.n_realloc);
+    json_u64(b, ", \"new_bytes\": ", c.realloc_bytes);
+    json_u64(b, "}, \"held\": {\"bytes\": ", c.held_bytes);
+    json_u64(b, ", \"blocks\": ", c.held_blocks);
+    mp_buf_str(b, "}}");
+    if (b->len > 65536)
+      json_flush(out, b);
+  }
+  mp_buf_add(b, "]", 1);
+}
+
+static const char *const frame_kinds[] = {"lua", "builtin", "c", "trace",
+					  "cut", "location"};
+
+/* The stack tree: the nodes of the stacks with figures and their
+** ancestors, each with its parent and frame, by id. */
+static int json_stacks(FILE *out, struct mp_buf *b, const struct mp_profile *p,
+		       struct mp_buf *scratch)
+{
+  const struct mp_summary *s = mp_profile_total(p);
+  uint32_t n = mp_profile_nstacks(p), id, shown = 0;
+  uint8_t *used = calloc(n ? n : 1, 1);
+
+  if (!used)
+    return -1;
+  for (id = n; id-- > 1;) {
+    struct mp_stack_counts c;
+    struct mp_frame f;
+    uint32_t k;
+    if (!mp_profile_stack(p, id, &c))
+      continue;
+    /* Up to the first node already marked: its ancestors are. */
+    for (k = id; k && !used[k]; k = f.parent) {
+      used[k] = 1;
+      mp_profile_frame(p, k, &f);
+    }
+  }
+
+  fputs(",\n  \"stacks\": {", out);
+  fprintf(out, "\"depth\": %llu, \"nodes_full\": %llu, \"cut_events\": "
+	  "%llu,\n   \"nodes\": [", U(s->stack_depth), U(s->nodes_full),
+	  U(s->cut_events));
+  for (id = 1; id < n; id++) {
+    struct mp_frame f;
+    struct mp_loc l;
+    if (!used[id])
+      continue;
+    mp_profile_frame(p, id, &f);
+    json_u64(b, !shown++ ? "\n    {\"id\": " : ",\n    {\"id\": ", id);
+    json_u64(b, ", \"parent\": ", f.parent);
+    mp_buf_str(b, ", \"frame\": \"");
+    mp_buf_str(b, frame_kinds[f.tag < 6 ? f.tag : 5]);
+    mp_buf_str(b, "\", \"name\": ");
+    scratch->len = 0;
+    mp_name_frame(scratch, p, NULL, &f, MP_NAME_PLAIN);
+    json_str(b, scratch->data ? scratch->data : "", scratch->len);
+    if (f.tag == LJM_FRAME_LUA || f.tag == LJM_FRAME_FAST) {
+      mp_buf_str(b, ", \"function\": ");
+      json_opt_str(b, f.name != MP_NO_STRING ?
+		   mp_strings_get(mp_profile_strings(p), f.name) : NULL);
+    }
+    if (f.tag == LJM_FRAME_FAST)
+      json_u64(b, ", \"ffid\": ", f.loc);
+    if (f.tag == LJM_FRAME_TRACE)
+      json_u64(b, ", \"site\": ", f.site);
+    if (f.tag != LJM_FRAME_FAST && f.tag != LJM_FRAME_CUT) {
+      mp_profile_loc(p, f.loc, &l);
+      mp_buf_str(b, ", \"location\": {\"kind\": \"");
+      mp_buf_str(b, mp_loc_kinds[l.kind].json);
+      mp_buf_add(b, "\"", 1);
+      json_location_fields(b, p, &l);
+      mp_buf_add(b, "}", 1);
+    }
+    mp_profile_loc(p, f.leaf, &l);
+    mp_buf_str(b, ", \"charged_to\": ");
+    json_name(b, p, scratch, &l);
+    mp_buf_add(b, "}", 1);
+    if (b->oom || scratch->oom) {
+      free(used);
+      return -1;
+    }
+    if (b->len > 65536)
+      json_flush(out, b);
+  }
+  json_flush(out, b);
+  fputs(shown ? "\n   ]}" : "]}", out);
+  free(used);
+  return 0;
+}
+
 int mp_report_json(FILE *out, struct mp_profile *p,
 		   const struct mp_report_opts *o,
 		   const struct mp_report_input *in)
@@ -271,20 +374,30 @@ int mp_report_json(FILE *out, struct mp_profile *p,
   struct mp_order order;
   struct mp_buf scratch = {0}, obj = {0};
   struct mp_row *rows = NULL;
+  struct mp_paths paths;
   size_t nrows = 0, i;
   uint32_t nlocs, id;
+  int stacks = mp_profile_nstacks(p) > 1;
   int rc = -1;
 
-  if (mp_order_init(&order, p) < 0)
+  if (mp_paths_init(&paths, p, MP_PATHS_ANY) < 0)
     return -1;
+  if (mp_order_init(&order, p) < 0) {
+    mp_paths_free(&paths);
+    return -1;
+  }
   mp_profile_sort_overrides(p, order.rank, order.loc);
   nlocs = mp_profile_nlocs(p);
   rows = malloc(((size_t)nlocs + 1) * sizeof(*rows));
   if (!rows)
     goto out;
   for (id = 0; id < nlocs; id++) {
-    mp_order_row(&order, mp_profile_measure(p, id, MP_MEASURE_EVENTS), id,
-		 &rows[nrows]);
+    uint64_t events = mp_profile_measure(p, id, MP_MEASURE_EVENTS);
+    /* With stacks, a location only a frame named has no event: not one
+    ** of the locations that version 3 would list. */
+    if (stacks && !events)
+      continue;
+    mp_order_row(&order, events, id, &rows[nrows]);
     nrows++;
   }
   mp_rows_sort(&order, rows, nrows);
@@ -321,14 +434,23 @@ int mp_report_json(FILE *out, struct mp_profile *p,
     json_overrides(out, &obj, p, &scratch, 0, rows[i].loc);
     mp_buf_str(&obj, ", \"free\": ");
     json_overrides(out, &obj, p, &scratch, 1, rows[i].loc);
-    mp_buf_str(&obj, "}}");
+    mp_buf_add(&obj, "}", 1);
+    if (stacks) {
+      mp_buf_str(&obj, ",\n     \"paths\": ");
+      json_paths(out, &obj, p, &paths, rows[i].loc);
+    }
+    mp_buf_add(&obj, "}", 1);
     if (obj.oom || scratch.oom)
       goto out;
     json_flush(out, &obj);
   }
-  fputs(nrows ? "\n  ]\n}\n" : "]\n}\n", out);
+  fputs(nrows ? "\n  ]" : "]", out);
+  if (stacks && json_stacks(out, &obj, p, &scratch) < 0)
+    goto out;
+  fputs("\n}\n", out);
   rc = 0;
 out:
+  mp_paths_free(&paths);
   free(rows);
   mp_buf_free(&obj);
   mp_buf_free(&scratch);

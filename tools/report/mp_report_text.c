@@ -22,6 +22,8 @@ struct text {
   struct mp_order order;
   struct mp_buf line;
   int human;
+  uint64_t callers;	/* Call paths per location (--callers). */
+  struct mp_paths paths;	/* Of the section being written. */
 };
 
 /* Append the name of location id to t->line (marks its alias used). */
@@ -77,6 +79,53 @@ static struct mp_row *sorted_rows(struct text *t, int section, uint64_t top,
   return rows;
 }
 
+/*
+** The heaviest call paths of location loc (streams with stacks), each
+** leaf first, the way a backtrace reads: the frame that allocated, then
+** who called it, down to the root.
+*/
+static void call_paths(struct text *t, uint32_t loc, enum mp_path_measure m)
+{
+  const struct mp_paths *ps = &t->paths;
+  uint32_t i, end, shown = 0;
+
+  if (!ps->start || !t->callers || loc >= ps->nlocs)
+    return;
+  i = ps->start[loc];
+  end = ps->start[loc + 1];
+  if (i == end)
+    return;
+  mp_buf_str(&t->line, m == MP_PATHS_HELD ? "\tHeld by:\n" : "\tCall paths:\n");
+  for (; i < end && shown < t->callers; i++, shown++) {
+    struct mp_stack_counts c;
+    struct mp_frame f;
+    uint64_t bytes, count;
+    uint32_t id = ps->node[i];
+    mp_profile_stack(t->p, id, &c);
+    mp_path_figures(&c, m, &bytes, &count);
+    mp_buf_add(&t->line, "\t\t", 2);
+    put_bytes(t, bytes);
+    mp_buf_str(&t->line, m == MP_PATHS_HELD ? " in " : ", ");
+    mp_buf_u64(&t->line, count);
+    mp_buf_str(&t->line, m == MP_PATHS_HELD ? " blocks: " : " events: ");
+    for (;;) {
+      mp_profile_frame(t->p, id, &f);
+      mp_name_frame(&t->line, t->p, &t->al, &f, MP_NAME_ALIASED);
+      if (!(id = f.parent))
+	break;
+      mp_buf_str(&t->line, " <- ");
+    }
+    mp_buf_add(&t->line, "\n", 1);
+    if (t->line.len > 4096)
+      flush_line(t);
+  }
+  if (i < end) {
+    mp_buf_str(&t->line, "\t\t(");
+    mp_buf_u64(&t->line, end - i);
+    mp_buf_str(&t->line, " more: --callers=N)\n");
+  }
+}
+
 /* The "Overrides:" list under a reallocation or free location: the
 ** locations whose blocks it took, in name order (the pairs are sorted
 ** so). */
@@ -108,6 +157,11 @@ static int section(struct text *t, uint64_t top, int sec)
   rows = sorted_rows(t, sec, top, &nrows);
   if (!rows)
     return -1;
+  if (sec < 2 && mp_paths_init(&t->paths, p, sec == 0 ? MP_PATHS_ALLOC :
+						      MP_PATHS_REALLOC) < 0) {
+    free(rows);
+    return -1;
+  }
   fputs(titles[sec], t->out);
   for (i = 0; i < nrows; i++) {
     struct mp_loc l;
@@ -125,11 +179,14 @@ static int section(struct text *t, uint64_t top, int sec)
     mp_buf_str(&t->line, "\t-");
     put_bytes(t, minus);
     mp_buf_add(&t->line, "\n", 1);
+    if (sec < 2)
+      call_paths(t, rows[i].loc, sec == 0 ? MP_PATHS_ALLOC : MP_PATHS_REALLOC);
     if (sec != 0)
       overrides(t, sec == 2, rows[i].loc);
     flush_line(t);
   }
   fputc('\n', t->out);
+  mp_paths_free(&t->paths);
   free(rows);
   return t->line.oom ? -1 : 0;
 }
@@ -143,6 +200,10 @@ static int leak_summary(struct text *t, uint64_t top)
   rows = sorted_rows(t, 3, top, &nrows);
   if (!rows)
     return -1;
+  if (mp_paths_init(&t->paths, p, MP_PATHS_HELD) < 0) {
+    free(rows);
+    return -1;
+  }
   fputs("HEAP SUMMARY:\n", t->out);
   for (i = 0; i < nrows; i++) {
     struct mp_loc l;
@@ -155,9 +216,11 @@ static int leak_summary(struct text *t, uint64_t top)
     mp_buf_str(&t->line, " allocs, ");
     mp_buf_u64(&t->line, l.released);
     mp_buf_str(&t->line, " frees\n");
+    call_paths(t, rows[i].loc, MP_PATHS_HELD);
     flush_line(t);
   }
   fputc('\n', t->out);
+  mp_paths_free(&t->paths);
   free(rows);
   return t->line.oom ? -1 : 0;
 }
@@ -193,6 +256,17 @@ static int aliases(struct text *t)
   return t->line.oom ? -1 : 0;
 }
 
+/* A full node table cut stacks: say how many events lost frames. */
+static void cut_note(struct text *t)
+{
+  const struct mp_summary *s = mp_profile_total(t->p);
+  if (s->nodes_full || s->cut_events)
+    fprintf(t->out, "STACKS CUT: the writer's node table was full at %llu "
+	    "nodes; %llu events have shorter stacks\n\n",
+	    (unsigned long long)s->nodes_full,
+	    (unsigned long long)s->cut_events);
+}
+
 int mp_report_text(FILE *out, struct mp_profile *p,
 		   const struct mp_report_opts *o,
 		   const struct mp_report_input *in)
@@ -205,6 +279,7 @@ int mp_report_text(FILE *out, struct mp_profile *p,
   t.out = out;
   t.p = p;
   t.human = o->human;
+  t.callers = o->callers;
   if (mp_aliases_init(&t.al, mp_profile_strings(p)) < 0 ||
       mp_order_init(&t.order, p) < 0)
     goto out;
@@ -219,6 +294,7 @@ int mp_report_text(FILE *out, struct mp_profile *p,
   }
   if (aliases(&t) < 0)
     goto out;
+  cut_note(&t);
   rc = 0;
 out:
   mp_buf_free(&t.line);

@@ -32,6 +32,9 @@ struct mp_fast_consts mp_fast_k = {
 /* Values no real process can produce. */
 #define SIZE_LIMIT ((uint64_t)1 << 48)
 #define LINE_LIMIT ((uint64_t)UINT32_MAX)
+/* Node ids and fast function numbers the profile can hold (32 bits). */
+#define NODE_LIMIT ((uint64_t)UINT32_MAX - 1)
+#define FFID_LIMIT ((uint64_t)UINT16_MAX)
 
 enum reader_state {
   ST_SYMTAB_HDR,	/* Expecting "ljs" + version. */
@@ -54,6 +57,10 @@ struct mp_reader {
   uint64_t base;	/* Input offset of buf[0]. */
   enum reader_state state;
   enum mp_status final;	/* What to return once in ST_FAILED. */
+  /* The symbol table header's extension id, 0 for version 3; the event
+  ** header must say the same. */
+  unsigned ext;
+  uint64_t nodes;	/* Stack nodes announced: ids 1 .. nodes. */
   char err[256];
   uint64_t err_off;
 };
@@ -107,6 +114,16 @@ const char *mp_reader_error(const struct mp_reader *r)
 uint64_t mp_reader_error_offset(const struct mp_reader *r)
 {
   return r->err_off;
+}
+
+unsigned mp_reader_extension(const struct mp_reader *r)
+{
+  return r->ext;
+}
+
+uint64_t mp_reader_nodes(const struct mp_reader *r)
+{
+  return r->nodes;
 }
 
 uint64_t mp_reader_offset(const struct mp_reader *r)
@@ -293,13 +310,126 @@ static enum decode_result get_symbol(struct mp_reader *r, const uint8_t **pp,
   return D_OK;
 }
 
+/* -- The profile extension's symbol events ------------------------------- */
+
+/*
+** A stack node. Its id is the count of nodes so far plus one, and its
+** parent must be an id already announced: so a parent is always older
+** than its child and no chain of parents can loop (a cycle would need a
+** node whose parent is younger than itself, which this refuses).
+*/
+static enum decode_result get_node(struct mp_reader *r, const uint8_t **pp,
+				   const uint8_t *end, const uint8_t *item,
+				   struct mp_event *ev)
+{
+  const uint8_t *p = *pp;
+  const uint8_t *at = p;
+  enum decode_result d;
+
+  ev->type = MP_EV_SYM_NODE;
+  ev->node = r->nodes + 1;
+  if (ev->node > NODE_LIMIT)
+    return fail_at(r, item, "more than %llu stack nodes",
+		   (unsigned long long)NODE_LIMIT);
+  GET_ULEB(r, p, end, ev->node_parent, "parent node");
+  if (ev->node_parent >= ev->node)
+    return fail_at(r, at, "stack node %llu: parent id %llu out of range "
+		   "(announced: 0 to %llu)", (unsigned long long)ev->node,
+		   (unsigned long long)ev->node_parent,
+		   (unsigned long long)r->nodes);
+  if (p >= end)
+    return D_SHORT;
+  at = p;
+  ev->frame = *p++;
+  ev->frame_a = ev->frame_b = 0;
+  ev->name = NULL;
+  ev->name_len = 0;
+  switch (ev->frame) {
+  case LJM_FRAME_LUA:
+    GET_ULEB(r, p, end, ev->frame_a, "frame prototype address");
+    at = p;
+    GET_ULEB(r, p, end, ev->frame_b, "frame line");
+    CHECK_LIMIT(r, at, ev->frame_b, LINE_LIMIT, "line number");
+    if ((d = get_string(r, &p, end, item, ev)) != D_OK)
+      return d;
+    break;
+  case LJM_FRAME_FAST:
+    at = p;
+    GET_ULEB(r, p, end, ev->frame_a, "fast function number");
+    CHECK_LIMIT(r, at, ev->frame_a, FFID_LIMIT, "fast function number");
+    if ((d = get_string(r, &p, end, item, ev)) != D_OK)
+      return d;
+    break;
+  case LJM_FRAME_C:
+    GET_ULEB(r, p, end, ev->frame_a, "frame C function address");
+    break;
+  case LJM_FRAME_TRACE:
+    at = p;
+    GET_ULEB(r, p, end, ev->frame_a, "frame trace number");
+    CHECK_LIMIT(r, at, ev->frame_a, LINE_LIMIT, "trace number");
+    at = p;
+    GET_ULEB(r, p, end, ev->frame_b, "frame trace site");
+    CHECK_LIMIT(r, at, ev->frame_b, LINE_LIMIT, "trace site");
+    break;
+  case LJM_FRAME_CUT:
+    break;
+  default:
+    return fail_at(r, at, "stack node %llu: unknown frame tag %u",
+		   (unsigned long long)ev->node, ev->frame);
+  }
+  r->nodes = ev->node;
+  *pp = p;
+  return D_OK;
+}
+
+static enum decode_result get_info(struct mp_reader *r, const uint8_t **pp,
+				   const uint8_t *end, struct mp_event *ev)
+{
+  const uint8_t *p = *pp;
+
+  ev->type = MP_EV_SYM_INFO;
+  GET_ULEB(r, p, end, ev->info_key, "information key");
+  GET_ULEB(r, p, end, ev->info_value, "information value");
+  *pp = p;
+  return D_OK;
+}
+
+/* A trace call site: read and checked; its lines are not kept (no
+** report shows them yet). */
+static enum decode_result get_site(struct mp_reader *r, const uint8_t **pp,
+				   const uint8_t *end, struct mp_event *ev)
+{
+  const uint8_t *p = *pp;
+  const uint8_t *at = p;
+  uint64_t i, v;
+
+  ev->type = MP_EV_SYM_SITE;
+  GET_ULEB(r, p, end, ev->sym_addr, "site trace number");
+  CHECK_LIMIT(r, at, ev->sym_addr, LINE_LIMIT, "trace number");
+  at = p;
+  GET_ULEB(r, p, end, ev->site, "site number");
+  CHECK_LIMIT(r, at, ev->site, LINE_LIMIT, "trace site");
+  at = p;
+  GET_ULEB(r, p, end, ev->site_lines, "site line count");
+  CHECK_LIMIT(r, at, ev->site_lines, (uint64_t)LJM_STACK_DEPTH_MAX,
+	      "site line count");
+  for (i = 0; i < ev->site_lines; i++) {
+    GET_ULEB(r, p, end, v, "site prototype address");
+    at = p;
+    GET_ULEB(r, p, end, v, "site line");
+    CHECK_LIMIT(r, at, v, LINE_LIMIT, "line number");
+  }
+  *pp = p;
+  return D_OK;
+}
+
 /* -- Section headers ----------------------------------------------------- */
 
 static enum decode_result get_section_header(struct mp_reader *r,
 					     const uint8_t **pp,
 					     const uint8_t *end,
 					     const char magic[3],
-					     const char *section)
+					     const char *section, int events)
 {
   const uint8_t *p = *pp;
   size_t avail = (size_t)(end - p);
@@ -328,6 +458,10 @@ static enum decode_result get_section_header(struct mp_reader *r,
     if (p[6] != 0)
       return fail_at(r, p + 6, "reserved byte of the %s header is not zero",
 		     section);
+    if (events && r->ext != p[4])
+      return fail_at(r, p + 3, "the event section has extension %u, the "
+		     "symbol table version %d", p[4], LJM_FMT_VERSION);
+    r->ext = p[4];
     *pp = p + LJM_FMT_HDRLEN;
     return D_OK;
   }
@@ -339,6 +473,9 @@ static enum decode_result get_section_header(struct mp_reader *r,
     if (p[i] != 0)
       return fail_at(r, p + i, "reserved byte of the %s header is not zero",
 		     section);
+  if (events && r->ext)
+    return fail_at(r, p + 3, "the event section has version %d, the symbol "
+		   "table extension %u", LJM_FMT_VERSION, r->ext);
   *pp = p + LJM_FMT_HDRLEN;
   return D_OK;
 }
@@ -389,12 +526,26 @@ static enum decode_result get_event(struct mp_reader *r, const uint8_t **pp,
     *pp = p;
     return D_END;
   }
-  if (h & LJM_EV_UNUSED_MASK)
-    return fail_at(r, item, "invalid event header 0x%02x (unused bits set)", h);
   kind = h & LJM_EV_MASK;
   src = h & LJM_SRC_MASK;
+  /* The profile extension gives bit 5 to ALLOC and REALLOC; bit 6 stays
+  ** unused in every stream. */
+  if ((h & LJM_EV_UNUSED_MASK) &&
+      (!r->ext || (h & LJM_EV_UNUSED_MASK) != LJM_EV_KIND ||
+       (kind != LJM_EV_ALLOC && kind != LJM_EV_REALLOC)))
+    return fail_at(r, item, "invalid event header 0x%02x (unused bits set)", h);
   ev->offset = r->base + (uint64_t)(item - r->buf);
   ev->in_symtab = 0;
+  ev->objkind = -1;
+  if (kind == LJM_EV_SYMTAB && r->ext &&
+      (src == LJM_SRC_NODE || src == LJM_SRC_INFO || src == LJM_SRC_SITE)) {
+    enum decode_result d = src == LJM_SRC_NODE ? get_node(r, &p, end, item, ev)
+			   : src == LJM_SRC_INFO ? get_info(r, &p, end, ev)
+			   : get_site(r, &p, end, ev);
+    if (d == D_OK)
+      *pp = p;
+    return d;
+  }
   if (kind == LJM_EV_SYMTAB) {
     int sym = -1;
     enum decode_result d;
@@ -431,6 +582,17 @@ static enum decode_result get_event(struct mp_reader *r, const uint8_t **pp,
     GET_ULEB(r, p, end, ev->loc, "trace number");
     CHECK_LIMIT(r, at, ev->loc, LINE_LIMIT, "trace number");
     break;
+  case LJM_SRC_STACK:
+    if (!r->ext)
+      return fail_at(r, item, "stack location (header 0x%02x) in a version %d "
+		     "stream, which has no stacks", h, LJM_FMT_VERSION);
+    at = p;
+    GET_ULEB(r, p, end, ev->loc, "stack node");
+    if (ev->loc == 0 || ev->loc > r->nodes)
+      return fail_at(r, at, "stack node %llu used before it was announced "
+		     "(announced: 1 to %llu)", (unsigned long long)ev->loc,
+		     (unsigned long long)r->nodes);
+    break;
   default:
     return fail_at(r, item, "invalid event source in header 0x%02x", h);
   }
@@ -451,6 +613,11 @@ static enum decode_result get_event(struct mp_reader *r, const uint8_t **pp,
   } else {
     ev->new_addr = 0;
     ev->new_size = 0;
+  }
+  if (h & LJM_EV_KIND) {
+    if (p >= end)
+      return D_SHORT;
+    ev->objkind = *p++;
   }
   *pp = p;
   return D_OK;
@@ -492,7 +659,7 @@ enum mp_status mp_reader_next(struct mp_reader *r, struct mp_event *ev)
 	r->err_off = 0;
 	return stop(r, MP_ERROR);
       }
-      d = get_section_header(r, &p, end, magic, "symbol table");
+      d = get_section_header(r, &p, end, magic, "symbol table", 0);
       if (d == D_OK) {
 	r->pos = (size_t)(p - r->buf);
 	r->state = ST_SYMTAB;
@@ -510,7 +677,7 @@ enum mp_status mp_reader_next(struct mp_reader *r, struct mp_event *ev)
       break;
     case ST_EVENTS_HDR: {
       static const char magic[3] = {LJM_EVENTS_M0, LJM_EVENTS_M1, LJM_EVENTS_M2};
-      d = get_section_header(r, &p, end, magic, "event");
+      d = get_section_header(r, &p, end, magic, "event", 1);
       if (d == D_OK) {
 	r->pos = (size_t)(p - r->buf);
 	r->state = ST_EVENTS;

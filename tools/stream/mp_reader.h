@@ -27,12 +27,27 @@ enum mp_event_type {
   /* A C symbol: addr, name. */
   MP_EV_SYM_CFUNC = MP_EV_SYM | LJM_SYMTAB_CFUNC,
   /* A trace: addr = trace number, proto, line. */
-  MP_EV_SYM_TRACE = MP_EV_SYM | LJM_SYMTAB_TRACE
+  MP_EV_SYM_TRACE = MP_EV_SYM | LJM_SYMTAB_TRACE,
+  /* The profile extension's symbol events (MP_EV_SYM | MP_EV_EXT | n):
+  ** a stack node (node, node_parent, frame, frame_a, frame_b, name), */
+  MP_EV_SYM_NODE = MP_EV_SYM | 0x20 | 0,
+  /* an information record (info_key, info_value), */
+  MP_EV_SYM_INFO = MP_EV_SYM | 0x20 | 1,
+  /* a trace call site (sym_addr = trace number, site, site_lines: its
+  ** pairs, checked and skipped). */
+  MP_EV_SYM_SITE = MP_EV_SYM | 0x20 | 2
 };
+#define MP_EV_EXT 0x20
 
 static inline int mp_event_is_symbol(enum mp_event_type t)
 {
   return (t & MP_EV_SYM) != 0;
+}
+
+/* A symbol event of the profile extension, not a version-3 symbol. */
+static inline int mp_event_is_ext(enum mp_event_type t)
+{
+  return (t & MP_EV_EXT) != 0;
 }
 
 /* The LJM_SYMTAB_* kind of a symbol event. */
@@ -62,7 +77,8 @@ static inline unsigned mp_symbol_source(unsigned kind)
 struct mp_event {
   enum mp_event_type type;
   unsigned src;		/* LJM_SRC_* of a memory event. */
-  uint64_t loc;		/* Proto address, C function address or trace. */
+  uint64_t loc;		/* Proto address, C function address, trace, or
+			** for LJM_SRC_STACK the node id (announced). */
   uint64_t loc_line;	/* Current line for LJM_SRC_LFUNC. */
   uint64_t old_addr, old_size;	/* Free and realloc. */
   uint64_t new_addr, new_size;	/* Alloc and realloc. */
@@ -73,6 +89,17 @@ struct mp_event {
 			** trace: start line. */
   const char *name;	/* Not terminated; valid until the next call. */
   size_t name_len;
+  int objkind;		/* The objkind byte of the KIND bit, or -1. */
+  /* A stack node: its id (counted by the reader), its parent's (0: the
+  ** root, else below node), its frame's LJM_FRAME_* tag and fields: LUA
+  ** a = proto, b = line, name; FAST a = ffid, name; C a = function
+  ** address; TRACE a = trace number, b = site; CUT none. */
+  uint64_t node, node_parent;
+  unsigned frame;
+  uint64_t frame_a, frame_b;
+  /* An information record (LJM_INFO_*, unknown keys too). */
+  uint64_t info_key, info_value;
+  uint64_t site, site_lines;	/* A trace call site. */
   int in_symtab;	/* From the leading symbol table section. */
   uint64_t offset;	/* Byte offset of the event in the input. */
 };
@@ -105,6 +132,13 @@ enum mp_status mp_reader_next(struct mp_reader *r, struct mp_event *ev);
 /* After MP_ERROR: the message and the byte offset it is about. */
 const char *mp_reader_error(const struct mp_reader *r);
 uint64_t mp_reader_error_offset(const struct mp_reader *r);
+
+/* The extension id the stream's headers name (LJM_EXT_PROFILE), or 0
+** for a version-3 stream; known once the event section has begun. */
+unsigned mp_reader_extension(const struct mp_reader *r);
+
+/* Stack nodes announced so far (ids 1 .. this). */
+uint64_t mp_reader_nodes(const struct mp_reader *r);
 
 /* Bytes consumed so far (for progress lines). */
 uint64_t mp_reader_offset(const struct mp_reader *r);

@@ -64,14 +64,20 @@ static void header(struct mpw *w, char m0, char m1, char m2)
   mpw_byte(w, (uint8_t)m0);
   mpw_byte(w, (uint8_t)m1);
   mpw_byte(w, (uint8_t)m2);
-  mpw_byte(w, LJM_FMT_VERSION);
-  mpw_byte(w, 0);
-  mpw_byte(w, 0);
+  mpw_byte(w, w->ext ? LJM_FMT_VERSION_EXT : LJM_FMT_VERSION);
+  mpw_byte(w, w->ext ? LJM_EXT_PROFILE : 0);
+  mpw_byte(w, w->ext ? LJM_EXT_PROFILE_VERSION : 0);
   mpw_byte(w, 0);
 }
 
 void mpw_symtab_begin(struct mpw *w)
 {
+  header(w, LJM_SYMTAB_M0, LJM_SYMTAB_M1, LJM_SYMTAB_M2);
+}
+
+void mpw_symtab_begin_ext(struct mpw *w)
+{
+  w->ext = 1;
   header(w, LJM_SYMTAB_M0, LJM_SYMTAB_M1, LJM_SYMTAB_M2);
 }
 
@@ -115,6 +121,7 @@ static void location(struct mpw *w, struct mpw_loc at)
     break;
   case LJM_SRC_CFUNC:
   case LJM_SRC_TRACE:
+  case LJM_SRC_STACK:
     mpw_uleb(w, at.loc);
     break;
   default:
@@ -203,4 +210,91 @@ struct mpw_loc mpw_trace(uint64_t traceno)
 {
   struct mpw_loc l = {LJM_SRC_TRACE, traceno, 0};
   return l;
+}
+
+struct mpw_loc mpw_stack(uint64_t node)
+{
+  struct mpw_loc l = {LJM_SRC_STACK, node, 0};
+  return l;
+}
+
+/* -- The profile extension ----------------------------------------------- */
+
+static uint64_t node(struct mpw *w, uint64_t parent, unsigned frame)
+{
+  mpw_byte(w, LJM_EV_SYMTAB | LJM_SRC_NODE);
+  mpw_uleb(w, parent);
+  mpw_byte(w, (uint8_t)frame);
+  return ++w->nodes;
+}
+
+uint64_t mpw_node_lua(struct mpw *w, uint64_t parent, uint64_t proto,
+		      uint64_t line, const char *name)
+{
+  uint64_t id = node(w, parent, LJM_FRAME_LUA);
+  mpw_uleb(w, proto);
+  mpw_uleb(w, line);
+  mpw_string(w, name);
+  return id;
+}
+
+uint64_t mpw_node_fast(struct mpw *w, uint64_t parent, uint64_t ffid,
+		       const char *name)
+{
+  uint64_t id = node(w, parent, LJM_FRAME_FAST);
+  mpw_uleb(w, ffid);
+  mpw_string(w, name);
+  return id;
+}
+
+uint64_t mpw_node_c(struct mpw *w, uint64_t parent, uint64_t addr)
+{
+  uint64_t id = node(w, parent, LJM_FRAME_C);
+  mpw_uleb(w, addr);
+  return id;
+}
+
+uint64_t mpw_node_trace(struct mpw *w, uint64_t parent, uint64_t traceno,
+			uint64_t site)
+{
+  uint64_t id = node(w, parent, LJM_FRAME_TRACE);
+  mpw_uleb(w, traceno);
+  mpw_uleb(w, site);
+  return id;
+}
+
+uint64_t mpw_node_cut(struct mpw *w, uint64_t parent)
+{
+  return node(w, parent, LJM_FRAME_CUT);
+}
+
+void mpw_info(struct mpw *w, uint64_t key, uint64_t value)
+{
+  mpw_byte(w, LJM_EV_SYMTAB | LJM_SRC_INFO);
+  mpw_uleb(w, key);
+  mpw_uleb(w, value);
+}
+
+void mpw_site(struct mpw *w, uint64_t traceno, uint64_t site, size_t n,
+	      const uint64_t *protos, const uint64_t *lines)
+{
+  size_t i;
+  mpw_byte(w, LJM_EV_SYMTAB | LJM_SRC_SITE);
+  mpw_uleb(w, traceno);
+  mpw_uleb(w, site);
+  mpw_uleb(w, n);
+  for (i = 0; i < n; i++) {
+    mpw_uleb(w, protos[i]);
+    mpw_uleb(w, lines[i]);
+  }
+}
+
+void mpw_alloc_kind(struct mpw *w, struct mpw_loc at, uint64_t naddr,
+		    uint64_t nsize, uint8_t objkind)
+{
+  mpw_byte(w, (uint8_t)(LJM_EV_ALLOC | LJM_EV_KIND | at.src));
+  location(w, at);
+  mpw_uleb(w, naddr);
+  mpw_uleb(w, nsize);
+  mpw_byte(w, objkind);
 }

@@ -19,6 +19,8 @@ struct mpw {
   FILE *f;
   uint8_t *mem;
   size_t len, cap;
+  int ext;		/* Headers of the profile extension. */
+  uint64_t nodes;	/* Stack nodes written: the last id. */
 };
 
 void mpw_init_file(struct mpw *w, FILE *f);
@@ -32,6 +34,9 @@ void mpw_string(struct mpw *w, const char *s);
 
 /* Symbol table section. */
 void mpw_symtab_begin(struct mpw *w);
+/* The same with the profile extension's headers ('x', version 1): the
+** stack nodes, information records and trace sites below may follow. */
+void mpw_symtab_begin_ext(struct mpw *w);
 void mpw_symtab_lfunc(struct mpw *w, uint64_t proto, const char *chunk,
 		      uint64_t linedefined);
 void mpw_symtab_cfunc(struct mpw *w, uint64_t addr, const char *name);
@@ -60,10 +65,29 @@ void mpw_sym_trace(struct mpw *w, uint64_t traceno, uint64_t proto,
 		   uint64_t line);
 void mpw_epilogue(struct mpw *w);
 
+/* The profile extension. Each node function announces a node whose
+** parent is parent (0: the root) and returns its id. */
+uint64_t mpw_node_lua(struct mpw *w, uint64_t parent, uint64_t proto,
+		      uint64_t line, const char *name);
+uint64_t mpw_node_fast(struct mpw *w, uint64_t parent, uint64_t ffid,
+		       const char *name);
+uint64_t mpw_node_c(struct mpw *w, uint64_t parent, uint64_t addr);
+uint64_t mpw_node_trace(struct mpw *w, uint64_t parent, uint64_t traceno,
+			uint64_t site);
+uint64_t mpw_node_cut(struct mpw *w, uint64_t parent);
+void mpw_info(struct mpw *w, uint64_t key, uint64_t value);
+/* A trace call site: n pairs of prototype address and line. */
+void mpw_site(struct mpw *w, uint64_t traceno, uint64_t site, size_t n,
+	      const uint64_t *protos, const uint64_t *lines);
+/* An allocation with its object kind (the KIND bit and its byte). */
+void mpw_alloc_kind(struct mpw *w, struct mpw_loc at, uint64_t naddr,
+		    uint64_t nsize, uint8_t objkind);
+
 /* Location shorthands. */
 struct mpw_loc mpw_internal(void);
 struct mpw_loc mpw_lua(uint64_t proto, uint64_t line);
 struct mpw_loc mpw_c(uint64_t addr);
 struct mpw_loc mpw_trace(uint64_t traceno);
+struct mpw_loc mpw_stack(uint64_t node);
 
 #endif

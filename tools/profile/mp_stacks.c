@@ -1,0 +1,246 @@
+/*
+** The stack tree of the profile extension (doc/format.md, "Extensions"):
+** each file's stack nodes joined into one tree of the profile, their
+** frames resolved to locations when announced, so that the same stack
+** in two files (or under two ids) is one node and the reports count it
+** once. Memory grows with the tree: a node is 24 bytes and its figures
+** 48, a file's node ids 4 bytes each, never anything per event.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mp_profile_int.h"
+
+static uint64_t node_hash(const struct mp_snode *n)
+{
+  uint64_t h = (uint64_t)n->parent << 32 ^ n->loc;
+  h = (h ^ (uint64_t)n->frame << 56 ^ (uint64_t)n->name << 24 ^ n->aux) *
+      0x9e3779b97f4a7c15ull;
+  return h ^ h >> 29;
+}
+
+static int node_same(const struct mp_snode *a, const struct mp_snode *b)
+{
+  return a->parent == b->parent && a->frame == b->frame &&
+	 a->loc == b->loc && a->name == b->name && a->aux == b->aux;
+}
+
+/* Double the identity hash (at most half full). 0, or -1. */
+static int grow_slots(struct mp_profile *p)
+{
+  uint32_t ncap = p->snode_mask ? (p->snode_mask + 1) * 2 : 1024, i;
+  uint32_t *slots = calloc(ncap, sizeof(*slots));
+  if (!slots)
+    return -1;
+  for (i = 1; i < p->nsnodes; i++) {
+    uint32_t k = (uint32_t)node_hash(&p->snodes[i]) & (ncap - 1);
+    while (slots[k])
+      k = (k + 1) & (ncap - 1);
+    slots[k] = i;
+  }
+  free(p->snode_slots);
+  p->snode_slots = slots;
+  p->snode_mask = ncap - 1;
+  return 0;
+}
+
+/* The tree node of identity n, added if new; 0 when out of memory. */
+static uint32_t intern_node(struct mp_profile *p, const struct mp_snode *n)
+{
+  uint32_t k, id;
+
+  if ((!p->snode_slots ||
+       (uint64_t)p->nsnodes * 2 >= (uint64_t)p->snode_mask + 1) &&
+      grow_slots(p) < 0)
+    return 0;
+  for (k = (uint32_t)node_hash(n) & p->snode_mask; (id = p->snode_slots[k]);
+       k = (k + 1) & p->snode_mask)
+    if (node_same(&p->snodes[id], n))
+      return id;
+  if (p->nsnodes == p->snodes_cap) {
+    uint32_t ncap = p->snodes_cap ? p->snodes_cap * 2 : 256;
+    struct mp_snode *nn;
+    struct mp_scount *nc;
+    if (ncap <= p->snodes_cap)
+      return 0;	/* 2^32 nodes: the ids are full. */
+    nn = realloc(p->snodes, (size_t)ncap * sizeof(*nn));
+    if (!nn)
+      return 0;
+    p->snodes = nn;
+    nc = realloc(p->scounts, (size_t)ncap * sizeof(*nc));
+    if (!nc)
+      return 0;
+    p->scounts = nc;
+    p->snodes_cap = ncap;
+  }
+  if (p->nsnodes == 0) {
+    /* Id 0 is the root: never a node, so that 0 can mean none. */
+    memset(&p->snodes[0], 0, sizeof(p->snodes[0]));
+    memset(&p->scounts[0], 0, sizeof(p->scounts[0]));
+    p->nsnodes = 1;
+  }
+  id = p->nsnodes++;
+  p->snodes[id] = *n;
+  memset(&p->scounts[id], 0, sizeof(p->scounts[id]));
+  p->snode_slots[k] = id;
+  return id;
+}
+
+int mp_stacks_begin_file(struct mp_profile *p)
+{
+  p->file_ext = 1;
+  /* The heap's owners become nodes: only while it holds no block that a
+  ** location owns. The read driver begins before any event; a caller
+  ** that feeds events itself and met blocks first gets no stacks for
+  ** this file (its stack events count as internal), never a mix. */
+  p->file_stacks = !p->no_locations && mp_heap_count(&p->heap) == 0;
+  p->file.stack_files = 1;
+  return 0;
+}
+
+/* The location an event whose stack is this node is charged to: the
+** leaf's, as a version-3 writer would charge it. A built-in is charged
+** to what called it (the frame below, itself perhaps a built-in); a cut
+** or a built-in with nothing below it, to the VM itself. */
+static int64_t leaf_location(struct mp_profile *p, const struct mp_snode *n)
+{
+  switch (n->frame) {
+  case LJM_FRAME_FAST:
+    if (n->parent)
+      return p->snodes[n->parent].leaf;
+    /* fall through */
+  case LJM_FRAME_CUT:
+    return mp_resolve_uncached(p, LJM_SRC_INTERNAL, 0, 0);
+  default:
+    return n->loc;
+  }
+}
+
+static int add_node(struct mp_profile *p, const struct mp_event *ev)
+{
+  struct mp_snode n;
+  int64_t loc = 0, leaf;
+  uint32_t id;
+
+  memset(&n, 0, sizeof(n));
+  n.frame = ev->frame;
+  n.name = MP_NO_STRING;
+  /* The reader checked the parent: announced before, so known here. */
+  n.parent = ev->node_parent ? p->fnodes[ev->node_parent - 1] : 0;
+  switch (ev->frame) {
+  case LJM_FRAME_LUA:
+    loc = mp_resolve_uncached(p, LJM_SRC_LFUNC, ev->frame_a, ev->frame_b);
+    break;
+  case LJM_FRAME_C:
+    loc = mp_resolve_uncached(p, LJM_SRC_CFUNC, ev->frame_a, 0);
+    break;
+  case LJM_FRAME_TRACE:
+    loc = mp_resolve_uncached(p, LJM_SRC_TRACE, ev->frame_a, 0);
+    n.aux = (uint32_t)ev->frame_b;
+    break;
+  case LJM_FRAME_FAST:
+    loc = (int64_t)ev->frame_a;
+    break;
+  default:
+    break;
+  }
+  if (loc < 0)
+    return -1;
+  n.loc = (uint32_t)loc;
+  if ((ev->frame == LJM_FRAME_LUA || ev->frame == LJM_FRAME_FAST) &&
+      ev->name_len &&
+      (n.name = mp_strings_intern(&p->strings, ev->name, ev->name_len)) ==
+	MP_NO_STRING)
+    return -1;
+  if ((leaf = leaf_location(p, &n)) < 0)
+    return -1;
+  n.leaf = (uint32_t)leaf;
+  if (!(id = intern_node(p, &n)))
+    return -1;
+  if (p->nfnodes == p->fnodes_cap) {
+    uint32_t ncap = p->fnodes_cap ? p->fnodes_cap * 2 : 256;
+    uint32_t *nf = realloc(p->fnodes, (size_t)ncap * sizeof(*nf));
+    if (!nf)
+      return -1;
+    p->fnodes = nf;
+    p->fnodes_cap = ncap;
+  }
+  /* The reader counts the ids: this is node ev->node. */
+  p->fnodes[p->nfnodes++] = id;
+  return 0;
+}
+
+static void add_info(struct mp_profile *p, const struct mp_event *ev)
+{
+  struct mp_summary *f = &p->file;
+  switch (ev->info_key) {
+  case LJM_INFO_DEPTH:
+    f->stack_depth = ev->info_value;
+    break;
+  case LJM_INFO_NODES_FULL:
+    f->nodes_full = ev->info_value;
+    break;
+  case LJM_INFO_CUT_EVENTS:
+    f->cut_events = ev->info_value;
+    break;
+  default:
+    break;	/* Keys no report uses, and keys this reader does not know. */
+  }
+}
+
+int mp_stacks_symbol(struct mp_profile *p, const struct mp_event *ev)
+{
+  if (!p->file_ext && mp_stacks_begin_file(p) < 0)
+    return -1;
+  switch (ev->type) {
+  case MP_EV_SYM_NODE:
+    p->file.stack_nodes++;
+    return p->file_stacks ? add_node(p, ev) : 0;
+  case MP_EV_SYM_INFO:
+    add_info(p, ev);
+    return 0;
+  default:
+    return 0;	/* Trace call sites: read, not kept. */
+  }
+}
+
+uint32_t mp_stacks_of_loc(struct mp_profile *p, uint32_t id)
+{
+  struct mp_map_entry *e;
+  struct mp_snode n;
+  uint32_t node;
+  int added;
+
+  if (!(e = mp_map_insert(&p->loc_snodes, id, &added)))
+    return 0;
+  if (!added)
+    return (uint32_t)e->a;
+  memset(&n, 0, sizeof(n));
+  n.frame = MP_FRAME_LOCATION;
+  n.loc = n.leaf = id;
+  n.name = MP_NO_STRING;
+  if (!(node = intern_node(p, &n)))
+    mp_map_remove(&p->loc_snodes, e);
+  else
+    e->a = node;
+  return node;
+}
+
+void mp_stacks_end_file(struct mp_profile *p)
+{
+  p->nfnodes = 0;
+  p->file_ext = 0;
+  p->file_stacks = 0;
+}
+
+void mp_stacks_free(struct mp_profile *p)
+{
+  free(p->snodes);
+  free(p->scounts);
+  free(p->snode_slots);
+  free(p->fnodes);
+  mp_map_free(&p->loc_snodes);
+}
