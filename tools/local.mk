@@ -62,6 +62,7 @@ tools_libmpreport_a_SOURCES = \
 	tools/report/mp_report_folded.c \
 	tools/report/mp_report_stat.c \
 	tools/report/mp_report_pprof.c \
+	tools/report/mp_report_svg.c \
 	tools/report/mp_pprof.c tools/report/mp_pprof.h \
 	tools/report/mp_diff.c tools/report/mp_diff.h \
 	tools/report/mp_diff_report.c
@@ -146,15 +147,17 @@ EXTRA_DIST += tests/tools/diff.test tests/tools/diff.lua
 TESTS += tests/tools/test_parse tests/tools/test_pprof tests/tools/golden.test \
 	tests/tools/layers.test tests/tools/errors.test tests/tools/merge.test tests/tools/bench.test \
 	tests/tools/roundtrip.test tests/tools/reference.test \
-	tests/tools/pprof.test tests/tools/flamegraph.test
+	tests/tools/pprof.test tests/tools/flamegraph.test tests/tools/svg.test
 EXTRA_DIST += tests/tools/golden.test tests/tools/errors.test \
-	tests/tools/pprof.test tests/tools/flamegraph.test \
+	tests/tools/pprof.test tests/tools/flamegraph.test tests/tools/svg.test \
 	tests/tools/layers.test \
 	tests/tools/merge.test \
 	tests/tools/bench.test tests/tools/regen-golden \
 	tests/tools/roundtrip.test tests/tools/roundtrip.lua \
 	tests/tools/golden \
 	tests/tools/reference.test tests/tools/reference.known
+# svg.test leaves the demo's flame graph, made anew, beside the build.
+CLEANFILES += demo-flamegraph.svg
 # reference.test keeps its copy of the shared fixtures when it fails.
 mostlyclean-local:
 	-rm -rf tests/tools/reference-vm

@@ -24,6 +24,11 @@ const struct mp_format mp_formats[] = {
   {"pprof", MP_FMT_MERGED | MP_FMT_FRAMES | MP_FMT_NO_OVERRIDES |
    MP_FMT_BINARY, mp_report_pprof, NULL,
    "pprof has inuse_space"},
+  /* Text, and its names escaped as the other text formats': it may go
+  ** to a terminal (| xmllint, | head) like folded and JSON. */
+  {"svg", MP_FMT_VALUE | MP_FMT_MERGED | MP_FMT_FRAMES |
+   MP_FMT_NO_OVERRIDES, mp_report_svg, NULL,
+   "svg has --value=held-bytes"},
 };
 
 const size_t mp_nformats = sizeof(mp_formats) / sizeof(mp_formats[0]);

@@ -1,7 +1,7 @@
 /*
 ** Reports over an mp_profile: the table of output formats and their
 ** functions (text in the memprof layout with its leak summary, JSON,
-** folded stacks, pprof, and the `stat` summary as text or JSON).
+** folded stacks, pprof, an SVG flame graph, and the `stat` summary as text or JSON).
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -108,6 +108,9 @@ int mp_report_folded(FILE *out, struct mp_profile *p,
 int mp_report_pprof(FILE *out, struct mp_profile *p,
 		    const struct mp_report_opts *o,
 		    const struct mp_report_input *in);
+int mp_report_svg(FILE *out, struct mp_profile *p,
+		  const struct mp_report_opts *o,
+		  const struct mp_report_input *in);
 
 /* `ljmprof stat`: the summary of p->total. */
 int mp_stat_text(FILE *out, struct mp_profile *p,
