@@ -472,6 +472,81 @@ static void put_frame(struct svg_out *s, uint32_t id, double x,
   }
 }
 
+/*
+** Click to zoom, search: a few lines that read the frames back from the
+** drawing (rectangles and tooltips), so the file without script, as an
+** <img> shows it, is the same picture. #zoom=N (a frame's number in the
+** file) and #search=RE in the address do the same on opening.
+*/
+static const char svg_script[] =
+  "<script type=\"text/ecmascript\"><![CDATA[\n"
+  "var F = [], W = 1180, L = 10, NS = 'http://www.w3.org/2000/svg';\n"
+  "function init() {\n"
+  "  var gs = document.querySelectorAll('g[class]'), i, h;\n"
+  "  for (i = 0; i < gs.length; i++) {\n"
+  "    var g = gs[i], r = g.querySelector('rect'), t = g.querySelector('title').textContent;\n"
+  "    var m = /^([^]*): (\\d+) [a-z ]+ \\([\\d.]+%\\)$/.exec(t);\n"
+  "    var f = {g: g, r: r, t: g.querySelector('text'), x: +r.getAttribute('x'),\n"
+  "      w: +r.getAttribute('width'), y: +r.getAttribute('y'),\n"
+  "      fill: r.getAttribute('fill'), name: m ? m[1] : t, v: m ? +m[2] : 0};\n"
+  "    F.push(f);\n"
+  "    g.onclick = zoomer(f);\n"
+  "  }\n"
+  "  document.getElementById('search').onclick = function () {\n"
+  "    var s = prompt('Frames to mark (a regular expression; empty: none)', '');\n"
+  "    if (s !== null) search(s);\n"
+  "  };\n"
+  "  h = /#zoom=(\\d+)/.exec(location.hash);\n"
+  "  if (h && F[+h[1]]) zoom(F[+h[1]]);\n"
+  "  h = /#search=([^&]*)/.exec(location.hash);\n"
+  "  if (h) search(decodeURIComponent(h[1]));\n"
+  "}\n"
+  "function zoomer(f) { return function () { zoom(f); }; }\n"
+  "function label(f, w) {\n"
+  "  var n = Math.floor((w - 4) / 6.6), c = Array.from(f.name);\n"
+  "  if (!f.t) {\n"
+  "    f.t = document.createElementNS(NS, 'text');\n"
+  "    f.t.setAttribute('y', f.y + 12);\n"
+  "    f.g.appendChild(f.t);\n"
+  "  }\n"
+  "  f.t.textContent = c.length <= n ? f.name :\n"
+  "    n >= 5 ? c.slice(0, n - 2).join('') + '..' : '';\n"
+  "}\n"
+  "/* z full width; its callers too; the rest of its rows and above hidden. */\n"
+  "function zoom(z) {\n"
+  "  var s = W / z.w, e = 0.02;\n"
+  "  F.forEach(function (f) {\n"
+  "    var x = L + (f.x - z.x) * s, w = f.w * s;\n"
+  "    var show = f.y < z.y ? f.x <= z.x + e && f.x + f.w >= z.x + z.w - e :\n"
+  "      f.x >= z.x - e && f.x + f.w <= z.x + z.w + e;\n"
+  "    f.g.style.display = show ? '' : 'none';\n"
+  "    if (!show) return;\n"
+  "    if (f.y < z.y) { x = L; w = W; }\n"
+  "    f.r.setAttribute('x', x.toFixed(2));\n"
+  "    f.r.setAttribute('width', w.toFixed(2));\n"
+  "    label(f, w);\n"
+  "    f.t.setAttribute('x', (x + 3).toFixed(2));\n"
+  "  });\n"
+  "}\n"
+  "/* Marks the frames whose names match, and says what share they have\n"
+  "** (a match inside another counted once). */\n"
+  "function search(s) {\n"
+  "  var re, hit = [], sum = 0;\n"
+  "  try { re = s ? new RegExp(s) : null; } catch (err) { re = null; }\n"
+  "  F.forEach(function (f) {\n"
+  "    var m = re !== null && re.test(f.name);\n"
+  "    f.r.setAttribute('fill', m ? '#d040d0' : f.fill);\n"
+  "    if (m && !hit.some(function (h) { return h.y < f.y && h.x <= f.x + 0.02 &&\n"
+  "        f.x + f.w <= h.x + h.w + 0.02; })) {\n"
+  "      hit.push(f);\n"
+  "      sum += f.v;\n"
+  "    }\n"
+  "  });\n"
+  "  document.getElementById('found').textContent = re === null ? '' :\n"
+  "    'marked: ' + sum + ' (' + (100 * sum / F[0].v).toFixed(2) + '%)';\n"
+  "}\n"
+  "]]></script>\n";
+
 static const char *value_name(enum mp_value v)
 {
   return v == MP_VALUE_ALLOC_BYTES ? "bytes allocated" :
@@ -487,7 +562,7 @@ static void put_header(FILE *out, uint32_t height, enum mp_value value,
 
   fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 	  "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
-	  "width=\"%d\" height=\"%u\" viewBox=\"0 0 %d %u\">\n",
+	  "width=\"%d\" height=\"%u\" viewBox=\"0 0 %d %u\" onload=\"init()\">\n",
 	  SVG_WIDTH, height, SVG_WIDTH, height);
   fputs("<style>\n"
 	"text { font-family: monospace; font-size: 11px; fill: #000; }\n"
@@ -497,7 +572,9 @@ static void put_header(FILE *out, uint32_t height, enum mp_value value,
 	"g rect { stroke: #fff; stroke-width: 0.5; }\n"
 	"g:hover rect { stroke: #000; }\n"
 	"g text { pointer-events: none; }\n"
+	"g, #search { cursor: pointer; }\n"
 	"</style>\n", out);
+  fputs(svg_script, out);
   fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%u\" "
 	  "fill=\"#fdfcf8\"/>\n", SVG_WIDTH, height);
   fprintf(out, "<text class=\"title\" x=\"%d\" y=\"24\">ljmprof flame "
@@ -514,6 +591,10 @@ static void put_header(FILE *out, uint32_t height, enum mp_value value,
   fprintf(out, " \xe2\x80\x94 %llu %s in all; the width of a frame is its "
 	  "share, callers above callees</text>\n",
 	  (unsigned long long)total, unit);
+  fprintf(out, "<text id=\"search\" class=\"sub\" x=\"%d\" y=\"24\" "
+	  "text-anchor=\"end\">Search</text>\n<text id=\"found\" "
+	  "class=\"sub\" x=\"%d\" y=\"44\" text-anchor=\"end\"></text>\n",
+	  SVG_WIDTH - SVG_MARGIN, SVG_WIDTH - SVG_MARGIN);
   mp_buf_free(&b);
 }
 
@@ -529,8 +610,8 @@ static void put_legend(FILE *out, uint32_t y, uint64_t omitted)
   }
   fprintf(out, "<text class=\"note\" x=\"%d\" y=\"%u\">Frames under "
 	  "1/%d of the total are left out (%llu here); their values count "
-	  "in their callers. Hover over a frame for its name and "
-	  "value.</text>\n", x + 10, y + 12, SVG_MIN_SHARE,
+	  "in their callers. Hover: name and value; "
+	  "click: zoom (all: back).</text>\n", x + 10, y + 12, SVG_MIN_SHARE,
 	  (unsigned long long)omitted);
 }
 
