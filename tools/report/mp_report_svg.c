@@ -598,6 +598,7 @@ static void put_header(FILE *out, uint32_t height, enum mp_value value,
   mp_buf_free(&b);
 }
 
+/* The kinds' colours, and under them what was left out. */
 static void put_legend(FILE *out, uint32_t y, uint64_t omitted)
 {
   int k, x = SVG_MARGIN;
@@ -611,7 +612,7 @@ static void put_legend(FILE *out, uint32_t y, uint64_t omitted)
   fprintf(out, "<text class=\"note\" x=\"%d\" y=\"%u\">Frames under "
 	  "1/%d of the total are left out (%llu here); their values count "
 	  "in their callers. Hover: name and value; "
-	  "click: zoom (all: back).</text>\n", x + 10, y + 12, SVG_MIN_SHARE,
+	  "click: zoom (all: back).</text>\n", SVG_MARGIN, y + 32, SVG_MIN_SHARE,
 	  (unsigned long long)omitted);
 }
 
@@ -640,7 +641,7 @@ int mp_report_svg(FILE *out, struct mp_profile *p,
   s.unit = o->value == MP_VALUE_ALLOC_COUNT ? "allocations" : "bytes";
   s.scale = s.total ? (SVG_WIDTH - 2.0 * SVG_MARGIN) / (double)s.total : 0;
 
-  height = SVG_TOP + (s.total ? rows_drawn(&s, 0) : 1) * SVG_FRAME_H + 44;
+  height = SVG_TOP + (s.total ? rows_drawn(&s, 0) : 1) * SVG_FRAME_H + 62;
   put_header(out, height, o->value, in, s.total, s.unit);
   if (s.total)
     put_frame(&s, 0, SVG_MARGIN, 0);
