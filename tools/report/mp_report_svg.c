@@ -412,6 +412,17 @@ static uint32_t rows_drawn(const struct svg_out *s, uint32_t id)
   return most + 1;
 }
 
+/* The frames id and its callees make, for the count of those left out. */
+static uint64_t frames_under(const struct svg_tree *t, uint32_t id)
+{
+  const struct svg_node *n = &t->nodes[id];
+  uint64_t k = 1;
+  uint32_t i;
+  for (i = 0; i < n->nchildren; i++)
+    k += frames_under(t, t->order[n->first + i]);
+  return k;
+}
+
 static void put_fill(FILE *out, const struct svg_node *x, const char *name)
 {
   /* One hue per kind; the name shifts its lightness a little, so that
@@ -464,7 +475,7 @@ static void put_frame(struct svg_out *s, uint32_t id, double x,
     uint32_t c = s->t->order[n->first + i];
     uint64_t v = s->t->nodes[c].value;
     if (too_narrow(s, v)) {
-      s->omitted++;
+      s->omitted += frames_under(s->t, c);
     } else {
       put_frame(s, c, x, row + 1);
     }
