@@ -127,3 +127,39 @@ need_host() {
 	ldd "$p" 2>/dev/null | grep -q 'libluajit-5\.1\.so\.2' ||
 		skip "$p does not link libluajit-5.1.so.2 dynamically"
 }
+
+# Call stacks (LJMPROF_STACKS) on the hosts.
+
+# stream_ext FILE: stream_ok, and the stream is the profile extension
+# (version byte 0x80), as LJMPROF_STACKS asks.
+stream_ext() {
+	stream_ok "$1"
+	v=$(od -An -tx1 -j3 -N1 "$1" | tr -d ' ')
+	[ "$v" = 80 ] || fail "$1: version byte 0x$v, not 0x80: no call stacks"
+}
+
+# has_stack ERE FILES...: a line of the folded output of FILES (root
+# first, frames separated by ';', then the bytes allocated) matches ERE.
+has_stack() {
+	re=$1; shift
+	"$LJMPROF_CLI" report --format=folded "$@" >"$scratch/folded" ||
+		fail "report --format=folded $* failed"
+	grep -Eq "$re" "$scratch/folded" ||
+		{ head -n 40 "$scratch/folded" >&2; fail "no stack matching '$re' in the folded output of $*"; }
+}
+
+# has_caller LOC ERE FILES...: the merged text report lists, under the
+# allocating location whose name ends with LOC (e.g. work.lua:2), a call
+# path (leaf first, frames separated by ' <- ') matching ERE.
+has_caller() {
+	loc=$1 re=$2; shift 2
+	"$LJMPROF_CLI" report --merge "$@" >"$scratch/callers" ||
+		fail "report --merge $* failed"
+	awk -v loc="$loc" '
+		/^ALLOCATIONS/ { on = 1; next }
+		/^[A-Z]+$/ { on = 0 }
+		on && /^[^\t]/ { at = index($0, loc ": ") > 0 }
+		on && at && /^\t\t/' "$scratch/callers" >"$scratch/paths"
+	grep -Eq "$re" "$scratch/paths" ||
+		{ cat "$scratch/paths" >&2; fail "no call path under $loc matching '$re' in the report of $*"; }
+}
