@@ -43,6 +43,7 @@
 #include "lj_bc.h"
 #include "lj_debug.h"
 #include "lj_dispatch.h"
+#include "lj_ff.h"
 #if LJ_HASJIT
 #include "lj_jit.h"
 #include "lj_trace.h"
@@ -636,6 +637,7 @@ static LJ_AINLINE uint8_t *mp_body(MemProf *mp, uint8_t *p, uint8_t ev,
 /* One frame of a walked stack. */
 typedef struct MPFrame {
   cTValue *slot;		/* Frame in its thread's stack (NULL: trace). */
+  lua_State *th;		/* That thread (NULL: trace). */
   const void *fn;		/* Its function object, or the trace number. */
   const BCIns *pc;		/* Lua: return PC its line is from, or NULL. */
   uint32_t node;		/* Id of the stack from the root to it (0: none). */
@@ -970,11 +972,56 @@ static LJ_AINLINE int mp_dummyframe(lua_State *L, cTValue *f)
 }
 
 /*
+** The thread that resumed coroutine X through coroutine.resume or a
+** coroutine.wrap function, and its frame of that built-in, in *rf; NULL
+** if X is the main thread or no such chain leads to it (a coroutine
+** resumed by lua_resume from C). The VM keeps no link to the resumer,
+** and a remembered pointer could be a collected thread: so the chain is
+** followed down from the main thread, which is always alive. A thread
+** that waits in coroutine.resume has its L->base on that frame and keeps
+** the coroutine at base[0], below its L->top (for the collector); a
+** wrap function holds its coroutine as upvalue 1. Each thread reached
+** is referenced by a live slot or closure, so it is alive too; and only
+** X runs, so every thread on the way to it waits, with its base and top
+** as the built-in stored them.
+*/
+#define MP_RESUMEHOPS	64
+
+static lua_State *mp_resumer(global_State *g, lua_State *X, cTValue **rf)
+{
+  lua_State *T = mainthread(g);
+  int hops;
+  for (hops = 0; hops < MP_RESUMEHOPS && T != X; hops++) {
+    cTValue *f = T->base - 1, *co;
+    GCfunc *fn = mp_framefunc(T, f);
+    lua_State *next;
+    if (fn == NULL || !isffunc(fn)) return NULL;
+    if (fn->c.ffid == FF_coroutine_resume) {
+      co = T->base;
+      if (co >= T->top || !mp_inframe(T, co) || !tvisthread(co)) return NULL;
+      next = threadV(co);
+    } else if (fn->c.ffid == FF_coroutine_wrap_aux && fn->c.nupvalues >= 1 &&
+	       tvisthread(&fn->c.upvalue[0])) {
+      next = threadV(&fn->c.upvalue[0]);
+    } else {
+      return NULL;
+    }
+    if (next == X) {
+      *rf = f;
+      return T;
+    }
+    T = next;
+  }
+  return NULL;
+}
+
+/*
 ** Walk L's stack from frame f (its PC pc, if it is a Lua frame) down to
-** the bottom, into s->cur from index n, at most the depth limit in all.
-** top: f is the top frame, whose slots a built-in may have written its
-** results over. *cut is set if a frame is left out below the limit.
-** Returns the number of frames in s->cur.
+** the bottom, into s->cur from index n, at most the depth limit in all;
+** at a coroutine's bottom, on into the frames of its resumer
+** (mp_resumer). top: f is the top frame, whose slots a built-in may have
+** written its results over. *cut is set if a frame is left out below the
+** limit. Returns the number of frames in s->cur.
 */
 static uint32_t mp_walk(MemProf *mp, lua_State *L, cTValue *f,
 			const BCIns *pc, uint32_t n, int top, int *cut)
@@ -982,9 +1029,24 @@ static uint32_t mp_walk(MemProf *mp, lua_State *L, cTValue *f,
   MPStack *s = mp->stk;
   MPFrame *cur = s->cur, *last = s->last;
   uint32_t j = 0, nlast = s->nlast, depth = mp->depth;
-  while (mp_inframe(L, f)) {
-    GCfunc *fn = mp_framefunc(L, f);
+  for (;;) {
+    GCfunc *fn;
     cTValue *pf;
+    if (!mp_inframe(L, f)) {
+      lua_State *R;
+      /* The bottom of a coroutine: on in the frame that resumed it. */
+      if (f == tvref(L->stack) + LJ_FR2 &&
+	  (R = mp_resumer(mp->g, L, &pf)) != NULL) {
+	s->curplain = 0;  /* mp_stackagain reads one thread only. */
+	L = R;
+	f = pf;
+	pc = NULL;
+	top = 0;
+	continue;
+      }
+      break;
+    }
+    fn = mp_framefunc(L, f);
     if (fn != NULL) {
       MPFrame *e;
       if (n == depth) {  /* Cut: this frame names the deepest kept one. */
@@ -996,6 +1058,7 @@ static uint32_t mp_walk(MemProf *mp, lua_State *L, cTValue *f,
       }
       e = &cur[n++];
       e->slot = f;
+      e->th = L;
       e->fn = fn;
       e->pc = NULL;
       e->node = 0;
@@ -1023,9 +1086,11 @@ static uint32_t mp_walk(MemProf *mp, lua_State *L, cTValue *f,
   link:
     if (frame_islua(f)) {  /* Called from Lua: find the caller. */
       pc = frame_pc(f);
-      while (j < nlast && (last[j].slot == NULL || last[j].slot > f)) j++;
+      while (j < nlast && (last[j].slot == NULL || last[j].th != L ||
+			   last[j].slot > f))
+	j++;
       pf = NULL;
-      if (j + 1 < nlast && last[j].slot == f)
+      if (j + 1 < nlast && last[j].slot == f && last[j+1].th == L)
 	pf = mp_callerat(L, f, pc, last[j+1].slot);
       if (pf == NULL && (pf = mp_luacaller(L, f, pc)) == NULL)
 	break;
@@ -1204,6 +1269,7 @@ static LJ_NOINLINE int mp_stackevent(MemProf *mp, uint8_t ev, void *optr,
     jit_State *J = G2J(g);
     MPFrame *e = &mp->stk->cur[0];
     e->slot = NULL;
+    e->th = NULL;
     e->fn = (const void *)(uintptr_t)st;
     e->pc = NULL;
     e->node = 0;
