@@ -64,6 +64,18 @@ void (*ljmprof_hook_closed)(void *ud) = NULL;
 /* Longest event: header + 6 ULEB128 (location 2, body 4). */
 #define MP_EVMAX	(1 + 6*LJM_FMT_ULEB128_MAX)
 
+/*
+** Where the Lua caller of a frame linked by a return PC was last found,
+** as a distance in slots: a hint only, checked as for any one distance
+** (mp_callerat) before mp_luacaller tries them all.
+*/
+#define MP_CALLHINTS	256
+
+typedef struct MPCallHint {
+  const BCIns *pc;		/* Return PC. */
+  ptrdiff_t dist;		/* Frame minus its caller's frame. */
+} MPCallHint;
+
 typedef struct MemProf {
   global_State *g;		/* The profiled VM. */
   struct MemProf *older;	/* Retired states of this VM, newest first. */
@@ -95,6 +107,7 @@ typedef struct MemProf {
   unsigned long long adds;	/* Generation of the objects they were named in. */
   uint32_t depth;		/* Stack depth limit; 0: leaf locations only. */
   struct MPStack *stk;		/* Stack state, with depth only. */
+  MPCallHint hints[MP_CALLHINTS];  /* See MPCallHint. */
 } MemProf;
 
 static void *mp_allocf(void *ud, void *ptr, size_t osize, size_t nsize);
@@ -496,9 +509,40 @@ static cTValue *mp_luacaller(lua_State *L, cTValue *nf, const BCIns *pc)
   return NULL;
 }
 
+/*
+** The Lua caller of frame nf (link pc) at pf (where the last
+** stack or a hint had it): the same check as mp_luacaller's, for one distance. NULL if not.
+*/
+static LJ_AINLINE cTValue *mp_callerat(lua_State *L, cTValue *nf,
+				       const BCIns *pc, cTValue *pf)
+{
+  GCfunc *fn;
+  if (pf == NULL || pf >= nf || (fn = mp_framefunc(L, pf)) == NULL ||
+      !isluafunc(fn) || !mp_pcin(funcproto(fn), pc) ||
+      (ptrdiff_t)bc_a(pc[-1]) != (nf - pf) - 1 - LJ_FR2)
+    return NULL;
+  return pf;
+}
+
+/* mp_luacaller, tried first where its hint for pc says (MPCallHint). */
+static cTValue *mp_luacallerhint(MemProf *mp, lua_State *L, cTValue *nf,
+				 const BCIns *pc)
+{
+  MPCallHint *h = &mp->hints[((uintptr_t)pc >> 2) & (MP_CALLHINTS-1)];
+  cTValue *pf = NULL;
+  if (h->pc == pc && h->dist < nf - tvref(L->stack))
+    pf = mp_callerat(L, nf, pc, nf - h->dist);
+  if (pf == NULL && (pf = mp_luacaller(L, nf, pc)) != NULL) {
+    h->pc = pc;
+    h->dist = nf - pf;
+  }
+  return pf;
+}
+
 /* Charge a built-in at frame nf to the Lua function and line it was
 ** called from, if any. Returns 1 with the location set. */
-static int mp_ffcaller(lua_State *L, cTValue *nf, uint64_t *a, uint64_t *b)
+static int mp_ffcaller(MemProf *mp, lua_State *L, cTValue *nf, uint64_t *a,
+		       uint64_t *b)
 {
   int i;
   for (i = 0; i < 8; i++) {
@@ -508,7 +552,7 @@ static int mp_ffcaller(lua_State *L, cTValue *nf, uint64_t *a, uint64_t *b)
     BCLine line;
     if (frame_islua(nf)) {
       ins = frame_pc(nf);
-      pf = mp_luacaller(L, nf, ins);
+      pf = mp_luacallerhint(mp, L, nf, ins);
     } else if (frame_iscont(nf)) {
       if (!mp_inframe(L, nf - 2 - LJ_FR2)) return 0;
       if (frame_iscont_fficb(nf)) return 0;
@@ -572,7 +616,7 @@ static uint8_t mp_where(MemProf *mp, void *optr, uint64_t *a, uint64_t *b)
   if (fn == NULL) {
     /* A built-in that wrote over its function slot still has its link:
     ** its Lua caller, if any. Else a bottom or dummy frame. */
-    return mp_inframe(L, frame) && mp_ffcaller(L, frame, a, b) ?
+    return mp_inframe(L, frame) && mp_ffcaller(mp, L, frame, a, b) ?
 	   LJM_SRC_LFUNC : LJM_SRC_INTERNAL;
   }
   if (isluafunc(fn)) {  /* Lua function on top: its current line. */
@@ -587,7 +631,7 @@ static uint8_t mp_where(MemProf *mp, void *optr, uint64_t *a, uint64_t *b)
     *b = (uint64_t)line;
     return LJM_SRC_LFUNC;
   }
-  if (isffunc(fn) && mp_ffcaller(L, frame, a, b))
+  if (isffunc(fn) && mp_ffcaller(mp, L, frame, a, b))
     return LJM_SRC_LFUNC;  /* A built-in: charged to its Lua caller. */
   *a = (uintptr_t)fn->c.f;  /* lua_CFunction, or built-in not called from Lua. */
   return LJM_SRC_CFUNC;
@@ -637,7 +681,6 @@ static LJ_AINLINE uint8_t *mp_body(MemProf *mp, uint8_t *p, uint8_t ev,
 /* One frame of a walked stack. */
 typedef struct MPFrame {
   cTValue *slot;		/* Frame in its thread's stack (NULL: trace). */
-  lua_State *th;		/* That thread (NULL: trace). */
   const void *fn;		/* Its function object, or the trace number. */
   const BCIns *pc;		/* Lua: return PC its line is from, or NULL. */
   uint32_t node;		/* Id of the stack from the root to it (0: none). */
@@ -659,6 +702,26 @@ typedef struct MPNode {
   uint32_t id;			/* 0: a free slot. */
 } MPNode;
 
+/*
+** Names of Lua frames by their caller's (prototype, return PC): a chunk
+** loaded and run from the same call site, again and again, gets its
+** name without lj_debug_slotname. Each prototype's entries are in the
+** set of its address, which a new prototype there clears (mp_protonew):
+** only a live prototype can be a frame's caller, so an entry found is
+** the name that prototype gives. A copy, so nothing in the prototype is
+** read again; longer names are not kept.
+*/
+#define MP_NAMESETS	64
+#define MP_NAMEWAYS	4
+#define MP_NAMELEN	46
+
+typedef struct MPName {
+  const GCproto *pt;		/* Caller's prototype (NULL: free). */
+  const BCIns *pc;		/* Its return PC. */
+  uint8_t len;			/* The name's length, */
+  char s[MP_NAMELEN];		/* and the name. */
+} MPName;
+
 typedef struct MPStack {
   MPFrame *last;		/* Frames of the last stack, leaf first. */
   MPFrame *cur;			/* The stack being walked. */
@@ -679,6 +742,8 @@ typedef struct MPStack {
   int lastplain, curplain;	/* Its frames link straight to each other. */
   const void *cutfn;		/* The caller of a cut stack's deepest frame, */
   const BCIns *cutpc;		/* and its PC: the frame's name. */
+  MPName names[MP_NAMESETS][MP_NAMEWAYS];  /* See MPName. */
+  uint8_t nameway[MP_NAMESETS];	/* The way each set fills next. */
 } MPStack;
 
 LJ_STATIC_ASSERT(LJMPROF_STACK_DEPTH_DEFAULT == LJM_STACK_DEPTH_DEFAULT &&
@@ -755,6 +820,38 @@ static const char *mp_callname(global_State *g, GCproto *pt, const BCIns *pc)
   return name ? name : "";
 }
 
+static LJ_AINLINE uint32_t mp_nameset(const GCproto *pt)
+{
+  uintptr_t u = (uintptr_t)pt;
+  return (uint32_t)((u >> 4) ^ (u >> 10)) & (MP_NAMESETS - 1);
+}
+
+/* mp_callname through the cache (see MPName); *len gets the length. */
+static const char *mp_cachedname(MemProf *mp, GCproto *pt, const BCIns *pc,
+				 size_t *len)
+{
+  MPStack *s = mp->stk;
+  uint32_t set = mp_nameset(pt), w;
+  MPName *e = s->names[set];
+  const char *name;
+  for (w = 0; w < MP_NAMEWAYS; w++)
+    if (e[w].pt == pt && e[w].pc == pc) {
+      *len = e[w].len;
+      return e[w].s;
+    }
+  name = mp_callname(mp->g, pt, pc);
+  *len = strlen(name);
+  if (*len <= MP_NAMELEN) {
+    e = &e[s->nameway[set]];
+    s->nameway[set] = (uint8_t)((s->nameway[set] + 1) % MP_NAMEWAYS);
+    e->pt = pt;
+    e->pc = pc;
+    e->len = (uint8_t)*len;
+    memcpy(e->s, name, *len);
+  }
+  return name;
+}
+
 /* Announce node id: parent, then frame f (its key a, b). */
 static void mp_putnode(MemProf *mp, uint32_t parent, const MPFrame *f,
 		       const MPFrame *caller, uint64_t a, uint32_t b)
@@ -766,7 +863,8 @@ static void mp_putnode(MemProf *mp, uint32_t parent, const MPFrame *f,
     mp_cfunc(mp, (uintptr_t)a);  /* Its name comes first. */
   if (f->tag == LJM_FRAME_LUA && caller != NULL &&
       caller->tag == LJM_FRAME_LUA && caller->pc != NULL)
-    name = mp_callname(mp->g, funcproto((GCfunc *)caller->fn), caller->pc);
+    name = mp_cachedname(mp, funcproto((GCfunc *)caller->fn), caller->pc,
+			 &len);
   else if (f->tag == LJM_FRAME_FAST)
     len = mp_ffname((unsigned)a, buf, sizeof(buf));
   mp_putbyte(mp, LJM_EV_SYMTAB | LJM_SRC_NODE);
@@ -777,7 +875,7 @@ static void mp_putnode(MemProf *mp, uint32_t parent, const MPFrame *f,
     mp_putu(mp, a);
     mp_putu(mp, b);
     if (name == NULL) name = "";
-    mp_putstr(mp, name, strlen(name));
+    mp_putstr(mp, name, len);
     break;
   case LJM_FRAME_FAST:
     mp_putu(mp, a);
@@ -855,10 +953,14 @@ static int mp_protoadd(MPStack *s, uint64_t k)
   return 1;
 }
 
-/* A new prototype at pt: if nodes name that address, a new generation. */
+/* A new prototype at pt: if nodes name that address, a new generation.
+** The names it gave as a caller are forgotten too. */
 static void mp_protonew(MPStack *s, uintptr_t pt)
 {
   uint32_t i;
+  MPName *e = s->names[mp_nameset((const GCproto *)pt)];
+  for (i = 0; i < MP_NAMEWAYS; i++)
+    if (e[i].pt == (const GCproto *)pt) e[i].pt = NULL;
   if (s->protos == NULL || !s->protos[i = mp_protoslot(s, pt)])
     return;
   s->protos[i] += (uint64_t)1 << 48;
@@ -946,21 +1048,6 @@ static uint32_t mp_nodeid(MemProf *mp, uint32_t parent, const MPFrame *f,
   return s->nnodes;
 }
 
-/*
-** The Lua caller of frame nf (link pc) where the last stack had it, at
-** pf: the same check as mp_luacaller's, for one distance. NULL if not.
-*/
-static LJ_AINLINE cTValue *mp_callerat(lua_State *L, cTValue *nf,
-				       const BCIns *pc, cTValue *pf)
-{
-  GCfunc *fn;
-  if (pf == NULL || pf >= nf || (fn = mp_framefunc(L, pf)) == NULL ||
-      !isluafunc(fn) || !mp_pcin(funcproto(fn), pc) ||
-      (ptrdiff_t)bc_a(pc[-1]) != (nf - pf) - 1 - LJ_FR2)
-    return NULL;
-  return pf;
-}
-
 /* Is f a dummy frame of L (lua_cpcall and friends put L in the slot)? */
 static LJ_AINLINE int mp_dummyframe(lua_State *L, cTValue *f)
 {
@@ -987,7 +1074,8 @@ static LJ_AINLINE int mp_dummyframe(lua_State *L, cTValue *f)
 */
 #define MP_RESUMEHOPS	64
 
-static lua_State *mp_resumer(global_State *g, lua_State *X, cTValue **rf)
+static LJ_NOINLINE lua_State *mp_resumer(global_State *g, lua_State *X,
+					 cTValue **rf)
 {
   lua_State *T = mainthread(g);
   int hops;
@@ -1058,7 +1146,6 @@ static uint32_t mp_walk(MemProf *mp, lua_State *L, cTValue *f,
       }
       e = &cur[n++];
       e->slot = f;
-      e->th = L;
       e->fn = fn;
       e->pc = NULL;
       e->node = 0;
@@ -1086,13 +1173,11 @@ static uint32_t mp_walk(MemProf *mp, lua_State *L, cTValue *f,
   link:
     if (frame_islua(f)) {  /* Called from Lua: find the caller. */
       pc = frame_pc(f);
-      while (j < nlast && (last[j].slot == NULL || last[j].th != L ||
-			   last[j].slot > f))
-	j++;
+      while (j < nlast && (last[j].slot == NULL || last[j].slot > f)) j++;
       pf = NULL;
-      if (j + 1 < nlast && last[j].slot == f && last[j+1].th == L)
+      if (j + 1 < nlast && last[j].slot == f)
 	pf = mp_callerat(L, f, pc, last[j+1].slot);
-      if (pf == NULL && (pf = mp_luacaller(L, f, pc)) == NULL)
+      if (pf == NULL && (pf = mp_luacallerhint(mp, L, f, pc)) == NULL)
 	break;
     } else if (frame_iscont(f)) {  /* A metamethod called by the VM. */
       s->curplain = 0;  /* Its caller's PC is in another slot. */
@@ -1269,7 +1354,6 @@ static LJ_NOINLINE int mp_stackevent(MemProf *mp, uint8_t ev, void *optr,
     jit_State *J = G2J(g);
     MPFrame *e = &mp->stk->cur[0];
     e->slot = NULL;
-    e->th = NULL;
     e->fn = (const void *)(uintptr_t)st;
     e->pc = NULL;
     e->node = 0;
