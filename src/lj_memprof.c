@@ -731,6 +731,7 @@ typedef struct MPStack {
   MPNode *nodes;		/* Open addressing, a power of two of slots. */
   uint32_t mask;		/* Slots - 1. */
   uint32_t nnodes;		/* Nodes announced: the last id given. */
+  uint32_t nused;		/* Slots in use (mp_nodegrow drops dead ones). */
   uint32_t maxnodes;		/* Bound on nnodes. */
   int full;			/* The bound was hit (NODES_FULL written). */
   uint64_t cutevents;		/* Events whose stack the full table cut. */
@@ -968,15 +969,33 @@ static void mp_protonew(MPStack *s, uintptr_t pt)
   s->nlast = 0;  /* The last stack's frames may name it. */
 }
 
-/* Twice the slots: 0 if out of memory. */
+/*
+** Is o a node of a prototype that a new one has replaced at its address?
+** No frame can have its key again, so the table need not keep it: the
+** stream has announced it already. Programs that load code all the time
+** (each chunk once, then collected) keep a table of the live code only.
+*/
+static LJ_AINLINE int mp_nodedead(MPStack *s, const MPNode *o)
+{
+  uint64_t k;
+  if (o->tag != LJM_FRAME_LUA || s->protos == NULL) return 0;
+  k = s->protos[mp_protoslot(s, o->a & MP_PTBITS)];
+  return k != 0 && k != o->a;  /* Its address has a newer generation. */
+}
+
+/* Room for more nodes, without the dead ones: 0 if out of memory. */
 static int mp_nodegrow(MPStack *s)
 {
-  uint32_t nsz = s->mask ? 2 * (s->mask + 1) : 1024, i;
-  MPNode *n = (MPNode *)calloc(nsz, sizeof(MPNode));
+  uint32_t nsz = 1024, live = 0, i;
+  MPNode *n;
+  for (i = 0; s->mask && i <= s->mask; i++)
+    if (s->nodes[i].id && !mp_nodedead(s, &s->nodes[i])) live++;
+  while (4 * (uint64_t)(live + 1) > nsz) nsz *= 2;  /* At most half full. */
+  n = (MPNode *)calloc(nsz, sizeof(MPNode));
   if (n == NULL) return 0;
   for (i = 0; s->mask && i <= s->mask; i++) {
     MPNode *o = &s->nodes[i];
-    if (o->id) {
+    if (o->id && !mp_nodedead(s, o)) {
       uint32_t j = mp_nodehash(o->parent, o->tag, o->a, o->b) & (nsz - 1);
       while (n[j].id) j = (j + 1) & (nsz - 1);
       n[j] = *o;
@@ -985,6 +1004,7 @@ static int mp_nodegrow(MPStack *s)
   free(s->nodes);
   s->nodes = n;
   s->mask = nsz - 1;
+  s->nused = live;
   return 1;
 }
 
@@ -1024,7 +1044,7 @@ static uint32_t mp_nodeid(MemProf *mp, uint32_t parent, const MPFrame *f,
     }
   }
   if (s->nnodes >= s->maxnodes ||
-      (2 * (s->nnodes + 1) > s->mask + 1 && !mp_nodegrow(s))) {
+      (2 * (s->nused + 1) > s->mask + 1 && !mp_nodegrow(s))) {
     if (!s->full) {  /* Said once: later stacks stop at known nodes. */
       s->full = 1;
       mp_putinfo(mp, LJM_INFO_NODES_FULL, s->nnodes);
@@ -1045,6 +1065,7 @@ static uint32_t mp_nodeid(MemProf *mp, uint32_t parent, const MPFrame *f,
   s->nodes[i].b = b;
   s->nodes[i].tag = f->tag;
   s->nodes[i].id = ++s->nnodes;
+  s->nused++;
   return s->nnodes;
 }
 

@@ -1935,6 +1935,37 @@ START_TEST(stack_coroutines_collected)
 }
 END_TEST
 
+/*
+** Chunks loaded, run once and collected, thousands of them: the writer
+** forgets the nodes of collected code (their prototypes' addresses are
+** new prototypes'), never those of the code that stays, and every stack
+** is still right.
+*/
+START_TEST(stack_loaded_chunks_collected)
+{
+  mpr_stats st;
+  stack_run("jit.off()", "@lc.lua",
+	    "KEEP = {}\n"						/* 1 */
+	    "local function call(f) local r = f() return r end\n"	/* 2 */
+	    "for i = 1, 3000 do\n"					/* 3 */
+	    "  local f = load('local t = {} return t', '=chunk')\n"	/* 4 */
+	    "  KEEP[i % 8 + 1] = call(f)\n"				/* 5 */
+	    "  if i % 100 == 0 then collectgarbage() end\n"		/* 6 */
+	    "end\n"							/* 7 */
+	    "local function mk() local t = {} return t end\n"	/* 8 */
+	    "for i = 1, 3 do KEEP[i] = mk() end\n",			/* 9 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  ck_count(&st, MPR_ALLOC, "f(=chunk:1) < call(@lc.lua:2) < (@lc.lua:5)",
+	   3000);
+  ck_count(&st, MPR_ALLOC, "mk(@lc.lua:8) < (@lc.lua:9)", 3);
+  /* One node a chunk, and the few of the loop, each announced once. */
+  if (st.nodes < 3000 || st.nodes > 3000 + 12) mpr_dump(&st);
+  ck_assert_uint_ge(st.nodes, 3000);
+  ck_assert_uint_le(st.nodes, 3000 + 12);
+  mpr_free(&st);
+}
+END_TEST
+
 /* An FFI callback: its frames end at the callback (the C frames below
 ** are not Lua's). */
 START_TEST(stack_ffi_callback)
@@ -2145,6 +2176,7 @@ static void s_stacks(Suite *s)
   tcase_add_test(tc, stack_coroutine_error_jit_off);
   tcase_add_test(tc, stack_coroutine_trace);
   tcase_add_test(tc, stack_coroutines_collected);
+  tcase_add_test(tc, stack_loaded_chunks_collected);
   tcase_add_test(tc, stack_ffi_callback);
   tcase_add_test(tc, stack_hook);
   tcase_add_test(tc, stack_metamethods);
