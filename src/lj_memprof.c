@@ -722,6 +722,21 @@ typedef struct MPName {
   char s[MP_NAMELEN];		/* and the name. */
 } MPName;
 
+/*
+** A resumer in a stack (mp_resumer): the frames of s->cur from first on
+** are in thread th, whose stack was at stack with size slots then.
+** mp_stackagain checks the chain from the main thread again before it
+** reads them.
+*/
+#define MP_SEGS		8
+
+typedef struct MPSeg {
+  lua_State *th;		/* The resumer. */
+  cTValue *stack;		/* Its stack, */
+  MSize size;			/* and that stack's size. */
+  uint32_t first;		/* Index of its first frame. */
+} MPSeg;
+
 typedef struct MPStack {
   MPFrame *last;		/* Frames of the last stack, leaf first. */
   MPFrame *cur;			/* The stack being walked. */
@@ -741,6 +756,8 @@ typedef struct MPStack {
   cTValue *laststack;		/* its stack then, */
   MSize lastsize;		/* and that stack's size. */
   int lastplain, curplain;	/* Its frames link straight to each other. */
+  MPSeg lastseg[MP_SEGS], curseg[MP_SEGS];  /* Their resumers (MPSeg), */
+  uint32_t nlastseg, ncurseg;	/* and how many. */
   const void *cutfn;		/* The caller of a cut stack's deepest frame, */
   const BCIns *cutpc;		/* and its PC: the frame's name. */
   MPName names[MP_NAMESETS][MP_NAMEWAYS];  /* See MPName. */
@@ -1095,26 +1112,32 @@ static LJ_AINLINE int mp_dummyframe(lua_State *L, cTValue *f)
 */
 #define MP_RESUMEHOPS	64
 
+/* The coroutine that thread T waits for in coroutine.resume or a wrap
+** function, with that built-in's frame in *rf; NULL if none. */
+static lua_State *mp_resumed(lua_State *T, cTValue **rf)
+{
+  cTValue *f = T->base - 1, *co = T->base;
+  GCfunc *fn = mp_framefunc(T, f);
+  if (fn == NULL || !isffunc(fn)) return NULL;
+  *rf = f;
+  if (fn->c.ffid == FF_coroutine_resume)
+    return co < T->top && mp_inframe(T, co) && tvisthread(co) ?
+	   threadV(co) : NULL;
+  if (fn->c.ffid == FF_coroutine_wrap_aux && fn->c.nupvalues >= 1 &&
+      tvisthread(&fn->c.upvalue[0]))
+    return threadV(&fn->c.upvalue[0]);
+  return NULL;
+}
+
 static LJ_NOINLINE lua_State *mp_resumer(global_State *g, lua_State *X,
 					 cTValue **rf)
 {
   lua_State *T = mainthread(g);
   int hops;
   for (hops = 0; hops < MP_RESUMEHOPS && T != X; hops++) {
-    cTValue *f = T->base - 1, *co;
-    GCfunc *fn = mp_framefunc(T, f);
-    lua_State *next;
-    if (fn == NULL || !isffunc(fn)) return NULL;
-    if (fn->c.ffid == FF_coroutine_resume) {
-      co = T->base;
-      if (co >= T->top || !mp_inframe(T, co) || !tvisthread(co)) return NULL;
-      next = threadV(co);
-    } else if (fn->c.ffid == FF_coroutine_wrap_aux && fn->c.nupvalues >= 1 &&
-	       tvisthread(&fn->c.upvalue[0])) {
-      next = threadV(&fn->c.upvalue[0]);
-    } else {
-      return NULL;
-    }
+    cTValue *f;
+    lua_State *next = mp_resumed(T, &f);
+    if (next == NULL) return NULL;
     if (next == X) {
       *rf = f;
       return T;
@@ -1146,7 +1169,15 @@ static uint32_t mp_walk(MemProf *mp, lua_State *L, cTValue *f,
       /* The bottom of a coroutine: on in the frame that resumed it. */
       if (f == tvref(L->stack) + LJ_FR2 &&
 	  (R = mp_resumer(mp->g, L, &pf)) != NULL) {
-	s->curplain = 0;  /* mp_stackagain reads one thread only. */
+	if (s->ncurseg < MP_SEGS) {  /* For mp_stackagain. */
+	  MPSeg *sg = &s->curseg[s->ncurseg++];
+	  sg->th = R;
+	  sg->stack = tvref(R->stack);
+	  sg->size = R->stacksize;
+	  sg->first = n;
+	} else {
+	  s->curplain = 0;
+	}
 	L = R;
 	f = pf;
 	pc = NULL;
@@ -1250,18 +1281,38 @@ static uint32_t mp_stackagain(MemProf *mp, lua_State *L, cTValue *f,
   uint32_t i, nlast = s->nlast, parent, id;
   /* The slots were inside this stack when walked: still so if it has
   ** not moved or shrunk. A plain last stack has a node in every frame. */
+  cTValue *st = tvref(L->stack);
+  uint32_t k;
   if (!s->lastplain || L != s->lastL || nlast <= n || last[n].slot != f ||
-      tvref(L->stack) != s->laststack || L->stacksize < s->lastsize)
+      st != s->laststack || L->stacksize < s->lastsize)
     return 0;
-  for (i = n; i < nlast; i++) {
+  if (s->nlastseg) {
+    /* The same resumers, waiting in the same frames, their stacks where
+    ** they were: followed from the main thread as mp_resumer does, so
+    ** each is alive before it is read. */
+    lua_State *T = mainthread(mp->g);
+    if (s->lastseg[s->nlastseg-1].th != T) return 0;
+    for (k = s->nlastseg; k-- > 0; ) {
+      const MPSeg *sg = &s->lastseg[k];
+      cTValue *rf;
+      T = sg->th;
+      if (tvref(T->stack) != sg->stack || T->stacksize < sg->size ||
+	  mp_resumed(T, &rf) != (k ? s->lastseg[k-1].th : L) ||
+	  (sg->first < nlast && last[sg->first].slot != rf))
+	return 0;
+    }
+  }
+  for (i = n, k = 0; i < nlast; i++) {
     const MPFrame *e = &last[i];
     cTValue *ef = e->slot;
+    while (k < s->nlastseg && s->lastseg[k].first == i)
+      st = s->lastseg[k++].stack;  /* On in a resumer's frames. */
     if ((ef - 1)->u64 != e->func || ef->ftsz != e->link ||
 	(e->tag == LJM_FRAME_LUA && funcproto((GCfunc *)e->fn) != e->pt))
       return 0;
     if (frame_isvarg(ef)) {  /* Its real link is in the frame below. */
       cTValue *lf = frame_prevd(ef);
-      if (lf <= tvref(L->stack) + LJ_FR2 || lf >= ef || lf->ftsz != e->link2)
+      if (lf <= st + LJ_FR2 || lf >= ef || lf->ftsz != e->link2)
 	return 0;
     }
   }
@@ -1345,6 +1396,8 @@ static uint32_t mp_stacknode(MemProf *mp, uint32_t n, int cut)
   s->nlast = n;
   s->lastcut = cut;
   s->lastplain = s->curplain && parent == cur[0].node;
+  s->nlastseg = s->ncurseg;
+  memcpy(s->lastseg, s->curseg, s->ncurseg * sizeof(MPSeg));
   return parent;
 }
 
@@ -1411,6 +1464,7 @@ static LJ_NOINLINE int mp_stackevent(MemProf *mp, uint8_t ev, void *optr,
 #endif
   {
     mp->stk->curplain = 1;
+    mp->stk->ncurseg = 0;
     if (f != NULL)
       n = mp_walk(mp, L, f, pc, n, top, &cut);
     if (n == 0 || (node = mp_stacknode(mp, n, cut)) == 0)

@@ -1788,6 +1788,39 @@ START_TEST(stack_coroutine_scheduler)
 }
 END_TEST
 
+/*
+** One coroutine resumed in turn by the same call in the main thread,
+** directly and through another coroutine: its own frames and those of
+** the main thread are the same each time, the chain of resumers is not.
+*/
+START_TEST(stack_coroutine_two_resumers)
+{
+  mpr_stats st;
+  stack_run(NULL, "@tr.lua",
+	    "local function mk() local t = {} return t end\n"	/* 1 */
+	    "local co = coroutine.create(function()\n"		/* 2 */
+	    "  while true do coroutine.yield(mk()) end\n"	/* 3 */
+	    "end)\n"						/* 4 */
+	    "local function step(c) local ok, t = coroutine.resume(c) "
+	    "return t end\n"					/* 5 */
+	    "local r = coroutine.create(function()\n"		/* 6 */
+	    "  while true do coroutine.yield(step(co)) end\n"	/* 7 */
+	    "end)\n"						/* 8 */
+	    "KEEP = {false, false, false, false, false, false}\n" /* 9 */
+	    "for i = 1, 6 do\n"					/* 10 */
+	    "  local c = i % 2 == 1 and co or r\n"		/* 11 */
+	    "  KEEP[i] = step(c)\n"				/* 12 */
+	    "end\n",						/* 13 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  ck_count(&st, MPR_ALLOC, "mk(@tr.lua:1) < (@tr.lua:3) < coroutine.resume < "
+	   "step(@tr.lua:5) < (@tr.lua:12)", 3);
+  ck_count(&st, MPR_ALLOC, "mk(@tr.lua:1) < (@tr.lua:3) < coroutine.resume < "
+	   "step(@tr.lua:5) < (@tr.lua:7) < coroutine.resume < step(@tr.lua:5) < "
+	   "(@tr.lua:12)", 3);
+  mpr_free(&st);
+}
+END_TEST
+
 /* coroutine.wrap as a generator: each value is made under the
 ** generator's caller, through the wrap function. */
 START_TEST(stack_coroutine_generator)
@@ -2170,6 +2203,7 @@ static void s_stacks(Suite *s)
   tcase_add_test(tc, stack_after_error);
   tcase_add_test(tc, stack_coroutines);
   tcase_add_test(tc, stack_coroutine_scheduler);
+  tcase_add_test(tc, stack_coroutine_two_resumers);
   tcase_add_test(tc, stack_coroutine_generator);
   tcase_add_test(tc, stack_coroutine_resumed_from_c);
   tcase_add_test(tc, stack_coroutine_error_jit_on);
