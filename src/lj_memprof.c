@@ -43,6 +43,7 @@
 #include "lj_bc.h"
 #include "lj_debug.h"
 #include "lj_dispatch.h"
+#include "lj_ff.h"
 #if LJ_HASJIT
 #include "lj_jit.h"
 #include "lj_trace.h"
@@ -62,6 +63,18 @@ void (*ljmprof_hook_closed)(void *ud) = NULL;
 
 /* Longest event: header + 6 ULEB128 (location 2, body 4). */
 #define MP_EVMAX	(1 + 6*LJM_FMT_ULEB128_MAX)
+
+/*
+** Where the Lua caller of a frame linked by a return PC was last found,
+** as a distance in slots: a hint only, checked as for any one distance
+** (mp_callerat) before mp_luacaller tries them all.
+*/
+#define MP_CALLHINTS	256
+
+typedef struct MPCallHint {
+  const BCIns *pc;		/* Return PC. */
+  ptrdiff_t dist;		/* Frame minus its caller's frame. */
+} MPCallHint;
 
 typedef struct MemProf {
   global_State *g;		/* The profiled VM. */
@@ -94,6 +107,7 @@ typedef struct MemProf {
   unsigned long long adds;	/* Generation of the objects they were named in. */
   uint32_t depth;		/* Stack depth limit; 0: leaf locations only. */
   struct MPStack *stk;		/* Stack state, with depth only. */
+  MPCallHint hints[MP_CALLHINTS];  /* See MPCallHint. */
 } MemProf;
 
 static void *mp_allocf(void *ud, void *ptr, size_t osize, size_t nsize);
@@ -495,9 +509,40 @@ static cTValue *mp_luacaller(lua_State *L, cTValue *nf, const BCIns *pc)
   return NULL;
 }
 
+/*
+** The Lua caller of frame nf (link pc) at pf (where the last
+** stack or a hint had it): the same check as mp_luacaller's, for one distance. NULL if not.
+*/
+static LJ_AINLINE cTValue *mp_callerat(lua_State *L, cTValue *nf,
+				       const BCIns *pc, cTValue *pf)
+{
+  GCfunc *fn;
+  if (pf == NULL || pf >= nf || (fn = mp_framefunc(L, pf)) == NULL ||
+      !isluafunc(fn) || !mp_pcin(funcproto(fn), pc) ||
+      (ptrdiff_t)bc_a(pc[-1]) != (nf - pf) - 1 - LJ_FR2)
+    return NULL;
+  return pf;
+}
+
+/* mp_luacaller, tried first where its hint for pc says (MPCallHint). */
+static cTValue *mp_luacallerhint(MemProf *mp, lua_State *L, cTValue *nf,
+				 const BCIns *pc)
+{
+  MPCallHint *h = &mp->hints[((uintptr_t)pc >> 2) & (MP_CALLHINTS-1)];
+  cTValue *pf = NULL;
+  if (h->pc == pc && h->dist < nf - tvref(L->stack))
+    pf = mp_callerat(L, nf, pc, nf - h->dist);
+  if (pf == NULL && (pf = mp_luacaller(L, nf, pc)) != NULL) {
+    h->pc = pc;
+    h->dist = nf - pf;
+  }
+  return pf;
+}
+
 /* Charge a built-in at frame nf to the Lua function and line it was
 ** called from, if any. Returns 1 with the location set. */
-static int mp_ffcaller(lua_State *L, cTValue *nf, uint64_t *a, uint64_t *b)
+static int mp_ffcaller(MemProf *mp, lua_State *L, cTValue *nf, uint64_t *a,
+		       uint64_t *b)
 {
   int i;
   for (i = 0; i < 8; i++) {
@@ -507,7 +552,7 @@ static int mp_ffcaller(lua_State *L, cTValue *nf, uint64_t *a, uint64_t *b)
     BCLine line;
     if (frame_islua(nf)) {
       ins = frame_pc(nf);
-      pf = mp_luacaller(L, nf, ins);
+      pf = mp_luacallerhint(mp, L, nf, ins);
     } else if (frame_iscont(nf)) {
       if (!mp_inframe(L, nf - 2 - LJ_FR2)) return 0;
       if (frame_iscont_fficb(nf)) return 0;
@@ -571,7 +616,7 @@ static uint8_t mp_where(MemProf *mp, void *optr, uint64_t *a, uint64_t *b)
   if (fn == NULL) {
     /* A built-in that wrote over its function slot still has its link:
     ** its Lua caller, if any. Else a bottom or dummy frame. */
-    return mp_inframe(L, frame) && mp_ffcaller(L, frame, a, b) ?
+    return mp_inframe(L, frame) && mp_ffcaller(mp, L, frame, a, b) ?
 	   LJM_SRC_LFUNC : LJM_SRC_INTERNAL;
   }
   if (isluafunc(fn)) {  /* Lua function on top: its current line. */
@@ -586,7 +631,7 @@ static uint8_t mp_where(MemProf *mp, void *optr, uint64_t *a, uint64_t *b)
     *b = (uint64_t)line;
     return LJM_SRC_LFUNC;
   }
-  if (isffunc(fn) && mp_ffcaller(L, frame, a, b))
+  if (isffunc(fn) && mp_ffcaller(mp, L, frame, a, b))
     return LJM_SRC_LFUNC;  /* A built-in: charged to its Lua caller. */
   *a = (uintptr_t)fn->c.f;  /* lua_CFunction, or built-in not called from Lua. */
   return LJM_SRC_CFUNC;
@@ -657,6 +702,41 @@ typedef struct MPNode {
   uint32_t id;			/* 0: a free slot. */
 } MPNode;
 
+/*
+** Names of Lua frames by their caller's (prototype, return PC): a chunk
+** loaded and run from the same call site, again and again, gets its
+** name without lj_debug_slotname. Each prototype's entries are in the
+** set of its address, which a new prototype there clears (mp_protonew):
+** only a live prototype can be a frame's caller, so an entry found is
+** the name that prototype gives. A copy, so nothing in the prototype is
+** read again; longer names are not kept.
+*/
+#define MP_NAMESETS	64
+#define MP_NAMEWAYS	4
+#define MP_NAMELEN	46
+
+typedef struct MPName {
+  const GCproto *pt;		/* Caller's prototype (NULL: free). */
+  const BCIns *pc;		/* Its return PC. */
+  uint8_t len;			/* The name's length, */
+  char s[MP_NAMELEN];		/* and the name. */
+} MPName;
+
+/*
+** A resumer in a stack (mp_resumer): the frames of s->cur from first on
+** are in thread th, whose stack was at stack with size slots then.
+** mp_stackagain checks the chain from the main thread again before it
+** reads them.
+*/
+#define MP_SEGS		8
+
+typedef struct MPSeg {
+  lua_State *th;		/* The resumer. */
+  cTValue *stack;		/* Its stack, */
+  MSize size;			/* and that stack's size. */
+  uint32_t first;		/* Index of its first frame. */
+} MPSeg;
+
 typedef struct MPStack {
   MPFrame *last;		/* Frames of the last stack, leaf first. */
   MPFrame *cur;			/* The stack being walked. */
@@ -666,6 +746,7 @@ typedef struct MPStack {
   MPNode *nodes;		/* Open addressing, a power of two of slots. */
   uint32_t mask;		/* Slots - 1. */
   uint32_t nnodes;		/* Nodes announced: the last id given. */
+  uint32_t nused;		/* Slots in use (mp_nodegrow drops dead ones). */
   uint32_t maxnodes;		/* Bound on nnodes. */
   int full;			/* The bound was hit (NODES_FULL written). */
   uint64_t cutevents;		/* Events whose stack the full table cut. */
@@ -675,8 +756,12 @@ typedef struct MPStack {
   cTValue *laststack;		/* its stack then, */
   MSize lastsize;		/* and that stack's size. */
   int lastplain, curplain;	/* Its frames link straight to each other. */
+  MPSeg lastseg[MP_SEGS], curseg[MP_SEGS];  /* Their resumers (MPSeg), */
+  uint32_t nlastseg, ncurseg;	/* and how many. */
   const void *cutfn;		/* The caller of a cut stack's deepest frame, */
   const BCIns *cutpc;		/* and its PC: the frame's name. */
+  MPName names[MP_NAMESETS][MP_NAMEWAYS];  /* See MPName. */
+  uint8_t nameway[MP_NAMESETS];	/* The way each set fills next. */
 } MPStack;
 
 LJ_STATIC_ASSERT(LJMPROF_STACK_DEPTH_DEFAULT == LJM_STACK_DEPTH_DEFAULT &&
@@ -753,6 +838,38 @@ static const char *mp_callname(global_State *g, GCproto *pt, const BCIns *pc)
   return name ? name : "";
 }
 
+static LJ_AINLINE uint32_t mp_nameset(const GCproto *pt)
+{
+  uintptr_t u = (uintptr_t)pt;
+  return (uint32_t)((u >> 4) ^ (u >> 10)) & (MP_NAMESETS - 1);
+}
+
+/* mp_callname through the cache (see MPName); *len gets the length. */
+static const char *mp_cachedname(MemProf *mp, GCproto *pt, const BCIns *pc,
+				 size_t *len)
+{
+  MPStack *s = mp->stk;
+  uint32_t set = mp_nameset(pt), w;
+  MPName *e = s->names[set];
+  const char *name;
+  for (w = 0; w < MP_NAMEWAYS; w++)
+    if (e[w].pt == pt && e[w].pc == pc) {
+      *len = e[w].len;
+      return e[w].s;
+    }
+  name = mp_callname(mp->g, pt, pc);
+  *len = strlen(name);
+  if (*len <= MP_NAMELEN) {
+    e = &e[s->nameway[set]];
+    s->nameway[set] = (uint8_t)((s->nameway[set] + 1) % MP_NAMEWAYS);
+    e->pt = pt;
+    e->pc = pc;
+    e->len = (uint8_t)*len;
+    memcpy(e->s, name, *len);
+  }
+  return name;
+}
+
 /* Announce node id: parent, then frame f (its key a, b). */
 static void mp_putnode(MemProf *mp, uint32_t parent, const MPFrame *f,
 		       const MPFrame *caller, uint64_t a, uint32_t b)
@@ -764,7 +881,8 @@ static void mp_putnode(MemProf *mp, uint32_t parent, const MPFrame *f,
     mp_cfunc(mp, (uintptr_t)a);  /* Its name comes first. */
   if (f->tag == LJM_FRAME_LUA && caller != NULL &&
       caller->tag == LJM_FRAME_LUA && caller->pc != NULL)
-    name = mp_callname(mp->g, funcproto((GCfunc *)caller->fn), caller->pc);
+    name = mp_cachedname(mp, funcproto((GCfunc *)caller->fn), caller->pc,
+			 &len);
   else if (f->tag == LJM_FRAME_FAST)
     len = mp_ffname((unsigned)a, buf, sizeof(buf));
   mp_putbyte(mp, LJM_EV_SYMTAB | LJM_SRC_NODE);
@@ -775,7 +893,7 @@ static void mp_putnode(MemProf *mp, uint32_t parent, const MPFrame *f,
     mp_putu(mp, a);
     mp_putu(mp, b);
     if (name == NULL) name = "";
-    mp_putstr(mp, name, strlen(name));
+    mp_putstr(mp, name, len);
     break;
   case LJM_FRAME_FAST:
     mp_putu(mp, a);
@@ -853,10 +971,14 @@ static int mp_protoadd(MPStack *s, uint64_t k)
   return 1;
 }
 
-/* A new prototype at pt: if nodes name that address, a new generation. */
+/* A new prototype at pt: if nodes name that address, a new generation.
+** The names it gave as a caller are forgotten too. */
 static void mp_protonew(MPStack *s, uintptr_t pt)
 {
   uint32_t i;
+  MPName *e = s->names[mp_nameset((const GCproto *)pt)];
+  for (i = 0; i < MP_NAMEWAYS; i++)
+    if (e[i].pt == (const GCproto *)pt) e[i].pt = NULL;
   if (s->protos == NULL || !s->protos[i = mp_protoslot(s, pt)])
     return;
   s->protos[i] += (uint64_t)1 << 48;
@@ -864,15 +986,33 @@ static void mp_protonew(MPStack *s, uintptr_t pt)
   s->nlast = 0;  /* The last stack's frames may name it. */
 }
 
-/* Twice the slots: 0 if out of memory. */
+/*
+** Is o a node of a prototype that a new one has replaced at its address?
+** No frame can have its key again, so the table need not keep it: the
+** stream has announced it already. Programs that load code all the time
+** (each chunk once, then collected) keep a table of the live code only.
+*/
+static LJ_AINLINE int mp_nodedead(MPStack *s, const MPNode *o)
+{
+  uint64_t k;
+  if (o->tag != LJM_FRAME_LUA || s->protos == NULL) return 0;
+  k = s->protos[mp_protoslot(s, o->a & MP_PTBITS)];
+  return k != 0 && k != o->a;  /* Its address has a newer generation. */
+}
+
+/* Room for more nodes, without the dead ones: 0 if out of memory. */
 static int mp_nodegrow(MPStack *s)
 {
-  uint32_t nsz = s->mask ? 2 * (s->mask + 1) : 1024, i;
-  MPNode *n = (MPNode *)calloc(nsz, sizeof(MPNode));
+  uint32_t nsz = 1024, live = 0, i;
+  MPNode *n;
+  for (i = 0; s->mask && i <= s->mask; i++)
+    if (s->nodes[i].id && !mp_nodedead(s, &s->nodes[i])) live++;
+  while (4 * (uint64_t)(live + 1) > nsz) nsz *= 2;  /* At most half full. */
+  n = (MPNode *)calloc(nsz, sizeof(MPNode));
   if (n == NULL) return 0;
   for (i = 0; s->mask && i <= s->mask; i++) {
     MPNode *o = &s->nodes[i];
-    if (o->id) {
+    if (o->id && !mp_nodedead(s, o)) {
       uint32_t j = mp_nodehash(o->parent, o->tag, o->a, o->b) & (nsz - 1);
       while (n[j].id) j = (j + 1) & (nsz - 1);
       n[j] = *o;
@@ -881,6 +1021,7 @@ static int mp_nodegrow(MPStack *s)
   free(s->nodes);
   s->nodes = n;
   s->mask = nsz - 1;
+  s->nused = live;
   return 1;
 }
 
@@ -920,7 +1061,7 @@ static uint32_t mp_nodeid(MemProf *mp, uint32_t parent, const MPFrame *f,
     }
   }
   if (s->nnodes >= s->maxnodes ||
-      (2 * (s->nnodes + 1) > s->mask + 1 && !mp_nodegrow(s))) {
+      (2 * (s->nused + 1) > s->mask + 1 && !mp_nodegrow(s))) {
     if (!s->full) {  /* Said once: later stacks stop at known nodes. */
       s->full = 1;
       mp_putinfo(mp, LJM_INFO_NODES_FULL, s->nnodes);
@@ -941,22 +1082,8 @@ static uint32_t mp_nodeid(MemProf *mp, uint32_t parent, const MPFrame *f,
   s->nodes[i].b = b;
   s->nodes[i].tag = f->tag;
   s->nodes[i].id = ++s->nnodes;
+  s->nused++;
   return s->nnodes;
-}
-
-/*
-** The Lua caller of frame nf (link pc) where the last stack had it, at
-** pf: the same check as mp_luacaller's, for one distance. NULL if not.
-*/
-static LJ_AINLINE cTValue *mp_callerat(lua_State *L, cTValue *nf,
-				       const BCIns *pc, cTValue *pf)
-{
-  GCfunc *fn;
-  if (pf == NULL || pf >= nf || (fn = mp_framefunc(L, pf)) == NULL ||
-      !isluafunc(fn) || !mp_pcin(funcproto(fn), pc) ||
-      (ptrdiff_t)bc_a(pc[-1]) != (nf - pf) - 1 - LJ_FR2)
-    return NULL;
-  return pf;
 }
 
 /* Is f a dummy frame of L (lua_cpcall and friends put L in the slot)? */
@@ -970,11 +1097,63 @@ static LJ_AINLINE int mp_dummyframe(lua_State *L, cTValue *f)
 }
 
 /*
+** The thread that resumed coroutine X through coroutine.resume or a
+** coroutine.wrap function, and its frame of that built-in, in *rf; NULL
+** if X is the main thread or no such chain leads to it (a coroutine
+** resumed by lua_resume from C). The VM keeps no link to the resumer,
+** and a remembered pointer could be a collected thread: so the chain is
+** followed down from the main thread, which is always alive. A thread
+** that waits in coroutine.resume has its L->base on that frame and keeps
+** the coroutine at base[0], below its L->top (for the collector); a
+** wrap function holds its coroutine as upvalue 1. Each thread reached
+** is referenced by a live slot or closure, so it is alive too; and only
+** X runs, so every thread on the way to it waits, with its base and top
+** as the built-in stored them.
+*/
+#define MP_RESUMEHOPS	64
+
+/* The coroutine that thread T waits for in coroutine.resume or a wrap
+** function, with that built-in's frame in *rf; NULL if none. */
+static lua_State *mp_resumed(lua_State *T, cTValue **rf)
+{
+  cTValue *f = T->base - 1, *co = T->base;
+  GCfunc *fn = mp_framefunc(T, f);
+  if (fn == NULL || !isffunc(fn)) return NULL;
+  *rf = f;
+  if (fn->c.ffid == FF_coroutine_resume)
+    return co < T->top && mp_inframe(T, co) && tvisthread(co) ?
+	   threadV(co) : NULL;
+  if (fn->c.ffid == FF_coroutine_wrap_aux && fn->c.nupvalues >= 1 &&
+      tvisthread(&fn->c.upvalue[0]))
+    return threadV(&fn->c.upvalue[0]);
+  return NULL;
+}
+
+static LJ_NOINLINE lua_State *mp_resumer(global_State *g, lua_State *X,
+					 cTValue **rf)
+{
+  lua_State *T = mainthread(g);
+  int hops;
+  for (hops = 0; hops < MP_RESUMEHOPS && T != X; hops++) {
+    cTValue *f;
+    lua_State *next = mp_resumed(T, &f);
+    if (next == NULL) return NULL;
+    if (next == X) {
+      *rf = f;
+      return T;
+    }
+    T = next;
+  }
+  return NULL;
+}
+
+/*
 ** Walk L's stack from frame f (its PC pc, if it is a Lua frame) down to
-** the bottom, into s->cur from index n, at most the depth limit in all.
-** top: f is the top frame, whose slots a built-in may have written its
-** results over. *cut is set if a frame is left out below the limit.
-** Returns the number of frames in s->cur.
+** the bottom, into s->cur from index n, at most the depth limit in all;
+** at a coroutine's bottom, on into the frames of its resumer
+** (mp_resumer). top: f is the top frame, whose slots a built-in may have
+** written its results over. *cut is set if a frame is left out below the
+** limit. Returns the number of frames in s->cur.
 */
 static uint32_t mp_walk(MemProf *mp, lua_State *L, cTValue *f,
 			const BCIns *pc, uint32_t n, int top, int *cut)
@@ -982,9 +1161,32 @@ static uint32_t mp_walk(MemProf *mp, lua_State *L, cTValue *f,
   MPStack *s = mp->stk;
   MPFrame *cur = s->cur, *last = s->last;
   uint32_t j = 0, nlast = s->nlast, depth = mp->depth;
-  while (mp_inframe(L, f)) {
-    GCfunc *fn = mp_framefunc(L, f);
+  for (;;) {
+    GCfunc *fn;
     cTValue *pf;
+    if (!mp_inframe(L, f)) {
+      lua_State *R;
+      /* The bottom of a coroutine: on in the frame that resumed it. */
+      if (f == tvref(L->stack) + LJ_FR2 &&
+	  (R = mp_resumer(mp->g, L, &pf)) != NULL) {
+	if (s->ncurseg < MP_SEGS) {  /* For mp_stackagain. */
+	  MPSeg *sg = &s->curseg[s->ncurseg++];
+	  sg->th = R;
+	  sg->stack = tvref(R->stack);
+	  sg->size = R->stacksize;
+	  sg->first = n;
+	} else {
+	  s->curplain = 0;
+	}
+	L = R;
+	f = pf;
+	pc = NULL;
+	top = 0;
+	continue;
+      }
+      break;
+    }
+    fn = mp_framefunc(L, f);
     if (fn != NULL) {
       MPFrame *e;
       if (n == depth) {  /* Cut: this frame names the deepest kept one. */
@@ -1027,7 +1229,7 @@ static uint32_t mp_walk(MemProf *mp, lua_State *L, cTValue *f,
       pf = NULL;
       if (j + 1 < nlast && last[j].slot == f)
 	pf = mp_callerat(L, f, pc, last[j+1].slot);
-      if (pf == NULL && (pf = mp_luacaller(L, f, pc)) == NULL)
+      if (pf == NULL && (pf = mp_luacallerhint(mp, L, f, pc)) == NULL)
 	break;
     } else if (frame_iscont(f)) {  /* A metamethod called by the VM. */
       s->curplain = 0;  /* Its caller's PC is in another slot. */
@@ -1079,18 +1281,38 @@ static uint32_t mp_stackagain(MemProf *mp, lua_State *L, cTValue *f,
   uint32_t i, nlast = s->nlast, parent, id;
   /* The slots were inside this stack when walked: still so if it has
   ** not moved or shrunk. A plain last stack has a node in every frame. */
+  cTValue *st = tvref(L->stack);
+  uint32_t k;
   if (!s->lastplain || L != s->lastL || nlast <= n || last[n].slot != f ||
-      tvref(L->stack) != s->laststack || L->stacksize < s->lastsize)
+      st != s->laststack || L->stacksize < s->lastsize)
     return 0;
-  for (i = n; i < nlast; i++) {
+  if (s->nlastseg) {
+    /* The same resumers, waiting in the same frames, their stacks where
+    ** they were: followed from the main thread as mp_resumer does, so
+    ** each is alive before it is read. */
+    lua_State *T = mainthread(mp->g);
+    if (s->lastseg[s->nlastseg-1].th != T) return 0;
+    for (k = s->nlastseg; k-- > 0; ) {
+      const MPSeg *sg = &s->lastseg[k];
+      cTValue *rf;
+      T = sg->th;
+      if (tvref(T->stack) != sg->stack || T->stacksize < sg->size ||
+	  mp_resumed(T, &rf) != (k ? s->lastseg[k-1].th : L) ||
+	  (sg->first < nlast && last[sg->first].slot != rf))
+	return 0;
+    }
+  }
+  for (i = n, k = 0; i < nlast; i++) {
     const MPFrame *e = &last[i];
     cTValue *ef = e->slot;
+    while (k < s->nlastseg && s->lastseg[k].first == i)
+      st = s->lastseg[k++].stack;  /* On in a resumer's frames. */
     if ((ef - 1)->u64 != e->func || ef->ftsz != e->link ||
 	(e->tag == LJM_FRAME_LUA && funcproto((GCfunc *)e->fn) != e->pt))
       return 0;
     if (frame_isvarg(ef)) {  /* Its real link is in the frame below. */
       cTValue *lf = frame_prevd(ef);
-      if (lf <= tvref(L->stack) + LJ_FR2 || lf >= ef || lf->ftsz != e->link2)
+      if (lf <= st + LJ_FR2 || lf >= ef || lf->ftsz != e->link2)
 	return 0;
     }
   }
@@ -1174,6 +1396,8 @@ static uint32_t mp_stacknode(MemProf *mp, uint32_t n, int cut)
   s->nlast = n;
   s->lastcut = cut;
   s->lastplain = s->curplain && parent == cur[0].node;
+  s->nlastseg = s->ncurseg;
+  memcpy(s->lastseg, s->curseg, s->ncurseg * sizeof(MPSeg));
   return parent;
 }
 
@@ -1240,6 +1464,7 @@ static LJ_NOINLINE int mp_stackevent(MemProf *mp, uint8_t ev, void *optr,
 #endif
   {
     mp->stk->curplain = 1;
+    mp->stk->ncurseg = 0;
     if (f != NULL)
       n = mp_walk(mp, L, f, pc, n, top, &cut);
     if (n == 0 || (node = mp_stacknode(mp, n, cut)) == 0)

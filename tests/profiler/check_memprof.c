@@ -1556,12 +1556,22 @@ END_TEST
 /* The node bound (lj_memprof.c); hidden, but linked in here. */
 extern uint32_t lj_memprof_nodes_max;
 
+/* C_RESUME(co): lua_resume from C, which must yield. */
+static int cf_resume_yield(lua_State *L)
+{
+  lua_State *co = lua_tothread(L, 1);
+  ck_assert_int_eq(lua_resume(co, 0), LUA_YIELD);
+  return 0;
+}
+
 /* Run code under name with stacks of depth (leaf-first names), parse. */
 static void stack_run(const char *setup, const char *name, const char *code,
 		      int depth, mpr_stats *st)
 {
   lua_State *L = newvm();
   membuf m = {0};
+  lua_pushcfunction(L, cf_resume_yield);
+  lua_setglobal(L, "C_RESUME");
   if (setup) run(L, "=setup", setup);
   stack_depth = depth;
   mpr_leafnames = 0;  /* Whole stacks. */
@@ -1698,7 +1708,7 @@ START_TEST(stack_after_error)
 }
 END_TEST
 
-/* A coroutine's stack is its own (the resumer is not linked yet). */
+/* A coroutine's stack goes on into the frame that resumed it. */
 START_TEST(stack_coroutines)
 {
   mpr_stats st;
@@ -1719,8 +1729,272 @@ START_TEST(stack_coroutines)
 	    "end)\n"						/* 14 */
 	    "KEEP = {t, w()}\n",				/* 15 */
 	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
-  ck_count(&st, MPR_ALLOC, "mk(@c.lua:1) < (@c.lua:3)", 1);
-  ck_count(&st, MPR_ALLOC, "mk(@c.lua:1) < (@c.lua:12)", 1);
+  ck_count(&st, MPR_ALLOC, "mk(@c.lua:1) < (@c.lua:3) < coroutine.resume < "
+	   "(@c.lua:7) < coroutine.resume < (@c.lua:10)", 1);
+  ck_count(&st, MPR_ALLOC, "mk(@c.lua:1) < (@c.lua:12) < coroutine.wrap_aux < "
+	   "(@c.lua:15)", 1);
+  mpr_free(&st);
+}
+END_TEST
+
+/* A scheduler coroutine resumes a handler coroutine that resumes a
+** third: the handler is seen under the scheduler that runs it. */
+START_TEST(stack_coroutine_scheduler)
+{
+  mpr_stats st;
+  stack_run(NULL, "@k.lua",
+	    "local function mk() local t = {} return t end\n"	/* 1 */
+	    "local third = coroutine.create(function()\n"	/* 2 */
+	    "  local t = mk()\n"				/* 3 */
+	    "  coroutine.yield(t)\n"				/* 4 */
+	    "end)\n"						/* 5 */
+	    "local function handler()\n"			/* 6 */
+	    "  local ok, t = coroutine.resume(third)\n"		/* 7 */
+	    "  local u = {}\n"					/* 8 */
+	    "  coroutine.yield({t, u})\n"			/* 9 */
+	    "end\n"						/* 10 */
+	    "local function scheduler(co)\n"			/* 11 */
+	    "  local ok, t = coroutine.resume(co)\n"		/* 12 */
+	    "  return t\n"					/* 13 */
+	    "end\n"						/* 14 */
+	    "local sched = coroutine.create(function()\n"	/* 15 */
+	    "  local h = coroutine.create(handler)\n"		/* 16 */
+	    "  local t = scheduler(h)\n"			/* 17 */
+	    "  coroutine.yield(t)\n"				/* 18 */
+	    "end)\n"						/* 19 */
+	    "local ok, t = coroutine.resume(sched)\n"		/* 20 */
+	    "KEEP = t\n",					/* 21 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  ck_count(&st, MPR_ALLOC, "mk(@k.lua:1) < (@k.lua:3) < coroutine.resume < "
+	   "(@k.lua:7) < coroutine.resume < scheduler(@k.lua:12) < (@k.lua:17) < "
+	   "coroutine.resume < (@k.lua:20)", 1);
+  ck_count(&st, MPR_ALLOC, "(@k.lua:8) < coroutine.resume < "
+	   "scheduler(@k.lua:12) < (@k.lua:17) < coroutine.resume < (@k.lua:20)",
+	   1);
+  /* Cut within the chain: the depth counts the resumers' frames. */
+  stack_run(NULL, "@k.lua",
+	    "local function mk() local t = {} return t end\n"	/* 1 */
+	    "local co = coroutine.create(function()\n"		/* 2 */
+	    "  local t = mk()\n"				/* 3 */
+	    "  coroutine.yield(t)\n"				/* 4 */
+	    "end)\n"						/* 5 */
+	    "local function drive() local ok, t = coroutine.resume(co) "
+	    "return t end\n"					/* 6 */
+	    "KEEP = drive()\n",					/* 7 */
+	    4, &st);
+  ck_count(&st, MPR_ALLOC, "mk(@k.lua:1) < (@k.lua:3) < coroutine.resume < "
+	   "drive(@k.lua:6) < CUT", 1);
+  mpr_free(&st);
+}
+END_TEST
+
+/*
+** One coroutine resumed in turn by the same call in the main thread,
+** directly and through another coroutine: its own frames and those of
+** the main thread are the same each time, the chain of resumers is not.
+*/
+START_TEST(stack_coroutine_two_resumers)
+{
+  mpr_stats st;
+  stack_run(NULL, "@tr.lua",
+	    "local function mk() local t = {} return t end\n"	/* 1 */
+	    "local co = coroutine.create(function()\n"		/* 2 */
+	    "  while true do coroutine.yield(mk()) end\n"	/* 3 */
+	    "end)\n"						/* 4 */
+	    "local function step(c) local ok, t = coroutine.resume(c) "
+	    "return t end\n"					/* 5 */
+	    "local r = coroutine.create(function()\n"		/* 6 */
+	    "  while true do coroutine.yield(step(co)) end\n"	/* 7 */
+	    "end)\n"						/* 8 */
+	    "KEEP = {false, false, false, false, false, false}\n" /* 9 */
+	    "for i = 1, 6 do\n"					/* 10 */
+	    "  local c = i % 2 == 1 and co or r\n"		/* 11 */
+	    "  KEEP[i] = step(c)\n"				/* 12 */
+	    "end\n",						/* 13 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  ck_count(&st, MPR_ALLOC, "mk(@tr.lua:1) < (@tr.lua:3) < coroutine.resume < "
+	   "step(@tr.lua:5) < (@tr.lua:12)", 3);
+  ck_count(&st, MPR_ALLOC, "mk(@tr.lua:1) < (@tr.lua:3) < coroutine.resume < "
+	   "step(@tr.lua:5) < (@tr.lua:7) < coroutine.resume < step(@tr.lua:5) < "
+	   "(@tr.lua:12)", 3);
+  mpr_free(&st);
+}
+END_TEST
+
+/* coroutine.wrap as a generator: each value is made under the
+** generator's caller, through the wrap function. */
+START_TEST(stack_coroutine_generator)
+{
+  mpr_stats st;
+  stack_run(NULL, "@g.lua",
+	    "local gen = coroutine.wrap(function()\n"		/* 1 */
+	    "  for i = 1, 3 do\n"				/* 2 */
+	    "    local t = {}\n"				/* 3 */
+	    "    coroutine.yield(t)\n"				/* 4 */
+	    "  end\n"						/* 5 */
+	    "end)\n"						/* 6 */
+	    "local function consume()\n"			/* 7 */
+	    "  local a = gen()\n"				/* 8 */
+	    "  return a\n"					/* 9 */
+	    "end\n"						/* 10 */
+	    "KEEP = {}\n"					/* 11 */
+	    "for i = 1, 3 do KEEP[i] = consume() end\n",	/* 12 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  ck_count(&st, MPR_ALLOC, "(@g.lua:3) < coroutine.wrap_aux < "
+	   "consume(@g.lua:8) < (@g.lua:12)", 3);
+  mpr_free(&st);
+}
+END_TEST
+
+/* Resume a coroutine from C, allocate in it: no resumer is linked
+** across C (lua_resume), in the main thread or in a coroutine. */
+START_TEST(stack_coroutine_resumed_from_c)
+{
+  mpr_stats st;
+  stack_run(NULL, "@rc.lua",
+	    "local function mk() local t = {} return t end\n"	/* 1 */
+	    "KEEP = {}\n"					/* 2 */
+	    "local co = coroutine.create(function()\n"		/* 3 */
+	    "  KEEP[#KEEP + 1] = mk()\n"			/* 4 */
+	    "  coroutine.yield()\n"				/* 5 */
+	    "end)\n"						/* 6 */
+	    "local co2 = coroutine.create(function()\n"	/* 7 */
+	    "  KEEP[#KEEP + 1] = mk()\n"			/* 8 */
+	    "  coroutine.yield()\n"				/* 9 */
+	    "end)\n"						/* 10 */
+	    "C_RESUME(co)\n"					/* 11 */
+	    "local outer = coroutine.wrap(function() C_RESUME(co2) end)\n" /* 12 */
+	    "outer()\n",					/* 13 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  ck_count(&st, MPR_ALLOC, "mk(@rc.lua:1) < (@rc.lua:4)", 1);
+  ck_count(&st, MPR_ALLOC, "mk(@rc.lua:1) < (@rc.lua:8)", 1);
+  mpr_free(&st);
+}
+END_TEST
+
+/* A coroutine that errors while resumed: its frames and its resumer's
+** while the error is raised; the next stack shares none of them. */
+static void stack_coroutine_error(const char *setup)
+{
+  mpr_stats st;
+  stack_run(setup, "@ce.lua",
+	    "local function bad() local t = {} error('boom') end\n" /* 1 */
+	    "local co = coroutine.create(function() bad() end)\n"	/* 2 */
+	    "local function run()\n"				/* 3 */
+	    "  local ok, e = coroutine.resume(co)\n"		/* 4 */
+	    "  return e\n"					/* 5 */
+	    "end\n"						/* 6 */
+	    "E = run()\n"					/* 7 */
+	    "local function g() local t = {} return t end\n"	/* 8 */
+	    "KEEP = g()\n"					/* 9 */
+	    "KEEP2 = {coroutine.resume(co)}\n",			/* 10 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  ck_count(&st, MPR_ALLOC, "bad(@ce.lua:1) < (@ce.lua:2) < coroutine.resume < "
+	   "run(@ce.lua:4) < (@ce.lua:7)", 1);
+  ck_assert_uint_gt(mpr_count(&st, MPR_ALLOC, "error < bad(@ce.lua:1) < "
+			      "(@ce.lua:2) < coroutine.resume < run(@ce.lua:4) "
+			      "< (@ce.lua:7)"), 0);
+  ck_count(&st, MPR_ALLOC, "g(@ce.lua:8) < (@ce.lua:9)", 1);
+  mpr_free(&st);
+}
+
+START_TEST(stack_coroutine_error_jit_on)
+{
+  stack_coroutine_error("jit.on()");
+}
+END_TEST
+
+START_TEST(stack_coroutine_error_jit_off)
+{
+  stack_coroutine_error("jit.off()");
+}
+END_TEST
+
+/* A trace in a coroutine: its stack goes on into the resumer too. */
+START_TEST(stack_coroutine_trace)
+{
+  mpr_stats st;
+  unsigned long interp, traced;
+  stack_run("jit.on() jit.flush() jit.opt.start('hotloop=5')", "@ct.lua",
+	    "local co = coroutine.create(function()\n"		/* 1 */
+	    "  local t = require('table.new')(200, 0)\n"	/* 2 */
+	    "  for i = 1, 200 do t[i] = {} end\n"		/* 3 */
+	    "  return t\n"					/* 4 */
+	    "end)\n"						/* 5 */
+	    "local function drive()\n"				/* 6 */
+	    "  local ok, t = coroutine.resume(co)\n"		/* 7 */
+	    "  return t\n"					/* 8 */
+	    "end\n"						/* 9 */
+	    "KEEP = drive()\n",					/* 10 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  interp = mpr_count(&st, MPR_ALLOC, "(@ct.lua:3) < coroutine.resume < "
+		     "drive(@ct.lua:7) < (@ct.lua:10)");
+  traced = mpr_count(&st, MPR_ALLOC, "TRACE [1] < (@ct.lua:3) < "
+		     "coroutine.resume < drive(@ct.lua:7) < (@ct.lua:10)");
+  if (interp + traced != 200 || interp == 0 || traced == 0) mpr_dump(&st);
+  ck_assert_uint_eq(interp + traced, 200);
+  ck_assert_uint_gt(interp, 0);
+  ck_assert_uint_gt(traced, 0);
+  mpr_free(&st);
+}
+END_TEST
+
+/*
+** Many coroutines created and collected between events, some of them
+** the last stack's: nothing of a collected thread is read again (the
+** sanitizer build checks it), and every stack still links.
+*/
+START_TEST(stack_coroutines_collected)
+{
+  mpr_stats st;
+  stack_run("jit.off()", "@cc.lua",
+	    "KEEP = {}\n"						/* 1 */
+	    "local function one(i)\n"					/* 2 */
+	    "  local co = coroutine.create(function(x)\n"		/* 3 */
+	    "    local t = {x}\n"					/* 4 */
+	    "    coroutine.yield(t)\n"				/* 5 */
+	    "  end)\n"						/* 6 */
+	    "  local ok, t = coroutine.resume(co, i)\n"		/* 7 */
+	    "  return t\n"						/* 8 */
+	    "end\n"							/* 9 */
+	    "for i = 1, 2000 do\n"					/* 10 */
+	    "  KEEP[i % 10 + 1] = one(i)\n"				/* 11 */
+	    "  if i % 50 == 0 then collectgarbage() end\n"		/* 12 */
+	    "end\n",							/* 13 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  ck_count(&st, MPR_ALLOC, "(@cc.lua:4) < coroutine.resume < one(@cc.lua:7) "
+	   "< (@cc.lua:11)", 2000);
+  mpr_free(&st);
+}
+END_TEST
+
+/*
+** Chunks loaded, run once and collected, thousands of them: the writer
+** forgets the nodes of collected code (their prototypes' addresses are
+** new prototypes'), never those of the code that stays, and every stack
+** is still right.
+*/
+START_TEST(stack_loaded_chunks_collected)
+{
+  mpr_stats st;
+  stack_run("jit.off()", "@lc.lua",
+	    "KEEP = {}\n"						/* 1 */
+	    "local function call(f) local r = f() return r end\n"	/* 2 */
+	    "for i = 1, 3000 do\n"					/* 3 */
+	    "  local f = load('local t = {} return t', '=chunk')\n"	/* 4 */
+	    "  KEEP[i % 8 + 1] = call(f)\n"				/* 5 */
+	    "  if i % 100 == 0 then collectgarbage() end\n"		/* 6 */
+	    "end\n"							/* 7 */
+	    "local function mk() local t = {} return t end\n"	/* 8 */
+	    "for i = 1, 3 do KEEP[i] = mk() end\n",			/* 9 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  ck_count(&st, MPR_ALLOC, "f(=chunk:1) < call(@lc.lua:2) < (@lc.lua:5)",
+	   3000);
+  ck_count(&st, MPR_ALLOC, "mk(@lc.lua:8) < (@lc.lua:9)", 3);
+  /* One node a chunk, and the few of the loop, each announced once. */
+  if (st.nodes < 3000 || st.nodes > 3000 + 12) mpr_dump(&st);
+  ck_assert_uint_ge(st.nodes, 3000);
+  ck_assert_uint_le(st.nodes, 3000 + 12);
   mpr_free(&st);
 }
 END_TEST
@@ -1928,6 +2202,15 @@ static void s_stacks(Suite *s)
   tcase_add_test(tc, stack_pcall_xpcall);
   tcase_add_test(tc, stack_after_error);
   tcase_add_test(tc, stack_coroutines);
+  tcase_add_test(tc, stack_coroutine_scheduler);
+  tcase_add_test(tc, stack_coroutine_two_resumers);
+  tcase_add_test(tc, stack_coroutine_generator);
+  tcase_add_test(tc, stack_coroutine_resumed_from_c);
+  tcase_add_test(tc, stack_coroutine_error_jit_on);
+  tcase_add_test(tc, stack_coroutine_error_jit_off);
+  tcase_add_test(tc, stack_coroutine_trace);
+  tcase_add_test(tc, stack_coroutines_collected);
+  tcase_add_test(tc, stack_loaded_chunks_collected);
   tcase_add_test(tc, stack_ffi_callback);
   tcase_add_test(tc, stack_hook);
   tcase_add_test(tc, stack_metamethods);
