@@ -45,6 +45,7 @@ tools_libmpprofile_a_SOURCES = \
 	tools/profile/mp_locs.c tools/profile/mp_resolve.c \
 	tools/profile/mp_symbols.c tools/profile/mp_overrides.c \
 	tools/profile/mp_stacks.c \
+	tools/profile/mp_timeline.c \
 	tools/profile/mp_live.h tools/profile/mp_read.c \
 	tools/profile/mp_pipeline.c
 

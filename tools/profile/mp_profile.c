@@ -39,6 +39,7 @@ void mp_profile_init(struct mp_profile *p, enum mp_group group)
   mp_map_init(&p->trace_funcs);
   mp_map_init(&p->loc_snodes);
   mp_resolve_reset(p);
+  mp_timeline_begin_file(p);
 }
 
 struct mp_profile *mp_profile_new(enum mp_group group, unsigned needs)
@@ -119,6 +120,8 @@ int mp_profile_stack(const struct mp_profile *p, uint32_t id,
   out->realloc_bytes = c->realloc_bytes;
   out->held_blocks = c->held_blocks;
   out->held_bytes = c->held_bytes;
+  out->temporary = c->temporary;
+  out->temporary_bytes = c->temporary_bytes;
   return (c->n_alloc | c->n_realloc | c->held_blocks) != 0;
 }
 
@@ -134,6 +137,7 @@ void mp_profile_free(struct mp_profile *p)
   free(p->auxs);
   free(p->loc_slots);
   mp_stacks_free(p);
+  mp_timeline_free(p);
   memset(p, 0, sizeof(*p));
 }
 
@@ -220,6 +224,8 @@ static void next_file(struct mp_profile *p)
 {
   memset(&p->file, 0, sizeof(p->file));
   p->file_events = 0;
+  p->fresh_block = 0;
+  mp_timeline_begin_file(p);
   mp_symtab_free(&p->symtab);
   mp_symtab_init(&p->symtab);
   mp_heap_clear(&p->heap);
@@ -236,6 +242,8 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
   /* The counts by kind and the bytes are the locations' sums, taken
   ** once reading is done (mp_profile_done_reading). */
   f->live_blocks = mp_heap_count(&p->heap);
+  if (mp_timeline_end_file(p) < 0)
+    p->oom = 1;
   t->n_sym_proto += f->n_sym_proto;
   t->n_sym_cfunc += f->n_sym_cfunc;
   t->n_sym_trace += f->n_sym_trace;
