@@ -24,6 +24,9 @@ static void stat_help(FILE *out)
   fputs(
 "  -H, --human-readable   sizes in B, KiB, MiB, GiB\n"
 "  -m, --merge            one summary for all files\n"
+"      --timeline         text: the heap over time, at most 20 moments\n"
+"                         spread over each file and its peak (JSON always\n"
+"                         has its timeline, a few hundred points a file)\n"
 "  -h, --help             this text\n"
 "\n"
 "Exit status: 0 success, 1 error (no input could be read), 2 usage error,\n"
@@ -38,6 +41,7 @@ int ljmprof_cmd_stat(int argc, char **argv)
     {"format", required_argument, NULL, 'f'},
     {"human-readable", no_argument, NULL, 'H'},
     {"merge", no_argument, NULL, 'm'},
+    {"timeline", no_argument, NULL, OPT_TIMELINE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}
   };
