@@ -36,16 +36,16 @@ static MP_LIVE_INLINE uint32_t mp_live_disown(struct mp_profile *p,
 }
 
 /* A temporary allocation: block b (its owner not yet disowned) of
-** location orig, freed by the event right after the one that made it. */
-static inline int mp_live_temporary(struct mp_profile *p, struct mp_lrec *orig,
+** location id orig, freed by the event right after the one that made it. */
+int mp_live_grow_temps(struct mp_profile *p, uint32_t id);
+
+static inline int mp_live_temporary(struct mp_profile *p, uint32_t orig,
 				    const struct mp_block *b, int stacks)
 {
-  struct mp_lext *e;
-  if (!mp_locs_has_ext(p, orig))
+  if (orig >= p->ntemps && mp_live_grow_temps(p, orig) < 0)
     return -1;
-  e = &p->exts[orig->ext - 1];
-  e->temporary++;
-  e->temporary_bytes += b->size;
+  p->temps[orig].count++;
+  p->temps[orig].bytes += b->size;
   if (stacks) {
     p->scounts[b->loc].temporary++;
     p->scounts[b->loc].temporary_bytes += b->size;
@@ -78,8 +78,8 @@ static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
     return 0;
   }
   if (temporary &&
-      mp_live_temporary(p, &p->locs[stacks ? p->snodes[b.loc].leaf : b.loc],
-			&b, stacks) < 0)
+      mp_live_temporary(p, stacks ? p->snodes[b.loc].leaf : b.loc, &b,
+			stacks) < 0)
     return -1;
   orig_id = mp_live_disown(p, b.loc, b.size, stacks);
   orig = &p->locs[orig_id];

@@ -135,10 +135,25 @@ void mp_profile_free(struct mp_profile *p)
   free(p->locs);
   free(p->exts);
   free(p->auxs);
+  free(p->temps);
   free(p->loc_slots);
   mp_stacks_free(p);
   mp_timeline_free(p);
   memset(p, 0, sizeof(*p));
+}
+
+int mp_live_grow_temps(struct mp_profile *p, uint32_t id)
+{
+  uint32_t n = p->ntemps ? p->ntemps : 64;
+  struct mp_ltemp *t;
+  while (n <= id)
+    n = n > UINT32_MAX / 2 ? UINT32_MAX : 2 * n;
+  if (n <= id || !(t = realloc(p->temps, (size_t)n * sizeof(*t))))
+    return -1;
+  memset(t + p->ntemps, 0, (size_t)(n - p->ntemps) * sizeof(*t));
+  p->temps = t;
+  p->ntemps = n;
+  return 0;
 }
 
 int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)

@@ -58,8 +58,11 @@ struct mp_lrec {
 struct mp_lext {
   uint64_t n_realloc, realloc_new, realloc_old;
   uint64_t n_free, free_bytes;
-  uint64_t temporary, temporary_bytes;	/* Blocks made here that the next
-					** memory event freed. */
+};
+
+/* Blocks made at a location that the next memory event freed. */
+struct mp_ltemp {
+  uint64_t count, bytes;
 };
 
 struct mp_laux {
@@ -132,6 +135,11 @@ struct mp_profile {
   uint32_t nexts, exts_cap;
   struct mp_laux *auxs;
   uint32_t nauxs, auxs_cap;
+  /* Temporary allocations by location id, up to ntemps (made on the
+  ** first: most profiles' locations have none, and their side records
+  ** (ext) stay in the order that the read paths make them). */
+  struct mp_ltemp *temps;
+  uint32_t ntemps;
   uint64_t *loc_slots;		/* Location hash: hash << 32 | (id + 1). */
   uint32_t loc_mask;
   /* Override pairs: an array of struct mp_override with counts
