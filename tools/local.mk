@@ -151,7 +151,8 @@ tests_tools_test_analyses_CPPFLAGS = $(AM_CPPFLAGS) $(MP_CPPFLAGS)
 tests_tools_test_analyses_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_tools_test_analyses_SOURCES = tests/tools/test_analyses.c
 tests_tools_test_analyses_LDADD = $(MP_LIBS) $(CHECK_LIBS)
-TESTS += tests/tools/test_analyses
+TESTS += tests/tools/test_analyses tests/tools/analyses.test
+EXTRA_DIST += tests/tools/analyses.test tests/tools/analyses.lua
 EXTRA_DIST += tests/tools/diff.test tests/tools/diff.lua
 
 TESTS += tests/tools/test_parse tests/tools/test_pprof tests/tools/golden.test \
