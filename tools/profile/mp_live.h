@@ -37,8 +37,6 @@ static MP_LIVE_INLINE uint32_t mp_live_disown(struct mp_profile *p,
 
 /* A temporary allocation: block b (its owner not yet disowned) of
 ** location id orig, freed by the event right after the one that made it. */
-int mp_live_grow_temps(struct mp_profile *p, uint32_t id);
-
 static inline int mp_live_temporary(struct mp_profile *p, uint32_t orig,
 				    const struct mp_block *b, int stacks)
 {

@@ -249,6 +249,10 @@ static inline int mp_locs_has_ext(struct mp_profile *p, struct mp_lrec *r)
   return r->ext || mp_locs_new_ext(p, r);
 }
 
+/* Temporaries by location id up to id at least (mp_profile.c): 0, or -1
+** when out of memory. */
+int mp_live_grow_temps(struct mp_profile *p, uint32_t id);
+
 /* -- mp_resolve.c -------------------------------------------------------- */
 
 /*
