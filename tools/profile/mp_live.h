@@ -63,22 +63,24 @@ static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
   struct mp_block b;
   struct mp_lrec *orig;
   uint32_t orig_id;
-  int temporary = is_free && addr == p->fresh_block &&
-		  (unsigned)huge == p->fresh_huge;
 
-  p->fresh_block = 0;
-  if (addr == 0)
+  if (addr == 0) {
+    p->fresh_block = 0;
     return 0;	/* free(NULL), realloc(NULL, n): nothing was held. */
+  }
   if (!(huge ? mp_heap_take_huge(&p->heap, addr, &b)
 	      : mp_heap_take(&p->heap, addr, &b))) {
     p->file.untracked_frees++;
     p->file.untracked_bytes += size;
+    p->fresh_block = 0;
     return 0;
   }
-  if (temporary &&
+  /* Addresses without a key are rare: not followed (fresh_block 0). */
+  if (is_free && !huge && addr == p->fresh_block &&
       mp_live_temporary(p, stacks ? p->snodes[b.loc].leaf : b.loc, &b,
 			stacks) < 0)
     return -1;
+  p->fresh_block = 0;
   orig_id = mp_live_disown(p, b.loc, b.size, stacks);
   orig = &p->locs[orig_id];
   orig->released++;
@@ -97,8 +99,7 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
   struct mp_lrec *l;
   int rc;
 
-  p->fresh_block = addr;
-  p->fresh_huge = (unsigned)huge;
+  p->fresh_block = huge ? 0 : addr;
   if (addr == 0)
     return 0;	/* A failed allocation holds nothing. */
   rc = huge ? mp_heap_put_huge(&p->heap, addr, size, owner, &old)

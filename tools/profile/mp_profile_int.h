@@ -173,10 +173,9 @@ struct mp_profile {
   struct mp_summary file;
   uint64_t file_events;		/* Memory events of the file so far. */
   /* The heap key of the block the last memory event made (0: it made
-  ** none), and whether it is an address without a key: a free of it by
-  ** the next event is a temporary allocation. */
+  ** none, or one at an address without a key): a free of it by the next
+  ** event is a temporary allocation. */
   uint64_t fresh_block;
-  unsigned fresh_huge;
   /* The file's timeline: every tl_stride-th event (the next at tl_next),
   ** the peak's blocks and time, the last time mark (MP_NO_TIME: none
   ** yet); the timelines of the files finished. */
