@@ -122,6 +122,8 @@ START_TEST(temporaries_by_location)
     ck_assert_uint_eq(counts_of(p, 7).temporary, 0);
     ck_assert_uint_eq(mp_profile_measure(p, loc_of(p, 1),
 					 MP_MEASURE_TEMPORARY), 2);
+    ck_assert_uint_eq(mp_profile_total(p)->temporary, 3);
+    ck_assert_uint_eq(mp_profile_total(p)->temporary_bytes, 74);
     mp_profile_delete(p);
   }
 }

@@ -210,6 +210,10 @@ static void loc_sums(const struct mp_profile *p, struct mp_summary *s)
     s->bytes_allocated += e->realloc_new;
     s->bytes_freed += e->realloc_old + e->free_bytes;
   }
+  for (i = 0; i < p->ntemps; i++) {
+    s->temporary += p->temps[i].count;
+    s->temporary_bytes += p->temps[i].bytes;
+  }
 }
 
 void mp_profile_done_reading(struct mp_profile *p)
@@ -223,6 +227,8 @@ void mp_profile_done_reading(struct mp_profile *p)
   p->total.n_free = s.n_free;
   p->total.bytes_allocated = s.bytes_allocated;
   p->total.bytes_freed = s.bytes_freed;
+  p->total.temporary = s.temporary;
+  p->total.temporary_bytes = s.temporary_bytes;
   mp_symtab_free(&p->symtab);
   mp_symtab_init(&p->symtab);
   mp_heap_free(&p->heap);

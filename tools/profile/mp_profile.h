@@ -133,6 +133,9 @@ struct mp_summary {
 				** allocated before profiling started. */
   uint64_t untracked_bytes;
   uint64_t overwritten;		/* Allocs at an address already live. */
+  uint64_t temporary, temporary_bytes;	/* Blocks freed by the next
+					** event (summed when reading is
+					** done, as the counts by kind). */
   uint64_t files, truncated_files;
   /* The profile extension: files that have it, stack nodes announced,
   ** the largest depth limit, and what a full node table cut (the

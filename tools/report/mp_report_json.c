@@ -108,7 +108,10 @@ static void mp_json_summary(FILE *out, const struct mp_profile *p,
     json_cstr(out, in->files[s->peak_file]);
   else
     fputs("null", out);
-  fprintf(out, ",\n%s  \"live_bytes_end\": %llu,\n", ind, U(s->live_bytes));
+  fprintf(out, ",\n%s  \"temporary_blocks\": %llu,\n", ind, U(s->temporary));
+  fprintf(out, "%s  \"temporary_bytes\": %llu,\n", ind,
+	  U(s->temporary_bytes));
+  fprintf(out, "%s  \"live_bytes_end\": %llu,\n", ind, U(s->live_bytes));
   fprintf(out, "%s  \"live_blocks_end\": %llu,\n", ind, U(s->live_blocks));
   fprintf(out, "%s  \"untracked_frees\": %llu,\n", ind, U(s->untracked_frees));
   fprintf(out, "%s  \"untracked_bytes\": %llu,\n", ind, U(s->untracked_bytes));

@@ -107,6 +107,10 @@ int mp_stat_text(FILE *out, struct mp_profile *p,
     fprintf(out, " of %s", mp_name_escaped(&b, in->files[s->peak_file]));
   fputc('\n', out);
   b.len = 0;
+  mp_name_bytes(&b, s->temporary_bytes, o->human);
+  fprintf(out, "temporary allocs:   %llu (%s freed by the next event)\n",
+	  U(s->temporary), b.data ? b.data : "");
+  b.len = 0;
   mp_name_bytes(&b, s->live_bytes, o->human);
   fprintf(out, "live heap at end:   %s in %llu blocks\n", b.data ? b.data : "",
 	  U(s->live_blocks));
