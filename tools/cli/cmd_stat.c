@@ -16,8 +16,9 @@ static void stat_help(FILE *out)
   fputs(
 "Usage: ljmprof stat [OPTION]... FILE...\n"
 "Summarise memprof streams: events by kind, bytes allocated and freed,\n"
-"peak live heap and the event where it was reached, live heap at the end,\n"
-"symbols, and whether the stream is complete.\n"
+"peak live heap and the event where it was reached, temporary allocations\n"
+"(blocks freed by the next event), live heap at the end, symbols, and\n"
+"whether the stream is complete.\n"
 "\n", out);
   fprintf(out, "  -f, --format=FMT       %s\n",
 	  mp_format_list(formats, sizeof(formats), 1, 0, 1));
