@@ -45,6 +45,7 @@ tools_libmpprofile_a_SOURCES = \
 	tools/profile/mp_locs.c tools/profile/mp_resolve.c \
 	tools/profile/mp_symbols.c tools/profile/mp_overrides.c \
 	tools/profile/mp_stacks.c \
+	tools/profile/mp_timeline.c \
 	tools/profile/mp_live.h tools/profile/mp_read.c \
 	tools/profile/mp_pipeline.c
 
@@ -142,6 +143,16 @@ tests_tools_test_diff_SOURCES = tests/tools/test_diff.c
 tests_tools_test_diff_LDADD = $(MP_LIBS) $(CHECK_LIBS)
 
 TESTS += tests/tools/test_diff tests/tools/diff.test
+
+# The peak, the heap over time and temporary allocations, on crafted
+# streams read both ways.
+check_PROGRAMS += tests/tools/test_analyses
+tests_tools_test_analyses_CPPFLAGS = $(AM_CPPFLAGS) $(MP_CPPFLAGS)
+tests_tools_test_analyses_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_tools_test_analyses_SOURCES = tests/tools/test_analyses.c
+tests_tools_test_analyses_LDADD = $(MP_LIBS) $(CHECK_LIBS)
+TESTS += tests/tools/test_analyses tests/tools/analyses.test
+EXTRA_DIST += tests/tools/analyses.test tests/tools/analyses.lua
 EXTRA_DIST += tests/tools/diff.test tests/tools/diff.lua
 
 TESTS += tests/tools/test_parse tests/tools/test_pprof tests/tools/golden.test \

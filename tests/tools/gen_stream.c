@@ -201,6 +201,39 @@ static void scenario_stacks(struct mpw *w)
   mpw_epilogue(w);
 }
 
+/* Time marks, a peak in the middle, temporary allocations: the peak is
+** event 5 (5500 bytes in 3 blocks, 1 s in); 1.5 s is event 6 (1500
+** bytes); line 6 makes 2 temporaries of its 3 blocks (30 bytes), line 11
+** 1 (by a realloc, 16 bytes); line 6's block freed after another
+** allocation, line 10's reallocated, are not. */
+static void scenario_moments(struct mpw *w)
+{
+  const uint64_t s = 1000000000u;
+  mpw_symtab_begin_ext(w);
+  mpw_symtab_lfunc(w, 0x1000, "@app.lua", 0);
+  mpw_symtab_end(w);
+  mpw_info(w, LJM_INFO_TIME, 0);
+  mpw_alloc(w, mpw_lua(0x1000, 5), 0x100, 1000);		/* 1 */
+  mpw_alloc(w, mpw_lua(0x1000, 6), 0x200, 10);
+  mpw_free_ev(w, mpw_lua(0x1000, 6), 0x200, 10);		/* Temporary. */
+  mpw_info(w, LJM_INFO_TIME, 1 * s);
+  mpw_alloc(w, mpw_lua(0x1000, 7), 0x300, 4000);
+  mpw_alloc(w, mpw_lua(0x1000, 8), 0x400, 500);		/* 5: peak. */
+  mpw_free_ev(w, mpw_internal(), 0x300, 4000);
+  mpw_info(w, LJM_INFO_TIME, 2 * s);
+  mpw_alloc(w, mpw_lua(0x1000, 6), 0x500, 20);		/* 7 */
+  mpw_free_ev(w, mpw_internal(), 0x500, 20);		/* Temporary. */
+  mpw_realloc(w, mpw_lua(0x1000, 9), 0x400, 500, 0x600, 600);
+  mpw_alloc(w, mpw_lua(0x1000, 6), 0x700, 30);		/* 10 */
+  mpw_alloc(w, mpw_lua(0x1000, 5), 0x800, 40);
+  mpw_free_ev(w, mpw_internal(), 0x700, 30);		/* Not: 11 between. */
+  mpw_alloc(w, mpw_lua(0x1000, 10), 0x900, 8);
+  mpw_realloc(w, mpw_lua(0x1000, 11), 0x900, 8, 0x900, 16);
+  mpw_free_ev(w, mpw_internal(), 0x900, 16);		/* 15: temporary. */
+  mpw_info(w, LJM_INFO_TIME, 3 * s);
+  mpw_epilogue(w);
+}
+
 struct scenario {
   const char *name;
   void (*write)(struct mpw *w);
@@ -214,6 +247,7 @@ static const struct scenario scenarios[] = {
   {"traces", scenario_traces},
   {"escapes", scenario_escapes},
   {"stacks", scenario_stacks},
+  {"moments", scenario_moments},
 };
 
 #define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))

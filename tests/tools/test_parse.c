@@ -2157,6 +2157,7 @@ START_TEST(stack_frame_parts_and_cut_note)
   in.nfiles = 1;
   in.truncated = &truncated;
   in.events_read = &events;
+  in.at_events = NULL;
   out = tmpfile();
   ck_assert_int_eq(mp_report_text(out, p, &o, &in), 0);
   rewind(out);

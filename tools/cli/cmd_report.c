@@ -23,6 +23,14 @@ static void report_help(FILE *out)
   fputs(
 "  -l, --leak-only        text: only the HEAP SUMMARY of memory still held\n"
 "                         at the end, per allocating location\n"
+"      --at=MOMENT        what was live at one moment instead of the end:\n"
+"                         peak (each file's highest live heap, as 'ljmprof\n"
+"                         stat' names it) or #EVENT (after memory event\n"
+"                         EVENT); text: its HEAP SUMMARY; folded, svg:\n"
+"                         held bytes by default\n"
+"      --temporary        text: the TEMPORARY ALLOCATIONS, blocks freed by\n"
+"                         the very next memory event, per allocating\n"
+"                         location (after the other sections)\n"
 "  -H, --human-readable   sizes in B, KiB, MiB, GiB\n"
 "  -g, --group=BY         line (default), function (chunk:linedefined) or\n"
 "                         chunk: how finely Lua locations are told apart\n"
@@ -61,6 +69,8 @@ int ljmprof_cmd_report(int argc, char **argv)
     {"top", required_argument, NULL, 'n'},
     {"value", required_argument, NULL, OPT_VALUE},
     {"callers", required_argument, NULL, OPT_CALLERS},
+    {"at", required_argument, NULL, OPT_AT},
+    {"temporary", no_argument, NULL, OPT_TEMPORARY},
     {"merge", no_argument, NULL, 'm'},
     {"output", required_argument, NULL, 'o'},
     {"list-formats", no_argument, NULL, OPT_LIST_FORMATS},

@@ -162,3 +162,74 @@ enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
   mp_buf_free(&name);
   return res;
 }
+
+enum mp_load_result mp_load_upto(struct mp_profile *p, const char *path,
+				 const char *cmd, const char *opt,
+				 uint64_t limit, uint64_t *events)
+{
+  int is_stdin = !strcmp(path, "-");
+  struct mp_buf name = {0};
+  const char *shown = mp_name_escaped(&name, is_stdin ? "<stdin>" : path);
+  enum mp_load_result res = MP_LOAD_ERROR;
+  enum mp_status st = MP_OK;
+  struct mp_reader *r = NULL;
+  struct mp_event ev;
+  uint64_t n = 0;
+  int fd;
+
+  fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    ljmprof_error("%s: %s", shown, strerror(errno));
+    goto out;
+  }
+  if (!(r = mp_reader_new_fd(fd, -1))) {
+    ljmprof_error("%s: out of memory", shown);
+    mp_profile_set_oom(p);
+    goto out;
+  }
+  /* Up to the memory event after the limit (left unaccounted), so that
+  ** even #0 finds out whether the file is a stream. */
+  while ((st = mp_reader_next(r, &ev)) == MP_OK) {
+    if (!mp_event_is_symbol(ev.type) && n == limit)
+      break;
+    if (mp_profile_event(p, &ev) < 0) {
+      ljmprof_error("%s: out of memory at byte %llu", shown,
+		    (unsigned long long)ev.offset);
+      goto out;
+    }
+    if (!mp_event_is_symbol(ev.type))
+      n++;
+  }
+  *events = n;
+  if (st == MP_ERROR && n == 0 && !mp_profile_oom(p)) {
+    ljmprof_error("%s: byte %llu: %s", shown,
+		  (unsigned long long)mp_reader_error_offset(r),
+		  mp_reader_error(r));
+  } else if (n == limit) {
+    /* Damage after the moment does not change what was before it. */
+    res = MP_LOAD_OK;
+  } else if (st == MP_ERROR) {
+    ljmprof_error("%s: byte %llu: %s; %s=#%llu is past the %llu events "
+		  "before it", shown,
+		  (unsigned long long)mp_reader_error_offset(r),
+		  mp_reader_error(r), opt, (unsigned long long)limit,
+		  (unsigned long long)n);
+  } else if (st == MP_TRUNCATED) {
+    ljmprof_error("%s is truncated after %llu events: %s=#%llu is past "
+		  "them", shown, (unsigned long long)n, opt,
+		  (unsigned long long)limit);
+  } else {
+    ljmprof_error("%s: %s=#%llu is past the end of %s (%llu events)", cmd, opt,
+		  (unsigned long long)limit, shown, (unsigned long long)n);
+  }
+out:
+  if (res == MP_LOAD_OK)
+    mp_profile_end_file(p, 0);
+  else
+    mp_profile_drop_file(p);
+  mp_reader_free(r);
+  if (fd > 0 && !is_stdin)
+    close(fd);
+  mp_buf_free(&name);
+  return res;
+}

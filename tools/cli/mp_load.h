@@ -32,4 +32,16 @@ enum mp_load_result {
 enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
 				 uint64_t *events);
 
+/*
+** The first limit memory events of path (and the symbols before them)
+** into p: the stream at one moment (diff --from/--to, report --at).
+** Reading stops there: damage after it does not matter. *events gets
+** the events accounted; MP_LOAD_ERROR (said, naming cmd and what asked
+** for the moment, e.g. "--at=#7") when the file cannot be read, is no
+** stream, or ends before limit.
+*/
+enum mp_load_result mp_load_upto(struct mp_profile *p, const char *path,
+				 const char *cmd, const char *opt,
+				 uint64_t limit, uint64_t *events);
+
 #endif

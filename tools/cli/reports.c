@@ -43,6 +43,37 @@ static int parse_count(const char *s, uint64_t *out)
   return 0;
 }
 
+/* A memory event number: digits only, 0 allowed (before the first). */
+static int parse_event(const char *s, uint64_t *out)
+{
+  char *end;
+  unsigned long long v;
+  if (*s < '0' || *s > '9')
+    return -1;
+  errno = 0;
+  v = strtoull(s, &end, 10);
+  if (errno == ERANGE || *end)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+/* Seconds since the stream began, as nanoseconds: a finite number, not
+** negative, no sign. */
+static int parse_seconds(const char *s, uint64_t *ns)
+{
+  char *end;
+  double v;
+  if (!((*s >= '0' && *s <= '9') || *s == '.'))
+    return -1;
+  errno = 0;
+  v = strtod(s, &end);
+  if (errno == ERANGE || *end || !(v >= 0) || v > 1.8e10)
+    return -1;
+  *ns = (uint64_t)(v * 1e9 + 0.5);
+  return 0;
+}
+
 /*
 ** An option that the chosen format does not take: name the formats that
 ** take it and, for --leak-only, where each other format has the same.
@@ -189,6 +220,23 @@ static int parse_args(struct cli *c, int argc, char **argv)
       else if (parse_count(optarg, &c->ro.callers) < 0)
 	return usage_error(c, "--callers needs a number, not", optarg);
       break;
+    case OPT_TIMELINE:
+      c->ro.timeline = 1;
+      break;
+    case OPT_TEMPORARY:
+      c->ro.temporary = 1;
+      break;
+    case OPT_AT:
+      c->at = optarg;
+      c->at_peak = !strcmp(optarg, "peak");
+      if (c->at_peak || (optarg[0] == '#' &&
+			 parse_event(optarg + 1, &c->at_event) == 0))
+	break;
+      if (parse_seconds(optarg, &c->ro.at_ns) < 0)
+	return usage_error(c, "--at needs peak, #EVENT or SECONDS, not",
+			   optarg);
+      c->ro.at_seconds = optarg;
+      break;
     case 'm':
       c->merge = 1;
       break;
@@ -217,6 +265,8 @@ static int parse_args(struct cli *c, int argc, char **argv)
     return option_error(c, "--leak-only", MP_FMT_LEAK_ONLY);
   if (c->callers_given && !(flags & MP_FMT_CALLERS))
     return option_error(c, "--callers", MP_FMT_CALLERS);
+  if (c->ro.temporary && !(flags & MP_FMT_TEMPORARY))
+    return option_error(c, "--temporary", MP_FMT_TEMPORARY);
   if ((flags & MP_FMT_BINARY) && !c->output && isatty(STDOUT_FILENO)) {
     ljmprof_error("%s: the %s format is binary: not written to a terminal "
 		  "(use -o FILE or redirect the output)", c->name,
@@ -225,6 +275,15 @@ static int parse_args(struct cli *c, int argc, char **argv)
   }
   if (c->output && output_is_input(c, argv + optind, argc - optind))
     return LJMPROF_EXIT_USAGE;
+  if (c->at) {
+    /* What was live then: the leak summary, held bytes by default. */
+    c->ro.at = 1;
+    c->ro.at_peak = c->at_peak;
+    if (flags & MP_FMT_LEAK_ONLY)
+      c->ro.leak_only = 1;
+    if (!c->value_given)
+      c->ro.value = MP_VALUE_HELD_BYTES;
+  }
   if (flags & MP_FMT_MERGED)
     c->merge = 1;
   if ((flags & MP_FMT_FRAMES) && c->group == MP_GROUP_LINE)
@@ -291,12 +350,116 @@ static struct mp_profile *new_profile(const struct cli *c, struct outcome *o)
   return p;
 }
 
+/*
+** The memory event of path at c->ro.at_ns: the events before the first
+** time mark later than it. 0, or -1 (said) when the stream cannot be
+** read, has no marks, or ends before a mark that late.
+*/
+static int event_at_time(const struct cli *c, const char *path,
+			 uint64_t *at)
+{
+  struct mp_buf name = {0};
+  const char *shown = mp_name_escaped(&name, path);
+  struct mp_reader *r = NULL;
+  struct mp_event ev;
+  enum mp_status st;
+  uint64_t n = 0, last = MP_NO_TIME, last_n = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
+
+  if (fd < 0) {
+    ljmprof_error("%s: %s", shown, strerror(errno));
+    goto out;
+  }
+  if (!(r = mp_reader_new_fd(fd, -1))) {
+    ljmprof_error("%s: out of memory", shown);
+    goto out;
+  }
+  while ((st = mp_reader_next(r, &ev)) == MP_OK) {
+    if (ev.type == MP_EV_SYM_INFO && ev.info_key == LJM_INFO_TIME) {
+      if (ev.info_value > c->ro.at_ns) {
+	*at = n;
+	rc = 0;
+	goto out;
+      }
+      last = ev.info_value;
+      last_n = n;
+    } else if (!mp_event_is_symbol(ev.type)) {
+      n++;
+    }
+  }
+  if (st == MP_ERROR && !n)
+    ljmprof_error("%s: byte %llu: %s", shown,
+		  (unsigned long long)mp_reader_error_offset(r),
+		  mp_reader_error(r));
+  else if (last == MP_NO_TIME)
+    ljmprof_error("%s: --at=%s is in seconds, but %s has no time marks "
+		  "(give --at=#EVENT or --at=peak)", c->name, c->at, shown);
+  else
+    ljmprof_error("%s: --at=%s is past the last time mark of %s "
+		  "(%llu.%03llus, at event %llu)", c->name, c->at, shown,
+		  (unsigned long long)(last / 1000000000u),
+		  (unsigned long long)(last % 1000000000u / 1000000u),
+		  (unsigned long long)last_n);
+out:
+  mp_reader_free(r);
+  if (fd >= 0)
+    close(fd);
+  mp_buf_free(&name);
+  return rc;
+}
+
+/*
+** path into p: whole, or with --at up to the moment (*at: its memory
+** event). The peak is found by a first pass that keeps only the totals,
+** so a file given as standard input, which can be read once, cannot
+** have it. Damage after the moment is said by that pass and makes the
+** result MP_LOAD_TRUNCATED (exit status 3), though the moment is whole.
+*/
+static enum mp_load_result load_input(const struct cli *c,
+				      struct mp_profile *p, const char *path,
+				      uint64_t *events, uint64_t *at)
+{
+  enum mp_load_result first = MP_LOAD_OK, r;
+
+  if (!c->at)
+    return mp_load_file(p, path, events);
+  *at = c->at_event;
+  if ((c->at_peak || c->ro.at_seconds) && !strcmp(path, "-")) {
+    ljmprof_error("%s: --at=%s reads the stream twice: not standard "
+		  "input (give --at=#EVENT, or a file)", c->name, c->at);
+    return MP_LOAD_ERROR;
+  }
+  if (c->ro.at_seconds && event_at_time(c, path, at) < 0)
+    return MP_LOAD_ERROR;
+  if (c->at_peak) {
+    struct mp_profile *q;
+    uint64_t n;
+    q = mp_profile_new(MP_GROUP_LINE, MP_PROFILE_TOTALS_ONLY |
+				      MP_PROFILE_NO_OVERRIDES);
+    if (!q) {
+      ljmprof_error("out of memory");
+      mp_profile_set_oom(p);
+      return MP_LOAD_ERROR;
+    }
+    first = mp_load_file(q, path, &n);
+    if (mp_profile_oom(q))
+      mp_profile_set_oom(p);
+    *at = mp_profile_total(q)->peak_event;
+    mp_profile_delete(q);
+    if (first == MP_LOAD_ERROR)
+      return first;
+  }
+  r = mp_load_upto(p, path, c->name, "--at", *at, events);
+  return r == MP_LOAD_OK ? first : r;
+}
+
 /* All files in one report; the input list names only those read. */
 static void run_merged(struct cli *c, char **files, int nfiles,
 		       struct outcome *o, const char **names, int *truncated,
-		       uint64_t *events)
+		       uint64_t *events, uint64_t *at_events)
 {
-  struct mp_report_input in = {names, 0, truncated, events};
+  struct mp_report_input in = {names, 0, truncated, events,
+			       c->at ? at_events : NULL};
   struct mp_profile *p = new_profile(c, o);
   int i;
 
@@ -304,7 +467,8 @@ static void run_merged(struct cli *c, char **files, int nfiles,
     return;
   for (i = 0; i < nfiles && !mp_profile_oom(p); i++) {
     size_t k = in.nfiles;
-    enum mp_load_result r = mp_load_file(p, files[i], &events[k]);
+    enum mp_load_result r = load_input(c, p, files[i], &events[k],
+				       &at_events[k]);
     if (r == MP_LOAD_ERROR) {
       o->partial = 1;
       continue;
@@ -327,18 +491,20 @@ static void run_merged(struct cli *c, char **files, int nfiles,
 
 /* One report per file that could be read. */
 static void run_each(struct cli *c, char **files, int nfiles,
-		     struct outcome *o, int *truncated, uint64_t *events)
+		     struct outcome *o, int *truncated, uint64_t *events,
+		     uint64_t *at_events)
 {
   int i;
 
   for (i = 0; i < nfiles; i++) {
     struct mp_report_input in = {(const char *const *)&files[i], 1,
-				 &truncated[i], &events[i]};
+				 &truncated[i], &events[i],
+				 c->at ? &at_events[i] : NULL};
     struct mp_profile *p = new_profile(c, o);
     enum mp_load_result r;
     if (!p)
       return;
-    r = mp_load_file(p, files[i], &events[i]);
+    r = load_input(c, p, files[i], &events[i], &at_events[i]);
     if (r == MP_LOAD_ERROR) {
       o->partial = 1;
       o->fatal |= mp_profile_oom(p);
@@ -373,7 +539,7 @@ int ljmprof_run_reports(struct cli *c, int argc, char **argv)
   char **files;
   const char **names;
   int *truncated;
-  uint64_t *events;
+  uint64_t *events, *at_events;
 
   c->ro.format = &mp_formats[0];
   c->ro.callers = MP_CALLERS_DEFAULT;
@@ -385,19 +551,21 @@ int ljmprof_run_reports(struct cli *c, int argc, char **argv)
   names = calloc((size_t)nfiles, sizeof(*names));
   truncated = calloc((size_t)nfiles, sizeof(*truncated));
   events = calloc((size_t)nfiles, sizeof(*events));
-  if (!names || !truncated || !events) {
+  at_events = calloc((size_t)nfiles, sizeof(*at_events));
+  if (!names || !truncated || !events || !at_events) {
     ljmprof_error("out of memory");
     free(names);
     free(truncated);
     free(events);
+    free(at_events);
     return LJMPROF_EXIT_ERROR;
   }
   setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 
   if (c->merge)
-    run_merged(c, files, nfiles, &o, names, truncated, events);
+    run_merged(c, files, nfiles, &o, names, truncated, events, at_events);
   else
-    run_each(c, files, nfiles, &o, truncated, events);
+    run_each(c, files, nfiles, &o, truncated, events, at_events);
   status = exit_status(&o);
   if (fflush(stdout) != 0 || ferror(stdout)) {
     ljmprof_error("error writing the report: %s", strerror(errno));
@@ -406,5 +574,6 @@ int ljmprof_run_reports(struct cli *c, int argc, char **argv)
   free(names);
   free(truncated);
   free(events);
+  free(at_events);
   return status;
 }

@@ -14,7 +14,8 @@
 #include "mp_report.h"
 
 /* Long options without a short one. */
-enum { OPT_VALUE = 256, OPT_LIST_FORMATS, OPT_CALLERS };
+enum { OPT_VALUE = 256, OPT_LIST_FORMATS, OPT_CALLERS, OPT_AT,
+       OPT_TEMPORARY, OPT_TIMELINE };
 
 struct cli {
   /* The command's. */
@@ -29,6 +30,9 @@ struct cli {
   int merge;
   int value_given;
   int callers_given;	/* --callers was given. */
+  const char *at;		/* --at as given, or NULL. */
+  int at_peak;			/* --at=peak: each file at its own peak. */
+  uint64_t at_event;		/* --at=#EVENT. */
   const char *output;		/* -o FILE, or NULL: standard output. */
   int output_open;		/* Standard output is ready for reports. */
 };

@@ -35,7 +35,27 @@ static MP_LIVE_INLINE uint32_t mp_live_disown(struct mp_profile *p,
   return owner;
 }
 
-/* A block leaves the heap (free, or the old half of a realloc). */
+/* A temporary allocation: block b (its owner not yet disowned) of
+** location id orig, freed by the event right after the one that made it. */
+static inline int mp_live_temporary(struct mp_profile *p, uint32_t orig,
+				    const struct mp_block *b, int stacks)
+{
+  if (orig >= p->ntemps && mp_live_grow_temps(p, orig) < 0)
+    return -1;
+  p->temps[orig].count++;
+  p->temps[orig].bytes += b->size;
+  if (stacks) {
+    p->scounts[b->loc].temporary++;
+    p->scounts[b->loc].temporary_bytes += b->size;
+  }
+  return 0;
+}
+
+/*
+** A block leaves the heap (free, or the old half of a realloc). Every
+** memory event comes here or to mp_live_create first: a free of the
+** block that the event before made is a temporary allocation.
+*/
 static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
 				  uint64_t addr, uint64_t size, int is_free,
 				  int huge, int stacks)
@@ -44,14 +64,23 @@ static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
   struct mp_lrec *orig;
   uint32_t orig_id;
 
-  if (addr == 0)
+  if (addr == 0) {
+    p->fresh_block = 0;
     return 0;	/* free(NULL), realloc(NULL, n): nothing was held. */
+  }
   if (!(huge ? mp_heap_take_huge(&p->heap, addr, &b)
 	      : mp_heap_take(&p->heap, addr, &b))) {
     p->file.untracked_frees++;
     p->file.untracked_bytes += size;
+    p->fresh_block = 0;
     return 0;
   }
+  /* Addresses without a key are rare: not followed (fresh_block 0). */
+  if (is_free && !huge && addr == p->fresh_block &&
+      mp_live_temporary(p, stacks ? p->snodes[b.loc].leaf : b.loc, &b,
+			stacks) < 0)
+    return -1;
+  p->fresh_block = 0;
   orig_id = mp_live_disown(p, b.loc, b.size, stacks);
   orig = &p->locs[orig_id];
   orig->released++;
@@ -70,6 +99,7 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
   struct mp_lrec *l;
   int rc;
 
+  p->fresh_block = huge ? 0 : addr;
   if (addr == 0)
     return 0;	/* A failed allocation holds nothing. */
   rc = huge ? mp_heap_put_huge(&p->heap, addr, size, owner, &old)
@@ -158,6 +188,8 @@ static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned 
   if (p->file.live_bytes > p->file.peak_bytes) {
     p->file.peak_bytes = p->file.live_bytes;
     p->file.peak_event = evno;
+    p->peak_blocks = mp_heap_count(&p->heap);
+    p->peak_time = p->file_time;
   }
   return 0;
 oom:
@@ -211,8 +243,10 @@ static inline int mp_live_account(struct mp_profile *p,
 				new_key, ev->new_size, huge,
 				p->file_events + 1, 0);
   }
-  if (rc == 0)
+  if (rc == 0) {
     p->file_events++;	/* Counted once accounted, as the read driver's. */
+    mp_timeline_tick(p, p->file_events);
+  }
   return rc;
 }
 

@@ -127,6 +127,8 @@ void mp_profile_loc_counts(const struct mp_profile *p, uint32_t id,
     out->n_realloc = out->realloc_new = out->realloc_old = 0;
     out->n_free = out->free_bytes = 0;
   }
+  out->temporary = id < p->ntemps ? p->temps[id].count : 0;
+  out->temporary_bytes = id < p->ntemps ? p->temps[id].bytes : 0;
   out->created = r->created;
   out->released = r->released;
   out->held_bytes = r->held_bytes;
@@ -145,6 +147,7 @@ uint64_t mp_profile_measure(const struct mp_profile *p, uint32_t id,
   case MP_MEASURE_EVENTS:
     return r->n_alloc + (e ? e->n_realloc + e->n_free : 0);
   case MP_MEASURE_HELD_BYTES: return r->held_bytes;
+  case MP_MEASURE_TEMPORARY: return id < p->ntemps ? p->temps[id].count : 0;
   }
   return 0;
 }

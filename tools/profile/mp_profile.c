@@ -39,6 +39,7 @@ void mp_profile_init(struct mp_profile *p, enum mp_group group)
   mp_map_init(&p->trace_funcs);
   mp_map_init(&p->loc_snodes);
   mp_resolve_reset(p);
+  mp_timeline_begin_file(p);
 }
 
 struct mp_profile *mp_profile_new(enum mp_group group, unsigned needs)
@@ -119,6 +120,8 @@ int mp_profile_stack(const struct mp_profile *p, uint32_t id,
   out->realloc_bytes = c->realloc_bytes;
   out->held_blocks = c->held_blocks;
   out->held_bytes = c->held_bytes;
+  out->temporary = c->temporary;
+  out->temporary_bytes = c->temporary_bytes;
   return (c->n_alloc | c->n_realloc | c->held_blocks) != 0;
 }
 
@@ -132,9 +135,25 @@ void mp_profile_free(struct mp_profile *p)
   free(p->locs);
   free(p->exts);
   free(p->auxs);
+  free(p->temps);
   free(p->loc_slots);
   mp_stacks_free(p);
+  mp_timeline_free(p);
   memset(p, 0, sizeof(*p));
+}
+
+int mp_live_grow_temps(struct mp_profile *p, uint32_t id)
+{
+  uint32_t n = p->ntemps ? p->ntemps : 64;
+  struct mp_ltemp *t;
+  while (n <= id)
+    n = n > UINT32_MAX / 2 ? UINT32_MAX : 2 * n;
+  if (n <= id || !(t = realloc(p->temps, (size_t)n * sizeof(*t))))
+    return -1;
+  memset(t + p->ntemps, 0, (size_t)(n - p->ntemps) * sizeof(*t));
+  p->temps = t;
+  p->ntemps = n;
+  return 0;
 }
 
 int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)
@@ -191,6 +210,10 @@ static void loc_sums(const struct mp_profile *p, struct mp_summary *s)
     s->bytes_allocated += e->realloc_new;
     s->bytes_freed += e->realloc_old + e->free_bytes;
   }
+  for (i = 0; i < p->ntemps; i++) {
+    s->temporary += p->temps[i].count;
+    s->temporary_bytes += p->temps[i].bytes;
+  }
 }
 
 void mp_profile_done_reading(struct mp_profile *p)
@@ -204,6 +227,8 @@ void mp_profile_done_reading(struct mp_profile *p)
   p->total.n_free = s.n_free;
   p->total.bytes_allocated = s.bytes_allocated;
   p->total.bytes_freed = s.bytes_freed;
+  p->total.temporary = s.temporary;
+  p->total.temporary_bytes = s.temporary_bytes;
   mp_symtab_free(&p->symtab);
   mp_symtab_init(&p->symtab);
   mp_heap_free(&p->heap);
@@ -220,6 +245,8 @@ static void next_file(struct mp_profile *p)
 {
   memset(&p->file, 0, sizeof(p->file));
   p->file_events = 0;
+  p->fresh_block = 0;
+  mp_timeline_begin_file(p);
   mp_symtab_free(&p->symtab);
   mp_symtab_init(&p->symtab);
   mp_heap_clear(&p->heap);
@@ -236,6 +263,8 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
   /* The counts by kind and the bytes are the locations' sums, taken
   ** once reading is done (mp_profile_done_reading). */
   f->live_blocks = mp_heap_count(&p->heap);
+  if (mp_timeline_end_file(p) < 0)
+    p->oom = 1;
   t->n_sym_proto += f->n_sym_proto;
   t->n_sym_cfunc += f->n_sym_cfunc;
   t->n_sym_trace += f->n_sym_trace;

@@ -95,6 +95,9 @@ struct mp_loc {
   ** released later by anyone, and what is still held. */
   uint64_t created, released;
   uint64_t held_bytes, held_blocks;
+  /* Of the blocks made here, those freed by the very next memory event
+  ** (heaptrack's temporary allocations), and their bytes. */
+  uint64_t temporary, temporary_bytes;
 };
 
 /*
@@ -130,6 +133,9 @@ struct mp_summary {
 				** allocated before profiling started. */
   uint64_t untracked_bytes;
   uint64_t overwritten;		/* Allocs at an address already live. */
+  uint64_t temporary, temporary_bytes;	/* Blocks freed by the next
+					** event (summed when reading is
+					** done, as the counts by kind). */
   uint64_t files, truncated_files;
   /* The profile extension: files that have it, stack nodes announced,
   ** the largest depth limit, and what a full node table cut (the
@@ -238,7 +244,7 @@ uint64_t mp_profile_overrides_of(const struct mp_profile *p, int is_free,
 /* Location id as a whole (a copy). */
 void mp_profile_loc(const struct mp_profile *p, uint32_t id,
 		    struct mp_loc *out);
-/* Only its counters (n_alloc ... held_blocks), cheaper: for the reports'
+/* Only its counters (n_alloc ... temporary_bytes), cheaper: for the reports'
 ** passes over every location. */
 void mp_profile_loc_counts(const struct mp_profile *p, uint32_t id,
 			   struct mp_loc *out);
@@ -249,7 +255,8 @@ enum mp_measure {
   MP_MEASURE_REALLOCS,	/* n_realloc. */
   MP_MEASURE_FREES,	/* n_free. */
   MP_MEASURE_EVENTS,	/* All three. */
-  MP_MEASURE_HELD_BYTES	/* held_bytes. */
+  MP_MEASURE_HELD_BYTES,	/* held_bytes. */
+  MP_MEASURE_TEMPORARY	/* temporary. */
 };
 uint64_t mp_profile_measure(const struct mp_profile *p, uint32_t id,
 			    enum mp_measure m);
@@ -290,6 +297,7 @@ struct mp_stack_counts {
   uint64_t n_alloc, alloc_bytes;	/* Allocations. */
   uint64_t n_realloc, realloc_bytes;	/* Reallocations: new sizes. */
   uint64_t held_blocks, held_bytes;	/* Still live at the end. */
+  uint64_t temporary, temporary_bytes;	/* Freed by the next event. */
 };
 
 /* One more than the largest node id; 0 or 1: no stacks. */
@@ -300,6 +308,37 @@ void mp_profile_frame(const struct mp_profile *p, uint32_t id,
 /* Node id's figures; 1 when any is not 0. */
 int mp_profile_stack(const struct mp_profile *p, uint32_t id,
 		     struct mp_stack_counts *out);
+
+/*
+** The heap over time, one timeline per file finished (in the order of
+** the files in the total): live bytes and blocks after memory event
+** `event`, at a few hundred events spread evenly over the file (every
+** k-th event, k doubled whenever MP_TIMELINE_POINTS are full, so memory
+** never grows with the file), its last event, and the exact peak. A
+** point's time is that of the last time mark (INFO TIME) at or before
+** it, MP_NO_TIME before the first or in a stream without marks.
+*/
+#define MP_TIMELINE_POINTS 512
+#define MP_NO_TIME UINT64_MAX
+
+struct mp_timeline_point {
+  uint64_t event;		/* Memory events so far (from 1). */
+  uint64_t live_bytes, live_blocks;
+  uint64_t time_ns;		/* Since the stream began, or MP_NO_TIME. */
+};
+
+struct mp_timeline {
+  const struct mp_timeline_point *points;	/* Ascending events. */
+  uint32_t npoints;
+  struct mp_timeline_point peak;	/* The first event with the highest
+					** live bytes (event 0: none). */
+  int has_time;			/* The stream has time marks. */
+};
+
+/* Timelines kept: one per file finished. */
+uint32_t mp_profile_ntimelines(const struct mp_profile *p);
+void mp_profile_timeline(const struct mp_profile *p, uint32_t i,
+			 struct mp_timeline *out);
 
 /* Reading is over: sum the total's counts by kind and bytes (the
 ** locations'), drop what only reading needs (symbols, live heap,

@@ -60,6 +60,11 @@ struct mp_lext {
   uint64_t n_free, free_bytes;
 };
 
+/* Blocks made at a location that the next memory event freed. */
+struct mp_ltemp {
+  uint64_t count, bytes;
+};
+
 struct mp_laux {
   uint64_t addr, addr2;
   uint64_t linedefined;	/* When the line is kept too (MP_GROUP_FRAMES). */
@@ -97,6 +102,15 @@ struct mp_scount {
   uint64_t n_alloc, alloc_bytes;
   uint64_t n_realloc, realloc_bytes;
   uint64_t held_blocks, held_bytes;
+  uint64_t temporary, temporary_bytes;
+};
+
+/* A file's timeline being made, and those of the files finished. */
+struct mp_tl_file {
+  struct mp_timeline_point *points;
+  uint32_t npoints;
+  struct mp_timeline_point peak;
+  int has_time;
 };
 
 struct mp_loc_cache_entry {
@@ -121,6 +135,11 @@ struct mp_profile {
   uint32_t nexts, exts_cap;
   struct mp_laux *auxs;
   uint32_t nauxs, auxs_cap;
+  /* Temporary allocations by location id, up to ntemps (made on the
+  ** first: most profiles' locations have none, and their side records
+  ** (ext) stay in the order that the read paths make them). */
+  struct mp_ltemp *temps;
+  uint32_t ntemps;
   uint64_t *loc_slots;		/* Location hash: hash << 32 | (id + 1). */
   uint32_t loc_mask;
   /* Override pairs: an array of struct mp_override with counts
@@ -153,6 +172,20 @@ struct mp_profile {
   ** mp_profile_done_reading. */
   struct mp_summary file;
   uint64_t file_events;		/* Memory events of the file so far. */
+  /* The heap key of the block the last memory event made (0: it made
+  ** none, or one at an address without a key): a free of it by the next
+  ** event is a temporary allocation. */
+  uint64_t fresh_block;
+  /* The file's timeline: every tl_stride-th event (the next at tl_next),
+  ** the peak's blocks and time, the last time mark (MP_NO_TIME: none
+  ** yet); the timelines of the files finished. */
+  struct mp_timeline_point tl[MP_TIMELINE_POINTS + 1];
+  uint32_t ntl;
+  uint64_t tl_stride, tl_next;
+  uint64_t peak_blocks, peak_time;
+  uint64_t file_time;
+  struct mp_tl_file *tls;
+  uint32_t ntls, tls_cap;
   struct mp_summary total;	/* Files finished so far. */
   uint32_t file_strings;	/* Strings before the file being read. */
   int oom;			/* Out of memory: results are incomplete. */
@@ -178,6 +211,21 @@ struct mp_profile {
   enum { MP_OV_KEYS, MP_OV_NONE, MP_OV_VALUES } ov_mode;
 };
 
+/* -- mp_timeline.c ------------------------------------------------------- */
+
+void mp_timeline_begin_file(struct mp_profile *p);
+/* Memory event evno is accounted and due (evno >= p->tl_next). */
+void mp_timeline_point(struct mp_profile *p, uint64_t evno);
+/* The file is finished: keep its timeline (0, or -1 when out of memory). */
+int mp_timeline_end_file(struct mp_profile *p);
+void mp_timeline_free(struct mp_profile *p);
+
+static inline void mp_timeline_tick(struct mp_profile *p, uint64_t evno)
+{
+  if (evno >= p->tl_next)
+    mp_timeline_point(p, evno);
+}
+
 /* In place, for the unit tests; the others use mp_profile_new. */
 void mp_profile_init(struct mp_profile *p, enum mp_group group);
 void mp_profile_free(struct mp_profile *p);
@@ -199,6 +247,10 @@ static inline int mp_locs_has_ext(struct mp_profile *p, struct mp_lrec *r)
 {
   return r->ext || mp_locs_new_ext(p, r);
 }
+
+/* Temporaries by location id up to id at least (mp_profile.c): 0, or -1
+** when out of memory. */
+int mp_live_grow_temps(struct mp_profile *p, uint32_t id);
 
 /* -- mp_resolve.c -------------------------------------------------------- */
 

@@ -338,6 +338,7 @@ static MP_LIVE_INLINE const uint8_t *run_fast_as(struct mp_profile *p,
     if (!next)
       break;
     k++;
+    mp_timeline_tick(p, k);
     q = next;
   }
 out:

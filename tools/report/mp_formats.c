@@ -13,7 +13,8 @@
 #include "mp_report.h"
 
 const struct mp_format mp_formats[] = {
-  {"text", MP_FMT_LEAK_ONLY | MP_FMT_FILE_HEADERS | MP_FMT_CALLERS,
+  {"text", MP_FMT_LEAK_ONLY | MP_FMT_FILE_HEADERS | MP_FMT_CALLERS |
+   MP_FMT_TEMPORARY,
    mp_report_text,
    mp_stat_text, NULL},
   {"json", MP_FMT_OVERRIDE_VALUES, mp_report_json, mp_stat_json,

@@ -211,6 +211,10 @@ void mp_path_figures(const struct mp_stack_counts *c, enum mp_path_measure m,
     *bytes = c->held_bytes;
     *count = c->held_blocks;
     break;
+  case MP_PATHS_TEMPORARY:
+    *bytes = c->temporary_bytes;
+    *count = c->temporary;
+    break;
   default:
     *bytes = c->alloc_bytes + c->realloc_bytes;
     *count = c->n_alloc + c->n_realloc + c->held_blocks;

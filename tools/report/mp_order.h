@@ -60,6 +60,7 @@ enum mp_path_measure {
   MP_PATHS_ALLOC,	/* Allocations: count and bytes. */
   MP_PATHS_REALLOC,	/* Reallocations: count and new bytes. */
   MP_PATHS_HELD,	/* Blocks and bytes still held. */
+  MP_PATHS_TEMPORARY,	/* Temporary allocations: count and bytes. */
   MP_PATHS_ANY		/* Any figure: by allocated and reallocated bytes. */
 };
 

@@ -16,7 +16,7 @@
 #include "mp_profile.h"
 
 /* Version of the JSON documents; bump on any incompatible change. */
-#define MP_JSON_SCHEMA_VERSION 2
+#define MP_JSON_SCHEMA_VERSION 3
 
 /* What a folded stack line counts. */
 enum mp_value {
@@ -34,6 +34,13 @@ struct mp_report_opts {
   int human;
   uint64_t top;		/* Lines per section; 0 for all. */
   uint64_t callers;	/* Call paths per location; 0 for none. */
+  int at;		/* --at: the profile is each stream up to one
+			** moment (mp_report_input.at_events). */
+  int at_peak;		/* That moment is each stream's peak... */
+  const char *at_seconds;	/* ...or its time mark, as given; NULL. */
+  uint64_t at_ns;	/* That time, in nanoseconds. */
+  int temporary;	/* Text: the temporary allocations' section. */
+  int timeline;		/* stat as text: the heap over time. */
 };
 
 /*
@@ -49,6 +56,8 @@ struct mp_report_input {
   size_t nfiles;
   const int *truncated;		/* Per file. */
   const uint64_t *events_read;	/* Per file: complete memory events. */
+  const uint64_t *at_events;	/* Per file with --at: the memory event
+				** read up to; NULL without. */
 };
 
 /*
@@ -70,6 +79,7 @@ typedef int (*mp_report_fn)(FILE *out, struct mp_profile *p,
 #define MP_FMT_FILE_HEADERS	0x40	/* "==> FILE <==" between reports. */
 #define MP_FMT_BINARY		0x80	/* Not text: never to a terminal. */
 #define MP_FMT_CALLERS		0x100	/* Takes --callers. */
+#define MP_FMT_TEMPORARY	0x200	/* Takes --temporary. */
 
 struct mp_format {
   const char *name;

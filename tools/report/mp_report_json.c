@@ -108,7 +108,10 @@ static void mp_json_summary(FILE *out, const struct mp_profile *p,
     json_cstr(out, in->files[s->peak_file]);
   else
     fputs("null", out);
-  fprintf(out, ",\n%s  \"live_bytes_end\": %llu,\n", ind, U(s->live_bytes));
+  fprintf(out, ",\n%s  \"temporary_blocks\": %llu,\n", ind, U(s->temporary));
+  fprintf(out, "%s  \"temporary_bytes\": %llu,\n", ind,
+	  U(s->temporary_bytes));
+  fprintf(out, "%s  \"live_bytes_end\": %llu,\n", ind, U(s->live_bytes));
   fprintf(out, "%s  \"live_blocks_end\": %llu,\n", ind, U(s->live_blocks));
   fprintf(out, "%s  \"untracked_frees\": %llu,\n", ind, U(s->untracked_frees));
   fprintf(out, "%s  \"untracked_bytes\": %llu,\n", ind, U(s->untracked_bytes));
@@ -128,6 +131,52 @@ static void mp_json_summary(FILE *out, const struct mp_profile *p,
       }
     }
   fprintf(out, "]\n%s}", ind);
+}
+
+/* Seconds since the stream began, from nanoseconds: exact, or null. */
+static void json_seconds(FILE *out, uint64_t ns)
+{
+  if (ns == MP_NO_TIME)
+    fputs("null", out);
+  else
+    fprintf(out, "%llu.%09llu", U(ns / 1000000000u), U(ns % 1000000000u));
+}
+
+static void json_point(FILE *out, const struct mp_timeline_point *pt)
+{
+  fprintf(out, "[%llu, %llu, %llu, ", U(pt->event), U(pt->live_bytes),
+	  U(pt->live_blocks));
+  json_seconds(out, pt->time_ns);
+  fputc(']', out);
+}
+
+/* ",\n  "timeline": [...]": per file, its peak and its points as
+** [event, live_bytes, live_blocks, seconds]. */
+static void json_timeline(FILE *out, const struct mp_profile *p,
+			  const struct mp_report_input *in)
+{
+  uint32_t n = mp_profile_ntimelines(p), i, k;
+
+  fputs(",\n  \"timeline\": [", out);
+  for (i = 0; i < n; i++) {
+    struct mp_timeline tl;
+    mp_profile_timeline(p, i, &tl);
+    fputs(i ? ",\n    {\"file\": " : "\n    {\"file\": ", out);
+    if (i < in->nfiles)
+      json_cstr(out, in->files[i]);
+    else
+      fputs("null", out);
+    fprintf(out, ", \"has_time\": %s,\n     \"peak\": ",
+	    tl.has_time ? "true" : "false");
+    json_point(out, &tl.peak);
+    fputs(",\n     \"points\": [", out);
+    for (k = 0; k < tl.npoints; k++) {
+      fputs(k % 4 ? ", " : k ? ",\n      " : "\n      ", out);
+      json_point(out, &tl.points[k]);
+    }
+    fputs(tl.npoints ? "\n     ]}" : "]}", out);
+  }
+  fputs(n ? "\n  ]" : "]", out);
 }
 
 static void json_header(FILE *out, const char *schema,
@@ -153,6 +202,7 @@ int mp_stat_json(FILE *out, struct mp_profile *p,
   json_header(out, "ljmprof-stat", in);
   fputs("  \"summary\": ", out);
   mp_json_summary(out, p, in, "  ");
+  json_timeline(out, p, in);
   fputs("\n}\n", out);
   return 0;
 }
@@ -280,6 +330,8 @@ static void json_paths(FILE *out, struct mp_buf *b, const struct mp_profile *p,
     json_u64(b, ", \"new_bytes\": ", c.realloc_bytes);
     json_u64(b, "}, \"held\": {\"bytes\": ", c.held_bytes);
     json_u64(b, ", \"blocks\": ", c.held_blocks);
+    json_u64(b, "}, \"temporary\": {\"count\": ", c.temporary);
+    json_u64(b, ", \"bytes\": ", c.temporary_bytes);
     mp_buf_str(b, "}}");
     if (b->len > 65536)
       json_flush(out, b);
@@ -366,6 +418,28 @@ static int json_stacks(FILE *out, struct mp_buf *b, const struct mp_profile *p,
   return 0;
 }
 
+/* --at: the memory event each file was read up to, and whether that is
+** its peak; null for a report of whole streams. */
+static void json_at(FILE *out, const struct mp_report_opts *o,
+		    const struct mp_report_input *in)
+{
+  size_t i;
+  if (!o->at || !in->at_events) {
+    fputs("  \"at\": null,\n", out);
+    return;
+  }
+  fprintf(out, "  \"at\": {\"peak\": %s, ", o->at_peak ? "true" : "false");
+  if (o->at_seconds) {
+    fputs("\"seconds\": ", out);
+    json_seconds(out, o->at_ns);
+    fputs(", ", out);
+  }
+  fputs("\"events\": [", out);
+  for (i = 0; i < in->nfiles; i++)
+    fprintf(out, "%s%llu", i ? ", " : "", U(in->at_events[i]));
+  fputs("]},\n", out);
+}
+
 int mp_report_json(FILE *out, struct mp_profile *p,
 		   const struct mp_report_opts *o,
 		   const struct mp_report_input *in)
@@ -406,8 +480,10 @@ int mp_report_json(FILE *out, struct mp_profile *p,
 
   json_header(out, "ljmprof-report", in);
   fprintf(out, "  \"group\": \"%s\",\n", groups[mp_profile_group(p)]);
+  json_at(out, o, in);
   fputs("  \"summary\": ", out);
   mp_json_summary(out, p, in, "  ");
+  json_timeline(out, p, in);
   fputs(",\n  \"locations\": [", out);
   for (i = 0; i < nrows; i++) {
     struct mp_loc l[1];
@@ -430,6 +506,8 @@ int mp_report_json(FILE *out, struct mp_profile *p,
     json_u64(&obj, ", \"blocks\": ", l->held_blocks);
     json_u64(&obj, ", \"allocs\": ", l->created);
     json_u64(&obj, ", \"frees\": ", l->released);
+    json_u64(&obj, "},\n     \"temporary\": {\"count\": ", l->temporary);
+    json_u64(&obj, ", \"bytes\": ", l->temporary_bytes);
     mp_buf_str(&obj, "},\n     \"overrides\": {\"realloc\": ");
     json_overrides(out, &obj, p, &scratch, 0, rows[i].loc);
     mp_buf_str(&obj, ", \"free\": ");

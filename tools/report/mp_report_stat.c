@@ -9,6 +9,69 @@
 
 #define U(x) ((unsigned long long)(x))
 
+/* Rows of `stat --timeline` per file: enough to see the shape. */
+#define STAT_TIMELINE_ROWS 20
+
+static void timeline_row(FILE *out, struct mp_buf *b,
+			 const struct mp_timeline_point *pt, int has_time,
+			 int human, int is_peak)
+{
+  char at[64];
+  if (has_time && pt->time_ns != MP_NO_TIME)
+    snprintf(at, sizeof(at), "#%llu (%llu.%03llus):", U(pt->event),
+	     U(pt->time_ns / 1000000000u),
+	     U(pt->time_ns % 1000000000u / 1000000u));
+  else
+    snprintf(at, sizeof(at), "#%llu:", U(pt->event));
+  b->len = 0;
+  mp_name_bytes(b, pt->live_bytes, human);
+  fprintf(out, "  %-17s %s in %llu blocks%s\n", at, b->data ? b->data : "",
+	  U(pt->live_blocks), is_peak ? " (peak)" : "");
+}
+
+/*
+** The heap over time as a few rows per file: points spread evenly over
+** its timeline, the last among them, and the peak in its place.
+*/
+static void stat_timeline(FILE *out, struct mp_profile *p,
+			  const struct mp_report_opts *o,
+			  const struct mp_report_input *in, struct mp_buf *b)
+{
+  uint32_t n = mp_profile_ntimelines(p), i;
+
+  for (i = 0; i < n; i++) {
+    struct mp_timeline tl;
+    uint32_t rows, r, last = UINT32_MAX;
+    int peak_done = 0;
+    mp_profile_timeline(p, i, &tl);
+    fputs("heap over time:", out);
+    if (n > 1 && i < in->nfiles)
+      fprintf(out, " %s", mp_name_escaped(b, in->files[i]));
+    fputc('\n', out);
+    peak_done = tl.peak.event == 0;
+    rows = tl.npoints < STAT_TIMELINE_ROWS ? tl.npoints : STAT_TIMELINE_ROWS;
+    for (r = 0; r < rows; r++) {
+      uint32_t k = rows > 1 ? (uint32_t)((uint64_t)r * (tl.npoints - 1) /
+					 (rows - 1)) : 0;
+      const struct mp_timeline_point *pt = &tl.points[k];
+      if (k == last)
+	continue;
+      last = k;
+      if (!peak_done && tl.peak.event <= pt->event) {
+	peak_done = 1;
+	if (tl.peak.event == pt->event) {
+	  timeline_row(out, b, pt, tl.has_time, o->human, 1);
+	  continue;
+	}
+	timeline_row(out, b, &tl.peak, tl.has_time, o->human, 1);
+      }
+      timeline_row(out, b, pt, tl.has_time, o->human, 0);
+    }
+    if (!peak_done)
+      timeline_row(out, b, &tl.peak, tl.has_time, o->human, 1);
+  }
+}
+
 int mp_stat_text(FILE *out, struct mp_profile *p,
 		 const struct mp_report_opts *o,
 		 const struct mp_report_input *in)
@@ -44,6 +107,10 @@ int mp_stat_text(FILE *out, struct mp_profile *p,
     fprintf(out, " of %s", mp_name_escaped(&b, in->files[s->peak_file]));
   fputc('\n', out);
   b.len = 0;
+  mp_name_bytes(&b, s->temporary_bytes, o->human);
+  fprintf(out, "temporary allocs:   %llu (%s freed by the next event)\n",
+	  U(s->temporary), b.data ? b.data : "");
+  b.len = 0;
   mp_name_bytes(&b, s->live_bytes, o->human);
   fprintf(out, "live heap at end:   %s in %llu blocks\n", b.data ? b.data : "",
 	  U(s->live_blocks));
@@ -59,6 +126,8 @@ int mp_stat_text(FILE *out, struct mp_profile *p,
   if (s->overwritten)
     fprintf(out, "overwritten blocks: %llu (allocated over a live block)\n",
 	    U(s->overwritten));
+  if (o->timeline)
+    stat_timeline(out, p, o, in, &b);
   mp_buf_free(&b);
   return 0;
 }

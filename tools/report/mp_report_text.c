@@ -62,7 +62,7 @@ static struct mp_row *sorted_rows(struct text *t, int section, uint64_t top,
     return NULL;
   static const enum mp_measure measures[] = {
     MP_MEASURE_ALLOCS, MP_MEASURE_REALLOCS, MP_MEASURE_FREES,
-    MP_MEASURE_HELD_BYTES
+    MP_MEASURE_HELD_BYTES, MP_MEASURE_TEMPORARY
   };
 
   for (id = 0; id < nlocs; id++) {
@@ -191,7 +191,30 @@ static int section(struct text *t, uint64_t top, int sec)
   return t->line.oom ? -1 : 0;
 }
 
-static int leak_summary(struct text *t, uint64_t top)
+/* "HEAP SUMMARY", and with --at the moment: memory events of each file. */
+static void summary_title(struct text *t, const struct mp_report_opts *o,
+			  const struct mp_report_input *in)
+{
+  size_t i;
+  if (!o->at || !in || !in->at_events || !in->nfiles) {
+    fputs("HEAP SUMMARY:\n", t->out);
+    return;
+  }
+  fputs(in->nfiles > 1 ? "HEAP SUMMARY at events " : "HEAP SUMMARY at event ",
+	t->out);
+  for (i = 0; i < in->nfiles; i++)
+    fprintf(t->out, "%s%llu", i ? ", " : "",
+	    (unsigned long long)in->at_events[i]);
+  if (o->at_peak)
+    fputs(in->nfiles > 1 ? " (each file's peak)" : " (the peak)", t->out);
+  else if (o->at_seconds)
+    fprintf(t->out, " (%s s in)", o->at_seconds);
+  fputs(":\n", t->out);
+}
+
+static int leak_summary(struct text *t, uint64_t top,
+			const struct mp_report_opts *o,
+			const struct mp_report_input *in)
 {
   const struct mp_profile *p = t->p;
   struct mp_row *rows;
@@ -204,7 +227,7 @@ static int leak_summary(struct text *t, uint64_t top)
     free(rows);
     return -1;
   }
-  fputs("HEAP SUMMARY:\n", t->out);
+  summary_title(t, o, in);
   for (i = 0; i < nrows; i++) {
     struct mp_loc l;
     mp_profile_loc_counts(p, rows[i].loc, &l);
@@ -217,6 +240,46 @@ static int leak_summary(struct text *t, uint64_t top)
     mp_buf_u64(&t->line, l.released);
     mp_buf_str(&t->line, " frees\n");
     call_paths(t, rows[i].loc, MP_PATHS_HELD);
+    flush_line(t);
+  }
+  fputc('\n', t->out);
+  mp_paths_free(&t->paths);
+  free(rows);
+  return t->line.oom ? -1 : 0;
+}
+
+/*
+** Blocks freed by the memory event right after the one that made them
+** (heaptrack's temporary allocations), most first: churn that a leak
+** report never shows, and the first thing to look at when a program
+** spends its time in the allocator.
+*/
+static int temporary_summary(struct text *t, uint64_t top)
+{
+  const struct mp_profile *p = t->p;
+  struct mp_row *rows;
+  size_t nrows, i;
+
+  rows = sorted_rows(t, 4, top, &nrows);
+  if (!rows)
+    return -1;
+  if (mp_paths_init(&t->paths, p, MP_PATHS_TEMPORARY) < 0) {
+    free(rows);
+    return -1;
+  }
+  fputs("TEMPORARY ALLOCATIONS:\n", t->out);
+  for (i = 0; i < nrows; i++) {
+    struct mp_loc l;
+    mp_profile_loc_counts(p, rows[i].loc, &l);
+    put_name(t, rows[i].loc);
+    mp_buf_str(&t->line, ": ");
+    mp_buf_u64(&t->line, l.temporary);
+    mp_buf_str(&t->line, " temporary of ");
+    mp_buf_u64(&t->line, l.created);
+    mp_buf_str(&t->line, " blocks\t");
+    put_bytes(t, l.temporary_bytes);
+    mp_buf_add(&t->line, "\n", 1);
+    call_paths(t, rows[i].loc, MP_PATHS_TEMPORARY);
     flush_line(t);
   }
   fputc('\n', t->out);
@@ -274,7 +337,6 @@ int mp_report_text(FILE *out, struct mp_profile *p,
   struct text t;
   int rc = -1;
 
-  (void)in;
   memset(&t, 0, sizeof(t));
   t.out = out;
   t.p = p;
@@ -284,7 +346,7 @@ int mp_report_text(FILE *out, struct mp_profile *p,
       mp_order_init(&t.order, p) < 0)
     goto out;
   if (o->leak_only) {
-    if (leak_summary(&t, o->top) < 0)
+    if (leak_summary(&t, o->top, o, in) < 0)
       goto out;
   } else {
     mp_profile_sort_overrides(p, t.order.rank, t.order.loc);
@@ -292,6 +354,8 @@ int mp_report_text(FILE *out, struct mp_profile *p,
 	section(&t, o->top, 2) < 0)
       goto out;
   }
+  if (o->temporary && temporary_summary(&t, o->top) < 0)
+    goto out;
   if (aliases(&t) < 0)
     goto out;
   cut_note(&t);

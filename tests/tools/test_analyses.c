@@ -1,0 +1,309 @@
+/*
+** Unit tests of the analyses over a profile (tools/profile/mp_live.h,
+** mp_timeline.c): temporary allocations by heaptrack's definition, per
+** location and per stack node; the heap over time, its points spread
+** evenly in bounded memory, the exact peak, the time marks. Crafted
+** streams with numbers worked out by hand, read both ways the profile
+** reads (the batched read driver and one event at a time).
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lj_memprof_format.h"
+#include "mp_profile.h"
+#include "mp_reader.h"
+#include "mp_writer.h"
+
+/* A profile of one stream, read by the read driver (fast, 1) or one
+** event at a time (0); the file finished, reading done. */
+static struct mp_profile *profile_of(void (*run)(struct mpw *), int fast)
+{
+  struct mp_profile *p = mp_profile_new(MP_GROUP_LINE, 0);
+  struct mp_reader *r;
+  struct mp_event ev;
+  struct mpw w;
+  uint64_t n;
+
+  mpw_init_mem(&w);
+  run(&w);
+  r = mp_reader_new_mem(w.mem, w.len);
+  ck_assert_ptr_nonnull(p);
+  ck_assert_ptr_nonnull(r);
+  if (fast) {
+    ck_assert_int_eq(mp_profile_read(p, r, &n, NULL, NULL), MP_END);
+  } else {
+    enum mp_status st;
+    while ((st = mp_reader_next(r, &ev)) == MP_OK)
+      ck_assert_int_eq(mp_profile_event(p, &ev), 0);
+    ck_assert_int_eq(st, MP_END);
+  }
+  mp_profile_end_file(p, 0);
+  mp_profile_done_reading(p);
+  mp_reader_free(r);
+  mpw_free(&w);
+  return p;
+}
+
+/* The location id of @app.lua:line (the only chunk of these streams). */
+static uint32_t loc_of(const struct mp_profile *p, uint32_t line)
+{
+  uint32_t id;
+  for (id = 0; id < mp_profile_nlocs(p); id++) {
+    struct mp_loc l;
+    mp_profile_loc(p, id, &l);
+    if (l.kind == MP_LOC_LUA && l.line == line)
+      return id;
+  }
+  ck_abort_msg("no location for line %u", line);
+  return 0;
+}
+
+static struct mp_loc counts_of(const struct mp_profile *p, uint32_t line)
+{
+  struct mp_loc l;
+  mp_profile_loc_counts(p, loc_of(p, line), &l);
+  return l;
+}
+
+/* -- Temporary allocations ------------------------------------------------ */
+
+/* Version 3: line 1 allocates and frees at once (temporary, twice, 24
+** bytes); line 2's block is freed after another allocation, line 3's
+** after a free(NULL) in between (neither is); line 4's block is grown
+** in place by line 5 and then freed (the realloc made it: temporary at
+** line 5); line 6's first block is freed by a realloc (not a free);
+** line 7's allocation failed (NULL), and the free of address 0 after it
+** is no temporary. */
+static void temporaries_v3(struct mpw *w)
+{
+  mpw_symtab_begin(w);
+  mpw_symtab_lfunc(w, 0x1000, "@app.lua", 0);
+  mpw_symtab_end(w);
+  mpw_alloc(w, mpw_lua(0x1000, 1), 0x100, 8);
+  mpw_free_ev(w, mpw_internal(), 0x100, 8);		/* Temporary. */
+  mpw_alloc(w, mpw_lua(0x1000, 2), 0x200, 100);
+  mpw_alloc(w, mpw_lua(0x1000, 9), 0x900, 1);
+  mpw_free_ev(w, mpw_internal(), 0x200, 100);		/* Not. */
+  mpw_alloc(w, mpw_lua(0x1000, 3), 0x300, 30);
+  mpw_free_ev(w, mpw_internal(), 0, 0);
+  mpw_free_ev(w, mpw_internal(), 0x300, 30);		/* Not. */
+  mpw_alloc(w, mpw_lua(0x1000, 4), 0x400, 40);
+  mpw_realloc(w, mpw_lua(0x1000, 5), 0x400, 40, 0x400, 50);
+  mpw_free_ev(w, mpw_lua(0x1000, 2), 0x400, 50);	/* Line 5's. */
+  mpw_alloc(w, mpw_lua(0x1000, 6), 0x600, 60);
+  mpw_realloc(w, mpw_lua(0x1000, 6), 0x600, 60, 0x610, 70);
+  mpw_alloc(w, mpw_lua(0x1000, 7), 0, 70);
+  mpw_free_ev(w, mpw_internal(), 0, 0);
+  mpw_alloc(w, mpw_lua(0x1000, 1), 0x110, 16);
+  mpw_free_ev(w, mpw_lua(0x1000, 1), 0x110, 16);	/* Temporary. */
+  mpw_epilogue(w);
+}
+
+START_TEST(temporaries_by_location)
+{
+  int fast;
+  for (fast = 0; fast < 2; fast++) {
+    struct mp_profile *p = profile_of(temporaries_v3, fast);
+    struct mp_loc l = counts_of(p, 1);
+    ck_assert_uint_eq(l.temporary, 2);
+    ck_assert_uint_eq(l.temporary_bytes, 24);
+    ck_assert_uint_eq(counts_of(p, 2).temporary, 0);
+    ck_assert_uint_eq(counts_of(p, 3).temporary, 0);
+    ck_assert_uint_eq(counts_of(p, 4).temporary, 0);
+    l = counts_of(p, 5);
+    ck_assert_uint_eq(l.temporary, 1);
+    ck_assert_uint_eq(l.temporary_bytes, 50);
+    ck_assert_uint_eq(counts_of(p, 6).temporary, 0);
+    ck_assert_uint_eq(counts_of(p, 7).temporary, 0);
+    ck_assert_uint_eq(mp_profile_measure(p, loc_of(p, 1),
+					 MP_MEASURE_TEMPORARY), 2);
+    ck_assert_uint_eq(mp_profile_total(p)->temporary, 3);
+    ck_assert_uint_eq(mp_profile_total(p)->temporary_bytes, 74);
+    mp_profile_delete(p);
+  }
+}
+END_TEST
+
+/* With stacks: the same line under two callers; only the path whose
+** blocks die at once has temporaries. */
+static void temporaries_stacks(struct mpw *w)
+{
+  uint64_t a, b, a1, b1;
+  mpw_symtab_begin_ext(w);
+  mpw_symtab_lfunc(w, 0x1000, "@app.lua", 0);
+  mpw_symtab_lfunc(w, 0x2000, "@app.lua", 20);
+  mpw_symtab_end(w);
+  a = mpw_node_lua(w, 0, 0x1000, 10, "");
+  b = mpw_node_lua(w, 0, 0x1000, 11, "");
+  a1 = mpw_node_lua(w, a, 0x2000, 21, "f");
+  b1 = mpw_node_lua(w, b, 0x2000, 21, "f");
+  mpw_alloc(w, mpw_stack(a1), 0x100, 10);
+  mpw_free_ev(w, mpw_internal(), 0x100, 10);		/* Temporary. */
+  mpw_alloc(w, mpw_stack(b1), 0x200, 20);
+  mpw_alloc(w, mpw_stack(a1), 0x300, 30);
+  mpw_free_ev(w, mpw_internal(), 0x300, 30);		/* Temporary. */
+  mpw_free_ev(w, mpw_internal(), 0x200, 20);		/* Not. */
+  mpw_epilogue(w);
+}
+
+START_TEST(temporaries_by_path)
+{
+  int fast;
+  for (fast = 0; fast < 2; fast++) {
+    struct mp_profile *p = profile_of(temporaries_stacks, fast);
+    struct mp_loc l = counts_of(p, 21);
+    uint32_t id, with = 0;
+    ck_assert_uint_eq(l.temporary, 2);
+    ck_assert_uint_eq(l.temporary_bytes, 40);
+    for (id = 1; id < mp_profile_nstacks(p); id++) {
+      struct mp_stack_counts c;
+      struct mp_frame f, parent;
+      if (!mp_profile_stack(p, id, &c))
+	continue;
+      mp_profile_frame(p, id, &f);
+      mp_profile_frame(p, f.parent, &parent);
+      if (c.temporary) {
+	struct mp_loc caller;
+	mp_profile_loc(p, parent.loc, &caller);
+	ck_assert_uint_eq(caller.line, 10);
+	ck_assert_uint_eq(c.temporary, 2);
+	ck_assert_uint_eq(c.temporary_bytes, 40);
+	with++;
+      }
+    }
+    ck_assert_uint_eq(with, 1);
+    mp_profile_delete(p);
+  }
+}
+END_TEST
+
+/* -- The heap over time --------------------------------------------------- */
+
+static uint64_t n_events;
+
+/* n_events allocations of 1 byte: after event k, k bytes in k blocks. */
+static void many_events(struct mpw *w)
+{
+  uint64_t i;
+  mpw_symtab_begin(w);
+  mpw_symtab_lfunc(w, 0x1000, "@app.lua", 0);
+  mpw_symtab_end(w);
+  for (i = 1; i <= n_events; i++)
+    mpw_alloc(w, mpw_lua(0x1000, 1), 0x10000 + 16 * i, 1);
+  mpw_epilogue(w);
+}
+
+START_TEST(timeline_bounded_and_even)
+{
+  static const uint64_t sizes[] = {1, 7, 511, 512, 513, 1000, 100000};
+  size_t s;
+  for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+    int fast;
+    n_events = sizes[s];
+    for (fast = 0; fast < 2; fast++) {
+      struct mp_profile *p = profile_of(many_events, fast);
+      struct mp_timeline tl;
+      uint64_t stride;
+      uint32_t k;
+      ck_assert_uint_eq(mp_profile_ntimelines(p), 1);
+      mp_profile_timeline(p, 0, &tl);
+      ck_assert_int_eq(tl.has_time, 0);
+      ck_assert_uint_le(tl.npoints, MP_TIMELINE_POINTS + 1);
+      if (n_events >= MP_TIMELINE_POINTS)
+	ck_assert_uint_ge(tl.npoints, MP_TIMELINE_POINTS / 2);
+      else
+	ck_assert_uint_eq(tl.npoints, n_events);
+      /* Every stride-th event, then the last. */
+      stride = tl.points[0].event;
+      for (k = 0; k < tl.npoints; k++) {
+	const struct mp_timeline_point *pt = &tl.points[k];
+	if (k + 1 < tl.npoints)
+	  ck_assert_uint_eq(pt->event, (k + 1) * stride);
+	else
+	  ck_assert_uint_eq(pt->event, n_events);
+	ck_assert_uint_eq(pt->live_bytes, pt->event);
+	ck_assert_uint_eq(pt->live_blocks, pt->event);
+	ck_assert_uint_eq(pt->time_ns, MP_NO_TIME);
+      }
+      ck_assert_uint_eq(tl.peak.event, n_events);
+      ck_assert_uint_eq(tl.peak.live_bytes, n_events);
+      ck_assert_uint_eq(tl.peak.live_blocks, n_events);
+      mp_profile_delete(p);
+    }
+  }
+}
+END_TEST
+
+/* A peak in the middle, time marks between events: 1.0 s before event
+** 3, 2.5 s before event 5. */
+static void peak_in_middle(struct mpw *w)
+{
+  mpw_symtab_begin_ext(w);
+  mpw_symtab_lfunc(w, 0x1000, "@app.lua", 0);
+  mpw_symtab_end(w);
+  mpw_alloc(w, mpw_lua(0x1000, 1), 0x100, 100);		/* 1: 100 */
+  mpw_alloc(w, mpw_lua(0x1000, 2), 0x200, 900);		/* 2: 1000 */
+  mpw_info(w, LJM_INFO_TIME, 1000000000u);
+  mpw_alloc(w, mpw_lua(0x1000, 3), 0x300, 50);		/* 3: 1050 */
+  mpw_free_ev(w, mpw_internal(), 0x200, 900);		/* 4: 150 */
+  mpw_info(w, LJM_INFO_TIME, 2500000000u);
+  mpw_alloc(w, mpw_lua(0x1000, 4), 0x400, 10);		/* 5: 160 */
+  mpw_epilogue(w);
+}
+
+START_TEST(timeline_peak_and_time)
+{
+  static const uint64_t bytes[] = {100, 1000, 1050, 150, 160};
+  static const uint64_t blocks[] = {1, 2, 3, 2, 3};
+  static const uint64_t times[] = {MP_NO_TIME, MP_NO_TIME, 1000000000u,
+				   1000000000u, 2500000000u};
+  int fast;
+  for (fast = 0; fast < 2; fast++) {
+    struct mp_profile *p = profile_of(peak_in_middle, fast);
+    struct mp_timeline tl;
+    uint32_t k;
+    mp_profile_timeline(p, 0, &tl);
+    ck_assert_int_eq(tl.has_time, 1);
+    ck_assert_uint_eq(tl.npoints, 5);
+    for (k = 0; k < 5; k++) {
+      ck_assert_uint_eq(tl.points[k].event, k + 1);
+      ck_assert_uint_eq(tl.points[k].live_bytes, bytes[k]);
+      ck_assert_uint_eq(tl.points[k].live_blocks, blocks[k]);
+      ck_assert_uint_eq(tl.points[k].time_ns, times[k]);
+    }
+    ck_assert_uint_eq(tl.peak.event, 3);
+    ck_assert_uint_eq(tl.peak.live_bytes, 1050);
+    ck_assert_uint_eq(tl.peak.live_blocks, 3);
+    ck_assert_uint_eq(tl.peak.time_ns, 1000000000u);
+    /* As `ljmprof stat` says it. */
+    ck_assert_uint_eq(mp_profile_total(p)->peak_event, 3);
+    ck_assert_uint_eq(mp_profile_total(p)->peak_bytes, 1050);
+    mp_profile_delete(p);
+  }
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("analyses");
+  TCase *tc = tcase_create("core");
+  SRunner *sr;
+  int failed;
+
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, temporaries_by_location);
+  tcase_add_test(tc, temporaries_by_path);
+  tcase_add_test(tc, timeline_bounded_and_even);
+  tcase_add_test(tc, timeline_peak_and_time);
+  suite_add_tcase(s, tc);
+  sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

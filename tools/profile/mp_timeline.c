@@ -1,0 +1,109 @@
+/*
+** The heap over time (mp_profile.h, "timeline"): a fixed number of
+** points per file, every tl_stride-th memory event, the stride doubled
+** and every other point dropped whenever the array is full, so that the
+** points stay spread evenly over the file whatever its length.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mp_profile_int.h"
+
+void mp_timeline_begin_file(struct mp_profile *p)
+{
+  p->ntl = 0;
+  p->tl_stride = 1;
+  p->tl_next = 1;
+  p->peak_blocks = 0;
+  p->peak_time = MP_NO_TIME;
+  p->file_time = MP_NO_TIME;
+}
+
+static void put(struct mp_profile *p, struct mp_timeline_point *pt,
+		uint64_t evno)
+{
+  pt->event = evno;
+  pt->live_bytes = p->file.live_bytes;
+  pt->live_blocks = mp_heap_count(&p->heap);
+  pt->time_ns = p->file_time;
+}
+
+void mp_timeline_point(struct mp_profile *p, uint64_t evno)
+{
+  if (p->ntl == MP_TIMELINE_POINTS) {
+    /* Points are at multiples of the stride: keep those of twice it. */
+    uint32_t i;
+    for (i = 0; 2 * i + 1 < MP_TIMELINE_POINTS; i++)
+      p->tl[i] = p->tl[2 * i + 1];
+    p->ntl = MP_TIMELINE_POINTS / 2;
+    p->tl_stride *= 2;
+    if (evno % p->tl_stride) {
+      p->tl_next = (evno / p->tl_stride + 1) * p->tl_stride;
+      return;
+    }
+  }
+  put(p, &p->tl[p->ntl++], evno);
+  p->tl_next = evno + p->tl_stride;
+}
+
+int mp_timeline_end_file(struct mp_profile *p)
+{
+  struct mp_tl_file *f;
+  uint64_t last = p->file_events;
+
+  /* The last event, when it fell between two points. */
+  if (last && (!p->ntl || p->tl[p->ntl - 1].event != last))
+    put(p, &p->tl[p->ntl++], last);
+  if (p->ntls == p->tls_cap) {
+    uint32_t cap = p->tls_cap ? 2 * p->tls_cap : 4;
+    struct mp_tl_file *n = realloc(p->tls, cap * sizeof(*n));
+    if (!n)
+      return -1;
+    p->tls = n;
+    p->tls_cap = cap;
+  }
+  f = &p->tls[p->ntls];
+  memset(f, 0, sizeof(*f));
+  if (p->ntl) {
+    f->points = malloc(p->ntl * sizeof(*f->points));
+    if (!f->points)
+      return -1;
+    memcpy(f->points, p->tl, p->ntl * sizeof(*f->points));
+  }
+  f->npoints = p->ntl;
+  f->has_time = p->file_time != MP_NO_TIME;
+  f->peak.event = p->file.peak_event;
+  f->peak.live_bytes = p->file.peak_bytes;
+  f->peak.live_blocks = p->peak_blocks;
+  f->peak.time_ns = p->peak_time;
+  p->ntls++;
+  return 0;
+}
+
+void mp_timeline_free(struct mp_profile *p)
+{
+  uint32_t i;
+  for (i = 0; i < p->ntls; i++)
+    free(p->tls[i].points);
+  free(p->tls);
+  p->tls = NULL;
+  p->ntls = p->tls_cap = 0;
+}
+
+uint32_t mp_profile_ntimelines(const struct mp_profile *p)
+{
+  return p->ntls;
+}
+
+void mp_profile_timeline(const struct mp_profile *p, uint32_t i,
+			 struct mp_timeline *out)
+{
+  const struct mp_tl_file *f = &p->tls[i];
+  out->points = f->points;
+  out->npoints = f->npoints;
+  out->peak = f->peak;
+  out->has_time = f->has_time;
+}
