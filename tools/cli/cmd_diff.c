@@ -199,13 +199,7 @@ static int parse_args(struct diff_cli *c, int argc, char **argv)
 	return usage_error("unknown format", optarg);
       break;
     case 'g':
-      if (!strcmp(optarg, "line"))
-	c->o.group = MP_GROUP_LINE;
-      else if (!strcmp(optarg, "function"))
-	c->o.group = MP_GROUP_FUNCTION;
-      else if (!strcmp(optarg, "chunk"))
-	c->o.group = MP_GROUP_CHUNK;
-      else
+      if (mp_group_parse(optarg, &c->o.group) < 0)
 	return usage_error("unknown grouping", optarg);
       break;
     case 'n':
@@ -213,13 +207,7 @@ static int parse_args(struct diff_cli *c, int argc, char **argv)
 	return usage_error("--top needs a positive number, not", optarg);
       break;
     case OPT_DIFF_VALUE:
-      if (!strcmp(optarg, "alloc-bytes"))
-	c->o.value = MP_VALUE_ALLOC_BYTES;
-      else if (!strcmp(optarg, "alloc-count"))
-	c->o.value = MP_VALUE_ALLOC_COUNT;
-      else if (!strcmp(optarg, "held-bytes"))
-	c->o.value = MP_VALUE_HELD_BYTES;
-      else
+      if (mp_value_parse(optarg, &c->o.value) < 0)
 	return usage_error("unknown value", optarg);
       break;
     case OPT_FROM:

@@ -189,13 +189,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
       c->ro.human = 1;
       break;
     case 'g':
-      if (!strcmp(optarg, "line"))
-	c->group = MP_GROUP_LINE;
-      else if (!strcmp(optarg, "function"))
-	c->group = MP_GROUP_FUNCTION;
-      else if (!strcmp(optarg, "chunk"))
-	c->group = MP_GROUP_CHUNK;
-      else
+      if (mp_group_parse(optarg, &c->group) < 0)
 	return usage_error(c, "unknown grouping", optarg);
       break;
     case 'n':
@@ -204,13 +198,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
       break;
     case OPT_VALUE:
       c->value_given = 1;
-      if (!strcmp(optarg, "alloc-bytes"))
-	c->ro.value = MP_VALUE_ALLOC_BYTES;
-      else if (!strcmp(optarg, "alloc-count"))
-	c->ro.value = MP_VALUE_ALLOC_COUNT;
-      else if (!strcmp(optarg, "held-bytes"))
-	c->ro.value = MP_VALUE_HELD_BYTES;
-      else
+      if (mp_value_parse(optarg, &c->ro.value) < 0)
 	return usage_error(c, "unknown value", optarg);
       break;
     case OPT_CALLERS:

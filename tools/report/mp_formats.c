@@ -68,3 +68,29 @@ char *mp_format_list(char *out, size_t size, int for_stat, unsigned flags,
   }
   return out;
 }
+
+int mp_group_parse(const char *name, enum mp_group *out)
+{
+  if (!strcmp(name, "line"))
+    *out = MP_GROUP_LINE;
+  else if (!strcmp(name, "function"))
+    *out = MP_GROUP_FUNCTION;
+  else if (!strcmp(name, "chunk"))
+    *out = MP_GROUP_CHUNK;
+  else
+    return -1;
+  return 0;
+}
+
+int mp_value_parse(const char *name, enum mp_value *out)
+{
+  if (!strcmp(name, "alloc-bytes"))
+    *out = MP_VALUE_ALLOC_BYTES;
+  else if (!strcmp(name, "alloc-count"))
+    *out = MP_VALUE_ALLOC_COUNT;
+  else if (!strcmp(name, "held-bytes"))
+    *out = MP_VALUE_HELD_BYTES;
+  else
+    return -1;
+  return 0;
+}

@@ -99,6 +99,11 @@ extern const size_t mp_nformats;
 ** when there is none. */
 const struct mp_format *mp_format_find(const char *name, int for_stat);
 
+/* The names the options --group and --value take, shared by report and
+** diff: 0 with *out set, or -1 for a name that is none of them. */
+int mp_group_parse(const char *name, enum mp_group *out);
+int mp_value_parse(const char *name, enum mp_value *out);
+
 /* The formats of report (or stat) whose flags include all of flags, as
 ** English: "text (default), json or folded". Returns out. */
 char *mp_format_list(char *out, size_t size, int for_stat, unsigned flags,
