@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/membarrier.h>
@@ -65,6 +66,17 @@ void (*ljmprof_hook_closed)(void *ud) = NULL;
 #define MP_EVMAX	(1 + 6*LJM_FMT_ULEB128_MAX)
 
 /*
+** Time marks (profile extension): the clock is read once per MP_TICKBYTES
+** of output, and a mark written when MP_TICKNS have passed since the last
+** one: a mark per few thousand events or few milliseconds, whichever is
+** later, and no test on the path of an event (the buffer's limit is moved
+** in front of the event that is due). A mark is an INFO record.
+*/
+#define MP_TICKBYTES	16384
+#define MP_TICKNS	4000000u
+#define MP_MARKMAX	(3 + LJM_FMT_ULEB128_MAX)
+
+/*
 ** Where the Lua caller of a frame linked by a return PC was last found,
 ** as a distance in slots: a hint only, checked as for any one distance
 ** (mp_callerat) before mp_luacaller tries them all.
@@ -87,6 +99,11 @@ typedef struct MemProf {
   uint8_t *lim;			/* Flush before an event past this point.
 				** NULL once halted: every event sees it. */
   uint8_t *end;			/* End of buf. */
+  uint8_t *hardlim;		/* Flush before an event past this point;
+				** lim is before it while marks are due. */
+  int timed;			/* Time marks: the extension is on. */
+  uint64_t t0;			/* Clock at the start, nanoseconds. */
+  uint64_t tmark;		/* Last mark written, since t0. */
   uint64_t addrkey;		/* Bits 21 and up of the last address cached, */
   uint64_t addrhigh;		/* its ULEB128 from byte 3 on (as bytes 3..7 of
 				** a little-endian word, 0x80 in bytes 0..2), */
@@ -250,10 +267,51 @@ static void mp_flush(MemProf *mp)
   }
 }
 
+/* Past lim inside an event: flush only if past the real limit (a time
+** mark goes between events only, mp_full). Halted: as before. */
+static LJ_NOINLINE void mp_makeroom(MemProf *mp)
+{
+  if (mp->err || mp->lim == NULL || mp->pos > mp->hardlim) mp_flush(mp);
+}
+
 /* Make room for one header and a few ULEB128 values. */
 static LJ_AINLINE void mp_reserve(MemProf *mp)
 {
-  if (LJ_UNLIKELY(mp->pos > mp->lim)) mp_flush(mp);
+  if (LJ_UNLIKELY(mp->pos > mp->lim)) mp_makeroom(mp);
+}
+
+/* -- Time marks ----------------------------------------------------------- */
+
+static uint64_t mp_clock(void)
+{
+  struct timespec ts;
+  if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0;
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The next look at the clock: MP_TICKBYTES on, or at the real limit. */
+static LJ_AINLINE void mp_ticklim(MemProf *mp)
+{
+  mp->lim = mp->hardlim - mp->pos > MP_TICKBYTES ? mp->pos + MP_TICKBYTES :
+						  mp->hardlim;
+}
+
+/*
+** Between two events: a TIME mark if one is due (or always: force), then
+** the next check MP_TICKBYTES on. Room is there: pos is at most hardlim,
+** which leaves MP_MARKMAX bytes more than an event needs.
+*/
+static void mp_timemark(MemProf *mp, int force)
+{
+  uint64_t now = mp_clock(), t = now > mp->t0 ? now - mp->t0 : 0;
+  if (force || t - mp->tmark >= MP_TICKNS) {
+    uint8_t *p = mp->pos;
+    *p++ = LJM_EV_SYMTAB | LJM_SRC_INFO;
+    p = mp_uleb(p, LJM_INFO_TIME);
+    mp->pos = mp_uleb(p, t);
+    mp->tmark = t;
+  }
+  mp_ticklim(mp);
 }
 
 static void mp_putu(MemProf *mp, uint64_t v)
@@ -1501,11 +1559,13 @@ static LJ_NOINLINE void mp_event(MemProf *mp, uint8_t ev, void *optr,
   mp->pos = mp_body(mp, p, ev, optr, osize, nptr, nsize);
 }
 
-/* Buffer full, or halted (lim is then NULL). Returns 0 if halted. */
+/* Before an event: the buffer is full, a time mark may be due, or the
+** profiler is halted (lim is then NULL). Returns 0 if halted. */
 static LJ_NOINLINE int mp_full(MemProf *mp)
 {
   if (mp->err) return 0;
-  mp_flush(mp);
+  if (mp->lim == NULL || mp->pos > mp->hardlim) mp_flush(mp);
+  if (mp->timed && mp->lim != NULL && !mp->err) mp_timemark(mp, 0);
   return !mp->err;
 }
 
@@ -1750,7 +1810,9 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   mp->g = g;
   mp->pos = mp->buf;
   mp->end = mp->buf + sz;
-  mp->lim = mp->end - MP_EVMAX;
+  mp->timed = opt->stack_depth != 0;
+  mp->hardlim = mp->end - MP_EVMAX - (mp->timed ? MP_MARKMAX : 0);
+  mp->lim = mp->hardlim;
   mp->writer = opt->writer;
   mp->ctx = opt->ctx;
   mp->pollflag = opt->poll_flag ? opt->poll_flag : &mp_nopoll;
@@ -1764,6 +1826,11 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   mp_putbyte(mp, LJM_SYMTAB_FINAL);
   mp_puthdr(mp, LJM_EVENTS_M2);
   if (mp->depth) mp_putinfo(mp, LJM_INFO_DEPTH, mp->depth);
+  if (mp->timed) {
+    mp->t0 = mp_clock();
+    mp_reserve(mp);
+    mp_timemark(mp, 1);  /* 0: the stream's time starts here. */
+  }
   if (mp->err) {
     int e = mp->err;
     mp_release(mp);
@@ -1813,6 +1880,10 @@ static int mp_stop(lua_State *L, int write, int any,
   if (write && !mp->err) {
     if (mp->stk && mp->stk->full)
       mp_putinfo(mp, LJM_INFO_CUT_EVENTS, mp->stk->cutevents);
+    if (mp->timed) {  /* The end: the stream's duration. */
+      mp_reserve(mp);
+      mp_timemark(mp, 1);
+    }
     mp_putbyte(mp, LJM_EV_EPILOGUE);
     mp_flush(mp);
   }
@@ -1991,7 +2062,14 @@ LUA_API int ljmprof_flush(lua_State *L)
     mp_leave(mp);
     return LJMPROF_ERRUSE;
   }
-  if (!mp->err) mp_flush(mp);
+  if (!mp->err) {
+    /* The host's timer: a mark when due, so that a stream whose events
+    ** are rare still has the time of its buffers. */
+    if (mp->timed && mp->lim != NULL && mp->pos <= mp->hardlim)
+      mp_timemark(mp, 0);
+    mp_flush(mp);
+    if (mp->timed && mp->lim != NULL) mp_ticklim(mp);
+  }
   mp_leave(mp);
   if (mp->err) {
     errno = mp->err;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <stdarg.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -2117,6 +2118,54 @@ START_TEST(stack_node_bound)
 }
 END_TEST
 
+static uint64_t now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+** Time marks: 0 after DEPTH, then one when 4 ms and 16 KiB of output have
+** passed (never more often), never backwards, and the last at the end,
+** after every event, within the time the run took.
+*/
+START_TEST(stack_time_marks)
+{
+  mpr_stats st;
+  uint64_t t0 = now_ns(), dt;
+  stack_run(NULL, "@t.lua",
+	    "local t0, n = os.clock(), 0\n"
+	    "while os.clock() - t0 < 0.05 do KEEP = {n} n = n + 1 end\n",
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  dt = now_ns() - t0;
+  ck_assert_uint_ge(st.ninfo[2], 3);
+  ck_assert_uint_le(st.ninfo[2], dt / 4000000u + 2);
+  ck_assert_uint_eq(st.time_backwards, 0);
+  ck_assert_uint_ge(st.info[2], 50000000u);	/* CPU time <= wall time. */
+  ck_assert_uint_le(st.info[2], dt);
+  ck_assert_uint_eq(st.events_timed, st.events);
+  mpr_free(&st);
+}
+END_TEST
+
+/* No extension, no marks: the version-3 stream has no clock. */
+START_TEST(leaf_stream_has_no_time)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  stack_depth = 0;
+  start(L, &m, 0);
+  run(L, "@t.lua", "for i = 1, 100000 do KEEP = {i} end\n");
+  finish(L, &m, &st);
+  ck_assert_int_eq(st.ext, 0);
+  ck_assert_uint_eq(st.ninfo[2], 0);
+  mpr_free(&st);
+  lua_close(L);
+}
+END_TEST
+
 /* Bad depths are refused; misc.memprof.start takes the option. */
 START_TEST(stack_options)
 {
@@ -2217,6 +2266,8 @@ static void s_stacks(Suite *s)
   tcase_add_test(tc, stack_interpreted_then_compiled);
   tcase_add_test(tc, stack_node_bound);
   tcase_add_test(tc, stack_options);
+  tcase_add_test(tc, stack_time_marks);
+  tcase_add_test(tc, leaf_stream_has_no_time);
   suite_add_tcase(s, tc);
 }
 

@@ -352,6 +352,10 @@ static int mpr_parse_ext(const uint8_t *p, size_t len, rd *r)
       } else if (src == LJM_SRC_INFO) {
 	uint64_t k, v;
 	ok = x_uleb(x, &k) && x_uleb(x, &v);
+	if (ok && k == 2 && st->ninfo[2] && v < st->info[2])
+	  st->time_backwards++;
+	if (ok && k == 2)
+	  st->events_timed = st->events;
 	if (ok && k < 8) { st->info[k] = v; st->ninfo[k]++; }
 	if (ok && first) st->first_info = (int)k;
       } else if (src == LJM_SRC_LFUNC || src == LJM_SRC_CFUNC ||

@@ -42,6 +42,8 @@ typedef struct mpr_stats {
   uint64_t info[8];		/* Last value of each INFO key (1..6). */
   unsigned long ninfo[8];	/* How many records of each INFO key. */
   int first_info;		/* Key of the first event, if an INFO. */
+  unsigned long time_backwards;	/* TIME marks below the one before. */
+  unsigned long events_timed;	/* Events before the last TIME mark. */
 } mpr_stats;
 
 /*

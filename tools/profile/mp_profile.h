@@ -333,6 +333,8 @@ struct mp_timeline {
   struct mp_timeline_point peak;	/* The first event with the highest
 					** live bytes (event 0: none). */
   int has_time;			/* The stream has time marks. */
+  uint64_t end_ns;		/* Its last mark (the writer's last is at
+				** the end: the duration), or MP_NO_TIME. */
 };
 
 /* Timelines kept: one per file finished. */

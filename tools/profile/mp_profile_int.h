@@ -111,6 +111,7 @@ struct mp_tl_file {
   uint32_t npoints;
   struct mp_timeline_point peak;
   int has_time;
+  uint64_t end_ns;
 };
 
 struct mp_loc_cache_entry {

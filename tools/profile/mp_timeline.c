@@ -75,6 +75,7 @@ int mp_timeline_end_file(struct mp_profile *p)
   }
   f->npoints = p->ntl;
   f->has_time = p->file_time != MP_NO_TIME;
+  f->end_ns = p->file_time;
   f->peak.event = p->file.peak_event;
   f->peak.live_bytes = p->file.peak_bytes;
   f->peak.live_blocks = p->peak_blocks;
@@ -106,4 +107,5 @@ void mp_profile_timeline(const struct mp_profile *p, uint32_t i,
   out->npoints = f->npoints;
   out->peak = f->peak;
   out->has_time = f->has_time;
+  out->end_ns = f->end_ns;
 }

@@ -166,8 +166,10 @@ static void json_timeline(FILE *out, const struct mp_profile *p,
       json_cstr(out, in->files[i]);
     else
       fputs("null", out);
-    fprintf(out, ", \"has_time\": %s,\n     \"peak\": ",
+    fprintf(out, ", \"has_time\": %s, \"duration\": ",
 	    tl.has_time ? "true" : "false");
+    json_seconds(out, tl.end_ns);
+    fputs(",\n     \"peak\": ", out);
     json_point(out, &tl.peak);
     fputs(",\n     \"points\": [", out);
     for (k = 0; k < tl.npoints; k++) {

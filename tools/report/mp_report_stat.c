@@ -72,6 +72,33 @@ static void stat_timeline(FILE *out, struct mp_profile *p,
   }
 }
 
+/* "duration:", from the streams' last time marks: the longest, if
+** several have them; nothing without. */
+static void stat_duration(FILE *out, const struct mp_profile *p)
+{
+  uint32_t n = mp_profile_ntimelines(p), i, timed = 0;
+  uint64_t d = 0;
+  for (i = 0; i < n; i++) {
+    struct mp_timeline tl;
+    mp_profile_timeline(p, i, &tl);
+    if (tl.end_ns == MP_NO_TIME)
+      continue;
+    timed++;
+    if (tl.end_ns > d)
+      d = tl.end_ns;
+  }
+  if (!timed)
+    return;
+  fprintf(out, "duration:           %llu.%03llus", U(d / 1000000000u),
+	  U(d % 1000000000u / 1000000u));
+  if (n > 1 && timed < n)
+    fprintf(out, " (the longest; %u of %u streams have time marks)", timed,
+	    n);
+  else if (n > 1)
+    fprintf(out, " (the longest stream)");
+  fputc('\n', out);
+}
+
 int mp_stat_text(FILE *out, struct mp_profile *p,
 		 const struct mp_report_opts *o,
 		 const struct mp_report_input *in)
@@ -88,6 +115,7 @@ int mp_stat_text(FILE *out, struct mp_profile *p,
   }
   fprintf(out, "stream:             %s\n",
 	  s->truncated_files ? "truncated" : "complete");
+  stat_duration(out, p);
   fprintf(out, "events:             %llu\n",
 	  U(s->n_alloc + s->n_realloc + s->n_free));
   fprintf(out, "  alloc:            %llu\n", U(s->n_alloc));
@@ -105,6 +133,13 @@ int mp_stat_text(FILE *out, struct mp_profile *p,
 	  U(s->peak_event));
   if (in->nfiles > 1 && s->peak_file < in->nfiles)
     fprintf(out, " of %s", mp_name_escaped(&b, in->files[s->peak_file]));
+  if (s->peak_file < mp_profile_ntimelines(p)) {
+    struct mp_timeline tl;
+    mp_profile_timeline(p, (uint32_t)s->peak_file, &tl);
+    if (tl.peak.time_ns != MP_NO_TIME)
+      fprintf(out, ", %llu.%03llus in", U(tl.peak.time_ns / 1000000000u),
+	      U(tl.peak.time_ns % 1000000000u / 1000000u));
+  }
   fputc('\n', out);
   b.len = 0;
   mp_name_bytes(&b, s->temporary_bytes, o->human);
