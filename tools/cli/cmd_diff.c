@@ -374,10 +374,13 @@ int ljmprof_cmd_diff(int argc, char **argv)
       ljmprof_error("warning: OLD and NEW have no Lua code in common: "
 		    "runs of different programs?");
     /* Paths need stacks on both sides: one without is no reason to stop. */
-    if ((d.stacks[0] || d.stacks[1]) && !mp_diff_by_path(&d))
-      ljmprof_error("diff: %s has no call stacks (recorded without "
+    if ((d.stacks[0] || d.stacks[1]) && !mp_diff_by_path(&d)) {
+      side = d.nostacks[0] ? MP_DIFF_OLD : MP_DIFF_NEW;
+      ljmprof_error("diff: %s%s has no call stacks (recorded without "
 		    "LJMPROF_STACKS): compared by location only",
-		    d.nostacks[0] ? "OLD" : "NEW");
+		    d.stacks[side] || d.nostacks[side] == 2 ? "a file of " : "",
+		    side ? "NEW" : "OLD");
+    }
     rc = c.format == 1 ? mp_diff_json(stdout, &d, &c.o) :
 	 c.format == 2 ? mp_diff_folded(stdout, &d, &c.o) :
 	 mp_diff_text(stdout, &d, &c.o);

@@ -268,8 +268,9 @@ int mp_diff_add(struct mp_diff *d, int side, const struct mp_profile *p)
     if (add_paths(d, side, p) < 0)
       goto out;
     d->stacks[side] = 1;
-  } else {
-    d->nostacks[side] = 1;
+  } else if (!d->nostacks[side] || mp_profile_total(p)->stack_files) {
+    /* 2: some of its files have stacks. */
+    d->nostacks[side] = mp_profile_total(p)->stack_files ? 2 : 1;
   }
   rc = 0;
 out:

@@ -71,8 +71,10 @@ struct mp_diff {
   struct mp_strings pkeys;
   struct mp_diff_row *paths;
   uint32_t npaths, pcap;
-  int stacks[2], nostacks[2];	/* Profiles added to the side with
-				** stacks in all their files; others. */
+  int stacks[2];		/* A profile of the side has stacks in all its
+				** files. */
+  int nostacks[2];		/* One has not: 1, or 2 when some of its
+				** files have them. */
   int oom;
 };
 
