@@ -142,7 +142,7 @@ tests_tools_test_diff_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_tools_test_diff_SOURCES = tests/tools/test_diff.c
 tests_tools_test_diff_LDADD = $(MP_LIBS) $(CHECK_LIBS)
 
-TESTS += tests/tools/test_diff tests/tools/diff.test
+TESTS += tests/tools/test_diff tests/tools/diff.test tests/tools/diffpath.test
 
 # The peak, the heap over time and temporary allocations, on crafted
 # streams read both ways.
@@ -153,7 +153,8 @@ tests_tools_test_analyses_SOURCES = tests/tools/test_analyses.c
 tests_tools_test_analyses_LDADD = $(MP_LIBS) $(CHECK_LIBS)
 TESTS += tests/tools/test_analyses tests/tools/analyses.test
 EXTRA_DIST += tests/tools/analyses.test tests/tools/analyses.lua
-EXTRA_DIST += tests/tools/diff.test tests/tools/diff.lua
+EXTRA_DIST += tests/tools/diff.test tests/tools/diff.lua \
+	tests/tools/diffpath.test tests/tools/diffpath.lua
 
 TESTS += tests/tools/test_parse tests/tools/test_pprof tests/tools/golden.test \
 	tests/tools/layers.test tests/tools/errors.test tests/tools/merge.test tests/tools/bench.test \

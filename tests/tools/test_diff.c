@@ -357,6 +357,142 @@ START_TEST(text_escapes_names)
 }
 END_TEST
 
+/* Two runs with call stacks: other addresses, other trace numbers. Line
+** 12 of lib.lua is reached from app.lua:30 and app.lua:40; the second
+** run allocates 200 bytes more through app.lua:40, and its trace (1,
+** then 7) 100 more. A C function and a built-in under app.lua:30. */
+static void stack_run(struct mpw *w, int second)
+{
+  uint64_t app = second ? 0x9000 : 0x1000, lib = second ? 0xa000 : 0x2000;
+  uint64_t cf = second ? 0x7000 : 0x5000, tr = second ? 7 : 1;
+  uint64_t m30, m40, n;
+  int i;
+
+  mpw_symtab_begin_ext(w);
+  mpw_symtab_lfunc(w, app, "@app.lua", 0);
+  mpw_symtab_lfunc(w, lib, "@lib.lua", 10);
+  mpw_symtab_cfunc(w, cf, "wrap_alloc");
+  if (second)
+    mpw_symtab_trace(w, 3, lib, 15);	/* Renumbers the next. */
+  mpw_symtab_trace(w, tr, lib, 12);
+  mpw_symtab_end(w);
+  m30 = mpw_node_lua(w, 0, app, 30, "");
+  m40 = mpw_node_lua(w, 0, app, 40, "");
+  n = mpw_node_lua(w, m30, lib, 12, "fill");
+  mpw_alloc(w, mpw_stack(n), 0x100, 100);
+  n = mpw_node_lua(w, m40, lib, 12, "fill");
+  for (i = 0; i < (second ? 3 : 1); i++)
+    mpw_alloc(w, mpw_stack(n), 0x200 + 0x10 * (uint64_t)i, 100);
+  n = mpw_node_trace(w, m40, tr, 0);
+  mpw_alloc(w, mpw_stack(n), 0x300, 50);
+  if (second)
+    mpw_alloc(w, mpw_stack(n), 0x310, 100);
+  n = mpw_node_c(w, m30, cf);
+  mpw_alloc(w, mpw_stack(n), 0x400, 30);
+  n = mpw_node_fast(w, m30, 87, "string.rep");
+  mpw_alloc(w, mpw_stack(n), 0x500, 20);
+  mpw_epilogue(w);
+}
+
+static void stack_old(struct mpw *w)
+{
+  stack_run(w, 0);
+}
+
+static void stack_new(struct mpw *w)
+{
+  stack_run(w, 1);
+}
+
+static const struct mp_diff_row *path(const struct mp_diff *d,
+				      const char *key)
+{
+  uint32_t i;
+  for (i = 0; i < d->npaths; i++) {
+    const struct mp_string *k = mp_diff_path_key(d, &d->paths[i]);
+    if (k->len == strlen(key) && !memcmp(k->data, key, k->len))
+      return &d->paths[i];
+  }
+  return NULL;
+}
+
+/* Paths match frame by frame, by what each frame is; each is under the
+** location its events are charged to, and the outputs show them. */
+START_TEST(paths_match_frame_by_frame)
+{
+  static const char *const same[] = {
+    "@app.lua:30;@lib.lua:12 (fill)", "@app.lua:30;wrap_alloc",
+    "@app.lua:30;string.rep"
+  };
+  const struct mp_diff_row *r;
+  struct mp_diff_opts o;
+  struct mp_diff d;
+  size_t i;
+  char *t;
+
+  diff_of(&d, MP_DIFF_KEY_NAME, MP_GROUP_LINE, stack_old, stack_new);
+  ck_assert(mp_diff_by_path(&d));
+  ck_assert_uint_eq(d.npaths, 5);
+  for (i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+    r = path(&d, same[i]);
+    ck_assert_msg(r != NULL, "no path %s", same[i]);
+    ck_assert(r->in[0] && r->in[1] && !mp_diff_row_changed(r));
+  }
+  r = path(&d, "@app.lua:40;@lib.lua:12 (fill)");
+  ck_assert_ptr_nonnull(r);
+  ck_assert_uint_eq(r->side[0].allocs, 1);
+  ck_assert_uint_eq(r->side[1].alloc_bytes, 300);
+  ck_assert_ptr_eq(&d.rows[r->loc], row(&d, "@lib.lua:12"));
+  r = path(&d, "@app.lua:40;TRACE started at @lib.lua:12");
+  ck_assert_ptr_nonnull(r);
+  ck_assert_uint_eq(r->side[0].alloc_bytes, 50);
+  ck_assert_uint_eq(r->side[1].alloc_bytes, 150);
+  ck_assert_ptr_eq(&d.rows[r->loc], row(&d, "TRACE started at @lib.lua:12"));
+  /* A built-in's events are its caller's line's. */
+  ck_assert_ptr_eq(&d.rows[path(&d, "@app.lua:30;string.rep")->loc],
+		   row(&d, "@app.lua:30"));
+
+  opts_for(&o);
+  o.callers = 3;
+  t = output_of(mp_diff_text, &d, &o);
+  ck_assert_msg(strstr(t,
+    "        +200B         +2        +200B  @lib.lua:12\n"
+    "\tCall paths:\n"
+    "\t        +200B         +2        +200B  @lib.lua:12 (fill) <- "
+    "@app.lua:40\n"
+    "        +100B         +1        +100B  TRACE started at @lib.lua:12\n"
+    "\tCall paths:\n"
+    "\t        +100B         +1        +100B  TRACE started at @lib.lua:12"
+    " <- @app.lua:40\n") != NULL, "%s", t);
+  free(t);
+  o.callers = 0;
+  t = output_of(mp_diff_text, &d, &o);
+  ck_assert_ptr_null(strstr(t, "Call paths"));
+  free(t);
+  t = output_of(mp_diff_json, &d, &o);
+  ck_assert_msg(strstr(t, "\"by_path\": true") &&
+		strstr(t, "\"paths\": [\n       {\"stack\": [\"@app.lua:40\", "
+		       "\"@lib.lua:12 (fill)\"], \"status\": \"both\"") &&
+		!strstr(t, "wrap_alloc"), "%s", t);
+  free(t);
+  t = output_of(mp_diff_folded, &d, &o);
+  ck_assert_msg(strstr(t, "@app.lua:40;@lib.lua:12 (fill) 100 300\n") &&
+		strstr(t, "@app.lua:40;TRACE started at @lib.lua:12 50 150\n") &&
+		strstr(t, "@app.lua:30;wrap_alloc 30 30\n"), "%s", t);
+  free(t);
+  mp_diff_free(&d);
+
+  /* One side without stacks: by location only. */
+  diff_of(&d, MP_DIFF_KEY_NAME, MP_GROUP_LINE, stack_old, old_run);
+  ck_assert(!mp_diff_by_path(&d));
+  t = output_of(mp_diff_json, &d, &o);
+  ck_assert_ptr_nonnull(strstr(t, "\"by_path\": false"));
+  ck_assert_ptr_null(strstr(t, "\"paths\""));
+  free(t);
+  mp_diff_free(&d);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("diff");
@@ -372,6 +508,7 @@ int main(void)
   tcase_add_test(tc, json_and_folded);
   tcase_add_test(tc, lua_in_common);
   tcase_add_test(tc, text_escapes_names);
+  tcase_add_test(tc, paths_match_frame_by_frame);
   suite_add_tcase(s, tc);
   sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -17,14 +17,14 @@
 #include "mp_diff.h"
 #include "mp_load.h"
 
-enum { OPT_DIFF_VALUE = 256, OPT_FROM, OPT_TO };
+enum { OPT_DIFF_VALUE = 256, OPT_FROM, OPT_TO, OPT_CALLERS };
 
 static void diff_help(FILE *out)
 {
   fputs(
 "Usage: ljmprof diff [OPTION]... OLD NEW\n"
 "       ljmprof diff [OPTION]... OLD... -- NEW...\n"
-"       ljmprof diff [OPTION]... [--from=#EVENT] [--to=#EVENT] FILE\n"
+"       ljmprof diff [OPTION]... [--from=MOMENT] [--to=MOMENT] FILE\n"
 "Compare two profiles location by location: how much more or less each\n"
 "allocated (bytes and count) and held at the end, largest growth first,\n"
 "then what shrank. Several files on a side are merged, as report --merge\n"
@@ -33,7 +33,9 @@ static void diff_help(FILE *out)
 "\n"
 "Locations are matched by what they are, never by address: Lua code by\n"
 "chunk and line, C code by symbol (or object+offset), a trace by where it\n"
-"starts; so two runs of one program compare line by line.\n"
+"starts; so two runs of one program compare line by line. Where both\n"
+"sides have call stacks (LJMPROF_STACKS), call paths are compared too,\n"
+"frame by frame.\n"
 "\n"
 "  -f, --format=FMT       text (default), json, or folded (two columns,\n"
 "                         'stack OLD NEW', for flamegraph.pl's\n"
@@ -43,10 +45,13 @@ static void diff_help(FILE *out)
 "                         largest changes)\n"
 "      --value=WHAT       alloc-bytes (default), alloc-count or held-bytes:\n"
 "                         what rows are sorted by, or folded's columns\n"
-"      --from=#EVENT      one FILE: the old side is the stream up to memory\n"
-"                         event EVENT (default #0, the start)\n"
-"      --to=#EVENT        one FILE: the new side is the stream up to EVENT\n"
-"                         (default: the end)\n"
+"      --callers=N        text, both sides with stacks: under each location\n"
+"                         its N most changed call paths (default 3; 0: none)\n"
+"      --from=MOMENT      one FILE: the old side is the stream up to memory\n"
+"                         event #EVENT, or up to SECONDS since it began (by\n"
+"                         its time marks); default #0, the start\n"
+"      --to=MOMENT        one FILE: the new side is the stream up to #EVENT\n"
+"                         or SECONDS (default: the end)\n"
 "  -H, --human-readable   sizes in B, KiB, MiB, GiB\n"
 "  -h, --help             this text\n"
 "\n"
@@ -54,9 +59,10 @@ static void diff_help(FILE *out)
 "compared, with a warning.\n"
 "\n"
 "Exit status: 0 success, 1 error (a side could not be read, an event past\n"
-"the end, out of memory, or the output could not be written), 2 usage\n"
-"error, 3 compared, but an input was skipped, truncated or malformed (read\n"
-"up to its last good event).\n",
+"the end, a time past the last mark or in a stream without marks, out of\n"
+"memory, or the output could not be written), 2 usage error, 3 compared,\n"
+"but an input was skipped, truncated or malformed (read up to its last\n"
+"good event).\n",
 	out);
 }
 
@@ -75,6 +81,8 @@ struct diff_cli {
   struct mp_diff_opts o;
   const char *from, *to;	/* As given, or NULL. */
   uint64_t from_event, to_event;
+  uint64_t from_ns, to_ns;	/* Given in seconds: as nanoseconds. */
+  int callers_given;
   char **files[2];
   int nfiles[2];
 };
@@ -94,39 +102,25 @@ static int parse_u64(const char *s, uint64_t *out, int zero_ok)
   return 0;
 }
 
-/* Seconds, as --from=T would take them once streams carry time marks. */
-static int is_seconds(const char *s)
-{
-  char *end;
-  if (!*s || *s == '-' || *s == '+')
-    return 0;
-  errno = 0;
-  (void)strtod(s, &end);
-  return !*end && errno != ERANGE;
-}
-
 /*
-** --from/--to: "#N" is memory event N. Seconds need the time marks of
-** the profile extension (INFO TIME, src/lj_memprof_format.h), which the
-** reader does not decode yet: said so for the file. -1 to go on, or an
-** exit status.
+** --from/--to: "#N" is memory event N; seconds are found in the file's
+** time marks (INFO TIME of the profile extension) by the reader report
+** --at=SECONDS uses. -1 to go on, or an exit status.
 */
 static int parse_moment(const char *opt, const char *arg, const char *file,
-			uint64_t *event)
+			uint64_t *event, uint64_t *ns)
 {
-  struct mp_buf name = {0};
   if (arg[0] == '#' && parse_u64(arg + 1, event, 1) == 0)
     return -1;
-  if (!is_seconds(arg))
+  if (mp_load_parse_seconds(arg, ns) < 0)
     return usage_error(!strcmp(opt, "--from") ?
-		       "--from needs #EVENT (or seconds), not" :
-		       "--to needs #EVENT (or seconds), not", arg);
-  ljmprof_error("diff: %s: %s=%s is in seconds, but this stream has no time "
-		"marks; give a memory event number (%s=#EVENT; 'ljmprof stat' "
-		"names the peak's)", mp_name_escaped(&name, file), opt, arg,
-		opt);
-  mp_buf_free(&name);
-  return LJMPROF_EXIT_ERROR;
+		       "--from needs #EVENT or SECONDS, not" :
+		       "--to needs #EVENT or SECONDS, not", arg);
+  if (mp_load_event_at_time(file, "diff", opt, arg, *ns,
+			    !strcmp(opt, "--from") ? "give --from=#EVENT" :
+			    "give --to=#EVENT", event) < 0)
+    return LJMPROF_EXIT_ERROR;
+  return -1;
 }
 
 /* The same file twice on one side would count it twice; stdin can be
@@ -174,6 +168,7 @@ static int parse_args(struct diff_cli *c, int argc, char **argv)
     {"value", required_argument, NULL, OPT_DIFF_VALUE},
     {"from", required_argument, NULL, OPT_FROM},
     {"to", required_argument, NULL, OPT_TO},
+    {"callers", required_argument, NULL, OPT_CALLERS},
     {"human-readable", no_argument, NULL, 'H'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}
@@ -210,6 +205,11 @@ static int parse_args(struct diff_cli *c, int argc, char **argv)
       if (mp_value_parse(optarg, &c->o.value) < 0)
 	return usage_error("unknown value", optarg);
       break;
+    case OPT_CALLERS:
+      if (parse_u64(optarg, &c->o.callers, 1) < 0)
+	return usage_error("--callers needs a number, not", optarg);
+      c->callers_given = 1;
+      break;
     case OPT_FROM:
       c->from = optarg;
       break;
@@ -232,6 +232,8 @@ static int parse_args(struct diff_cli *c, int argc, char **argv)
       return usage_error("unknown option", argv[optind - 1]);
     }
   }
+  if (c->callers_given && c->format != 0)
+    return usage_error("--callers only applies to the text format", NULL);
   /* getopt has moved the file names to the end of argv[0..nargs). */
   if (c->from || c->to) {
     if (split < argc || nargs - optind != 1)
@@ -243,11 +245,13 @@ static int parse_args(struct diff_cli *c, int argc, char **argv)
     c->files[0] = c->files[1] = argv + optind;
     c->nfiles[0] = c->nfiles[1] = 1;
     if (c->from && (i = parse_moment("--from", c->from, argv[optind],
-				     &c->from_event)) >= 0)
+				     &c->from_event, &c->from_ns)) >= 0)
       return i;
     if (c->to && (i = parse_moment("--to", c->to, argv[optind],
-				   &c->to_event)) >= 0)
+				   &c->to_event, &c->to_ns)) >= 0)
       return i;
+    c->o.side[0].at_seconds = c->from && c->from[0] != '#' ? c->from : NULL;
+    c->o.side[1].at_seconds = c->to && c->to[0] != '#' ? c->to : NULL;
     if (c->to && c->to_event < c->from_event)
       return usage_error("--to is before --from", NULL);
     return -1;
@@ -346,6 +350,7 @@ int ljmprof_cmd_diff(int argc, char **argv)
   memset(&c, 0, sizeof(c));
   c.o.group = MP_GROUP_LINE;
   c.o.value = MP_VALUE_ALLOC_BYTES;
+  c.o.callers = MP_CALLERS_DEFAULT;
   if ((status = parse_args(&c, argc, argv)) >= 0)
     return status;
   setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
@@ -368,6 +373,14 @@ int ljmprof_cmd_diff(int argc, char **argv)
     if (!mp_diff_lua_shared(&d, has) && has[0] && has[1])
       ljmprof_error("warning: OLD and NEW have no Lua code in common: "
 		    "runs of different programs?");
+    /* Paths need stacks on both sides: one without is no reason to stop. */
+    if ((d.stacks[0] || d.stacks[1]) && !mp_diff_by_path(&d)) {
+      side = d.nostacks[0] ? MP_DIFF_OLD : MP_DIFF_NEW;
+      ljmprof_error("diff: %s%s has no call stacks (recorded without "
+		    "LJMPROF_STACKS): compared by location only",
+		    d.stacks[side] || d.nostacks[side] == 2 ? "a file of " : "",
+		    side ? "NEW" : "OLD");
+    }
     rc = c.format == 1 ? mp_diff_json(stdout, &d, &c.o) :
 	 c.format == 2 ? mp_diff_folded(stdout, &d, &c.o) :
 	 mp_diff_text(stdout, &d, &c.o);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -232,4 +233,74 @@ out:
     close(fd);
   mp_buf_free(&name);
   return res;
+}
+
+/* -- Moments by time ----------------------------------------------------- */
+
+int mp_load_parse_seconds(const char *s, uint64_t *ns)
+{
+  char *end;
+  double v;
+  if (!((*s >= '0' && *s <= '9') || *s == '.'))
+    return -1;
+  errno = 0;
+  v = strtod(s, &end);
+  if (errno == ERANGE || *end || !(v >= 0) || v > 1.8e10)
+    return -1;
+  *ns = (uint64_t)(v * 1e9 + 0.5);
+  return 0;
+}
+
+int mp_load_event_at_time(const char *path, const char *cmd,
+			  const char *opt, const char *arg, uint64_t ns,
+			  const char *hint, uint64_t *at)
+{
+  struct mp_buf name = {0};
+  const char *shown = mp_name_escaped(&name, path);
+  struct mp_reader *r = NULL;
+  struct mp_event ev;
+  enum mp_status st;
+  uint64_t n = 0, last = MP_NO_TIME, last_n = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
+
+  if (fd < 0) {
+    ljmprof_error("%s: %s", shown, strerror(errno));
+    goto out;
+  }
+  if (!(r = mp_reader_new_fd(fd, -1))) {
+    ljmprof_error("%s: out of memory", shown);
+    goto out;
+  }
+  while ((st = mp_reader_next(r, &ev)) == MP_OK) {
+    if (ev.type == MP_EV_SYM_INFO && ev.info_key == LJM_INFO_TIME) {
+      if (ev.info_value > ns) {
+	*at = n;
+	rc = 0;
+	goto out;
+      }
+      last = ev.info_value;
+      last_n = n;
+    } else if (!mp_event_is_symbol(ev.type)) {
+      n++;
+    }
+  }
+  if (st == MP_ERROR && !n)
+    ljmprof_error("%s: byte %llu: %s", shown,
+		  (unsigned long long)mp_reader_error_offset(r),
+		  mp_reader_error(r));
+  else if (last == MP_NO_TIME)
+    ljmprof_error("%s: %s=%s is in seconds, but %s has no time marks (%s)",
+		  cmd, opt, arg, shown, hint);
+  else
+    ljmprof_error("%s: %s=%s is past the last time mark of %s "
+		  "(%llu.%03llus, at event %llu)", cmd, opt, arg, shown,
+		  (unsigned long long)(last / 1000000000u),
+		  (unsigned long long)(last % 1000000000u / 1000000u),
+		  (unsigned long long)last_n);
+out:
+  mp_reader_free(r);
+  if (fd >= 0)
+    close(fd);
+  mp_buf_free(&name);
+  return rc;
 }

@@ -44,4 +44,19 @@ enum mp_load_result mp_load_upto(struct mp_profile *p, const char *path,
 				 const char *cmd, const char *opt,
 				 uint64_t limit, uint64_t *events);
 
+/* Seconds since the stream began (--at=SECONDS, diff --from=SECONDS), as
+** nanoseconds: a finite number, not negative, no sign. 0, or -1. */
+int mp_load_parse_seconds(const char *s, uint64_t *ns);
+
+/*
+** The memory event of path at ns since the stream began, by its time
+** marks (INFO TIME of the profile extension): the events before the
+** first mark later than ns. 0, or -1 (said, naming cmd and opt=arg, and
+** with hint where the stream has no marks) when the stream cannot be
+** read, has no marks, or ends before a mark that late.
+*/
+int mp_load_event_at_time(const char *path, const char *cmd,
+			  const char *opt, const char *arg, uint64_t ns,
+			  const char *hint, uint64_t *at);
+
 #endif

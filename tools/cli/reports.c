@@ -58,22 +58,6 @@ static int parse_event(const char *s, uint64_t *out)
   return 0;
 }
 
-/* Seconds since the stream began, as nanoseconds: a finite number, not
-** negative, no sign. */
-static int parse_seconds(const char *s, uint64_t *ns)
-{
-  char *end;
-  double v;
-  if (!((*s >= '0' && *s <= '9') || *s == '.'))
-    return -1;
-  errno = 0;
-  v = strtod(s, &end);
-  if (errno == ERANGE || *end || !(v >= 0) || v > 1.8e10)
-    return -1;
-  *ns = (uint64_t)(v * 1e9 + 0.5);
-  return 0;
-}
-
 /*
 ** An option that the chosen format does not take: name the formats that
 ** take it and, for --leak-only, where each other format has the same.
@@ -220,7 +204,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
       if (c->at_peak || (optarg[0] == '#' &&
 			 parse_event(optarg + 1, &c->at_event) == 0))
 	break;
-      if (parse_seconds(optarg, &c->ro.at_ns) < 0)
+      if (mp_load_parse_seconds(optarg, &c->ro.at_ns) < 0)
 	return usage_error(c, "--at needs peak, #EVENT or SECONDS, not",
 			   optarg);
       c->ro.at_seconds = optarg;
@@ -339,64 +323,6 @@ static struct mp_profile *new_profile(const struct cli *c, struct outcome *o)
 }
 
 /*
-** The memory event of path at c->ro.at_ns: the events before the first
-** time mark later than it. 0, or -1 (said) when the stream cannot be
-** read, has no marks, or ends before a mark that late.
-*/
-static int event_at_time(const struct cli *c, const char *path,
-			 uint64_t *at)
-{
-  struct mp_buf name = {0};
-  const char *shown = mp_name_escaped(&name, path);
-  struct mp_reader *r = NULL;
-  struct mp_event ev;
-  enum mp_status st;
-  uint64_t n = 0, last = MP_NO_TIME, last_n = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
-
-  if (fd < 0) {
-    ljmprof_error("%s: %s", shown, strerror(errno));
-    goto out;
-  }
-  if (!(r = mp_reader_new_fd(fd, -1))) {
-    ljmprof_error("%s: out of memory", shown);
-    goto out;
-  }
-  while ((st = mp_reader_next(r, &ev)) == MP_OK) {
-    if (ev.type == MP_EV_SYM_INFO && ev.info_key == LJM_INFO_TIME) {
-      if (ev.info_value > c->ro.at_ns) {
-	*at = n;
-	rc = 0;
-	goto out;
-      }
-      last = ev.info_value;
-      last_n = n;
-    } else if (!mp_event_is_symbol(ev.type)) {
-      n++;
-    }
-  }
-  if (st == MP_ERROR && !n)
-    ljmprof_error("%s: byte %llu: %s", shown,
-		  (unsigned long long)mp_reader_error_offset(r),
-		  mp_reader_error(r));
-  else if (last == MP_NO_TIME)
-    ljmprof_error("%s: --at=%s is in seconds, but %s has no time marks "
-		  "(give --at=#EVENT or --at=peak)", c->name, c->at, shown);
-  else
-    ljmprof_error("%s: --at=%s is past the last time mark of %s "
-		  "(%llu.%03llus, at event %llu)", c->name, c->at, shown,
-		  (unsigned long long)(last / 1000000000u),
-		  (unsigned long long)(last % 1000000000u / 1000000u),
-		  (unsigned long long)last_n);
-out:
-  mp_reader_free(r);
-  if (fd >= 0)
-    close(fd);
-  mp_buf_free(&name);
-  return rc;
-}
-
-/*
 ** path into p: whole, or with --at up to the moment (*at: its memory
 ** event). The peak is found by a first pass that keeps only the totals,
 ** so a file given as standard input, which can be read once, cannot
@@ -417,7 +343,9 @@ static enum mp_load_result load_input(const struct cli *c,
 		  "input (give --at=#EVENT, or a file)", c->name, c->at);
     return MP_LOAD_ERROR;
   }
-  if (c->ro.at_seconds && event_at_time(c, path, at) < 0)
+  if (c->ro.at_seconds &&
+      mp_load_event_at_time(path, c->name, "--at", c->at, c->ro.at_ns,
+			    "give --at=#EVENT or --at=peak", at) < 0)
     return MP_LOAD_ERROR;
   if (c->at_peak) {
     struct mp_profile *q;

@@ -15,12 +15,15 @@ void mp_diff_init(struct mp_diff *d, enum mp_diff_keys how)
   memset(d, 0, sizeof(*d));
   d->how = how;
   mp_strings_init(&d->keys);
+  mp_strings_init(&d->pkeys);
 }
 
 void mp_diff_free(struct mp_diff *d)
 {
   mp_strings_free(&d->keys);
   free(d->rows);
+  mp_strings_free(&d->pkeys);
+  free(d->paths);
   memset(d, 0, sizeof(*d));
 }
 
@@ -92,27 +95,36 @@ void mp_diff_key(struct mp_buf *out, const struct mp_profile *p,
   mp_buf_free(&name);
 }
 
-static struct mp_diff_row *row_of(struct mp_diff *d, const char *key,
-				  size_t len)
+/* The row of key in a table (keys, rows), added if new; NULL when out
+** of memory. */
+static struct mp_diff_row *table_row(struct mp_strings *keys,
+				     struct mp_diff_row **rows, uint32_t *nrows,
+				     uint32_t *cap, const char *key, size_t len)
 {
-  uint32_t id = mp_strings_intern(&d->keys, key, len);
+  uint32_t id = mp_strings_intern(keys, key, len);
 
   if (id == UINT32_MAX)
     return NULL;
-  if (id == d->nrows) {
-    if (d->nrows == d->cap) {
-      uint32_t ncap = d->cap ? d->cap * 2 : 64;
-      struct mp_diff_row *nr = realloc(d->rows, ncap * sizeof(*nr));
-      if (!nr)
+  if (id == *nrows) {
+    if (*nrows == *cap) {
+      uint32_t ncap = *cap ? *cap * 2 : 64;
+      struct mp_diff_row *nr = realloc(*rows, ncap * sizeof(*nr));
+      if (!nr || ncap <= *cap)
 	return NULL;
-      d->rows = nr;
-      d->cap = ncap;
+      *rows = nr;
+      *cap = ncap;
     }
-    memset(&d->rows[id], 0, sizeof(d->rows[id]));
-    d->rows[id].key = id;
-    d->nrows++;
+    memset(&(*rows)[id], 0, sizeof((*rows)[id]));
+    (*rows)[id].key = id;
+    (*nrows)++;
   }
-  return &d->rows[id];
+  return &(*rows)[id];
+}
+
+static struct mp_diff_row *row_of(struct mp_diff *d, const char *key,
+				  size_t len)
+{
+  return table_row(&d->keys, &d->rows, &d->nrows, &d->cap, key, len);
 }
 
 static void add_counts(struct mp_diff_counts *c, const struct mp_loc *l)
@@ -121,6 +133,109 @@ static void add_counts(struct mp_diff_counts *c, const struct mp_loc *l)
   c->allocs += l->n_alloc + l->n_realloc;
   c->held_bytes += l->held_bytes;
   c->held_blocks += l->held_blocks;
+}
+
+/* A frame's key, escaped as a folded frame: what it is, never where. */
+static void frame_key(struct mp_buf *out, struct mp_buf *tmp,
+		      const struct mp_profile *p, const struct mp_frame *f)
+{
+  struct mp_loc l;
+
+  tmp->len = 0;
+  mp_buf_add(tmp, "", 0);
+  switch (f->tag) {
+  case LJM_FRAME_FAST:
+  case LJM_FRAME_CUT:
+    mp_name_frame(tmp, p, NULL, f, MP_NAME_PLAIN);
+    break;
+  default:
+    mp_profile_loc(p, f->loc, &l);
+    name_key(tmp, p, &l);
+    if (f->tag == LJM_FRAME_LUA && f->name != MP_NO_STRING) {
+      mp_buf_str(tmp, " (");
+      mp_name_string(tmp, p, NULL, f->name, MP_NAME_PLAIN);
+      mp_buf_add(tmp, ")", 1);
+    }
+    break;
+  }
+  if (tmp->oom)
+    out->oom = 1;
+  else if (tmp->data)
+    mp_name_escape(out, tmp->data, tmp->len, MP_ESC_FRAME);
+}
+
+/* Every stack of p with figures as a path row of side. 0, or -1. */
+static int add_paths(struct mp_diff *d, int side, const struct mp_profile *p)
+{
+  struct mp_buf key = {0}, tmp = {0}, lkey = {0};
+  uint32_t n = mp_profile_nstacks(p), id, *chain = NULL, cap = 0, k;
+  int rc = -1;
+
+  for (id = 1; id < n; id++) {
+    struct mp_stack_counts c;
+    struct mp_diff_counts dc;
+    struct mp_diff_row *r, *lr;
+    struct mp_frame f;
+    struct mp_loc l;
+    uint32_t depth = 0, at = id;
+
+    mp_profile_stack(p, id, &c);
+    dc.alloc_bytes = c.alloc_bytes + c.realloc_bytes;
+    dc.allocs = c.n_alloc + c.n_realloc;
+    dc.held_bytes = c.held_bytes;
+    dc.held_blocks = c.held_blocks;
+    if (!dc.alloc_bytes && !dc.allocs && !dc.held_bytes && !dc.held_blocks)
+      continue;	/* Frees only, or an inner node: no path of its own. */
+    /* Leaf first, then root first in the key. */
+    do {
+      if (depth == cap) {
+	uint32_t ncap = cap ? cap * 2 : 64;
+	uint32_t *nc = realloc(chain, ncap * sizeof(*nc));
+	if (!nc)
+	  goto out;
+	chain = nc;
+	cap = ncap;
+      }
+      chain[depth++] = at;
+      mp_profile_frame(p, at, &f);
+    } while ((at = f.parent) && depth < n);
+    key.len = 0;
+    mp_buf_add(&key, "", 0);
+    for (k = depth; k-- > 0;) {
+      mp_profile_frame(p, chain[k], &f);
+      frame_key(&key, &tmp, p, &f);
+      if (k)
+	mp_buf_add(&key, ";", 1);
+    }
+    /* The location its events are charged to, keyed as the rows are. */
+    mp_profile_frame(p, id, &f);
+    mp_profile_loc(p, f.leaf, &l);
+    lkey.len = 0;
+    mp_buf_add(&lkey, "", 0);
+    mp_diff_key(&lkey, p, &l, d->how);
+    if (key.oom || lkey.oom || !(lr = row_of(d, lkey.data, lkey.len)))
+      goto out;
+    k = (uint32_t)(lr - d->rows);
+    if (!(r = table_row(&d->pkeys, &d->paths, &d->npaths, &d->pcap, key.data,
+			key.len)))
+      goto out;
+    if (!r->in[0] && !r->in[1]) {
+      r->loc = k;
+      r->bare = depth == 1 && f.tag == MP_FRAME_LOCATION;
+    }
+    r->in[side] = 1;
+    r->side[side].alloc_bytes += dc.alloc_bytes;
+    r->side[side].allocs += dc.allocs;
+    r->side[side].held_bytes += dc.held_bytes;
+    r->side[side].held_blocks += dc.held_blocks;
+  }
+  rc = 0;
+out:
+  free(chain);
+  mp_buf_free(&key);
+  mp_buf_free(&tmp);
+  mp_buf_free(&lkey);
+  return rc;
 }
 
 int mp_diff_add(struct mp_diff *d, int side, const struct mp_profile *p)
@@ -146,6 +261,16 @@ int mp_diff_add(struct mp_diff *d, int side, const struct mp_profile *p)
     r->lua |= l.kind == MP_LOC_LUA || l.kind == MP_LOC_TRACE;
     add_counts(&r->side[side], &l);
     add_counts(&d->total[side], &l);
+  }
+  /* A side is by path only when all of it has stacks. */
+  if (mp_profile_total(p)->stack_files == mp_profile_total(p)->files &&
+      mp_profile_total(p)->stack_files) {
+    if (add_paths(d, side, p) < 0)
+      goto out;
+    d->stacks[side] = 1;
+  } else if (!d->nostacks[side] || mp_profile_total(p)->stack_files) {
+    /* 2: some of its files have stacks. */
+    d->nostacks[side] = mp_profile_total(p)->stack_files ? 2 : 1;
   }
   rc = 0;
 out:
@@ -204,8 +329,9 @@ int mp_diff_row_changed(const struct mp_diff_row *r)
 	 a->held_bytes != b->held_bytes || a->held_blocks != b->held_blocks;
 }
 
-/* The sort's context: qsort has none. One diff is sorted at a time. */
-static const struct mp_diff *sort_diff;
+/* The sort's context: qsort has none. One table is sorted at a time. */
+static const struct mp_diff_row *sort_rows;
+static const struct mp_strings *sort_keys;
 static enum mp_value sort_value;
 
 /* -1 when change x is a larger growth than y (sorts first). */
@@ -231,8 +357,8 @@ static int cmp_rows(const void *a, const void *b)
   static const enum mp_value others[] = {
     MP_VALUE_ALLOC_BYTES, MP_VALUE_HELD_BYTES, MP_VALUE_ALLOC_COUNT
   };
-  const struct mp_diff_row *x = &sort_diff->rows[*(const uint32_t *)a];
-  const struct mp_diff_row *y = &sort_diff->rows[*(const uint32_t *)b];
+  const struct mp_diff_row *x = &sort_rows[*(const uint32_t *)a];
+  const struct mp_diff_row *y = &sort_rows[*(const uint32_t *)b];
   const struct mp_string *kx, *ky;
   size_t i;
   int c = cmp_change(x, y, sort_value);
@@ -241,19 +367,63 @@ static int cmp_rows(const void *a, const void *b)
     c = cmp_change(x, y, others[i]);
   if (c)
     return c;
-  kx = mp_diff_row_key(sort_diff, x);
-  ky = mp_diff_row_key(sort_diff, y);
+  kx = mp_strings_get(sort_keys, x->key);
+  ky = mp_strings_get(sort_keys, y->key);
   c = memcmp(kx->data, ky->data, kx->len < ky->len ? kx->len : ky->len);
   if (c)
     return c;
   return kx->len < ky->len ? -1 : kx->len > ky->len;
 }
 
+static void sort_table(const struct mp_diff_row *rows,
+		       const struct mp_strings *keys, uint32_t *idx,
+		       uint32_t n, enum mp_value v)
+{
+  sort_rows = rows;
+  sort_keys = keys;
+  sort_value = v;
+  qsort(idx, n, sizeof(*idx), cmp_rows);
+  sort_rows = NULL;
+  sort_keys = NULL;
+}
+
 void mp_diff_sort(const struct mp_diff *d, uint32_t *rows, uint32_t n,
 		  enum mp_value v)
 {
-  sort_diff = d;
-  sort_value = v;
-  qsort(rows, n, sizeof(*rows), cmp_rows);
-  sort_diff = NULL;
+  sort_table(d->rows, &d->keys, rows, n, v);
+}
+
+uint32_t *mp_diff_paths_by_loc(const struct mp_diff *d, enum mp_value v,
+			       uint32_t **start)
+{
+  uint32_t *all = malloc(((size_t)d->npaths + 1) * sizeof(*all));
+  uint32_t *out = malloc(((size_t)d->npaths + 1) * sizeof(*out));
+  uint32_t *at = calloc((size_t)d->nrows + 2, sizeof(*at));
+  uint32_t n = 0, i;
+
+  if (!all || !out || !at) {
+    free(all);
+    free(out);
+    free(at);
+    return NULL;
+  }
+  for (i = 0; i < d->npaths; i++)
+    if (mp_diff_row_changed(&d->paths[i]) && !d->paths[i].bare)
+      all[n++] = i;
+  sort_table(d->paths, &d->pkeys, all, n, v);
+  /* Counted by location, then placed in sorted order: each location's
+  ** paths stay sorted. */
+  for (i = 0; i < n; i++)
+    at[d->paths[all[i]].loc + 1]++;
+  for (i = 0; i < d->nrows; i++)
+    at[i + 1] += at[i];
+  for (i = 0; i < n; i++)
+    out[at[d->paths[all[i]].loc]++] = all[i];
+  /* at[i] is now where location i's paths end: shift back to starts. */
+  for (i = d->nrows; i > 0; i--)
+    at[i] = at[i - 1];
+  at[0] = 0;
+  free(all);
+  *start = at;
+  return out;
 }

@@ -11,6 +11,12 @@
 ** not name (an unknown prototype, C function or trace) have nothing
 ** but an address: each such kind is one key.
 **
+** Where both sides have call stacks, every stack is a path row too,
+** under the location its events are charged to, matched by the key of
+** each of its frames: a Lua frame by its location's key and the
+** function's name, a C frame by its symbol, a built-in by its name, a
+** trace by where it starts.
+**
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
 
@@ -38,9 +44,12 @@ struct mp_diff_counts {
 };
 
 struct mp_diff_row {
-  uint32_t key;			/* Id in mp_diff.keys. */
+  uint32_t key;			/* Id in mp_diff.keys (a path: .pkeys). */
+  uint32_t loc;			/* A path: the row of its location. */
   uint8_t in[2];		/* The side has a location with this key. */
   uint8_t lua;			/* Lua code (or a trace where it starts). */
+  uint8_t bare;			/* A path that is only its location: events
+				** without a stack (folded shows them). */
   struct mp_diff_counts side[2];
 };
 
@@ -57,6 +66,15 @@ struct mp_diff {
   struct mp_diff_row *rows;
   uint32_t nrows, cap;
   struct mp_diff_counts total[2];
+  /* Call paths: keys are the frames root first, each escaped as a
+  ** folded frame, joined by ';'. */
+  struct mp_strings pkeys;
+  struct mp_diff_row *paths;
+  uint32_t npaths, pcap;
+  int stacks[2];		/* A profile of the side has stacks in all its
+				** files. */
+  int nostacks[2];		/* One has not: 1, or 2 when some of its
+				** files have them. */
   int oom;
 };
 
@@ -76,6 +94,19 @@ static inline const struct mp_string *mp_diff_row_key(const struct mp_diff *d,
 						      const struct mp_diff_row *r)
 {
   return mp_strings_get(&d->keys, r->key);
+}
+
+/* The frames of a path row, root first, ';' between them. */
+static inline const struct mp_string *mp_diff_path_key(
+  const struct mp_diff *d, const struct mp_diff_row *r)
+{
+  return mp_strings_get(&d->pkeys, r->key);
+}
+
+/* Whether rows are paths too: both sides have stacks. */
+static inline int mp_diff_by_path(const struct mp_diff *d)
+{
+  return d->stacks[0] && d->stacks[1] && !d->nostacks[0] && !d->nostacks[1];
 }
 
 /* One measure of a side. */
@@ -105,6 +136,14 @@ int mp_diff_row_changed(const struct mp_diff_row *r);
 void mp_diff_sort(const struct mp_diff *d, uint32_t *rows, uint32_t n,
 		  enum mp_value v);
 
+/*
+** The changed paths grouped by location, but bare ones: the paths of location row i
+** are out[start[i] .. start[i + 1]), sorted as mp_diff_sort sorts.
+** Returns out (free it and *start), or NULL when out of memory.
+*/
+uint32_t *mp_diff_paths_by_loc(const struct mp_diff *d, enum mp_value v,
+			       uint32_t **start);
+
 /* -- Output (mp_diff_report.c) ------------------------------------------ */
 
 /* One side, for headers and JSON. */
@@ -114,6 +153,7 @@ struct mp_diff_side {
   uint64_t events;		/* Memory events read, all files. */
   int64_t at_event;		/* --from/--to: the side is the stream up
 				** to this event; -1 for whole files. */
+  const char *at_seconds;	/* ...found by this time, as given; NULL. */
   int truncated;		/* A file was cut short or damaged. */
 };
 
@@ -123,6 +163,7 @@ struct mp_diff_opts {
   enum mp_group group;
   int human;
   uint64_t top;			/* Rows per section; 0 for all. */
+  uint64_t callers;		/* Text: paths per location; 0 for none. */
   struct mp_diff_side side[2];
 };
 

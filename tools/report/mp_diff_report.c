@@ -129,6 +129,8 @@ static void side_header(struct mp_buf *b, const char *label,
   if (s->at_event >= 0) {
     mp_buf_str(b, " at event #");
     mp_buf_u64(b, (uint64_t)s->at_event);
+    if (s->at_seconds)
+      mp_buf_printf(b, " (%s s in)", s->at_seconds);
   } else {
     mp_buf_printf(b, " (%llu events%s)", U(s->events),
 		  s->truncated ? ", truncated" : "");
@@ -176,6 +178,104 @@ static void total_part(struct mp_buf *b, const char *what,
   mp_buf_add(b, ")", 1);
 }
 
+/* The three change columns of a row, then two spaces. */
+static void put_columns(struct mp_buf *b, const struct mp_diff_row *r,
+			int human)
+{
+  size_t mark = b->len;
+  put_delta(b, &r->side[0], &r->side[1], MP_VALUE_ALLOC_BYTES, human);
+  align(b, mark, 13);
+  mp_buf_add(b, " ", 1);
+  mark = b->len;
+  put_delta(b, &r->side[0], &r->side[1], MP_VALUE_ALLOC_COUNT, human);
+  align(b, mark, 10);
+  mp_buf_add(b, " ", 1);
+  mark = b->len;
+  put_delta(b, &r->side[0], &r->side[1], MP_VALUE_HELD_BYTES, human);
+  align(b, mark, 12);
+  mp_buf_add(b, "  ", 2);
+}
+
+static void put_status(struct mp_buf *b, const struct mp_diff_row *r)
+{
+  if (!r->in[MP_DIFF_OLD])
+    mp_buf_str(b, " (new)");
+  else if (!r->in[MP_DIFF_NEW])
+    mp_buf_str(b, " (gone)");
+}
+
+/* A path key (root first, ';' between frames) leaf first, the way a
+** backtrace and report --callers read. The frames were escaped when the
+** key was made: a ';' in a name is a '_' there. */
+static void put_path(struct mp_buf *b, const struct mp_string *key)
+{
+  size_t end = key->len, i = key->len;
+  while (i > 0) {
+    if (key->data[i - 1] == ';') {
+      mp_buf_add(b, key->data + i, end - i);
+      mp_buf_str(b, " <- ");
+      end = i - 1;
+    }
+    i--;
+  }
+  mp_buf_add(b, key->data, end);
+}
+
+/* The paths by location, for text and JSON. */
+struct by_loc {
+  uint32_t *path, *start;	/* NULL: no paths. */
+};
+
+static int by_loc_init(struct by_loc *bl, const struct mp_diff *d,
+		       enum mp_value v)
+{
+  bl->path = bl->start = NULL;
+  if (!mp_diff_by_path(d))
+    return 0;
+  bl->path = mp_diff_paths_by_loc(d, v, &bl->start);
+  return bl->path ? 0 : -1;
+}
+
+static void by_loc_free(struct by_loc *bl)
+{
+  free(bl->path);
+  free(bl->start);
+}
+
+/* Path i of n of a location's, in the order section s shows them:
+** growths largest first under a growth, shrinks largest first under a
+** shrink. */
+static uint32_t nth_path(const struct by_loc *bl, uint32_t loc, int s,
+			 uint32_t i)
+{
+  uint32_t a = bl->start[loc], e = bl->start[loc + 1];
+  return s == SEC_SHRANK ? bl->path[e - 1 - i] : bl->path[a + i];
+}
+
+static void text_paths(struct mp_buf *b, const struct mp_diff *d,
+		       const struct by_loc *bl, uint32_t loc, int s,
+		       const struct mp_diff_opts *o)
+{
+  uint32_t n, i;
+
+  if (!bl->path || !o->callers)
+    return;
+  n = bl->start[loc + 1] - bl->start[loc];
+  if (!n)
+    return;
+  mp_buf_str(b, "\tCall paths:\n");
+  for (i = 0; i < n && i < o->callers; i++) {
+    const struct mp_diff_row *r = &d->paths[nth_path(bl, loc, s, i)];
+    mp_buf_add(b, "\t", 1);
+    put_columns(b, r, o->human);
+    put_path(b, mp_diff_path_key(d, r));
+    put_status(b, r);
+    mp_buf_add(b, "\n", 1);
+  }
+  if (i < n)
+    mp_buf_printf(b, "\t\t(%llu more: --callers=N)\n", U(n - i));
+}
+
 int mp_diff_text(FILE *out, const struct mp_diff *d,
 		 const struct mp_diff_opts *o)
 {
@@ -183,11 +283,16 @@ int mp_diff_text(FILE *out, const struct mp_diff *d,
 					   "CHANGED OTHERWISE"};
   uint32_t bounds[SEC_N + 1], unchanged, *rows, i;
   struct mp_buf b = {0};
+  struct by_loc bl;
   int s, rc = -1;
 
   rows = sections(d, o->value, o->top, bounds, &unchanged);
   if (!rows)
     return -1;
+  if (by_loc_init(&bl, d, o->value) < 0) {
+    free(rows);
+    return -1;
+  }
   side_header(&b, "OLD:", &o->side[0]);
   side_header(&b, "NEW:", &o->side[1]);
   for (s = 0; s < SEC_N; s++) {
@@ -198,24 +303,11 @@ int mp_diff_text(FILE *out, const struct mp_diff *d,
     for (i = bounds[s]; i < bounds[s + 1]; i++) {
       const struct mp_diff_row *r = &d->rows[rows[i]];
       const struct mp_string *key = mp_diff_row_key(d, r);
-      size_t mark = b.len;
-      put_delta(&b, &r->side[0], &r->side[1], MP_VALUE_ALLOC_BYTES, o->human);
-      align(&b, mark, 13);
-      mp_buf_add(&b, " ", 1);
-      mark = b.len;
-      put_delta(&b, &r->side[0], &r->side[1], MP_VALUE_ALLOC_COUNT, o->human);
-      align(&b, mark, 10);
-      mp_buf_add(&b, " ", 1);
-      mark = b.len;
-      put_delta(&b, &r->side[0], &r->side[1], MP_VALUE_HELD_BYTES, o->human);
-      align(&b, mark, 12);
-      mp_buf_add(&b, "  ", 2);
+      put_columns(&b, r, o->human);
       mp_name_escape(&b, key->data, key->len, 0);
-      if (!r->in[MP_DIFF_OLD])
-	mp_buf_str(&b, " (new)");
-      else if (!r->in[MP_DIFF_NEW])
-	mp_buf_str(&b, " (gone)");
+      put_status(&b, r);
       mp_buf_add(&b, "\n", 1);
+      text_paths(&b, d, &bl, rows[i], s, o);
       if (b.oom)
 	goto out;
       fwrite(b.data, 1, b.len, out);
@@ -238,6 +330,7 @@ int mp_diff_text(FILE *out, const struct mp_diff *d,
   fwrite(b.data, 1, b.len, out);
   rc = 0;
 out:
+  by_loc_free(&bl);
   mp_buf_free(&b);
   free(rows);
   return rc;
@@ -294,25 +387,68 @@ static void json_side(struct mp_buf *b, const char *label,
     mp_buf_u64(b, (uint64_t)s->at_event);
   else
     mp_buf_str(b, "null");
+  if (s->at_seconds) {
+    mp_buf_str(b, ", \"at_seconds\": ");
+    mp_buf_json_string(b, s->at_seconds, strlen(s->at_seconds));
+  }
   mp_buf_str(b, ",\n    \"totals\": ");
   json_counts(b, totals);
   mp_buf_str(b, "},\n");
+}
+
+/* ",\n     "paths": [...]": every changed path of location loc, in the
+** text's order, its frames root first. */
+static void json_paths(struct mp_buf *b, const struct mp_diff *d,
+		       const struct by_loc *bl, uint32_t loc, int s)
+{
+  uint32_t n = bl->start[loc + 1] - bl->start[loc], i;
+
+  mp_buf_str(b, ",\n     \"paths\": [");
+  for (i = 0; i < n; i++) {
+    const struct mp_diff_row *r = &d->paths[nth_path(bl, loc, s, i)];
+    const struct mp_string *key = mp_diff_path_key(d, r);
+    size_t a = 0, k;
+    mp_buf_str(b, i ? ",\n       {\"stack\": [" : "\n       {\"stack\": [");
+    for (k = 0; k <= key->len; k++)
+      if (k == key->len || key->data[k] == ';') {
+	if (a)
+	  mp_buf_str(b, ", ");
+	mp_buf_json_string(b, key->data + a, k - a);
+	a = k + 1;
+      }
+    mp_buf_printf(b, "], \"status\": \"%s\",\n        \"old\": ",
+		  !r->in[MP_DIFF_OLD] ? "new" :
+		  !r->in[MP_DIFF_NEW] ? "gone" : "both");
+    json_counts(b, &r->side[0]);
+    mp_buf_str(b, ", \"new\": ");
+    json_counts(b, &r->side[1]);
+    mp_buf_str(b, ",\n        \"delta\": ");
+    json_delta(b, &r->side[0], &r->side[1]);
+    mp_buf_add(b, "}", 1);
+  }
+  mp_buf_str(b, "]");
 }
 
 int mp_diff_json(FILE *out, const struct mp_diff *d,
 		 const struct mp_diff_opts *o)
 {
   uint32_t bounds[SEC_N + 1], unchanged, *rows, i;
+  struct by_loc bl;
   struct mp_buf b = {0};
   int s, rc = -1;
 
   rows = sections(d, o->value, o->top, bounds, &unchanged);
   if (!rows)
     return -1;
+  if (by_loc_init(&bl, d, o->value) < 0) {
+    free(rows);
+    return -1;
+  }
   mp_buf_printf(&b, "{\n  \"schema\": \"ljmprof-diff\",\n"
 		"  \"schema_version\": %d,\n  \"group\": \"%s\",\n"
-		"  \"value\": \"%s\",\n", MP_DIFF_JSON_SCHEMA_VERSION,
-		group_name(o->group), value_name(o->value));
+		"  \"value\": \"%s\",\n  \"by_path\": %s,\n",
+		MP_DIFF_JSON_SCHEMA_VERSION, group_name(o->group),
+		value_name(o->value), bl.path ? "true" : "false");
   json_side(&b, "old", &o->side[0], &d->total[0]);
   json_side(&b, "new", &o->side[1], &d->total[1]);
   mp_buf_str(&b, "  \"delta\": ");
@@ -334,6 +470,8 @@ int mp_diff_json(FILE *out, const struct mp_diff *d,
       json_counts(&b, &r->side[1]);
       mp_buf_str(&b, ",\n     \"delta\": ");
       json_delta(&b, &r->side[0], &r->side[1]);
+      if (bl.path)
+	json_paths(&b, d, &bl, rows[i], s);
       mp_buf_add(&b, "}", 1);
       if (b.oom)
 	goto out;
@@ -346,6 +484,7 @@ int mp_diff_json(FILE *out, const struct mp_diff *d,
   fwrite(b.data, 1, b.len, out);
   rc = 0;
 out:
+  by_loc_free(&bl);
   mp_buf_free(&b);
   free(rows);
   return rc;
@@ -353,14 +492,15 @@ out:
 
 /* -- Folded -------------------------------------------------------------- */
 
-static const struct mp_diff *folded_diff;
+static const struct mp_diff_row *folded_rows;
+static const struct mp_strings *folded_keys;
 static enum mp_value folded_value;
 
 /* Largest change (either way) first. */
 static int cmp_magnitude(const void *a, const void *b)
 {
-  const struct mp_diff_row *x = &folded_diff->rows[*(const uint32_t *)a];
-  const struct mp_diff_row *y = &folded_diff->rows[*(const uint32_t *)b];
+  const struct mp_diff_row *x = &folded_rows[*(const uint32_t *)a];
+  const struct mp_diff_row *y = &folded_rows[*(const uint32_t *)b];
   uint64_t mx, my;
   mp_diff_delta(&x->side[0], &x->side[1], folded_value, &mx);
   mp_diff_delta(&y->side[0], &y->side[1], folded_value, &my);
@@ -372,9 +512,9 @@ static int cmp_magnitude(const void *a, const void *b)
 static int cmp_key(const void *a, const void *b)
 {
   const struct mp_string *kx =
-    mp_diff_row_key(folded_diff, &folded_diff->rows[*(const uint32_t *)a]);
+    mp_strings_get(folded_keys, folded_rows[*(const uint32_t *)a].key);
   const struct mp_string *ky =
-    mp_diff_row_key(folded_diff, &folded_diff->rows[*(const uint32_t *)b]);
+    mp_strings_get(folded_keys, folded_rows[*(const uint32_t *)b].key);
   int c = memcmp(kx->data, ky->data, kx->len < ky->len ? kx->len : ky->len);
   if (c)
     return c;
@@ -386,33 +526,37 @@ static int cmp_key(const void *a, const void *b)
 ** difffolded.pl writes), which draws NEW's widths coloured by the change
 ** (--negate: OLD's widths), so what vanished stays visible. Every key
 ** with a value on either side, unchanged ones included: they are part
-** of the picture.
+** of the picture. With stacks on both sides, one line per call path,
+** its frames root first; else the location's frames.
 */
 int mp_diff_folded(FILE *out, const struct mp_diff *d,
 		   const struct mp_diff_opts *o)
 {
+  int paths = mp_diff_by_path(d);
+  const struct mp_diff_row *table = paths ? d->paths : d->rows;
+  uint32_t total = paths ? d->npaths : d->nrows;
   struct mp_buf b = {0};
   uint32_t *rows, n = 0, i;
   int rc = -1;
 
-  rows = malloc(((size_t)d->nrows + 1) * sizeof(*rows));
+  rows = malloc(((size_t)total + 1) * sizeof(*rows));
   if (!rows)
     return -1;
-  for (i = 0; i < d->nrows; i++)
-    if (mp_diff_value(&d->rows[i].side[0], o->value) ||
-	mp_diff_value(&d->rows[i].side[1], o->value))
+  for (i = 0; i < total; i++)
+    if (mp_diff_value(&table[i].side[0], o->value) ||
+	mp_diff_value(&table[i].side[1], o->value))
       rows[n++] = i;
-  folded_diff = d;
+  folded_rows = table;
+  folded_keys = paths ? &d->pkeys : &d->keys;
   folded_value = o->value;
   if (o->top && n > o->top) {
     qsort(rows, n, sizeof(*rows), cmp_magnitude);
     n = (uint32_t)o->top;
   }
   qsort(rows, n, sizeof(*rows), cmp_key);
-  folded_diff = NULL;
   for (i = 0; i < n; i++) {
-    const struct mp_diff_row *r = &d->rows[rows[i]];
-    const struct mp_string *key = mp_diff_row_key(d, r);
+    const struct mp_diff_row *r = &table[rows[i]];
+    const struct mp_string *key = mp_strings_get(folded_keys, r->key);
     b.len = 0;
     mp_buf_add(&b, key->data, key->len);
     mp_buf_add(&b, " ", 1);
@@ -426,6 +570,8 @@ int mp_diff_folded(FILE *out, const struct mp_diff *d,
   }
   rc = 0;
 out:
+  folded_rows = NULL;
+  folded_keys = NULL;
   mp_buf_free(&b);
   free(rows);
   return rc;

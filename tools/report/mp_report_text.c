@@ -23,6 +23,7 @@ struct text {
   struct mp_buf line;
   int human;
   uint64_t callers;	/* Call paths per location (--callers). */
+  int temporary;	/* --temporary: the ALLOCATIONS rows' column too. */
   struct mp_paths paths;	/* Of the section being written. */
 };
 
@@ -178,6 +179,13 @@ static int section(struct text *t, uint64_t top, int sec)
     put_bytes(t, plus);
     mp_buf_str(&t->line, "\t-");
     put_bytes(t, minus);
+    /* Only when asked: the default rows keep memprof's layout, which
+    ** other tools parse (tests/tools/reference.test). */
+    if (sec == 0 && t->temporary) {
+      mp_buf_add(&t->line, "\t", 1);
+      mp_buf_u64(&t->line, l.temporary);
+      mp_buf_str(&t->line, " temporary");
+    }
     mp_buf_add(&t->line, "\n", 1);
     if (sec < 2)
       call_paths(t, rows[i].loc, sec == 0 ? MP_PATHS_ALLOC : MP_PATHS_REALLOC);
@@ -342,6 +350,7 @@ int mp_report_text(FILE *out, struct mp_profile *p,
   t.p = p;
   t.human = o->human;
   t.callers = o->callers;
+  t.temporary = o->temporary;
   if (mp_aliases_init(&t.al, mp_profile_strings(p)) < 0 ||
       mp_order_init(&t.order, p) < 0)
     goto out;
