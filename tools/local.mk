@@ -45,7 +45,7 @@ tools_libmpprofile_a_SOURCES = \
 	tools/profile/mp_locs.c tools/profile/mp_resolve.c \
 	tools/profile/mp_symbols.c tools/profile/mp_overrides.c \
 	tools/profile/mp_stacks.c \
-	tools/profile/mp_timeline.c \
+	tools/profile/mp_timeline.c tools/profile/mp_kinds.c \
 	tools/profile/mp_live.h tools/profile/mp_read.c \
 	tools/profile/mp_pipeline.c
 
@@ -63,7 +63,7 @@ tools_libmpreport_a_SOURCES = \
 	tools/report/mp_report_folded.c \
 	tools/report/mp_report_stat.c \
 	tools/report/mp_report_pprof.c \
-	tools/report/mp_report_svg.c \
+	tools/report/mp_report_svg.c tools/report/mp_kind_names.c \
 	tools/report/mp_pprof.c tools/report/mp_pprof.h \
 	tools/report/mp_diff.c tools/report/mp_diff.h \
 	tools/report/mp_diff_report.c
@@ -153,6 +153,8 @@ tests_tools_test_analyses_SOURCES = tests/tools/test_analyses.c
 tests_tools_test_analyses_LDADD = $(MP_LIBS) $(CHECK_LIBS)
 TESTS += tests/tools/test_analyses tests/tools/analyses.test
 EXTRA_DIST += tests/tools/analyses.test tests/tools/analyses.lua
+TESTS += tests/tools/kinds.test
+EXTRA_DIST += tests/tools/kinds.test tests/tools/kinds.lua
 EXTRA_DIST += tests/tools/diff.test tests/tools/diff.lua
 
 TESTS += tests/tools/test_parse tests/tools/test_pprof tests/tools/golden.test \
