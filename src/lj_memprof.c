@@ -661,13 +661,12 @@ static LJ_AINLINE uint8_t *mp_body(MemProf *mp, uint8_t *p, uint8_t ev,
 /*
 ** With the profile extension, an allocation or a reallocation ends with
 ** the kind of object it is for, as the VM stored it beside the call
-** (lj_memprof_kind, patch 0010). The kind goes back to NONE then, so that
-** a call that says no kind is not charged to the kind before it.
+** (lj_memprof_kind, patch 0010), and its header has LJM_EV_KIND. The kind
+** goes back to NONE then, so that a call that says no kind is not charged
+** to the kind before it.
 */
-static LJ_AINLINE uint8_t *mp_objkind(global_State *g, uint8_t *hdr,
-				      uint8_t *p)
+static LJ_AINLINE uint8_t *mp_objkind(global_State *g, uint8_t *p)
 {
-  *hdr |= LJM_EV_KIND;
   *p++ = g->mem_kind;
   g->mem_kind = LJM_KIND_NONE;
   return p;
@@ -1490,10 +1489,10 @@ static LJ_NOINLINE int mp_stackevent(MemProf *mp, uint8_t ev, void *optr,
   }
   mp_reserve(mp);
   p = mp->pos;
-  *p++ = ev | LJM_SRC_STACK;
+  *p++ = ev | LJM_SRC_STACK | LJM_EV_KIND;
   p = mp_uleb(p, node);
   p = mp_body(mp, p, ev, optr, osize, nptr, nsize);
-  mp->pos = mp_objkind(g, mp->pos, p);
+  mp->pos = mp_objkind(g, p);
   return 1;
 }
 
@@ -1515,8 +1514,10 @@ static LJ_NOINLINE void mp_event(MemProf *mp, uint8_t ev, void *optr,
     if (src == LJM_SRC_LFUNC) p = mp_uleb(p, b);
   }
   p = mp_body(mp, p, ev, optr, osize, nptr, nsize);
-  if (mp->depth && ev != LJM_EV_FREE)  /* The profile extension. */
-    p = mp_objkind(mp->g, mp->pos, p);
+  if (mp->depth && ev != LJM_EV_FREE) {  /* The profile extension. */
+    *mp->pos |= LJM_EV_KIND;
+    p = mp_objkind(mp->g, p);
+  }
   mp->pos = p;
 }
 
