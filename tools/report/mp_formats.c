@@ -23,7 +23,7 @@ const struct mp_format mp_formats[] = {
    MP_FMT_NO_OVERRIDES, mp_report_folded, NULL,
    "folded has --value=held-bytes"},
   {"pprof", MP_FMT_MERGED | MP_FMT_FRAMES | MP_FMT_NO_OVERRIDES |
-   MP_FMT_BINARY, mp_report_pprof, NULL,
+   MP_FMT_BINARY | MP_FMT_BY_KIND, mp_report_pprof, NULL,
    "pprof has inuse_space"},
   /* Text, and its names escaped as the other text formats': it may go
   ** to a terminal (| xmllint, | head) like folded and JSON. */
