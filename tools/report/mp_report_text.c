@@ -192,16 +192,16 @@ static int section(struct text *t, uint64_t top, int sec)
 }
 
 /* "HEAP SUMMARY", and with --at the moment: memory events of each file. */
-static void summary_title(struct text *t, const struct mp_report_opts *o,
+static void summary_title(struct text *t, const char *title,
+			  const struct mp_report_opts *o,
 			  const struct mp_report_input *in)
 {
   size_t i;
   if (!o->at || !in || !in->at_events || !in->nfiles) {
-    fputs("HEAP SUMMARY:\n", t->out);
+    fprintf(t->out, "%s:\n", title);
     return;
   }
-  fputs(in->nfiles > 1 ? "HEAP SUMMARY at events " : "HEAP SUMMARY at event ",
-	t->out);
+  fprintf(t->out, in->nfiles > 1 ? "%s at events " : "%s at event ", title);
   for (i = 0; i < in->nfiles; i++)
     fprintf(t->out, "%s%llu", i ? ", " : "",
 	    (unsigned long long)in->at_events[i]);
@@ -227,7 +227,7 @@ static int leak_summary(struct text *t, uint64_t top,
     free(rows);
     return -1;
   }
-  summary_title(t, o, in);
+  summary_title(t, "HEAP SUMMARY", o, in);
   for (i = 0; i < nrows; i++) {
     struct mp_loc l;
     mp_profile_loc_counts(p, rows[i].loc, &l);
@@ -309,14 +309,16 @@ static void kind_figures(struct text *t, const struct mp_kind_counts *c)
 ** reallocations and what it holds at the end, then the locations that
 ** allocated most of it (bytes of allocations and reallocations).
 */
-static int kinds_summary(struct text *t, uint64_t top)
+static int kinds_summary(struct text *t, uint64_t top,
+			 const struct mp_report_opts *o,
+			 const struct mp_report_input *in)
 {
   const struct mp_profile *p = t->p;
   unsigned kinds[MP_NKINDS];
   size_t n = mp_kinds_order(p, kinds), i, j, npairs;
   uint64_t locs = top ? top : MP_KIND_LOCS_DEFAULT;
 
-  fputs("OBJECT KINDS:\n", t->out);
+  summary_title(t, "OBJECT KINDS", o, in);
   if (!mp_profile_kind_events(p))
     fputs("(no event says its kind: streams recorded with stacks do)\n",
 	  t->out);
@@ -404,7 +406,7 @@ int mp_report_text(FILE *out, struct mp_profile *p,
       mp_order_init(&t.order, p) < 0)
     goto out;
   if (o->by_kind) {
-    if (kinds_summary(&t, o->top) < 0)
+    if (kinds_summary(&t, o->top, o, in) < 0)
       goto out;
   } else if (o->leak_only) {
     if (leak_summary(&t, o->top, o, in) < 0)
