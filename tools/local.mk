@@ -153,8 +153,6 @@ tests_tools_test_analyses_SOURCES = tests/tools/test_analyses.c
 tests_tools_test_analyses_LDADD = $(MP_LIBS) $(CHECK_LIBS)
 TESTS += tests/tools/test_analyses tests/tools/analyses.test
 EXTRA_DIST += tests/tools/analyses.test tests/tools/analyses.lua
-TESTS += tests/tools/kinds.test
-EXTRA_DIST += tests/tools/kinds.test tests/tools/kinds.lua
 EXTRA_DIST += tests/tools/diff.test tests/tools/diff.lua
 
 TESTS += tests/tools/test_parse tests/tools/test_pprof tests/tools/golden.test \
@@ -174,6 +172,10 @@ CLEANFILES += demo-flamegraph.svg
 # reference.test keeps its copy of the shared fixtures when it fails.
 mostlyclean-local:
 	-rm -rf tests/tools/reference-vm
+
+# Object kinds end to end.
+TESTS += tests/tools/kinds.test
+EXTRA_DIST += tests/tools/kinds.test tests/tools/kinds.lua
 
 # -- Fuzzing: libFuzzer with ASan and UBSan, when clang has it ---------------
 

@@ -2294,13 +2294,13 @@ static void s_stacks(Suite *s)
   tcase_add_test(tc, stack_coroutines_collected);
   tcase_add_test(tc, stack_loaded_chunks_collected);
   tcase_add_test(tc, stack_ffi_callback);
+  tcase_add_test(tc, kinds_jit_off);
+  tcase_add_test(tc, kinds_jit_on);
   tcase_add_test(tc, stack_hook);
   tcase_add_test(tc, stack_metamethods);
   tcase_add_test(tc, stack_interpreted_then_compiled);
   tcase_add_test(tc, stack_node_bound);
   tcase_add_test(tc, stack_options);
-  tcase_add_test(tc, kinds_jit_off);
-  tcase_add_test(tc, kinds_jit_on);
   suite_add_tcase(s, tc);
 }
 
