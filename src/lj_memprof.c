@@ -62,8 +62,8 @@ void (*ljmprof_hook_closed)(void *ud) = NULL;
 ** membarrier on the other side, for another thread; emits no instruction. */
 #define mp_compiler_barrier()	__asm__ __volatile__("" ::: "memory")
 
-/* Longest event: header + 6 ULEB128 (location 2, body 4). */
-#define MP_EVMAX	(1 + 6*LJM_FMT_ULEB128_MAX)
+/* Longest event: header + 6 ULEB128 (location 2, body 4) + object kind. */
+#define MP_EVMAX	(1 + 6*LJM_FMT_ULEB128_MAX + 1)
 
 /*
 ** Time marks (profile extension): the clock is read once per MP_TICKBYTES
@@ -713,6 +713,20 @@ static LJ_AINLINE uint8_t *mp_body(MemProf *mp, uint8_t *p, uint8_t ev,
     p = mp_addr(mp, p, (uintptr_t)nptr);
     p = mp_uleb(p, nsize);
   }
+  return p;
+}
+
+/*
+** With the profile extension, an allocation or a reallocation ends with
+** the kind of object it is for, as the VM stored it beside the call
+** (lj_memprof_kind, patch 0010), and its header has LJM_EV_KIND. The kind
+** goes back to NONE then, so that a call that says no kind is not charged
+** to the kind before it.
+*/
+static LJ_AINLINE uint8_t *mp_objkind(global_State *g, uint8_t *p)
+{
+  *p++ = g->mem_kind;
+  g->mem_kind = LJM_KIND_NONE;
   return p;
 }
 
@@ -1533,9 +1547,10 @@ static LJ_NOINLINE int mp_stackevent(MemProf *mp, uint8_t ev, void *optr,
   }
   mp_reserve(mp);
   p = mp->pos;
-  *p++ = ev | LJM_SRC_STACK;
+  *p++ = ev | LJM_SRC_STACK | LJM_EV_KIND;
   p = mp_uleb(p, node);
-  mp->pos = mp_body(mp, p, ev, optr, osize, nptr, nsize);
+  p = mp_body(mp, p, ev, optr, osize, nptr, nsize);
+  mp->pos = mp_objkind(g, p);
   return 1;
 }
 
@@ -1556,7 +1571,12 @@ static LJ_NOINLINE void mp_event(MemProf *mp, uint8_t ev, void *optr,
     p = mp_uleb(p, a);
     if (src == LJM_SRC_LFUNC) p = mp_uleb(p, b);
   }
-  mp->pos = mp_body(mp, p, ev, optr, osize, nptr, nsize);
+  p = mp_body(mp, p, ev, optr, osize, nptr, nsize);
+  if (mp->depth && ev != LJM_EV_FREE) {  /* The profile extension. */
+    *mp->pos |= LJM_EV_KIND;
+    p = mp_objkind(mp->g, p);
+  }
+  mp->pos = p;
 }
 
 /* Before an event: the buffer is full, a time mark may be due, or the

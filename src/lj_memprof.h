@@ -19,6 +19,19 @@
 #endif
 #endif
 
+#include "lj_memprof_format.h"
+
+/*
+** The kind of object that the VM's next allocation is for (LJM_KIND_*):
+** one store beside each allocating call (patch 0010) into g->mem_kind,
+** which the profile extension writes with the event.
+*/
+#if LJ_HASMEMPROF
+#define lj_memprof_kind(g, k)	((g)->mem_kind = (uint8_t)LJM_KIND_##k)
+#else
+#define lj_memprof_kind(g, k)	((void)(g))
+#endif
+
 #if LJ_HASMEMPROF
 
 #include "ljmprof.h"

@@ -92,6 +92,40 @@
 
 #define LJM_EV_KIND		0x20	/* Bit 5: an objkind byte follows. */
 
+/*
+** Object kinds: what the VM allocates a block for, as the allocating
+** call says (patch 0010). X(name, number, short name, what it is); the
+** short name is what ljmprof's options take. A reader shows a number not
+** listed as "kind N". NONE: no call said (the bytecode writer's heap of
+** newer trees, the GDB JIT interface). Machine code is mapped by the VM
+** outside its allocator: no event has it.
+*/
+#define LJM_FMT_KINDS(X) \
+  X(NONE, 0, "unknown", "said by no allocating call") \
+  X(TAB, 1, "table", "table (with an array part of up to 16 slots)") \
+  X(TAB_ARRAY, 2, "table-array", "array part of a table") \
+  X(TAB_HASH, 3, "table-hash", "hash part of a table") \
+  X(STR, 4, "string", "string") \
+  X(LFUNC, 5, "lua-function", "Lua function (closure)") \
+  X(CFUNC, 6, "c-function", "C function") \
+  X(UPVAL, 7, "upvalue", "upvalue") \
+  X(PROTO, 8, "prototype", "function prototype (bytecode, constants)") \
+  X(THREAD, 9, "thread", "thread (coroutine)") \
+  X(STACK, 10, "stack", "stack of a thread") \
+  X(UDATA, 11, "userdata", "userdata") \
+  X(CDATA, 12, "cdata", "cdata (FFI)") \
+  X(TRACE, 13, "trace", "compiled trace (its IR and snapshots)") \
+  X(BUF, 14, "buffer", "string buffer contents") \
+  X(STRTAB, 15, "string-table", "table of interned strings") \
+  X(PARSER, 16, "parser", "parser's bytecode and variable stacks") \
+  X(JIT, 17, "jit", "JIT compiler's work memory") \
+  X(FFI, 18, "ffi", "FFI type table, callback slots") \
+  X(VM, 19, "vm", "other VM internals (light userdata segments)")
+
+#define LJM_KIND_DEF(name, n, cli, what)	LJM_KIND_##name = n,
+enum { LJM_FMT_KINDS(LJM_KIND_DEF) LJM_KIND__MAX };
+#undef LJM_KIND_DEF
+
 #define LJM_SRC_STACK		0x14	/* Events: the location is a node id. */
 #define LJM_SRC_NODE		0x14	/* Symbol events: a stack node. */
 #define LJM_SRC_INFO		0x18	/* Symbol events: key and value. */

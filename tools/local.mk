@@ -45,7 +45,7 @@ tools_libmpprofile_a_SOURCES = \
 	tools/profile/mp_locs.c tools/profile/mp_resolve.c \
 	tools/profile/mp_symbols.c tools/profile/mp_overrides.c \
 	tools/profile/mp_stacks.c \
-	tools/profile/mp_timeline.c \
+	tools/profile/mp_timeline.c tools/profile/mp_kinds.c \
 	tools/profile/mp_live.h tools/profile/mp_read.c \
 	tools/profile/mp_pipeline.c
 
@@ -63,7 +63,7 @@ tools_libmpreport_a_SOURCES = \
 	tools/report/mp_report_folded.c \
 	tools/report/mp_report_stat.c \
 	tools/report/mp_report_pprof.c \
-	tools/report/mp_report_svg.c \
+	tools/report/mp_report_svg.c tools/report/mp_kind_names.c \
 	tools/report/mp_pprof.c tools/report/mp_pprof.h \
 	tools/report/mp_diff.c tools/report/mp_diff.h \
 	tools/report/mp_diff_report.c
@@ -173,6 +173,10 @@ CLEANFILES += demo-flamegraph.svg
 # reference.test keeps its copy of the shared fixtures when it fails.
 mostlyclean-local:
 	-rm -rf tests/tools/reference-vm
+
+# Object kinds end to end.
+TESTS += tests/tools/kinds.test
+EXTRA_DIST += tests/tools/kinds.test tests/tools/kinds.lua
 
 # -- Fuzzing: libFuzzer with ASan and UBSan, when clang has it ---------------
 

@@ -66,11 +66,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   /* The last byte picks the grouping, so every naming path is reached. */
   group = size ? (enum mp_group)(data[size - 1] & 3) : MP_GROUP_LINE;
   /* The byte before picks how override pairs are kept (JSON keeps
-  ** counts), so both storage modes are read and merged. */
-  p = mp_profile_new(group, size > 1 && (data[size - 2] & 1) ?
-			    MP_PROFILE_OVERRIDE_VALUES : 0);
+  ** counts), so both storage modes are read and merged, and whether
+  ** the profile counts object kinds, all of them or some. */
+  p = mp_profile_new(group, (size > 1 && (data[size - 2] & 1) ?
+			     MP_PROFILE_OVERRIDE_VALUES : 0) |
+			    (size > 1 && (data[size - 2] & 2) ?
+			     MP_PROFILE_KINDS : 0));
   if (!p)
     return 0;
+  if (size > 1 && (data[size - 2] & 4)) {  /* --kind: the even ones. */
+    uint8_t keep[MP_NKINDS];
+    size_t k;
+    for (k = 0; k < MP_NKINDS; k++)
+      keep[k] = !(k & 1);
+    mp_profile_filter_kinds(p, keep);
+  }
   r = mp_reader_new_mem(data, size);
   if (!r) {
     mp_profile_delete(p);
@@ -98,6 +108,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       if (f->flags & MP_FMT_LEAK_ONLY) {
 	o.leak_only = 1;
 	o.human = 1;
+	f->report(sink, p, &o, &in);
+      }
+      if (f->flags & MP_FMT_BY_KIND) {
+	o.leak_only = 0;
+	o.by_kind = 1;
 	f->report(sink, p, &o, &in);
       }
       if (f->stat)

@@ -2205,6 +2205,88 @@ START_TEST(stack_options)
 }
 END_TEST
 
+/* -- Object kinds ------------------------------------------------------------ */
+
+/*
+** N objects of each kind, made by a loop that the JIT compiles (tables,
+** strings, cdata: ffi.new in a trace is IR CNEW) and by one it cannot
+** (closures, upvalues, coroutines, userdata). K is made before the
+** profiler starts, big enough that it never grows.
+*/
+#define KINDS_N 300
+static const char kinds_code[] =
+  "local K, N, ffi = K, N, ffi\n"
+  "local n = 0\n"
+  "for i = 1, N do\n"
+  "  K[n+1] = {}\n"
+  "  K[n+2] = 'k' .. i\n"
+  "  K[n+3] = ffi.new('int[4]')\n"
+  "  n = n + 3\n"
+  "end\n"
+  "for i = 1, N do\n"
+  "  local u = i\n"
+  "  K[n+1] = function() return u end\n"
+  "  K[n+2] = coroutine.create(K[n+1])\n"
+  "  K[n+3] = newproxy(false)\n"
+  "  n = n + 3\n"
+  "end\n";
+
+static void check_kinds(int jit)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  char setup[256];
+  snprintf(setup, sizeof(setup),
+	   "N = %d ffi = require('ffi') K = require('table.new')(6*N, 0)"
+	   " local _ = ffi.new('int[4]'), newproxy(false), 'k' .. 0"
+	   " jit.%s() jit.flush() jit.opt.start('hotloop=5')",
+	   KINDS_N, jit ? "on" : "off");
+  run(L, "=setup", setup);
+  luaL_loadbuffer(L, kinds_code, sizeof(kinds_code) - 1, "@kinds.lua");
+  start(L, &m, 0);
+  ck_assert_int_eq(lua_pcall(L, 0, 0, 0), 0);
+  finish(L, &m, &st);
+  /* Every allocation and reallocation carries its kind. */
+  ck_assert_uint_eq(st.nokind, 0);
+  ck_assert_uint_eq(st.kinds[LJM_KIND_TAB], KINDS_N);
+  ck_assert_uint_eq(st.kinds[LJM_KIND_STR], KINDS_N);
+  ck_assert_uint_eq(st.kinds[LJM_KIND_CDATA], KINDS_N);
+  ck_assert_uint_eq(st.kinds[LJM_KIND_LFUNC], KINDS_N);
+  ck_assert_uint_eq(st.kinds[LJM_KIND_UPVAL], KINDS_N);
+  ck_assert_uint_eq(st.kinds[LJM_KIND_THREAD], KINDS_N);
+  ck_assert_uint_eq(st.kinds[LJM_KIND_STACK], KINDS_N);
+  ck_assert_uint_eq(st.kinds[LJM_KIND_UDATA], KINDS_N);
+  ck_assert_uint_eq(st.kinds[LJM_KIND_TAB_ARRAY], 0);
+  ck_assert_uint_eq(st.kinds[LJM_KIND_PROTO], 0);
+  if (jit) {
+    /* The first loop ran as a trace: its objects came from there (the
+    ** cdata through lj_cdata_newgco), the compiler's own memory too. */
+    ck_assert_uint_gt(st.kinds_trace[LJM_KIND_TAB], KINDS_N / 2);
+    ck_assert_uint_gt(st.kinds_trace[LJM_KIND_STR], KINDS_N / 2);
+    ck_assert_uint_gt(st.kinds_trace[LJM_KIND_CDATA], KINDS_N / 2);
+    ck_assert_uint_gt(st.kinds[LJM_KIND_TRACE], 0);
+    ck_assert_uint_gt(st.kinds[LJM_KIND_JIT], 0);
+  } else {
+    ck_assert_uint_eq(st.kinds[LJM_KIND_TRACE], 0);
+    ck_assert_uint_eq(st.kinds[LJM_KIND_JIT], 0);
+  }
+  mpr_free(&st);
+  lua_close(L);
+}
+
+START_TEST(kinds_jit_off)
+{
+  check_kinds(0);
+}
+END_TEST
+
+START_TEST(kinds_jit_on)
+{
+  check_kinds(1);
+}
+END_TEST
+
 static void s_stacks(Suite *s)
 {
   TCase *tc = tcase_create("stacks");
@@ -2261,6 +2343,8 @@ static void s_stacks(Suite *s)
   tcase_add_test(tc, stack_coroutines_collected);
   tcase_add_test(tc, stack_loaded_chunks_collected);
   tcase_add_test(tc, stack_ffi_callback);
+  tcase_add_test(tc, kinds_jit_off);
+  tcase_add_test(tc, kinds_jit_on);
   tcase_add_test(tc, stack_hook);
   tcase_add_test(tc, stack_metamethods);
   tcase_add_test(tc, stack_interpreted_then_compiled);

@@ -339,6 +339,7 @@ static int mpr_parse_ext(const uint8_t *p, size_t len, rd *r)
     uint8_t h, ev, src;
     uint64_t loc = 0, line = 0, oa, os, na, ns = 0;
     char *name = NULL;
+    int kind;
     if (x->p >= x->end) return 0;
     h = *x->p++;
     if (h == LJM_EV_EPILOGUE) return 1;
@@ -385,7 +386,8 @@ static int mpr_parse_ext(const uint8_t *p, size_t len, rd *r)
     if ((ev != LJM_EV_ALLOC && (!x_uleb(x, &oa) || !x_uleb(x, &os))) ||
 	(ev != LJM_EV_FREE && (!x_uleb(x, &na) || !x_uleb(x, &ns))))
       return x->err ? -1 : 0;
-    if ((h & LJM_EV_KIND) && x->p++ >= x->end) return 0;
+    if ((h & LJM_EV_KIND) && x->p >= x->end) return 0;
+    kind = (h & LJM_EV_KIND) ? *x->p++ : -1;
     switch (src) {
     case LJM_SRC_INTERNAL: name = strdup("INTERNAL"); break;
     case LJM_SRC_LFUNC: name = proto_name(r, loc, line); break;
@@ -408,6 +410,12 @@ static int mpr_parse_ext(const uint8_t *p, size_t len, rd *r)
       name = strdup(mpr_leafnames ? r->leaves[loc-1] : r->nodes[loc-1]);
       st->stackevents++;
       break;
+    }
+    if (kind >= 0) {
+      st->kinds[kind]++;
+      if (!strncmp(name, "TRACE [", 7)) st->kinds_trace[kind]++;
+    } else if (ev != LJM_EV_FREE) {
+      st->nokind++;
     }
     add_row(st, ev, name, ns);
   }

@@ -39,6 +39,12 @@ typedef struct mpr_stats {
   int ext;			/* The stream is the profile extension. */
   unsigned long nodes;		/* Stack nodes announced. */
   unsigned long stackevents;	/* Events with a STACK location. */
+  /* Object kinds: allocations and reallocations by their objkind byte,
+  ** those of them charged to a trace (a leaf or location "TRACE [n]"),
+  ** and those without the byte. */
+  unsigned long kinds[256];
+  unsigned long kinds_trace[256];
+  unsigned long nokind;
   uint64_t info[8];		/* Last value of each INFO key (1..6). */
   unsigned long ninfo[8];	/* How many records of each INFO key. */
   int first_info;		/* Key of the first event, if an INFO. */

@@ -16,6 +16,7 @@
 
 #include "lj_memprof_format.h"
 #include "mp_profile.h"
+#include "mp_report.h"
 #include "mp_reader.h"
 #include "mp_writer.h"
 
@@ -288,6 +289,145 @@ START_TEST(timeline_peak_and_time)
 }
 END_TEST
 
+/* -- Object kinds ------------------------------------------------------------ */
+
+/* An extended stream: a table (line 1) freed later; a block of a kind
+** no reader knows (200, line 2) grown by a reallocation (line 3); an
+** allocation without the KIND bit (line 4: unknown); a string (line 1). */
+static void kinds_stream(struct mpw *w)
+{
+  mpw_symtab_begin_ext(w);
+  mpw_symtab_lfunc(w, 0x1000, "@app.lua", 0);
+  mpw_symtab_end(w);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 1), 0x100, 10, LJM_KIND_TAB);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 2), 0x200, 20, 200);
+  mpw_realloc_kind(w, mpw_lua(0x1000, 3), 0x200, 20, 0x300, 30, 200);
+  mpw_free_ev(w, mpw_internal(), 0x100, 10);
+  mpw_alloc(w, mpw_lua(0x1000, 4), 0x400, 40);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 1), 0x500, 50, LJM_KIND_STR);
+  mpw_epilogue(w);
+}
+
+/* Its profile with kinds, keeping those of list (NULL: all). */
+static struct mp_profile *kinds_profile(const char *list)
+{
+  struct mp_profile *p = mp_profile_new(MP_GROUP_LINE, MP_PROFILE_KINDS);
+  struct mp_reader *r;
+  struct mpw w;
+  uint64_t n;
+  ck_assert_ptr_nonnull(p);
+  if (list) {
+    uint8_t keep[MP_NKINDS];
+    ck_assert_ptr_null(mp_kinds_parse(list, keep));
+    mp_profile_filter_kinds(p, keep);
+  }
+  mpw_init_mem(&w);
+  kinds_stream(&w);
+  r = mp_reader_new_mem(w.mem, w.len);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(mp_profile_read(p, r, &n, NULL, NULL), MP_END);
+  mp_profile_end_file(p, 0);
+  mp_profile_done_reading(p);
+  mp_reader_free(r);
+  mpw_free(&w);
+  return p;
+}
+
+#define ck_kind(p, k, na, ab, nr, rb, hb, hbytes) do { \
+  struct mp_kind_counts c_; \
+  mp_profile_kind((p), (k), &c_); \
+  ck_assert_uint_eq(c_.n_alloc, (na)); \
+  ck_assert_uint_eq(c_.alloc_bytes, (ab)); \
+  ck_assert_uint_eq(c_.n_realloc, (nr)); \
+  ck_assert_uint_eq(c_.realloc_bytes, (rb)); \
+  ck_assert_uint_eq(c_.held_blocks, (hb)); \
+  ck_assert_uint_eq(c_.held_bytes, (hbytes)); \
+} while (0)
+
+START_TEST(kinds_counted)
+{
+  struct mp_profile *p = kinds_profile(NULL);
+  unsigned order[MP_NKINDS];
+  struct mp_buf b = {0};
+  uint32_t *pairs;
+  size_t npairs;
+  struct mp_kind_counts c;
+  unsigned k;
+  uint32_t loc;
+
+  ck_assert_uint_eq(mp_profile_kind_events(p), 4);
+  ck_kind(p, LJM_KIND_TAB, 1, 10, 0, 0, 0, 0);	/* Freed: of its kind. */
+  ck_kind(p, 200, 1, 20, 1, 30, 1, 30);
+  ck_kind(p, LJM_KIND_NONE, 1, 40, 0, 0, 1, 40);
+  ck_kind(p, LJM_KIND_STR, 1, 50, 0, 0, 1, 50);
+  /* Most bytes first, ties by number. */
+  ck_assert_uint_eq(mp_kinds_order(p, order), 4);
+  ck_assert_uint_eq(order[0], LJM_KIND_STR);
+  ck_assert_uint_eq(order[1], 200);
+  ck_assert_uint_eq(order[2], LJM_KIND_NONE);
+  ck_assert_uint_eq(order[3], LJM_KIND_TAB);
+  /* Kind 200's locations: the reallocation's (30 bytes) first; the
+  ** block line 2 made is line 3's now. */
+  pairs = mp_kinds_pairs(p, 200, 0, &npairs);
+  ck_assert_ptr_nonnull(pairs);
+  ck_assert_uint_eq(npairs, 2);
+  mp_profile_kindloc(p, pairs[0], &k, &loc, &c);
+  ck_assert_uint_eq(k, 200);
+  ck_assert_uint_eq(loc, loc_of(p, 3));
+  ck_assert_uint_eq(c.held_bytes, 30);
+  mp_profile_kindloc(p, pairs[1], &k, &loc, &c);
+  ck_assert_uint_eq(loc, loc_of(p, 2));
+  ck_assert_uint_eq(c.n_alloc, 1);
+  ck_assert_uint_eq(c.held_blocks, 0);
+  free(pairs);
+  /* Names: a number not listed is "kind N". */
+  ck_assert_str_eq(mp_kind_name(LJM_KIND_TAB_HASH), "table-hash");
+  ck_assert_ptr_null(mp_kind_name(200));
+  mp_name_kind(&b, 200);
+  mp_buf_add(&b, "", 1);
+  ck_assert_str_eq(b.data, "kind 200");
+  mp_buf_free(&b);
+  mp_profile_delete(p);
+}
+END_TEST
+
+START_TEST(kinds_filtered)
+{
+  struct mp_profile *p = kinds_profile("200");
+  const struct mp_summary *s = mp_profile_total(p);
+  uint8_t keep[MP_NKINDS];
+
+  /* Kind 200 alone: its allocation and reallocation, not the free of
+  ** the table, which is not untracked either. */
+  ck_assert_uint_eq(s->n_alloc, 1);
+  ck_assert_uint_eq(s->n_realloc, 1);
+  ck_assert_uint_eq(s->n_free, 0);
+  ck_assert_uint_eq(s->untracked_frees, 0);
+  ck_assert_uint_eq(s->live_blocks, 1);
+  ck_assert_uint_eq(s->live_bytes, 30);
+  ck_kind(p, LJM_KIND_TAB, 0, 0, 0, 0, 0, 0);
+  ck_assert_uint_eq(counts_of(p, 3).held_bytes, 30);
+  mp_profile_delete(p);
+
+  p = kinds_profile("table,unknown");
+  s = mp_profile_total(p);
+  ck_assert_uint_eq(s->n_alloc, 2);
+  ck_assert_uint_eq(s->n_realloc, 0);
+  ck_assert_uint_eq(s->n_free, 1);	/* The table's, by its block. */
+  ck_assert_uint_eq(s->untracked_frees, 0);
+  ck_assert_uint_eq(s->live_bytes, 40);
+  mp_profile_delete(p);
+
+  ck_assert_ptr_null(mp_kinds_parse("table,string,12", keep));
+  ck_assert_uint_eq(keep[LJM_KIND_TAB] + keep[LJM_KIND_STR] +
+		    keep[LJM_KIND_CDATA], 3);
+  ck_assert_uint_eq(keep[LJM_KIND_TAB_ARRAY], 0);
+  ck_assert_str_eq(mp_kinds_parse("table,tables", keep), "tables");
+  ck_assert_str_eq(mp_kinds_parse("256", keep), "256");
+  ck_assert_str_eq(mp_kinds_parse("", keep), "");
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("analyses");
@@ -300,6 +440,8 @@ int main(void)
   tcase_add_test(tc, temporaries_by_path);
   tcase_add_test(tc, timeline_bounded_and_even);
   tcase_add_test(tc, timeline_peak_and_time);
+  tcase_add_test(tc, kinds_counted);
+  tcase_add_test(tc, kinds_filtered);
   suite_add_tcase(s, tc);
   sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -31,6 +31,14 @@ static void report_help(FILE *out)
 "      --temporary        text: the TEMPORARY ALLOCATIONS, blocks freed by\n"
 "                         the very next memory event, per allocating\n"
 "                         location (after the other sections)\n"
+"      --by=kind          text, json: per object kind (table, string, ...;\n"
+"                         streams with stacks) its allocations, bytes and\n"
+"                         what it holds, and its top locations (--top, or\n"
+"                         5); pprof: a sample per kind and location,\n"
+"                         labelled kind=NAME (go tool pprof -tagfocus)\n"
+"      --kind=LIST        only the events of these object kinds, in every\n"
+"                         format: names (table,string) or numbers; a free\n"
+"                         is of its block's kind\n"
 "  -H, --human-readable   sizes in B, KiB, MiB, GiB\n"
 "  -g, --group=BY         line (default), function (chunk:linedefined) or\n"
 "                         chunk: how finely Lua locations are told apart\n"
@@ -71,6 +79,8 @@ int ljmprof_cmd_report(int argc, char **argv)
     {"callers", required_argument, NULL, OPT_CALLERS},
     {"at", required_argument, NULL, OPT_AT},
     {"temporary", no_argument, NULL, OPT_TEMPORARY},
+    {"by", required_argument, NULL, OPT_BY},
+    {"kind", required_argument, NULL, OPT_KIND},
     {"merge", no_argument, NULL, 'm'},
     {"output", required_argument, NULL, 'o'},
     {"list-formats", no_argument, NULL, OPT_LIST_FORMATS},

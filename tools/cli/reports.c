@@ -198,6 +198,18 @@ static int parse_args(struct cli *c, int argc, char **argv)
     case OPT_TEMPORARY:
       c->ro.temporary = 1;
       break;
+    case OPT_BY:
+      if (strcmp(optarg, "kind"))
+	return usage_error(c, "--by takes kind, not", optarg);
+      c->ro.by_kind = 1;
+      break;
+    case OPT_KIND: {
+      const char *bad = mp_kinds_parse(optarg, c->kind_keep);
+      if (bad)
+	return usage_error(c, "--kind: unknown object kind", bad);
+      c->ro.kinds_kept = 1;
+      break;
+    }
     case OPT_AT:
       c->at = optarg;
       c->at_peak = !strcmp(optarg, "peak");
@@ -239,6 +251,8 @@ static int parse_args(struct cli *c, int argc, char **argv)
     return option_error(c, "--callers", MP_FMT_CALLERS);
   if (c->ro.temporary && !(flags & MP_FMT_TEMPORARY))
     return option_error(c, "--temporary", MP_FMT_TEMPORARY);
+  if (c->ro.by_kind && !(flags & MP_FMT_BY_KIND))
+    return option_error(c, "--by=kind", MP_FMT_BY_KIND);
   if ((flags & MP_FMT_BINARY) && !c->output && isatty(STDOUT_FILENO)) {
     ljmprof_error("%s: the %s format is binary: not written to a terminal "
 		  "(use -o FILE or redirect the output)", c->name,
@@ -314,10 +328,14 @@ static struct mp_profile *new_profile(const struct cli *c, struct outcome *o)
     needs = MP_PROFILE_NO_OVERRIDES;
   else if (flags & MP_FMT_OVERRIDE_VALUES)
     needs = MP_PROFILE_OVERRIDE_VALUES;
+  if (c->ro.by_kind || c->ro.kinds_kept)
+    needs |= MP_PROFILE_KINDS;
   p = mp_profile_new(c->group, needs);
   if (!p) {
     ljmprof_error("out of memory");
     o->fatal = 1;
+  } else if (c->ro.kinds_kept) {
+    mp_profile_filter_kinds(p, c->kind_keep);
   }
   return p;
 }

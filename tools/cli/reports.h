@@ -15,7 +15,7 @@
 
 /* Long options without a short one. */
 enum { OPT_VALUE = 256, OPT_LIST_FORMATS, OPT_CALLERS, OPT_AT,
-       OPT_TEMPORARY, OPT_TIMELINE };
+       OPT_TEMPORARY, OPT_TIMELINE, OPT_BY, OPT_KIND };
 
 struct cli {
   /* The command's. */
@@ -33,6 +33,7 @@ struct cli {
   const char *at;		/* --at as given, or NULL. */
   int at_peak;			/* --at=peak: each file at its own peak. */
   uint64_t at_event;		/* --at=#EVENT. */
+  uint8_t kind_keep[MP_NKINDS];	/* --kind: the kinds kept. */
   const char *output;		/* -o FILE, or NULL: standard output. */
   int output_open;		/* Standard output is ready for reports. */
 };

@@ -52,6 +52,10 @@ struct mp_profile *mp_profile_new(enum mp_group group, unsigned needs)
   p->ov_mode = needs & MP_PROFILE_NO_OVERRIDES ? MP_OV_NONE
 	       : needs & MP_PROFILE_OVERRIDE_VALUES ? MP_OV_VALUES
 	       : MP_OV_KEYS;
+  if ((needs & MP_PROFILE_KINDS) && mp_kinds_new(p) < 0) {
+    mp_profile_delete(p);
+    return NULL;
+  }
   return p;
 }
 
@@ -139,6 +143,7 @@ void mp_profile_free(struct mp_profile *p)
   free(p->loc_slots);
   mp_stacks_free(p);
   mp_timeline_free(p);
+  mp_kinds_free(p);
   memset(p, 0, sizeof(*p));
 }
 
@@ -160,6 +165,7 @@ int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)
 {
   int64_t id;
   uint32_t node = 0;
+  int kind = 0;
 
   if (mp_event_is_ext(ev->type)) {
     if (mp_stacks_symbol(p, ev) < 0)
@@ -173,6 +179,11 @@ int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)
   }
   if (ev->src == LJM_SRC_STACK && !p->file_ext && mp_stacks_begin_file(p) < 0)
     goto oom;
+  if (p->kinds && (kind = mp_kinds_keep(p, ev)) < 0) {
+    if (kind == MP_KINDS_OOM)
+      goto oom;
+    return 0;	/* Of a kind left out. */
+  }
   if (ev->src == LJM_SRC_STACK && p->file_stacks) {
     /* The reader checked that the node was announced. */
     node = p->fnodes[ev->loc - 1];
@@ -186,6 +197,8 @@ int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)
     goto oom;
   if (p->file_stacks && !node && ev->type != MP_EV_FREE &&
       !(node = mp_stacks_of_loc(p, (uint32_t)id)))
+    goto oom;
+  if (p->kinds && mp_kinds_account(p, ev, (unsigned)kind, (uint32_t)id) < 0)
     goto oom;
   return mp_live_account(p, ev, (uint32_t)id, node);
 oom:
@@ -263,6 +276,7 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
   /* The counts by kind and the bytes are the locations' sums, taken
   ** once reading is done (mp_profile_done_reading). */
   f->live_blocks = mp_heap_count(&p->heap);
+  mp_kinds_end_file(p);
   if (mp_timeline_end_file(p) < 0)
     p->oom = 1;
   t->n_sym_proto += f->n_sym_proto;
@@ -297,5 +311,6 @@ void mp_profile_drop_file(struct mp_profile *p)
   ** its stack nodes made locations (and names) of their own. */
   if (!p->file_events && !p->file.stack_nodes)
     mp_strings_truncate(&p->strings, p->file_strings);
+  mp_kinds_end_file(p);
   next_file(p);
 }

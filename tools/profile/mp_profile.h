@@ -154,6 +154,7 @@ struct mp_profile;
 #define MP_PROFILE_TOTALS_ONLY	0x01	/* One location for all (stat). */
 #define MP_PROFILE_NO_OVERRIDES	0x02	/* No override pairs. */
 #define MP_PROFILE_OVERRIDE_VALUES 0x04	/* Count and bytes per pair. */
+#define MP_PROFILE_KINDS	0x08	/* Figures by object kind. */
 
 /* A profile grouped so, or NULL when out of memory. */
 struct mp_profile *mp_profile_new(enum mp_group group, unsigned needs);
@@ -341,6 +342,37 @@ struct mp_timeline {
 uint32_t mp_profile_ntimelines(const struct mp_profile *p);
 void mp_profile_timeline(const struct mp_profile *p, uint32_t i,
 			 struct mp_timeline *out);
+
+/*
+** Object kinds (LJM_KIND_*: the objkind byte of the profile extension),
+** with MP_PROFILE_KINDS: allocations, reallocations and the blocks held
+** at the end, by kind and by (kind, location) pair, the location being
+** the one the event is charged to. A free is of its block's kind. An
+** event without the byte (a version-3 stream) is of kind LJM_KIND_NONE.
+** The figures are read in one pass with the rest: a profile with kinds
+** reads every event through mp_profile_event, not the fast decoder.
+*/
+#define MP_NKINDS 256
+
+struct mp_kind_counts {
+  uint64_t n_alloc, alloc_bytes;	/* Allocations. */
+  uint64_t n_realloc, realloc_bytes;	/* Reallocations: new sizes. */
+  uint64_t held_blocks, held_bytes;	/* Still live at the end. */
+};
+
+/* Before reading: keep only the events of the kinds whose keep[] is 1,
+** so that every figure of p is of those kinds (needs MP_PROFILE_KINDS). */
+void mp_profile_filter_kinds(struct mp_profile *p,
+			     const uint8_t keep[MP_NKINDS]);
+/* Allocations and reallocations that carried a kind byte. */
+uint64_t mp_profile_kind_events(const struct mp_profile *p);
+void mp_profile_kind(const struct mp_profile *p, unsigned kind,
+		     struct mp_kind_counts *out);
+/* The (kind, location) pairs, 0 .. mp_profile_nkindlocs() - 1. */
+uint32_t mp_profile_nkindlocs(const struct mp_profile *p);
+void mp_profile_kindloc(const struct mp_profile *p, uint32_t i,
+			unsigned *kind, uint32_t *loc,
+			struct mp_kind_counts *out);
 
 /* Reading is over: sum the total's counts by kind and bytes (the
 ** locations'), drop what only reading needs (symbols, live heap,

@@ -210,7 +210,24 @@ struct mp_profile {
   ** none (stat needs none), or with counts and bytes per pair (JSON).
   ** One field: the read loop tests it at every release. */
   enum { MP_OV_KEYS, MP_OV_NONE, MP_OV_VALUES } ov_mode;
+  struct mp_kinds *kinds;	/* Object kinds (mp_kinds.c), or NULL. */
 };
+
+/* -- mp_kinds.c ---------------------------------------------------------- */
+
+#define MP_KINDS_SKIP	(-1)	/* mp_kinds_keep: the filter leaves it out. */
+#define MP_KINDS_OOM	(-2)
+
+int mp_kinds_new(struct mp_profile *p);
+void mp_kinds_free(struct mp_profile *p);
+void mp_kinds_end_file(struct mp_profile *p);
+/* A memory event, before it is accounted: its kind, or MP_KINDS_SKIP or
+** MP_KINDS_OOM. */
+int mp_kinds_keep(struct mp_profile *p, const struct mp_event *ev);
+/* The event kept, of that kind, charged to location loc: 0, or -1 when
+** out of memory. */
+int mp_kinds_account(struct mp_profile *p, const struct mp_event *ev,
+		     unsigned kind, uint32_t loc);
 
 /* -- mp_timeline.c ------------------------------------------------------- */
 

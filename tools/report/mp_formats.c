@@ -14,16 +14,16 @@
 
 const struct mp_format mp_formats[] = {
   {"text", MP_FMT_LEAK_ONLY | MP_FMT_FILE_HEADERS | MP_FMT_CALLERS |
-   MP_FMT_TEMPORARY,
+   MP_FMT_TEMPORARY | MP_FMT_BY_KIND,
    mp_report_text,
    mp_stat_text, NULL},
-  {"json", MP_FMT_OVERRIDE_VALUES, mp_report_json, mp_stat_json,
+  {"json", MP_FMT_OVERRIDE_VALUES | MP_FMT_BY_KIND, mp_report_json, mp_stat_json,
    "JSON has held bytes"},
   {"folded", MP_FMT_VALUE | MP_FMT_MERGED | MP_FMT_FRAMES |
    MP_FMT_NO_OVERRIDES, mp_report_folded, NULL,
    "folded has --value=held-bytes"},
   {"pprof", MP_FMT_MERGED | MP_FMT_FRAMES | MP_FMT_NO_OVERRIDES |
-   MP_FMT_BINARY, mp_report_pprof, NULL,
+   MP_FMT_BINARY | MP_FMT_BY_KIND, mp_report_pprof, NULL,
    "pprof has inuse_space"},
   /* Text, and its names escaped as the other text formats': it may go
   ** to a terminal (| xmllint, | head) like folded and JSON. */

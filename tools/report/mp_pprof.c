@@ -32,6 +32,7 @@ struct pp_sample {
   size_t first;		/* Its location ids: stack[first .. first + n). */
   size_t n;
   int64_t values[MP_PPROF_NVALUES];
+  uint32_t label_key, label_str;	/* String ids of its label; 0: none. */
 };
 
 struct mp_pprof {
@@ -179,9 +180,23 @@ int mp_pprof_add_sample(struct mp_pprof *pp,
 			const struct mp_pprof_frame *frames, size_t nframes,
 			const int64_t values[MP_PPROF_NVALUES])
 {
+  return mp_pprof_add_labelled(pp, frames, nframes, values, NULL, NULL);
+}
+
+int mp_pprof_add_labelled(struct mp_pprof *pp,
+			  const struct mp_pprof_frame *frames, size_t nframes,
+			  const int64_t values[MP_PPROF_NVALUES],
+			  const char *key, const char *str)
+{
   struct pp_sample *s;
+  uint32_t k = 0, v = 0;
   size_t i;
 
+  if (key) {
+    struct mp_pprof_text kt = {key, strlen(key)}, vt = {str, strlen(str)};
+    k = string_id(pp, &kt);
+    v = string_id(pp, &vt);
+  }
   if (pp->oom ||
       grow(&pp->samples, &pp->samples_cap, pp->nsamples,
 	   sizeof(*pp->samples)) < 0)
@@ -190,6 +205,8 @@ int mp_pprof_add_sample(struct mp_pprof *pp,
   s->first = pp->nstack;
   s->n = nframes;
   memcpy(s->values, values, sizeof(s->values));
+  s->label_key = k;
+  s->label_str = v;
   for (i = 0; i < nframes; i++) {
     uint64_t id = loc_id(pp, &frames[i]);
     if (!id || grow(&pp->stack, &pp->stack_cap, pp->nstack,
@@ -256,6 +273,7 @@ struct pp_message {
   Perftools__Profiles__Location *locs, **loc_ptrs;
   Perftools__Profiles__Line *lines, **line_ptrs;
   Perftools__Profiles__Sample *samples, **sample_ptrs;
+  Perftools__Profiles__Label *labels, **label_ptrs;	/* One a sample. */
   int64_t *comments;
 };
 
@@ -270,6 +288,8 @@ static void message_free(struct pp_message *m)
   free(m->line_ptrs);
   free(m->samples);
   free(m->sample_ptrs);
+  free(m->labels);
+  free(m->label_ptrs);
   free(m->comments);
 }
 
@@ -337,10 +357,12 @@ static int message_build(struct mp_pprof *pp, struct pp_message *m)
   m->line_ptrs = alloc_n(pp->nlocs, sizeof(*m->line_ptrs));
   m->samples = alloc_n(pp->nsamples, sizeof(*m->samples));
   m->sample_ptrs = alloc_n(pp->nsamples, sizeof(*m->sample_ptrs));
+  m->labels = alloc_n(pp->nsamples, sizeof(*m->labels));
+  m->label_ptrs = alloc_n(pp->nsamples, sizeof(*m->label_ptrs));
   m->comments = alloc_n(pp->ncomments, sizeof(*m->comments));
   if (!m->strings || !m->funcs || !m->func_ptrs || !m->locs ||
       !m->loc_ptrs || !m->lines || !m->line_ptrs || !m->samples ||
-      !m->sample_ptrs || !m->comments)
+      !m->sample_ptrs || !m->labels || !m->label_ptrs || !m->comments)
     return -1;
 
   for (i = 0; i < pp->strings.count; i++)
@@ -385,6 +407,14 @@ static int message_build(struct mp_pprof *pp, struct pp_message *m)
     s->location_id = pp->stack + pp->samples[i].first;
     s->n_value = MP_PPROF_NVALUES;
     s->value = pp->samples[i].values;
+    if (pp->samples[i].label_key) {
+      perftools__profiles__label__init(&m->labels[i]);
+      m->labels[i].key = pp->samples[i].label_key;
+      m->labels[i].str = pp->samples[i].label_str;
+      m->label_ptrs[i] = &m->labels[i];
+      s->n_label = 1;
+      s->label = &m->label_ptrs[i];
+    }
     m->sample_ptrs[i] = s;
   }
   p->n_sample = pp->nsamples;

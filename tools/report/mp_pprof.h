@@ -57,6 +57,11 @@ int mp_pprof_comment(struct mp_pprof *pp, const char *s, size_t len);
 int mp_pprof_add_sample(struct mp_pprof *pp,
 			const struct mp_pprof_frame *frames, size_t nframes,
 			const int64_t values[MP_PPROF_NVALUES]);
+/* The same with one string label (key = str), for -tagfocus. */
+int mp_pprof_add_labelled(struct mp_pprof *pp,
+			  const struct mp_pprof_frame *frames, size_t nframes,
+			  const int64_t values[MP_PPROF_NVALUES],
+			  const char *key, const char *str);
 
 /* Write the whole profile, gzipped, to out. 0, or -1 when out of memory
 ** (or when an add ran out of it before); errors of out stay in out. */

@@ -41,7 +41,12 @@ struct mp_report_opts {
   uint64_t at_ns;	/* That time, in nanoseconds. */
   int temporary;	/* Text: the temporary allocations' section. */
   int timeline;		/* stat as text: the heap over time. */
+  int by_kind;		/* --by=kind: the figures of each object kind. */
+  int kinds_kept;	/* --kind: only the events of some kinds. */
 };
+
+/* Locations listed under each kind with --by=kind, without --top. */
+#define MP_KIND_LOCS_DEFAULT 5
 
 /*
 ** Call paths under each location in the text report, by default: three
@@ -80,6 +85,7 @@ typedef int (*mp_report_fn)(FILE *out, struct mp_profile *p,
 #define MP_FMT_BINARY		0x80	/* Not text: never to a terminal. */
 #define MP_FMT_CALLERS		0x100	/* Takes --callers. */
 #define MP_FMT_TEMPORARY	0x200	/* Takes --temporary. */
+#define MP_FMT_BY_KIND		0x400	/* Takes --by=kind. */
 
 struct mp_format {
   const char *name;
@@ -134,6 +140,23 @@ int mp_stat_text(FILE *out, struct mp_profile *p,
 int mp_stat_json(FILE *out, struct mp_profile *p,
 		 const struct mp_report_opts *o,
 		 const struct mp_report_input *in);
+
+/*
+** Object kinds (mp_kind_names.c). mp_kind_name: the short name of a
+** kind that lj_memprof_format.h lists, NULL for another number, which
+** mp_name_kind writes as "kind N". mp_kinds_parse: the --kind list
+** ("table,string,12") into keep[]; NULL, or where the bad name begins.
+** mp_kinds_order: the kinds with figures, most bytes first; their count.
+** mp_kinds_pairs: the (kind, location) pairs of one kind, most bytes
+** first, at most top (0: all), as indexes for mp_profile_kindloc (to
+** free; NULL when out of memory).
+*/
+const char *mp_kind_name(unsigned kind);
+void mp_name_kind(struct mp_buf *out, unsigned kind);
+const char *mp_kinds_parse(const char *list, uint8_t keep[MP_NKINDS]);
+size_t mp_kinds_order(const struct mp_profile *p, unsigned kinds[MP_NKINDS]);
+uint32_t *mp_kinds_pairs(const struct mp_profile *p, unsigned kind,
+			 uint64_t top, size_t *count);
 
 /* The pieces of the formats that `ljmprof diff` (mp_diff_report.c)
 ** writes with: a location's folded frames (aliases may be NULL: names

@@ -442,6 +442,64 @@ static void json_at(FILE *out, const struct mp_report_opts *o,
   fputs("]},\n", out);
 }
 
+/* A kind's or a pair's figures. */
+static void json_kind_fields(struct mp_buf *b, const struct mp_kind_counts *c)
+{
+  json_u64(b, "\"alloc\": {\"count\": ", c->n_alloc);
+  json_u64(b, ", \"bytes\": ", c->alloc_bytes);
+  json_u64(b, "}, \"realloc\": {\"count\": ", c->n_realloc);
+  json_u64(b, ", \"new_bytes\": ", c->realloc_bytes);
+  json_u64(b, "}, \"held\": {\"bytes\": ", c->held_bytes);
+  json_u64(b, ", \"blocks\": ", c->held_blocks);
+  mp_buf_add(b, "}", 1);
+}
+
+/* --by=kind: "kinds", most bytes first, each with its top locations. */
+static int json_kinds(FILE *out, struct mp_buf *b, const struct mp_profile *p,
+		      struct mp_buf *scratch, uint64_t top)
+{
+  unsigned kinds[MP_NKINDS];
+  size_t n = mp_kinds_order(p, kinds), i, j, npairs;
+  uint64_t locs = top ? top : MP_KIND_LOCS_DEFAULT;
+
+  if (top && n > top)
+    n = (size_t)top;
+  fputs(",\n  \"kinds\": [", out);
+  for (i = 0; i < n; i++) {
+    struct mp_kind_counts c;
+    uint32_t *pairs;
+    mp_profile_kind(p, kinds[i], &c);
+    b->len = 0;
+    mp_buf_str(b, i ? ",\n    {\"kind\": \"" : "\n    {\"kind\": \"");
+    mp_name_kind(b, kinds[i]);
+    json_u64(b, "\", \"number\": ", kinds[i]);
+    mp_buf_str(b, ",\n     ");
+    json_kind_fields(b, &c);
+    mp_buf_str(b, ",\n     \"locations\": [");
+    if (!(pairs = mp_kinds_pairs(p, kinds[i], locs, &npairs)))
+      return -1;
+    for (j = 0; j < npairs; j++) {
+      struct mp_loc l[1];
+      unsigned k;
+      uint32_t loc;
+      mp_profile_kindloc(p, pairs[j], &k, &loc, &c);
+      mp_profile_loc(p, loc, l);
+      mp_buf_str(b, j ? ",\n       {\"name\": " : "\n       {\"name\": ");
+      json_name(b, p, scratch, l);
+      mp_buf_str(b, ", ");
+      json_kind_fields(b, &c);
+      mp_buf_add(b, "}", 1);
+    }
+    free(pairs);
+    mp_buf_str(b, npairs ? "]}" : "]}");
+    if (b->oom || scratch->oom)
+      return -1;
+    json_flush(out, b);
+  }
+  fputs(n ? "\n  ]" : "]", out);
+  return 0;
+}
+
 int mp_report_json(FILE *out, struct mp_profile *p,
 		   const struct mp_report_opts *o,
 		   const struct mp_report_input *in)
@@ -526,6 +584,8 @@ int mp_report_json(FILE *out, struct mp_profile *p,
   }
   fputs(nrows ? "\n  ]" : "]", out);
   if (stacks && json_stacks(out, &obj, p, &scratch) < 0)
+    goto out;
+  if (o->by_kind && json_kinds(out, &obj, p, &scratch, o->top) < 0)
     goto out;
   fputs("\n}\n", out);
   rc = 0;

@@ -179,6 +179,57 @@ out:
   return rc;
 }
 
+/*
+** --by=kind: a sample per (object kind, location), labelled kind=NAME
+** (go tool pprof -tagfocus=kind=table), one frame each, most bytes of
+** each kind first, --top of them per kind.
+*/
+static int add_kind_samples(struct pprof_out *po, uint64_t top)
+{
+  const struct mp_profile *p = po->p;
+  unsigned kinds[MP_NKINDS];
+  size_t n = mp_kinds_order(p, kinds), i, j, npairs;
+  struct frame_texts *t = texts_at(po, 0);
+  struct mp_buf name = {0};
+  int rc = 0;
+
+  if (!t)
+    return -1;
+  for (i = 0; i < n && rc == 0; i++) {
+    uint32_t *pairs = mp_kinds_pairs(p, kinds[i], top, &npairs);
+    if (!pairs)
+      return -1;
+    name.len = 0;
+    mp_name_kind(&name, kinds[i]);
+    mp_buf_add(&name, "", 1);	/* A C string. */
+    for (j = 0; j < npairs && !name.oom; j++) {
+      struct mp_pprof_frame frame;
+      struct mp_kind_counts c;
+      struct mp_loc l;
+      int64_t v[MP_PPROF_NVALUES];
+      unsigned k;
+      uint32_t loc;
+      mp_profile_kindloc(p, pairs[j], &k, &loc, &c);
+      mp_profile_loc(p, loc, &l);
+      v[MP_PPROF_ALLOC_OBJECTS] = (int64_t)(c.n_alloc + c.n_realloc);
+      v[MP_PPROF_ALLOC_SPACE] = (int64_t)(c.alloc_bytes + c.realloc_bytes);
+      v[MP_PPROF_INUSE_OBJECTS] = (int64_t)c.held_blocks;
+      v[MP_PPROF_INUSE_SPACE] = (int64_t)c.held_bytes;
+      location_frame(po, t, &l, &frame);
+      if (texts_oom(t) ||
+	  mp_pprof_add_labelled(po->pp, &frame, 1, v, "kind", name.data) < 0) {
+	rc = -1;
+	break;
+      }
+    }
+    if (name.oom)
+      rc = -1;
+    free(pairs);
+  }
+  mp_buf_free(&name);
+  return rc;
+}
+
 /* The pprof frame of stack frame f, its texts in t. */
 static void stack_frame(struct pprof_out *po, struct frame_texts *t,
 			const struct mp_frame *f, struct mp_pprof_frame *out)
@@ -358,8 +409,9 @@ int mp_report_pprof(FILE *out, struct mp_profile *p,
   if (!(po.pp = mp_pprof_begin()))
     goto out;
   if (add_file_comments(&po, in) < 0 ||
-      (mp_profile_nstacks(p) > 1 ? add_stack_samples(&po, o->top)
-				  : add_location_samples(&po, o->top)) < 0 ||
+      (o->by_kind ? add_kind_samples(&po, o->top)
+       : mp_profile_nstacks(p) > 1 ? add_stack_samples(&po, o->top)
+       : add_location_samples(&po, o->top)) < 0 ||
       add_alias_comments(&po) < 0)
     goto out;
   rc = mp_pprof_finish(po.pp, out);

@@ -200,16 +200,16 @@ static int section(struct text *t, uint64_t top, int sec)
 }
 
 /* "HEAP SUMMARY", and with --at the moment: memory events of each file. */
-static void summary_title(struct text *t, const struct mp_report_opts *o,
+static void summary_title(struct text *t, const char *title,
+			  const struct mp_report_opts *o,
 			  const struct mp_report_input *in)
 {
   size_t i;
   if (!o->at || !in || !in->at_events || !in->nfiles) {
-    fputs("HEAP SUMMARY:\n", t->out);
+    fprintf(t->out, "%s:\n", title);
     return;
   }
-  fputs(in->nfiles > 1 ? "HEAP SUMMARY at events " : "HEAP SUMMARY at event ",
-	t->out);
+  fprintf(t->out, in->nfiles > 1 ? "%s at events " : "%s at event ", title);
   for (i = 0; i < in->nfiles; i++)
     fprintf(t->out, "%s%llu", i ? ", " : "",
 	    (unsigned long long)in->at_events[i]);
@@ -235,7 +235,7 @@ static int leak_summary(struct text *t, uint64_t top,
     free(rows);
     return -1;
   }
-  summary_title(t, o, in);
+  summary_title(t, "HEAP SUMMARY", o, in);
   for (i = 0; i < nrows; i++) {
     struct mp_loc l;
     mp_profile_loc_counts(p, rows[i].loc, &l);
@@ -293,6 +293,66 @@ static int temporary_summary(struct text *t, uint64_t top)
   fputc('\n', t->out);
   mp_paths_free(&t->paths);
   free(rows);
+  return t->line.oom ? -1 : 0;
+}
+
+/* A kind's or a pair's figures, after its name. */
+static void kind_figures(struct text *t, const struct mp_kind_counts *c)
+{
+  mp_buf_str(&t->line, ": ");
+  mp_buf_u64(&t->line, c->n_alloc);
+  mp_buf_str(&t->line, " allocs, ");
+  mp_buf_u64(&t->line, c->n_realloc);
+  mp_buf_str(&t->line, " reallocs, ");
+  put_bytes(t, c->alloc_bytes + c->realloc_bytes);
+  mp_buf_str(&t->line, "; holds ");
+  put_bytes(t, c->held_bytes);
+  mp_buf_str(&t->line, " in ");
+  mp_buf_u64(&t->line, c->held_blocks);
+  mp_buf_str(&t->line, " blocks\n");
+}
+
+/*
+** --by=kind: per object kind, most bytes first, its allocations,
+** reallocations and what it holds at the end, then the locations that
+** allocated most of it (bytes of allocations and reallocations).
+*/
+static int kinds_summary(struct text *t, uint64_t top,
+			 const struct mp_report_opts *o,
+			 const struct mp_report_input *in)
+{
+  const struct mp_profile *p = t->p;
+  unsigned kinds[MP_NKINDS];
+  size_t n = mp_kinds_order(p, kinds), i, j, npairs;
+  uint64_t locs = top ? top : MP_KIND_LOCS_DEFAULT;
+
+  summary_title(t, "OBJECT KINDS", o, in);
+  if (!mp_profile_kind_events(p))
+    fputs("(no event says its kind: streams recorded with stacks do)\n",
+	  t->out);
+  if (top && n > top)
+    n = (size_t)top;
+  for (i = 0; i < n; i++) {
+    struct mp_kind_counts c;
+    uint32_t *pairs;
+    mp_profile_kind(p, kinds[i], &c);
+    mp_name_kind(&t->line, kinds[i]);
+    kind_figures(t, &c);
+    flush_line(t);
+    if (!(pairs = mp_kinds_pairs(p, kinds[i], locs, &npairs)))
+      return -1;
+    for (j = 0; j < npairs; j++) {
+      unsigned k;
+      uint32_t loc;
+      mp_profile_kindloc(p, pairs[j], &k, &loc, &c);
+      mp_buf_add(&t->line, "\t", 1);
+      put_name(t, loc);
+      kind_figures(t, &c);
+      flush_line(t);
+    }
+    free(pairs);
+  }
+  fputc('\n', t->out);
   return t->line.oom ? -1 : 0;
 }
 
@@ -354,7 +414,10 @@ int mp_report_text(FILE *out, struct mp_profile *p,
   if (mp_aliases_init(&t.al, mp_profile_strings(p)) < 0 ||
       mp_order_init(&t.order, p) < 0)
     goto out;
-  if (o->leak_only) {
+  if (o->by_kind) {
+    if (kinds_summary(&t, o->top, o, in) < 0)
+      goto out;
+  } else if (o->leak_only) {
     if (leak_summary(&t, o->top, o, in) < 0)
       goto out;
   } else {

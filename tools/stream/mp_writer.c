@@ -298,3 +298,16 @@ void mpw_alloc_kind(struct mpw *w, struct mpw_loc at, uint64_t naddr,
   mpw_uleb(w, nsize);
   mpw_byte(w, objkind);
 }
+
+void mpw_realloc_kind(struct mpw *w, struct mpw_loc at, uint64_t oaddr,
+		      uint64_t osize, uint64_t naddr, uint64_t nsize,
+		      uint8_t objkind)
+{
+  mpw_byte(w, (uint8_t)(LJM_EV_REALLOC | LJM_EV_KIND | at.src));
+  location(w, at);
+  mpw_uleb(w, oaddr);
+  mpw_uleb(w, osize);
+  mpw_uleb(w, naddr);
+  mpw_uleb(w, nsize);
+  mpw_byte(w, objkind);
+}

@@ -82,6 +82,9 @@ void mpw_site(struct mpw *w, uint64_t traceno, uint64_t site, size_t n,
 /* An allocation with its object kind (the KIND bit and its byte). */
 void mpw_alloc_kind(struct mpw *w, struct mpw_loc at, uint64_t naddr,
 		    uint64_t nsize, uint8_t objkind);
+void mpw_realloc_kind(struct mpw *w, struct mpw_loc at, uint64_t oaddr,
+		      uint64_t osize, uint64_t naddr, uint64_t nsize,
+		      uint8_t objkind);
 
 /* Location shorthands. */
 struct mpw_loc mpw_internal(void);

@@ -1,0 +1,222 @@
+/*
+** Object kinds (mp_profile.h, "object kinds"): the figures of every kind
+** and of every (kind, location) pair, and the filter that keeps the
+** events of some kinds only. A block's kind is known from the event that
+** made it; a free says none, so the blocks live in this file are kept
+** here beside the heap: address -> size, kind and the pair it counts in.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mp_profile_int.h"
+
+struct mp_kindloc {
+  uint32_t kind, loc;
+  struct mp_kind_counts c;
+};
+
+struct mp_kinds {
+  uint8_t keep[MP_NKINDS];	/* The filter: 1 for the kinds kept. */
+  struct mp_kind_counts counts[MP_NKINDS];
+  uint64_t kind_events;		/* Events that carried a kind. */
+  /* Live blocks: addr -> a: size, b: kind << 32 | (pair index + 1), or
+  ** kind << 32 alone for a block the filter left out. */
+  struct mp_map blocks;
+  /* (kind, location) pairs: kind << 32 | loc -> a: index into pairs. */
+  struct mp_map pair_ids;
+  struct mp_kindloc *pairs;
+  uint32_t npairs, pairs_cap;
+};
+
+int mp_kinds_new(struct mp_profile *p)
+{
+  struct mp_kinds *k = calloc(1, sizeof(*k));
+  if (!k)
+    return -1;
+  memset(k->keep, 1, sizeof(k->keep));
+  mp_map_init(&k->blocks);
+  mp_map_init(&k->pair_ids);
+  p->kinds = k;
+  return 0;
+}
+
+void mp_kinds_free(struct mp_profile *p)
+{
+  struct mp_kinds *k = p->kinds;
+  if (!k)
+    return;
+  mp_map_free(&k->blocks);
+  mp_map_free(&k->pair_ids);
+  free(k->pairs);
+  free(k);
+  p->kinds = NULL;
+}
+
+void mp_kinds_end_file(struct mp_profile *p)
+{
+  if (p->kinds)
+    mp_map_clear(&p->kinds->blocks);	/* As the heap: per file. */
+}
+
+static unsigned ev_kind(const struct mp_event *ev)
+{
+  return ev->objkind >= 0 ? (unsigned)ev->objkind : LJM_KIND_NONE;
+}
+
+int mp_kinds_keep(struct mp_profile *p, const struct mp_event *ev)
+{
+  struct mp_kinds *k = p->kinds;
+  struct mp_map_entry *e;
+  unsigned kind;
+  int added;
+
+  if (ev->type == MP_EV_FREE) {
+    e = mp_map_find(&k->blocks, ev->old_addr);
+    kind = e ? (unsigned)(e->b >> 32) : LJM_KIND_NONE;
+    if (k->keep[kind])
+      return (int)kind;
+    if (e)
+      mp_map_remove(&k->blocks, e);
+    return MP_KINDS_SKIP;
+  }
+  if (ev->objkind >= 0)
+    k->kind_events++;
+  kind = ev_kind(ev);
+  if (k->keep[kind])
+    return (int)kind;
+  /* Left out: remember the block, so that its free is left out too. */
+  if (ev->type == MP_EV_REALLOC &&
+      (e = mp_map_find(&k->blocks, ev->old_addr)) != NULL)
+    mp_map_remove(&k->blocks, e);
+  if (!(e = mp_map_insert(&k->blocks, ev->new_addr, &added)))
+    return MP_KINDS_OOM;
+  e->a = ev->new_size;
+  e->b = (uint64_t)kind << 32;
+  return MP_KINDS_SKIP;
+}
+
+static struct mp_kindloc *pair_of(struct mp_kinds *k, unsigned kind,
+				  uint32_t loc)
+{
+  int added;
+  struct mp_map_entry *e = mp_map_insert(&k->pair_ids,
+					 (uint64_t)kind << 32 | loc, &added);
+  if (!e)
+    return NULL;
+  if (added) {
+    if (k->npairs == k->pairs_cap) {
+      uint32_t n = k->pairs_cap ? 2 * k->pairs_cap : 64;
+      struct mp_kindloc *a = realloc(k->pairs, (size_t)n * sizeof(*a));
+      if (!a) {
+	mp_map_remove(&k->pair_ids, e);
+	return NULL;
+      }
+      k->pairs = a;
+      k->pairs_cap = n;
+    }
+    memset(&k->pairs[k->npairs], 0, sizeof(k->pairs[0]));
+    k->pairs[k->npairs].kind = kind;
+    k->pairs[k->npairs].loc = loc;
+    e->a = k->npairs++;
+  }
+  return &k->pairs[e->a];
+}
+
+/* A block of this file leaves: its kind and pair hold it no more. */
+static void release(struct mp_kinds *k, uint64_t addr)
+{
+  struct mp_map_entry *e = mp_map_find(&k->blocks, addr);
+  uint32_t pair;
+  if (!e)
+    return;
+  pair = (uint32_t)e->b;
+  if (pair) {
+    struct mp_kind_counts *c = &k->counts[e->b >> 32];
+    struct mp_kind_counts *pc = &k->pairs[pair - 1].c;
+    c->held_blocks--;
+    c->held_bytes -= e->a;
+    pc->held_blocks--;
+    pc->held_bytes -= e->a;
+  }
+  mp_map_remove(&k->blocks, e);
+}
+
+int mp_kinds_account(struct mp_profile *p, const struct mp_event *ev,
+		     unsigned kind, uint32_t loc)
+{
+  struct mp_kinds *k = p->kinds;
+  struct mp_kind_counts *c = &k->counts[kind], *pc;
+  struct mp_kindloc *pair;
+  struct mp_map_entry *e;
+  int added;
+
+  if (ev->type != MP_EV_ALLOC)
+    release(k, ev->old_addr);
+  if (ev->type == MP_EV_FREE)
+    return 0;
+  if (!(pair = pair_of(k, kind, loc)))
+    return -1;
+  pc = &pair->c;
+  if (ev->type == MP_EV_ALLOC) {
+    c->n_alloc++;
+    c->alloc_bytes += ev->new_size;
+    pc->n_alloc++;
+    pc->alloc_bytes += ev->new_size;
+  } else {
+    c->n_realloc++;
+    c->realloc_bytes += ev->new_size;
+    pc->n_realloc++;
+    pc->realloc_bytes += ev->new_size;
+  }
+  release(k, ev->new_addr);	/* A block the stream never freed. */
+  if (!(e = mp_map_insert(&k->blocks, ev->new_addr, &added)))
+    return -1;
+  e->a = ev->new_size;
+  e->b = (uint64_t)kind << 32 | (uint32_t)(pair - k->pairs + 1);
+  c->held_blocks++;
+  c->held_bytes += ev->new_size;
+  pc->held_blocks++;
+  pc->held_bytes += ev->new_size;
+  return 0;
+}
+
+/* -- What the reports read ------------------------------------------------- */
+
+void mp_profile_filter_kinds(struct mp_profile *p,
+			     const uint8_t keep[MP_NKINDS])
+{
+  if (p->kinds)
+    memcpy(p->kinds->keep, keep, MP_NKINDS);
+}
+
+uint64_t mp_profile_kind_events(const struct mp_profile *p)
+{
+  return p->kinds ? p->kinds->kind_events : 0;
+}
+
+void mp_profile_kind(const struct mp_profile *p, unsigned kind,
+		     struct mp_kind_counts *out)
+{
+  if (p->kinds && kind < MP_NKINDS)
+    *out = p->kinds->counts[kind];
+  else
+    memset(out, 0, sizeof(*out));
+}
+
+uint32_t mp_profile_nkindlocs(const struct mp_profile *p)
+{
+  return p->kinds ? p->kinds->npairs : 0;
+}
+
+void mp_profile_kindloc(const struct mp_profile *p, uint32_t i,
+			unsigned *kind, uint32_t *loc,
+			struct mp_kind_counts *out)
+{
+  const struct mp_kindloc *pair = &p->kinds->pairs[i];
+  *kind = pair->kind;
+  *loc = pair->loc;
+  *out = pair->c;
+}
