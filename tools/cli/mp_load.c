@@ -284,6 +284,11 @@ int mp_load_event_at_time(const char *path, const char *cmd,
       n++;
     }
   }
+  if (last != MP_NO_TIME && ns == last) {
+    *at = n;	/* The last mark itself: every event after it too. */
+    rc = 0;
+    goto out;
+  }
   if (st == MP_ERROR && !n)
     ljmprof_error("%s: byte %llu: %s", shown,
 		  (unsigned long long)mp_reader_error_offset(r),
