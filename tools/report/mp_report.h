@@ -1,7 +1,8 @@
 /*
 ** Reports over an mp_profile: the table of output formats and their
 ** functions (text in the memprof layout with its leak summary, JSON,
-** folded stacks, pprof, an SVG flame graph, and the `stat` summary as text or JSON).
+** folded stacks, pprof, an SVG flame graph, an HTML page, and the `stat`
+** summary as text or JSON).
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -12,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "mp_moments.h"
 #include "mp_names.h"
 #include "mp_profile.h"
 
@@ -58,6 +60,8 @@ struct mp_report_input {
   const uint64_t *events_read;	/* Per file: complete memory events. */
   const uint64_t *at_events;	/* Per file with --at: the memory event
 				** read up to; NULL without. */
+  const struct mp_moments *moments;	/* MP_FMT_MOMENTS: what was live
+					** at moments of each file; NULL. */
 };
 
 /*
@@ -80,6 +84,8 @@ typedef int (*mp_report_fn)(FILE *out, struct mp_profile *p,
 #define MP_FMT_BINARY		0x80	/* Not text: never to a terminal. */
 #define MP_FMT_CALLERS		0x100	/* Takes --callers. */
 #define MP_FMT_TEMPORARY	0x200	/* Takes --temporary. */
+#define MP_FMT_MOMENTS		0x400	/* Shows moments (mp_moments): each
+					** file read twice, no --at. */
 
 struct mp_format {
   const char *name;
@@ -126,6 +132,9 @@ int mp_report_pprof(FILE *out, struct mp_profile *p,
 int mp_report_svg(FILE *out, struct mp_profile *p,
 		  const struct mp_report_opts *o,
 		  const struct mp_report_input *in);
+int mp_report_html(FILE *out, struct mp_profile *p,
+		   const struct mp_report_opts *o,
+		   const struct mp_report_input *in);
 
 /* `ljmprof stat`: the summary of p->total. */
 int mp_stat_text(FILE *out, struct mp_profile *p,
