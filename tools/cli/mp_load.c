@@ -70,7 +70,7 @@ static enum mp_load_result failed(struct mp_profile *p, int fd, int is_stdin)
 
 /* mp_load_file, with the name its messages give the file. */
 static enum mp_load_result load(struct mp_profile *p, const char *path,
-				int is_stdin, const char *shown,
+				int is_stdin, const char *shown, int quiet,
 				uint64_t *events)
 {
   struct progress pr = {0};
@@ -120,7 +120,7 @@ static enum mp_load_result load(struct mp_profile *p, const char *path,
   if (st == MP_ERROR && mp_profile_oom(p))
     ljmprof_error("%s: out of memory at byte %llu", shown,
 		  (unsigned long long)mp_reader_offset(r));
-  else if (st == MP_ERROR && n > 0)
+  else if (st == MP_ERROR && n > 0 && !quiet)
     ljmprof_error("%s: byte %llu: %s; the %llu events before it are kept",
 		  shown, (unsigned long long)mp_reader_error_offset(r),
 		  mp_reader_error(r), (unsigned long long)n);
@@ -136,8 +136,9 @@ static enum mp_load_result load(struct mp_profile *p, const char *path,
     mp_reader_free(r);
     return failed(p, fd, is_stdin);
   } else if (st == MP_TRUNCATED) {
-    fprintf(stderr, "ljmprof: warning: %s is truncated after %llu events\n",
-	    shown, (unsigned long long)n);
+    if (!quiet)
+      fprintf(stderr, "ljmprof: warning: %s is truncated after %llu events\n",
+	      shown, (unsigned long long)n);
     res = MP_LOAD_TRUNCATED;
   } else {
     res = MP_LOAD_OK;
@@ -159,7 +160,7 @@ enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
 
   /* A file name can hold terminal escapes as well as a chunk name. */
   shown = mp_name_escaped(&name, is_stdin ? "<stdin>" : path);
-  res = load(p, path, is_stdin, shown, events);
+  res = load(p, path, is_stdin, shown, 0, events);
   mp_buf_free(&name);
   return res;
 }
@@ -235,96 +236,16 @@ out:
   return res;
 }
 
-/* Memory events decoded and not yet accounted, in mp_load_moments. */
-#define MOMENT_BATCH 4096
-
 enum mp_load_result mp_load_moments(struct mp_profile *p, const char *path,
 				    const uint64_t *at, size_t n,
 				    int (*take)(void *ctx, size_t i),
 				    void *ctx, uint64_t *events)
 {
   struct mp_buf name = {0};
-  const char *shown = mp_name_escaped(&name, path);
-  struct mp_event *batch = malloc(MOMENT_BATCH * sizeof(*batch));
-  enum mp_load_result res = MP_LOAD_ERROR;
-  enum mp_status st = MP_OK;
-  struct mp_reader *r = NULL;
-  size_t nb = 0, next = 0;
-  uint64_t count = 0;
-  int fd = -1, failed_oom = 0;
+  enum mp_load_result res;
 
-  *events = 0;
-  if (!batch) {
-    ljmprof_error("%s: out of memory", shown);
-    mp_profile_set_oom(p);
-    goto out;
-  }
-  if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-    ljmprof_error("%s: %s", shown, strerror(errno));
-    goto out;
-  }
-  if (!(r = mp_reader_new_fd(fd, -1))) {
-    ljmprof_error("%s: out of memory", shown);
-    mp_profile_set_oom(p);
-    goto out;
-  }
-  /* Symbol events carry names valid only until the next event: they are
-  ** accounted at once, after the memory events before them. */
-  for (;;) {
-    struct mp_event ev;
-    int mem;
-    st = mp_reader_next(r, &ev);
-    mem = st == MP_OK && !mp_event_is_symbol(ev.type);
-    if (mem) {
-      batch[nb++] = ev;
-      count++;
-    }
-    if (nb && (!mem || nb == MOMENT_BATCH ||
-	       (next < n && count == at[next]))) {
-      if (mp_profile_events(p, batch, nb) < 0) {
-	failed_oom = 1;
-	break;
-      }
-      nb = 0;
-    }
-    while (mem && next < n && count == at[next]) {
-      if (take(ctx, next) < 0) {
-	failed_oom = 1;
-	break;
-      }
-      next++;
-    }
-    if (failed_oom || st != MP_OK)
-      break;
-    if (!mem && mp_profile_event(p, &ev) < 0) {
-      failed_oom = 1;
-      break;
-    }
-  }
-  *events = count;
-  if (failed_oom) {
-    mp_profile_set_oom(p);
-    ljmprof_error("%s: out of memory", shown);
-  } else if (st == MP_ERROR && count == 0) {
-    ljmprof_error("%s: byte %llu: %s", shown,
-		  (unsigned long long)mp_reader_error_offset(r),
-		  mp_reader_error(r));
-  } else if (st == MP_ERROR || st == MP_TRUNCATED) {
-    res = MP_LOAD_TRUNCATED;	/* Said by the caller's first pass. */
-  } else {
-    res = MP_LOAD_OK;
-  }
-out:
-  if (res == MP_LOAD_ERROR) {
-    *events = 0;
-    mp_profile_drop_file(p);
-  } else {
-    mp_profile_end_file(p, res == MP_LOAD_TRUNCATED);
-  }
-  mp_reader_free(r);
-  if (fd >= 0)
-    close(fd);
-  free(batch);
+  mp_profile_set_moments(p, at, n, take, ctx);
+  res = load(p, path, 0, mp_name_escaped(&name, path), 1, events);
   mp_buf_free(&name);
   return res;
 }

@@ -45,12 +45,11 @@ enum mp_load_result mp_load_upto(struct mp_profile *p, const char *path,
 				 uint64_t limit, uint64_t *events);
 
 /*
-** mp_load_file, stopping after memory events at[0] < at[1] < ... (n of
-** them) to call take(ctx, i) with p as it is then. Slower than
-** mp_load_file (the events are decoded one by one, then accounted in
-** batches), for the reports that show moments. A moment the file does
-** not reach is not taken. Damage after some events is not said (the
-** caller's first pass, mp_load_file, said it): only MP_LOAD_TRUNCATED.
+** mp_load_file, calling take(ctx, i) right after memory event at[i]
+** (ascending, n of them) with p as it is then (mp_profile_set_moments):
+** as fast. A moment the file does not reach is not taken. Damage after
+** some events is not said (the caller's first pass, mp_load_file, said
+** it): only MP_LOAD_TRUNCATED.
 */
 enum mp_load_result mp_load_moments(struct mp_profile *p, const char *path,
 				    const uint64_t *at, size_t n,

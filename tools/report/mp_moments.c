@@ -130,12 +130,14 @@ int mp_moments_take(struct mp_moments *m, const struct mp_profile *p,
   for (i = 0; i < nl; i++) {
     struct mp_loc l;
     struct mp_moment_row r;
-    mp_profile_loc_counts(p, i, &l);
+    /* The bytes first, cheaply: most locations hold nothing new. */
     r.loc = i;
-    r.bytes = l.held_bytes - (i < m->nbase_locs ? m->base[2 * i] : 0);
-    r.blocks = l.held_blocks - (i < m->nbase_locs ? m->base[2 * i + 1] : 0);
-    if (!r.bytes && !r.blocks)
+    r.bytes = mp_profile_measure(p, i, MP_MEASURE_HELD_BYTES) -
+	      (i < m->nbase_locs ? m->base[2 * i] : 0);
+    if (!r.bytes)
       continue;
+    mp_profile_loc_counts(p, i, &l);
+    r.blocks = l.held_blocks - (i < m->nbase_locs ? m->base[2 * i + 1] : 0);
     x->nlive++;
     if (peak)
       m->peak_locs[i] += r.bytes;

@@ -31,7 +31,7 @@ struct mp_moment {
   struct mp_timeline_point at;
   struct mp_moment_row *rows;	/* Most bytes first. */
   uint32_t nrows;
-  uint64_t nlive;		/* Locations holding anything then. */
+  uint64_t nlive;		/* Locations holding bytes then. */
 };
 
 struct mp_moments {

@@ -228,9 +228,7 @@ out:
 
 /* -- Locations -------------------------------------------------------------- */
 
-static const struct mp_profile *sort_p;	/* For the comparisons. */
-static int sort_by;
-
+/* What the tables sort by, and the table being sorted. */
 static uint64_t measure(const struct mp_loc *l, int by)
 {
   switch (by) {
@@ -241,15 +239,12 @@ static uint64_t measure(const struct mp_loc *l, int by)
   }
 }
 
+static const uint64_t *sort_key;	/* For the comparison. */
+
 static int loc_cmp(const void *a, const void *b)
 {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  struct mp_loc lx, ly;
-  uint64_t vx, vy;
-  mp_profile_loc_counts(sort_p, x, &lx);
-  mp_profile_loc_counts(sort_p, y, &ly);
-  vx = measure(&lx, sort_by);
-  vy = measure(&ly, sort_by);
+  uint64_t vx = sort_key[x], vy = sort_key[y];
   if (vx != vy)
     return vx > vy ? -1 : 1;
   return x < y ? -1 : x > y;
@@ -266,27 +261,39 @@ static int json_locations(struct mp_buf *b, struct mp_profile *p,
 			  uint32_t *nwith)
 {
   uint32_t nlocs = mp_profile_nlocs(p), id, n = 0, k = 0, *ids;
+  uint64_t *key[4];
   struct mp_buf name = {0};
   int by, stacks = mp_profile_nstacks(p) > 1;
   size_t i, j;
 
-  if (!(ids = malloc(((size_t)nlocs + 1) * sizeof(*ids))))
+  ids = malloc(((size_t)nlocs + 1) * sizeof(*ids));
+  key[0] = malloc(((size_t)nlocs + 1) * 4 * sizeof(**key));
+  if (!ids || !key[0]) {
+    free(ids);
+    free(key[0]);
     return -1;
+  }
+  for (by = 1; by < 4; by++)
+    key[by] = key[0] + (size_t)by * (nlocs + 1);
   for (id = 0; id < nlocs; id++) {
+    struct mp_loc l;
     page[id] = UINT32_MAX;
+    mp_profile_loc_counts(p, id, &l);
+    for (by = 0; by < 4; by++)
+      key[by][id] = measure(&l, by);
     /* As JSON: with stacks, a location only a frame named is none. */
-    if (!stacks || mp_profile_measure(p, id, MP_MEASURE_EVENTS))
+    if (!stacks || l.n_alloc + l.n_realloc + l.n_free)
       ids[n++] = id;
   }
   *nwith = n;
-  sort_p = p;
   for (by = 0; by < 4; by++) {
-    sort_by = by;
+    sort_key = key[by];
     qsort(ids, n, sizeof(*ids), loc_cmp);
     for (i = 0; i < n && i < TABLE_ROWS; i++)
       page[ids[i]] = 0;
   }
-  sort_p = NULL;
+  sort_key = NULL;
+  free(key[0]);
   for (i = 0; in->moments && i < in->moments->n; i++)
     for (j = 0; j < in->moments->m[i].nrows; j++)
       page[in->moments->m[i].rows[j].loc] = 0;
