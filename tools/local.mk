@@ -69,7 +69,7 @@ tools_libmpreport_a_SOURCES = \
 	tools/report/mp_report_html.c \
 	tools/report/mp_pprof.c tools/report/mp_pprof.h \
 	tools/report/mp_diff.c tools/report/mp_diff.h \
-	tools/report/mp_diff_report.c
+	tools/report/mp_diff_report.c tools/report/mp_diff_html.c
 # pprof's messages: encoder and decoder generated from pprof.proto, into
 # the build tree.
 MP_PPROF_GEN = tools/report/pprof.pb-c.c tools/report/pprof.pb-c.h

@@ -151,4 +151,11 @@ void mp_folded_frames(struct mp_buf *out, const struct mp_profile *p,
 		      struct mp_aliases *al, const struct mp_loc *l);
 void mp_buf_json_string(struct mp_buf *b, const char *s, size_t len);
 
+/* The HTML page's frame (mp_report_html.c), for `ljmprof diff`'s page:
+** the head with its style and the heading; the page's data (JSON) and
+** its script; text escaped for HTML. */
+void mp_html_begin(FILE *out, const char *heading, const char *title);
+void mp_html_end(FILE *out, const struct mp_buf *data);
+void mp_html_text(FILE *out, const char *s);
+
 #endif

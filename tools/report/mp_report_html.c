@@ -406,6 +406,32 @@ static void json_moments(struct mp_buf *b, const struct mp_report_input *in,
 
 /* -- The page --------------------------------------------------------------- */
 
+void mp_html_begin(FILE *out, const char *heading, const char *title)
+{
+  fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	"<title>ljmprof: ", out);
+  put_html(out, title);
+  fputs("</title>\n<style>\n", out);
+  fputs(html_css, out);
+  fprintf(out, "</style>\n</head>\n<body>\n<h1>%s</h1>\n", heading);
+}
+
+void mp_html_end(FILE *out, const struct mp_buf *data)
+{
+  fputs("<noscript><p>The chart, the flame graph and the tables need "
+	"JavaScript.</p></noscript>\n<div id=\"check\" hidden></div>\n"
+	"<script type=\"application/json\" id=\"data\">", out);
+  put_script_json(out, data);
+  fputs("</script>\n<script>\n", out);
+  fputs(html_js, out);
+  fputs("</script>\n</body>\n</html>\n", out);
+}
+
+void mp_html_text(FILE *out, const char *s)
+{
+  put_html(out, s);
+}
+
 static void put_row(FILE *out, const char *what, uint64_t v, const char *id)
 {
   fprintf(out, "<tr><th>%s</th><td class=\"n\" id=\"%s\">%llu</td></tr>\n",
@@ -478,14 +504,16 @@ int mp_report_html(FILE *out, struct mp_profile *p,
   if (b.oom)
     goto out;
 
-  fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-	"<title>ljmprof: ", out);
-  put_html(out, in->nfiles ? in->files[0] : "");
-  if (in->nfiles > 1)
-    fprintf(out, " and %zu more", in->nfiles - 1);
-  fputs("</title>\n<style>\n", out);
-  fputs(html_css, out);
-  fputs("</style>\n</head>\n<body>\n<h1>ljmprof memory report</h1>\n", out);
+  {
+    struct mp_buf title = {0};
+    mp_buf_str(&title, in->nfiles ? in->files[0] : "");
+    if (in->nfiles > 1)
+      mp_buf_printf(&title, " and %zu more", in->nfiles - 1);
+    mp_html_begin(out, "ljmprof memory report",
+		  title.data ? title.data : "");
+    mp_buf_free(&title);
+  }
+
   put_summary(out, p, in);
   fputs("<div class=\"box\" id=\"heap\"><h2>Heap over time</h2>\n"
 	"<div id=\"chart\"></div>\n"
@@ -510,15 +538,9 @@ int mp_report_html(FILE *out, struct mp_profile *p,
 	"<h2>Held at the end</h2><p class=\"note\" id=\"leaks-note\"></p>"
 	"<table id=\"leaks\" class=\"data\"></table>\n"
 	"<h2>Temporary allocations</h2><p class=\"note\" id=\"temp-note\">"
-	"</p><table id=\"temporary\" class=\"data\"></table></div>\n"
-	"<noscript><p>The chart, the flame graph and the tables need "
-	"JavaScript.</p></noscript>\n"
-	"<div id=\"check\" hidden></div>\n"
-	"<script type=\"application/json\" id=\"data\">", out);
-  put_script_json(out, &b);
-  fputs("</script>\n<script>\n", out);
-  fputs(html_js, out);
-  fputs("</script>\n</body>\n</html>\n", out);
+	"</p><table id=\"temporary\" class=\"data\"></table></div>\n",
+	out);
+  mp_html_end(out, &b);
   rc = 0;
 out:
   free(page);

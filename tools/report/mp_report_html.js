@@ -38,11 +38,12 @@ function bytes(n) {
   return (i ? v.toFixed(v < 10 ? 2 : 1) : String(v)) + ' ' + u[i];
 }
 function pct(a, b) { return b ? (100 * a / b).toFixed(2) + '%' : '-'; }
+function signed(n) { return (n > 0 ? '+' : '') + num(n); }
 function check(k, v) { CHECK.setAttribute('data-' + k, String(v)); }
 
 /* -- Time --------------------------------------------------------------- */
 
-var useTime = D.files.length > 0 && D.files.every(function (f) {
+var useTime = !!D.files && D.files.length > 0 && D.files.every(function (f) {
   return f.has_time && f.points.every(function (p) { return p[3] !== null; });
 });
 function when(p) {
@@ -210,12 +211,27 @@ function drawMarks() {
 /* -- The flame graph ------------------------------------------------------- */
 
 /* Frames: [parent, name, kind, allocated, count, held, held at the peak]. */
-var F = D.frames, kids = F.map(function () { return []; });
-F.forEach(function (f, i) { if (f[0] >= 0) kids[f[0]].push(i); });
+/* Frames: [parent, name, kind, allocated, count, held, held at the peak]
+** (a diff's: NEW's three, 0, then OLD's three). */
+var F = [], kids = [];
 var fg = {view: 0, zoom: 0, re: null};
 
+function initFrames() {
+  kids = F.map(function () { return []; });
+  F.forEach(function (f, i) { if (f[0] >= 0) kids[f[0]].push(i); });
+}
+
 function frameName(i) { return i ? D.names[F[i][1]] : 'all'; }
+/* A diff's frame: red as it grew, blue as it shrank, by its share. */
+function growth(i) {
+  var n = F[i][3 + fg.view], o = F[i][7 + fg.view], m = Math.max(n, o);
+  return m ? (n - o) / m : 0;
+}
 function shade(i) {
+  if (D.diff) {
+    var g = growth(i), w = Math.round(230 - 150 * Math.abs(g));
+    return g > 0 ? 'rgb(250,' + w + ',' + w + ')' : g < 0 ? 'rgb(' + w + ',' + w + ',250)' : 'rgb(235,235,235)';
+  }
   var s = frameName(i), h = 0, k, c = KINDS[F[i][2]] || KINDS[4], d;
   for (k = 0; k < s.length; k++) h = (h * 31 + s.charCodeAt(k)) | 0;
   d = (Math.abs(h) % 33) - 16;
@@ -238,7 +254,8 @@ function drawFlame() {
     d.style.background = shade(i);
     if (m) d.className += ' hit';
     d.title = frameName(i) + ': ' + num(F[i][v]) + ' ' + unit + ' (' +
-      pct(F[i][v], F[0][v]) + ' of all)';
+      pct(F[i][v], F[0][v]) + ' of all)' + (D.diff ? ', OLD ' + num(F[i][v + 4]) +
+      ', change ' + signed(F[i][v] - F[i][v + 4]) : '');
     d.onclick = function () { fg.zoom = i; drawFlame(); };
     box.appendChild(d);
     drawn++;
@@ -265,7 +282,9 @@ function drawFlame() {
     num(total) + ' ' + unit + (z ? ' under ' + frameName(z) : ' in all') +
     '); callers above callees. Click: zoom; "whole graph": back.' :
     'Nothing to draw: no ' + VIEWS[fg.view] + '.';
-  document.getElementById('fg-tip').textContent = 'Frames: ' + num(F.length) +
+  document.getElementById('fg-tip').textContent = D.diff ? 'Red: grew, blue: shrank (the deeper, the larger ' +
+    'its share of the frame); widths are NEW\'s, so what is gone in NEW is only in the table.' :
+    'Frames: ' + num(F.length) +
     ' of ' + num(D.frames_all) + ' in the data (' + num(D.frames_cut) +
     ' left out as under 1/5000 of every view; their values count in their callers); ' +
     (D.stacks ? 'call stacks.' : 'no call stacks in the stream: chunk, function and line.');
@@ -279,7 +298,7 @@ function drawFlame() {
 
 function setupFlame() {
   var s = document.getElementById('view'), q = document.getElementById('search');
-  if (!D.has_moments) s.options[3].disabled = true;
+  if (!D.diff && !D.has_moments) s.options[3].disabled = true;
   s.onchange = function () { fg.view = +s.value; drawFlame(); };
   q.oninput = function () {
     try { fg.re = q.value ? new RegExp(q.value) : null; } catch (e) { fg.re = null; }
@@ -393,6 +412,8 @@ function fromHash() {
 
 function start() {
   var at = fromHash(), i = -1;
+  F = D.frames;
+  initFrames();
   summaryWhen();
   fillMoments();
   drawChart();
@@ -412,4 +433,66 @@ function start() {
   else check('moment', 0);
   check('done', 1);
 }
-start();
+/* -- A diff (ljmprof diff --format=html) ---------------------------------- */
+
+/* Rows: [folded frames, in OLD, in NEW, OLD's allocated, count, held,
+** NEW's the same]: merged into frames split at ';'. */
+function diffFrames() {
+  var at = {}, names = {};
+  D.names = [''];
+  F = [[-1, 0, 5, 0, 0, 0, 0, 0, 0, 0]];
+  D.rows.forEach(function (r) {
+    var parent = 0;
+    r[0].split(';').forEach(function (name) {
+      var key = parent + ';' + name, id = at[key], k;
+      if (id === undefined) {
+        if (names[name] === undefined) { names[name] = D.names.length; D.names.push(name); }
+        id = at[key] = F.length;
+        F.push([parent, names[name], 4, 0, 0, 0, 0, 0, 0, 0]);
+      }
+      parent = id;
+    });
+    for (var up = parent; up >= 0; up = F[up][0]) {
+      for (var k = 0; k < 3; k++) {
+        F[up][3 + k] += r[6 + k];
+        F[up][7 + k] += r[3 + k];
+      }
+    }
+  });
+  initFrames();
+  kids.forEach(function (c) {
+    c.sort(function (a, b) { return frameName(a) < frameName(b) ? -1 : frameName(a) > frameName(b) ? 1 : 0; });
+  });
+}
+
+function startDiff() {
+  fg.view = D.value < 3 ? D.value : 0;
+  fromHash();
+  if (fg.view > 2) fg.view = 0;
+  document.getElementById('view').value = String(fg.view);
+  diffFrames();
+  document.getElementById('when').textContent = 'OLD: ' + bytes(D.old.alloc_bytes) +
+    ' allocated, ' + bytes(D.old.held_bytes) + ' held at the end; NEW: ' +
+    bytes(D.new.alloc_bytes) + ' allocated, ' + bytes(D.new.held_bytes) + ' held at the end.';
+  setupFlame();
+  drawFlame();
+  function d(k) { return function (r) { return r[6 + k] - r[3 + k]; }; }
+  function v(k) { return function (r) { return r[k]; }; }
+  table(document.getElementById('diff'), [
+    {name: 'frames', get: function (r) { return r[0]; }},
+    {name: 'status', get: function (r) { return !r[1] ? 'new' : !r[2] ? 'gone' : ''; }},
+    {name: 'change of bytes allocated', num: true, get: d(0), fmt: signed},
+    {name: 'change of allocations', num: true, get: d(1), fmt: signed},
+    {name: 'change of bytes held', num: true, get: d(2), fmt: signed},
+    {name: 'OLD allocated', num: true, get: v(3), fmt: bytes},
+    {name: 'NEW allocated', num: true, get: v(6), fmt: bytes},
+    {name: 'OLD held', num: true, get: v(5), fmt: bytes},
+    {name: 'NEW held', num: true, get: v(8), fmt: bytes}
+  ], D.rows, 2 + (D.value < 3 ? D.value : 0), 'diff');
+  document.getElementById('diff-note').textContent = 'The ' + Math.min(D.rows.length, SHOWN) +
+    ' first of ' + num(D.rows.length) + ' locations in the data (of ' + num(D.rows_all) +
+    ' that changed or are in NEW: the page keeps the 5000 largest changes); click a column to sort by it.';
+  check('done', 1);
+}
+
+if (D.diff) startDiff(); else start();
