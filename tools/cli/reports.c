@@ -125,6 +125,12 @@ static int output_is_input(const struct cli *c, char **files, int nfiles)
   return 0;
 }
 
+/* Why a format is never written to a terminal. */
+static const char *not_text(const struct mp_format *f)
+{
+  return f->flags & MP_FMT_BINARY ? "binary" : "a page for a browser";
+}
+
 /*
 ** Point standard output at -o FILE, once, before the first report: a
 ** run that reports nothing leaves FILE as it was. Created 0600, as the
@@ -142,9 +148,10 @@ static int open_output(struct cli *c)
   if (fd < 0) {
     ljmprof_error("cannot write %s: %s", mp_name_escaped(&name, c->output),
 		  strerror(errno));
-  } else if ((c->ro.format->flags & MP_FMT_BINARY) && isatty(fd)) {
-    ljmprof_error("%s: the %s format is binary: not written to a terminal",
-		  c->name, c->ro.format->name);
+  } else if ((c->ro.format->flags & (MP_FMT_BINARY | MP_FMT_PAGE)) &&
+	     isatty(fd)) {
+    ljmprof_error("%s: the %s format is %s: not written to a terminal",
+		  c->name, c->ro.format->name, not_text(c->ro.format));
   } else if (fflush(stdout) != 0 || dup2(fd, STDOUT_FILENO) < 0) {
     ljmprof_error("cannot write %s: %s", mp_name_escaped(&name, c->output),
 		  strerror(errno));
@@ -255,10 +262,11 @@ static int parse_args(struct cli *c, int argc, char **argv)
     return option_error(c, "--callers", MP_FMT_CALLERS);
   if (c->ro.temporary && !(flags & MP_FMT_TEMPORARY))
     return option_error(c, "--temporary", MP_FMT_TEMPORARY);
-  if ((flags & MP_FMT_BINARY) && !c->output && isatty(STDOUT_FILENO)) {
-    ljmprof_error("%s: the %s format is binary: not written to a terminal "
+  if ((flags & (MP_FMT_BINARY | MP_FMT_PAGE)) && !c->output &&
+      isatty(STDOUT_FILENO)) {
+    ljmprof_error("%s: the %s format is %s: not written to a terminal "
 		  "(use -o FILE or redirect the output)", c->name,
-		  c->ro.format->name);
+		  c->ro.format->name, not_text(c->ro.format));
     return LJMPROF_EXIT_USAGE;
   }
   if (c->at && (flags & MP_FMT_MOMENTS))

@@ -86,6 +86,8 @@ typedef int (*mp_report_fn)(FILE *out, struct mp_profile *p,
 #define MP_FMT_TEMPORARY	0x200	/* Takes --temporary. */
 #define MP_FMT_MOMENTS		0x400	/* Shows moments (mp_moments): each
 					** file read twice, no --at. */
+#define MP_FMT_PAGE		0x800	/* Text, but a page for a browser:
+					** never to a terminal. */
 
 struct mp_format {
   const char *name;
