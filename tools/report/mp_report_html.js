@@ -431,6 +431,7 @@ function start() {
   }
   if (i >= 0 && i < D.moments.length) choose(i);
   else check('moment', 0);
+  check('ms', Math.round(performance.now()));	/* Since the page began. */
   check('done', 1);
 }
 /* -- A diff (ljmprof diff --format=html) ---------------------------------- */
