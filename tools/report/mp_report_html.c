@@ -493,7 +493,7 @@ int mp_report_html(FILE *out, struct mp_profile *p,
   json_u64(&b, ", \"allocations\": ", s->n_alloc + s->n_realloc);
   json_u64(&b, ", \"temporary\": ", s->temporary);
   json_u64(&b, ", \"temporary_bytes\": ", s->temporary_bytes);
-  mp_buf_str(&b, in->moments ? ", \"has_moments\": true" :
+  mp_buf_str(&b, in->moments && in->moments->n ? ", \"has_moments\": true" :
 		 ", \"has_moments\": false");
   json_files(&b, p, in);
   if (json_locations(&b, p, in, page, &nwith) < 0 ||

@@ -43,13 +43,16 @@ function check(k, v) { CHECK.setAttribute('data-' + k, String(v)); }
 
 /* -- Time --------------------------------------------------------------- */
 
+/* Seconds where every stream has time marks (a point before the first
+** mark is at 0 s), event numbers otherwise. */
 var useTime = !!D.files && D.files.length > 0 && D.files.every(function (f) {
-  return f.has_time && f.points.every(function (p) { return p[3] !== null; });
+  return f.has_time;
 });
+function secs(p) { return p[3] === null ? 0 : p[3] / 1e9; }
 function when(p) {
-  return useTime ? (p[3] / 1e9).toFixed(3) + ' s' : 'event ' + num(p[0]);
+  return useTime ? secs(p).toFixed(3) + ' s' : 'event ' + num(p[0]);
 }
-function xOf(p) { return useTime ? p[3] / 1e9 : p[0]; }
+function xOf(p) { return useTime ? secs(p) : p[0]; }
 
 function fileName(i) {
   return D.files.length > 1 ? D.files[i].name + ': ' : '';
@@ -62,7 +65,7 @@ function summaryWhen() {
   D.files.forEach(function (f, i) {
     var last = f.points[f.points.length - 1];
     if (last) t.push(fileName(i) +
-      (useTime ? 'lasted ' + (last[3] / 1e9).toFixed(3) + ' s, ' : '') +
+      (useTime ? 'lasted ' + secs(last).toFixed(3) + ' s, ' : '') +
       num(f.events) + ' events' + (f.truncated ? ' (truncated)' : '') + '.');
   });
   if (!useTime) t.push('The stream has no time marks: moments are event numbers.');
@@ -87,9 +90,8 @@ function fillMoments() {
   });
   s.onchange = function () { choose(+s.value); };
   if (!D.moments.length)
-    document.getElementById('moment-note').textContent = D.has_moments ?
-      '(no moments: no memory events)' :
-      '(no moments: a stream read from standard input is read once)';
+    document.getElementById('moment-note').textContent =
+      '(no moments: no memory events, or a stream read once, from standard input)';
 }
 
 function choose(i) {
@@ -193,6 +195,7 @@ function drawChart() {
   };
   box.appendChild(s);
   check('chart-points', drawn);
+  check('chart-axis', useTime ? 'seconds' : 'events');
   check('chart-peak', D.peak_bytes);
 }
 
