@@ -50,7 +50,7 @@ static void side_json(struct mp_buf *b, const struct mp_diff_side *s,
   for (i = 0; i < s->nfiles; i++) {
     if (i)
       mp_buf_str(b, ", ");
-    mp_buf_json_string(b, s->files[i], strlen(s->files[i]));
+    mp_html_json_name(b, s->files[i], strlen(s->files[i]), MP_HTML_NAME_MAX);
   }
   mp_buf_printf(b, "], \"events\": %llu, \"truncated\": %s, \"at_event\": "
 		"%lld, \"alloc_bytes\": %llu, \"allocs\": %llu, "
@@ -110,7 +110,8 @@ int mp_diff_html(FILE *out, const struct mp_diff *d,
     const struct mp_diff_row *r = &d->rows[rows[i]];
     const struct mp_string *key = mp_diff_row_key(d, r);
     mp_buf_str(&b, i ? ",\n[" : "\n[");
-    mp_buf_json_string(&b, key->data, key->len);
+    /* Frames of a path: a few names' worth. */
+    mp_html_json_name(&b, key->data, key->len, 16 * MP_HTML_NAME_MAX);
     mp_buf_printf(&b, ",%d,%d,%llu,%llu,%llu,%llu,%llu,%llu]",
 		  r->in[0], r->in[1],
 		  (unsigned long long)r->side[0].alloc_bytes,

@@ -159,5 +159,10 @@ void mp_buf_json_string(struct mp_buf *b, const char *s, size_t len);
 void mp_html_begin(FILE *out, const char *heading, const char *title);
 void mp_html_end(FILE *out, const struct mp_buf *data);
 void mp_html_text(FILE *out, const char *s);
+/* A name as a JSON string, cut to most bytes (at a character) with an
+** ellipsis: the pages keep every name short. */
+#define MP_HTML_NAME_MAX 300
+void mp_html_json_name(struct mp_buf *b, const char *s, size_t len,
+		       size_t most);
 
 #endif

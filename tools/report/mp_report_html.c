@@ -8,7 +8,9 @@
 ** under 1/MIN_SHARE of every view's total, and locations beyond the top
 ** TABLE_ROWS of every table, are left out, and the page says how many.
 **
-** Names from the stream are untrusted: in the JSON every '<', '>' and
+** A name longer than MP_HTML_NAME_MAX bytes (a chunk loaded from a
+** string is named by its source) is cut, ending in an ellipsis, so that
+** no name can make the page large. Names from the stream are untrusted: in the JSON every '<', '>' and
 ** '&' is a \u escape (no "</script>" can end the data early), in the
 ** HTML they are entities, and the script only ever sets textContent.
 **
@@ -64,6 +66,25 @@ static void put_html(FILE *out, const char *s)
     }
   }
   mp_buf_free(&b);
+}
+
+void mp_html_json_name(struct mp_buf *b, const char *s, size_t len,
+		       size_t most)
+{
+  size_t cut = len;
+  if (len > most) {
+    /* At a character's start: the JSON stays valid UTF-8. */
+    cut = most;
+    while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+      cut--;
+  }
+  if (cut == len) {
+    mp_buf_json_string(b, s, len);
+    return;
+  }
+  mp_buf_json_string(b, s, cut);
+  b->len--;	/* The closing quote: the mark of the cut goes inside. */
+  mp_buf_str(b, "\\u2026\"");
 }
 
 static void json_u64(struct mp_buf *b, const char *before, uint64_t v)
@@ -211,8 +232,8 @@ static int json_tree(struct mp_buf *b, struct mp_profile *p,
   for (i = 0; i < o.names.n; i++) {
     if (i)
       mp_buf_str(b, i % 16 ? "," : ",\n");
-    mp_buf_json_string(b, t.names.data ? t.names.data + o.names.at[i] : "",
-		       o.names.len[i]);
+    mp_html_json_name(b, t.names.data ? t.names.data + o.names.at[i] : "",
+		      o.names.len[i], MP_HTML_NAME_MAX);
   }
   json_u64(b, "],\n\"frames_cut\": ", o.cut);
   json_u64(b, ", \"frames_all\": ", t.n);
@@ -307,7 +328,8 @@ static int json_locations(struct mp_buf *b, struct mp_profile *p,
     mp_buf_str(b, k++ ? ",\n[" : "\n[");
     name.len = 0;
     mp_name_location(&name, p, NULL, &l, MP_NAME_PLAIN);
-    mp_buf_json_string(b, name.data ? name.data : "", name.len);
+    mp_html_json_name(b, name.data ? name.data : "", name.len,
+		      MP_HTML_NAME_MAX);
     mp_buf_str(b, ",\"");
     mp_buf_str(b, mp_loc_kinds[l.kind].json);
     json_u64(b, "\",", l.n_alloc + l.n_realloc);
@@ -353,7 +375,8 @@ static void json_files(struct mp_buf *b, const struct mp_profile *p,
   for (i = 0; i < in->nfiles; i++) {
     struct mp_timeline tl;
     mp_buf_str(b, i ? ",\n{\"name\": " : "\n{\"name\": ");
-    mp_buf_json_string(b, in->files[i], strlen(in->files[i]));
+    mp_html_json_name(b, in->files[i], strlen(in->files[i]),
+		      MP_HTML_NAME_MAX);
     json_u64(b, ", \"events\": ", in->events_read[i]);
     mp_buf_str(b, in->truncated[i] ? ", \"truncated\": true" :
 		  ", \"truncated\": false");
