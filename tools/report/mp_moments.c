@@ -17,8 +17,10 @@ void mp_moments_init(struct mp_moments *m)
 void mp_moments_free(struct mp_moments *m)
 {
   size_t i;
-  for (i = 0; i < m->n; i++)
+  for (i = 0; i < m->n; i++) {
     free(m->m[i].rows);
+    free(m->m[i].paths);
+  }
   free(m->m);
   free(m->base);
   free(m->peak_locs);
@@ -91,6 +93,23 @@ static void sift_down(struct mp_moment_row *h, uint32_t n, uint32_t i)
   }
 }
 
+/* Keep r among the cap largest of h (n of them so far). */
+static void top_add(struct mp_moment_row *h, uint32_t *n, uint32_t cap,
+		    const struct mp_moment_row *r)
+{
+  if (*n < cap) {
+    h[(*n)++] = *r;
+    if (*n == cap) {
+      uint32_t k;
+      for (k = cap / 2; k-- > 0;)
+	sift_down(h, cap, k);
+    }
+  } else if (row_less(&h[0], r)) {
+    h[0] = *r;
+    sift_down(h, cap, 0);
+  }
+}
+
 static int row_cmp(const void *a, const void *b)
 {
   const struct mp_moment_row *x = a, *y = b;
@@ -141,25 +160,30 @@ int mp_moments_take(struct mp_moments *m, const struct mp_profile *p,
     x->nlive++;
     if (peak)
       m->peak_locs[i] += r.bytes;
-    if (nh < MP_MOMENT_ROWS) {
-      h[nh++] = r;
-      if (nh == MP_MOMENT_ROWS) {
-	uint32_t k;
-	for (k = nh / 2; k-- > 0;)
-	  sift_down(h, nh, k);
-      }
-    } else if (row_less(&h[0], &r)) {
-      h[0] = r;
-      sift_down(h, nh, 0);
-    }
+    top_add(h, &nh, MP_MOMENT_ROWS, &r);
   }
   qsort(h, nh, sizeof(*h), row_cmp);
   x->nrows = nh;
-  for (i = 1; peak && i < ns; i++) {
-    struct mp_stack_counts c;
-    mp_profile_stack(p, i, &c);
-    m->peak_stacks[i] += c.held_bytes -
-			 (i < m->nbase_stacks ? m->base[2 * (size_t)m->nbase_locs + i] : 0);
+  if (ns > 1) {
+    if (!(x->paths = malloc(MP_MOMENT_PATHS * sizeof(*x->paths))))
+      goto oom;
+    nh = 0;
+    for (i = 1; i < ns; i++) {
+      struct mp_stack_counts c;
+      struct mp_moment_row r;
+      mp_profile_stack(p, i, &c);
+      r.loc = i;
+      r.bytes = c.held_bytes - (i < m->nbase_stacks ?
+				m->base[2 * (size_t)m->nbase_locs + i] : 0);
+      r.blocks = 0;
+      if (!r.bytes)
+	continue;
+      if (peak)
+	m->peak_stacks[i] += r.bytes;
+      top_add(x->paths, &nh, MP_MOMENT_PATHS, &r);
+    }
+    qsort(x->paths, nh, sizeof(*x->paths), row_cmp);
+    x->npaths = nh;
   }
   return 0;
 oom:

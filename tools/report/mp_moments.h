@@ -19,9 +19,10 @@
 ** spread over it; locations kept per moment. */
 #define MP_MOMENTS_SPREAD 32
 #define MP_MOMENT_ROWS 50
+#define MP_MOMENT_PATHS 20	/* Call paths (leaf stack nodes) too. */
 
 struct mp_moment_row {
-  uint32_t loc;			/* Location id in the profile. */
+  uint32_t loc;			/* Location (or, in paths, stack node) id. */
   uint64_t bytes, blocks;	/* Held then, by blocks made in this file. */
 };
 
@@ -31,6 +32,8 @@ struct mp_moment {
   struct mp_timeline_point at;
   struct mp_moment_row *rows;	/* Most bytes first. */
   uint32_t nrows;
+  struct mp_moment_row *paths;	/* The same by stack node; blocks 0. */
+  uint32_t npaths;
   uint64_t nlive;		/* Locations holding bytes then. */
 };
 

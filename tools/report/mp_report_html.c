@@ -400,11 +400,31 @@ static void json_files(struct mp_buf *b, const struct mp_profile *p,
   mp_buf_str(b, "]");
 }
 
-/* "moments": [{file, peak, at: point, live: locations holding anything,
-** rows: [[location, bytes, blocks], ...]}]. */
-static void json_moments(struct mp_buf *b, const struct mp_report_input *in,
+/* A call path as the text report's callers: leaf first, " <- " between
+** frames, its frames as JSON names them. */
+static void path_name(struct mp_buf *out, const struct mp_profile *p,
+		      uint32_t node)
+{
+  struct mp_frame f;
+  int first = 1;
+  while (node) {
+    mp_profile_frame(p, node, &f);
+    if (!first)
+      mp_buf_str(out, " <- ");
+    mp_name_frame(out, p, NULL, &f, MP_NAME_PLAIN);
+    first = 0;
+    node = f.parent;
+  }
+}
+
+/* "moments": [{file, peak, at: point, live: locations holding bytes,
+** rows: [[location, bytes, blocks], ...], with stacks paths: [[path,
+** bytes], ...]}]. */
+static void json_moments(struct mp_buf *b, const struct mp_profile *p,
+			 const struct mp_report_input *in,
 			 const uint32_t *page)
 {
+  struct mp_buf name = {0};
   size_t i, j;
 
   mp_buf_str(b, ",\n\"moments\": [");
@@ -422,9 +442,22 @@ static void json_moments(struct mp_buf *b, const struct mp_report_input *in,
       json_u64(b, ",", m->rows[j].blocks);
       mp_buf_add(b, "]", 1);
     }
+    mp_buf_str(b, "], \"paths\": [");
+    for (j = 0; j < m->npaths; j++) {
+      name.len = 0;
+      path_name(&name, p, m->paths[j].loc);
+      mp_buf_str(b, j ? ",[" : "[");
+      mp_html_json_name(b, name.data ? name.data : "", name.len,
+			4 * MP_HTML_NAME_MAX);
+      json_u64(b, ",", m->paths[j].bytes);
+      mp_buf_add(b, "]", 1);
+    }
     mp_buf_str(b, "]}");
   }
   mp_buf_str(b, "]");
+  if (name.oom)
+    b->oom = 1;
+  mp_buf_free(&name);
 }
 
 /* -- The page --------------------------------------------------------------- */
@@ -522,7 +555,7 @@ int mp_report_html(FILE *out, struct mp_profile *p,
   if (json_locations(&b, p, in, page, &nwith) < 0 ||
       json_tree(&b, p, in) < 0)
     goto out;
-  json_moments(&b, in, page);
+  json_moments(&b, p, in, page);
   mp_buf_str(&b, "}\n");
   if (b.oom)
     goto out;
@@ -542,7 +575,8 @@ int mp_report_html(FILE *out, struct mp_profile *p,
 	"<div id=\"chart\"></div>\n"
 	"<p>What was live at <select id=\"moment\"></select> "
 	"<span id=\"moment-note\"></span></p>\n"
-	"<table id=\"live\" class=\"data\"></table></div>\n"
+	"<table id=\"live\" class=\"data\"></table>\n"
+	"<table id=\"paths\" class=\"data\"></table></div>\n"
 	"<div class=\"box\" id=\"flame\"><h2>Flame graph</h2>\n"
 	"<p class=\"controls\"><select id=\"view\">"
 	"<option value=\"0\">bytes allocated</option>"

@@ -109,6 +109,17 @@ function choose(i) {
     {name: 'share', get: function (r) { return r[1]; }, num: true,
      fmt: function (v) { return pct(v, m.at[1]); }}
   ], m.rows, 1, 'live');
+  var pt = document.getElementById('paths');
+  if (m.paths.length) {
+    table(pt, [
+      {name: 'call path then (leaf first)', get: function (r) { return r[0]; }},
+      {name: 'bytes held', get: function (r) { return r[1]; }, num: true, fmt: bytes},
+      {name: 'share', get: function (r) { return r[1]; }, num: true,
+       fmt: function (v) { return pct(v, m.at[1]); }}
+    ], m.paths, 1, 'path');
+  } else {
+    pt.textContent = '';
+  }
   check('moment', i + 1);
   check('moment-file', m.file);
   check('moment-event', m.at[0]);
