@@ -64,9 +64,12 @@ tools_libmpreport_a_SOURCES = \
 	tools/report/mp_report_stat.c \
 	tools/report/mp_report_pprof.c \
 	tools/report/mp_report_svg.c tools/report/mp_kind_names.c \
+	tools/report/mp_ftree.c tools/report/mp_ftree.h \
+	tools/report/mp_moments.c tools/report/mp_moments.h \
+	tools/report/mp_report_html.c \
 	tools/report/mp_pprof.c tools/report/mp_pprof.h \
 	tools/report/mp_diff.c tools/report/mp_diff.h \
-	tools/report/mp_diff_report.c
+	tools/report/mp_diff_report.c tools/report/mp_diff_html.c
 # pprof's messages: encoder and decoder generated from pprof.proto, into
 # the build tree.
 MP_PPROF_GEN = tools/report/pprof.pb-c.c tools/report/pprof.pb-c.h
@@ -84,6 +87,27 @@ tools/report/pprof.pb-c.h: tools/report/pprof.pb-c.c
 	@:
 # For builds of one target, which BUILT_SOURCES does not cover.
 tools/report/libmpreport_a-mp_pprof.$(OBJEXT): tools/report/pprof.pb-c.h
+
+# The HTML page's style and script: written as CSS and JavaScript files
+# (where editors and linters know them), made into two C strings here, so
+# the page needs nothing at run time and the build no tool but sed.
+MP_HTML_PAGE = $(srcdir)/tools/report/mp_report_html.css \
+	$(srcdir)/tools/report/mp_report_html.js
+EXTRA_DIST += $(MP_HTML_PAGE)
+nodist_tools_libmpreport_a_SOURCES += tools/report/mp_html_page.h
+BUILT_SOURCES += tools/report/mp_html_page.h
+CLEANFILES += tools/report/mp_html_page.h
+MP_HTML_C_STRING = sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' \
+	-e 's/^/  "/' -e 's/$$/\\n"/'
+tools/report/mp_html_page.h: $(MP_HTML_PAGE)
+	@$(MKDIR_P) tools/report
+	$(AM_V_GEN){ echo '/* Made by tools/local.mk from mp_report_html.css and .js. */'; \
+	  echo 'static const char html_css[] ='; \
+	  $(MP_HTML_C_STRING) $(srcdir)/tools/report/mp_report_html.css; \
+	  echo '  "";'; echo 'static const char html_js[] ='; \
+	  $(MP_HTML_C_STRING) $(srcdir)/tools/report/mp_report_html.js; \
+	  echo '  "";'; } >$@.tmp && mv $@.tmp $@
+tools/report/libmpreport_a-mp_report_html.$(OBJEXT): tools/report/mp_html_page.h
 
 # The layers, highest first, as a linker wants them.
 MP_LIBS = tools/libmpreport.a tools/libmpprofile.a tools/libmpstream.a \
@@ -155,6 +179,9 @@ TESTS += tests/tools/test_analyses tests/tools/analyses.test
 EXTRA_DIST += tests/tools/analyses.test tests/tools/analyses.lua
 EXTRA_DIST += tests/tools/diff.test tests/tools/diff.lua \
 	tests/tools/diffpath.test tests/tools/diffpath.lua
+# The HTML page: its structure, escaping, and in headless Chromium.
+TESTS += tests/tools/html.test
+EXTRA_DIST += tests/tools/html.test tests/tools/html.lua
 
 TESTS += tests/tools/test_parse tests/tools/test_pprof tests/tools/golden.test \
 	tests/tools/layers.test tests/tools/errors.test tests/tools/merge.test tests/tools/bench.test \
@@ -190,7 +217,8 @@ if HAVE_LIBFUZZER
 # and the sanitizers, not with $(CC) and our flags.
 check_SCRIPTS += tests/fuzz/fuzz_parse
 CLEANFILES += tests/fuzz/fuzz_parse
-tests/fuzz/fuzz_parse: $(addprefix $(srcdir)/,$(FUZZ_PARSE_FILES)) $(MP_PPROF_GEN)
+tests/fuzz/fuzz_parse: $(addprefix $(srcdir)/,$(FUZZ_PARSE_FILES)) $(MP_PPROF_GEN) \
+		tools/report/mp_html_page.h
 	@$(MKDIR_P) tests/fuzz
 	$(AM_V_CCLD)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=undefined -DMP_LOC_CACHE_BITS=4 \

@@ -97,6 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     in.truncated = &truncated;
     in.events_read = &events;
     in.at_events = NULL;
+    in.moments = NULL;
     /* Every format of the table, with the options it takes; stat too. */
     for (i = 0; i < mp_nformats; i++) {
       const struct mp_format *f = &mp_formats[i];

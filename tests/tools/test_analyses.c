@@ -2,7 +2,8 @@
 ** Unit tests of the analyses over a profile (tools/profile/mp_live.h,
 ** mp_timeline.c): temporary allocations by heaptrack's definition, per
 ** location and per stack node; the heap over time, its points spread
-** evenly in bounded memory, the exact peak, the time marks. Crafted
+** evenly in bounded memory, the exact peak, the time marks; moments
+** taken while reading (mp_profile_set_moments). Crafted
 ** streams with numbers worked out by hand, read both ways the profile
 ** reads (the batched read driver and one event at a time).
 **
@@ -20,6 +21,12 @@
 #include "mp_reader.h"
 #include "mp_writer.h"
 
+/* Moments for profile_of to take (mp_profile_set_moments), when
+** moments_n is not 0. */
+static const uint64_t *moments_at;
+static size_t moments_n;
+static int (*moments_take)(void *ctx, size_t i);
+
 /* A profile of one stream, read by the read driver (fast, 1) or one
 ** event at a time (0); the file finished, reading done. */
 static struct mp_profile *profile_of(void (*run)(struct mpw *), int fast)
@@ -35,6 +42,8 @@ static struct mp_profile *profile_of(void (*run)(struct mpw *), int fast)
   r = mp_reader_new_mem(w.mem, w.len);
   ck_assert_ptr_nonnull(p);
   ck_assert_ptr_nonnull(r);
+  if (moments_n)
+    mp_profile_set_moments(p, moments_at, moments_n, moments_take, p);
   if (fast) {
     ck_assert_int_eq(mp_profile_read(p, r, &n, NULL, NULL), MP_END);
   } else {
@@ -236,6 +245,54 @@ START_TEST(timeline_bounded_and_even)
       ck_assert_uint_eq(tl.peak.live_blocks, n_events);
       mp_profile_delete(p);
     }
+  }
+}
+END_TEST
+
+/* The moments of a long stream: each taken right after its event, with
+** the held bytes of that moment (after event k: k bytes), one past the
+** end not at all; the timeline the same as without them. */
+static const uint64_t long_moments[] = {1, 300, 511, 512, 513, 65536,
+					99999, 100000, 100001};
+static size_t moments_taken;
+
+static int check_moment(void *ctx, size_t i)
+{
+  const struct mp_profile *p = ctx;
+  ck_assert_uint_eq(i, moments_taken);
+  ck_assert_uint_eq(mp_profile_measure(p, loc_of(p, 1), MP_MEASURE_HELD_BYTES),
+		    long_moments[i]);
+  moments_taken++;
+  return 0;
+}
+
+START_TEST(moments_exact_and_timeline_kept)
+{
+  int fast;
+  n_events = 100000;
+  for (fast = 0; fast < 2; fast++) {
+    struct mp_profile *p0, *p;
+    struct mp_timeline t0, t;
+    uint32_t k;
+    moments_n = 0;
+    p0 = profile_of(many_events, fast);
+    moments_at = long_moments;
+    moments_n = sizeof(long_moments) / sizeof(long_moments[0]);
+    moments_take = check_moment;
+    moments_taken = 0;
+    p = profile_of(many_events, fast);
+    moments_n = 0;
+    ck_assert_uint_eq(moments_taken, 8);
+    mp_profile_timeline(p0, 0, &t0);
+    mp_profile_timeline(p, 0, &t);
+    ck_assert_uint_eq(t.npoints, t0.npoints);
+    for (k = 0; k < t.npoints; k++) {
+      ck_assert_uint_eq(t.points[k].event, t0.points[k].event);
+      ck_assert_uint_eq(t.points[k].live_bytes, t0.points[k].live_bytes);
+    }
+    ck_assert_uint_eq(t.peak.event, t0.peak.event);
+    mp_profile_delete(p0);
+    mp_profile_delete(p);
   }
 }
 END_TEST
@@ -442,6 +499,7 @@ int main(void)
   tcase_add_test(tc, timeline_peak_and_time);
   tcase_add_test(tc, kinds_counted);
   tcase_add_test(tc, kinds_filtered);
+  tcase_add_test(tc, moments_exact_and_timeline_kept);
   suite_add_tcase(s, tc);
   sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

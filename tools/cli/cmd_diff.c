@@ -37,9 +37,11 @@ static void diff_help(FILE *out)
 "sides have call stacks (LJMPROF_STACKS), call paths are compared too,\n"
 "frame by frame.\n"
 "\n"
-"  -f, --format=FMT       text (default), json, or folded (two columns,\n"
+"  -f, --format=FMT       text (default), json, folded (two columns,\n"
 "                         'stack OLD NEW', for flamegraph.pl's\n"
-"                         differential flame graph)\n"
+"                         differential flame graph), or html (one page:\n"
+"                         NEW's flame graph coloured by growth and a\n"
+"                         table by growth; never to a terminal)\n"
 "  -g, --group=BY         line (default), function or chunk\n"
 "  -n, --top=N            at most N lines per section (folded: the N\n"
 "                         largest changes)\n"
@@ -77,7 +79,7 @@ static int usage_error(const char *what, const char *arg)
 }
 
 struct diff_cli {
-  int format;			/* 0 text, 1 json, 2 folded. */
+  int format;			/* 0 text, 1 json, 2 folded, 3 html. */
   struct mp_diff_opts o;
   const char *from, *to;	/* As given, or NULL. */
   uint64_t from_event, to_event;
@@ -190,6 +192,8 @@ static int parse_args(struct diff_cli *c, int argc, char **argv)
 	c->format = 1;
       else if (!strcmp(optarg, "folded"))
 	c->format = 2;
+      else if (!strcmp(optarg, "html"))
+	c->format = 3;
       else
 	return usage_error("unknown format", optarg);
       break;
@@ -354,10 +358,16 @@ int ljmprof_cmd_diff(int argc, char **argv)
   if ((status = parse_args(&c, argc, argv)) >= 0)
     return status;
   setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
-  /* Folded stacks are the location's frames, as report's. */
-  group = c.format == 2 && c.o.group == MP_GROUP_LINE ? MP_GROUP_FRAMES
+  if (c.format == 3 && isatty(STDOUT_FILENO)) {
+    ljmprof_error("diff: the html format is a page for a browser: not "
+		  "written to a terminal (redirect the output)");
+    return LJMPROF_EXIT_USAGE;
+  }
+  /* Folded stacks (and the page's) are the location's frames, as
+  ** report's. */
+  group = c.format >= 2 && c.o.group == MP_GROUP_LINE ? MP_GROUP_FRAMES
 						       : c.o.group;
-  mp_diff_init(&d, c.format == 2 ? MP_DIFF_KEY_FRAMES : MP_DIFF_KEY_NAME);
+  mp_diff_init(&d, c.format >= 2 ? MP_DIFF_KEY_FRAMES : MP_DIFF_KEY_NAME);
   for (side = 0; side < 2 && !out.fatal; side++) {
     names[side] = calloc((size_t)c.nfiles[side] + 1, sizeof(*names[side]));
     if (!names[side]) {
@@ -383,6 +393,7 @@ int ljmprof_cmd_diff(int argc, char **argv)
     }
     rc = c.format == 1 ? mp_diff_json(stdout, &d, &c.o) :
 	 c.format == 2 ? mp_diff_folded(stdout, &d, &c.o) :
+	 c.format == 3 ? mp_diff_html(stdout, &d, &c.o) :
 	 mp_diff_text(stdout, &d, &c.o);
     if (rc < 0) {
       ljmprof_error("out of memory while writing the diff");

@@ -70,7 +70,7 @@ static enum mp_load_result failed(struct mp_profile *p, int fd, int is_stdin)
 
 /* mp_load_file, with the name its messages give the file. */
 static enum mp_load_result load(struct mp_profile *p, const char *path,
-				int is_stdin, const char *shown,
+				int is_stdin, const char *shown, int quiet,
 				uint64_t *events)
 {
   struct progress pr = {0};
@@ -120,7 +120,7 @@ static enum mp_load_result load(struct mp_profile *p, const char *path,
   if (st == MP_ERROR && mp_profile_oom(p))
     ljmprof_error("%s: out of memory at byte %llu", shown,
 		  (unsigned long long)mp_reader_offset(r));
-  else if (st == MP_ERROR && n > 0)
+  else if (st == MP_ERROR && n > 0 && !quiet)
     ljmprof_error("%s: byte %llu: %s; the %llu events before it are kept",
 		  shown, (unsigned long long)mp_reader_error_offset(r),
 		  mp_reader_error(r), (unsigned long long)n);
@@ -136,8 +136,9 @@ static enum mp_load_result load(struct mp_profile *p, const char *path,
     mp_reader_free(r);
     return failed(p, fd, is_stdin);
   } else if (st == MP_TRUNCATED) {
-    fprintf(stderr, "ljmprof: warning: %s is truncated after %llu events\n",
-	    shown, (unsigned long long)n);
+    if (!quiet)
+      fprintf(stderr, "ljmprof: warning: %s is truncated after %llu events\n",
+	      shown, (unsigned long long)n);
     res = MP_LOAD_TRUNCATED;
   } else {
     res = MP_LOAD_OK;
@@ -159,7 +160,7 @@ enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
 
   /* A file name can hold terminal escapes as well as a chunk name. */
   shown = mp_name_escaped(&name, is_stdin ? "<stdin>" : path);
-  res = load(p, path, is_stdin, shown, events);
+  res = load(p, path, is_stdin, shown, 0, events);
   mp_buf_free(&name);
   return res;
 }
@@ -308,4 +309,18 @@ out:
     close(fd);
   mp_buf_free(&name);
   return rc;
+}
+
+enum mp_load_result mp_load_moments(struct mp_profile *p, const char *path,
+				    const uint64_t *at, size_t n,
+				    int (*take)(void *ctx, size_t i),
+				    void *ctx, uint64_t *events)
+{
+  struct mp_buf name = {0};
+  enum mp_load_result res;
+
+  mp_profile_set_moments(p, at, n, take, ctx);
+  res = load(p, path, 0, mp_name_escaped(&name, path), 1, events);
+  mp_buf_free(&name);
+  return res;
 }

@@ -109,6 +109,12 @@ static int output_is_input(const struct cli *c, char **files, int nfiles)
   return 0;
 }
 
+/* Why a format is never written to a terminal. */
+static const char *not_text(const struct mp_format *f)
+{
+  return f->flags & MP_FMT_BINARY ? "binary" : "a page for a browser";
+}
+
 /*
 ** Point standard output at -o FILE, once, before the first report: a
 ** run that reports nothing leaves FILE as it was. Created 0600, as the
@@ -126,9 +132,10 @@ static int open_output(struct cli *c)
   if (fd < 0) {
     ljmprof_error("cannot write %s: %s", mp_name_escaped(&name, c->output),
 		  strerror(errno));
-  } else if ((c->ro.format->flags & MP_FMT_BINARY) && isatty(fd)) {
-    ljmprof_error("%s: the %s format is binary: not written to a terminal",
-		  c->name, c->ro.format->name);
+  } else if ((c->ro.format->flags & (MP_FMT_BINARY | MP_FMT_PAGE)) &&
+	     isatty(fd)) {
+    ljmprof_error("%s: the %s format is %s: not written to a terminal",
+		  c->name, c->ro.format->name, not_text(c->ro.format));
   } else if (fflush(stdout) != 0 || dup2(fd, STDOUT_FILENO) < 0) {
     ljmprof_error("cannot write %s: %s", mp_name_escaped(&name, c->output),
 		  strerror(errno));
@@ -253,12 +260,17 @@ static int parse_args(struct cli *c, int argc, char **argv)
     return option_error(c, "--temporary", MP_FMT_TEMPORARY);
   if (c->ro.by_kind && !(flags & MP_FMT_BY_KIND))
     return option_error(c, "--by=kind", MP_FMT_BY_KIND);
-  if ((flags & MP_FMT_BINARY) && !c->output && isatty(STDOUT_FILENO)) {
-    ljmprof_error("%s: the %s format is binary: not written to a terminal "
+  if ((flags & (MP_FMT_BINARY | MP_FMT_PAGE)) && !c->output &&
+      isatty(STDOUT_FILENO)) {
+    ljmprof_error("%s: the %s format is %s: not written to a terminal "
 		  "(use -o FILE or redirect the output)", c->name,
-		  c->ro.format->name);
+		  c->ro.format->name, not_text(c->ro.format));
     return LJMPROF_EXIT_USAGE;
   }
+  if (c->at && (flags & MP_FMT_MOMENTS))
+    return usage_error(c, "--at does not apply to the html format (its page "
+		       "has the peak and a chart of moments to choose from)",
+		       NULL);
   if (c->output && output_is_input(c, argv + optind, argc - optind))
     return LJMPROF_EXIT_USAGE;
   if (c->at) {
@@ -387,22 +399,90 @@ static enum mp_load_result load_input(const struct cli *c,
   return r == MP_LOAD_OK ? first : r;
 }
 
+/* The moments of one file for mp_load_moments. */
+struct moments_ctx {
+  struct mp_moments *m;
+  struct mp_profile *p;
+  uint32_t file;
+  const struct mp_timeline_point *at;
+  size_t peak;
+};
+
+static int take_moment(void *ctx, size_t i)
+{
+  struct moments_ctx *x = ctx;
+  return mp_moments_take(x->m, x->p, x->file, &x->at[i], i == x->peak);
+}
+
+/*
+** path into p, and what was live at its moments into m: a first pass of
+** totals finds the file's timeline and peak (and says what is wrong with
+** the file), the second stops at the moments chosen from them. Standard
+** input, which can be read once, has no moments.
+*/
+static enum mp_load_result load_moments(struct mp_profile *p,
+					const char *path, uint32_t file,
+					struct mp_moments *m, uint64_t *events)
+{
+  struct mp_timeline_point pts[MP_MOMENTS_SPREAD + 1];
+  uint64_t at[MP_MOMENTS_SPREAD + 1];
+  struct moments_ctx x = {m, p, file, pts, 0};
+  struct mp_timeline tl;
+  struct mp_profile *q;
+  enum mp_load_result first, r;
+  size_t n, i;
+
+  if (!strcmp(path, "-"))
+    return mp_load_file(p, path, events);
+  q = mp_profile_new(MP_GROUP_LINE, MP_PROFILE_TOTALS_ONLY |
+				    MP_PROFILE_NO_OVERRIDES);
+  if (!q) {
+    ljmprof_error("out of memory");
+    mp_profile_set_oom(p);
+    return MP_LOAD_ERROR;
+  }
+  first = mp_load_file(q, path, events);
+  if (mp_profile_oom(q))
+    mp_profile_set_oom(p);
+  if (first == MP_LOAD_ERROR || mp_profile_ntimelines(q) < 1) {
+    mp_profile_delete(q);
+    return MP_LOAD_ERROR;
+  }
+  mp_profile_timeline(q, 0, &tl);
+  n = mp_moments_choose(&tl, pts, &x.peak);
+  mp_profile_delete(q);
+  for (i = 0; i < n; i++)
+    at[i] = pts[i].event;
+  if (mp_moments_file_begin(m, p) < 0) {
+    ljmprof_error("out of memory");
+    mp_profile_set_oom(p);
+    return MP_LOAD_ERROR;
+  }
+  r = mp_load_moments(p, path, at, n, take_moment, &x, events);
+  return r == MP_LOAD_OK ? first : r;
+}
+
 /* All files in one report; the input list names only those read. */
 static void run_merged(struct cli *c, char **files, int nfiles,
 		       struct outcome *o, const char **names, int *truncated,
 		       uint64_t *events, uint64_t *at_events)
 {
   struct mp_report_input in = {names, 0, truncated, events,
-			       c->at ? at_events : NULL};
+			       c->at ? at_events : NULL, NULL};
   struct mp_profile *p = new_profile(c, o);
-  int i;
+  struct mp_moments m;
+  int i, moments = (c->ro.format->flags & MP_FMT_MOMENTS) != 0;
 
   if (!p)
     return;
+  mp_moments_init(&m);
+  if (moments)
+    in.moments = &m;
   for (i = 0; i < nfiles && !mp_profile_oom(p); i++) {
     size_t k = in.nfiles;
-    enum mp_load_result r = load_input(c, p, files[i], &events[k],
-				       &at_events[k]);
+    enum mp_load_result r = moments ?
+      load_moments(p, files[i], (uint32_t)k, &m, &events[k]) :
+      load_input(c, p, files[i], &events[k], &at_events[k]);
     if (r == MP_LOAD_ERROR) {
       o->partial = 1;
       continue;
@@ -420,6 +500,7 @@ static void run_merged(struct cli *c, char **files, int nfiles,
       o->fatal = 1;
     o->reported = 1;
   }
+  mp_moments_free(&m);
   mp_profile_delete(p);
 }
 
@@ -433,7 +514,7 @@ static void run_each(struct cli *c, char **files, int nfiles,
   for (i = 0; i < nfiles; i++) {
     struct mp_report_input in = {(const char *const *)&files[i], 1,
 				 &truncated[i], &events[i],
-				 c->at ? &at_events[i] : NULL};
+				 c->at ? &at_events[i] : NULL, NULL};
     struct mp_profile *p = new_profile(c, o);
     enum mp_load_result r;
     if (!p)

@@ -338,6 +338,19 @@ struct mp_timeline {
 				** the end: the duration), or MP_NO_TIME. */
 };
 
+/*
+** Moments of the file being read (or the next one): right after its
+** memory event at[i] (counted from 1; at ascending, n of them) is
+** accounted, take(ctx, i) sees p as it is then, held bytes per location
+** and stack node exact (0, or -1: out of memory, which stops reading as
+** any out of memory does). No cost per event: the timeline's test of
+** whether a point is due covers it. at must last until the file ends;
+** ending or dropping the file forgets the moments.
+*/
+void mp_profile_set_moments(struct mp_profile *p, const uint64_t *at,
+			    size_t n, int (*take)(void *ctx, size_t i),
+			    void *ctx);
+
 /* Timelines kept: one per file finished. */
 uint32_t mp_profile_ntimelines(const struct mp_profile *p);
 void mp_profile_timeline(const struct mp_profile *p, uint32_t i,

@@ -183,6 +183,13 @@ struct mp_profile {
   struct mp_timeline_point tl[MP_TIMELINE_POINTS + 1];
   uint32_t ntl;
   uint64_t tl_stride, tl_next;
+  uint64_t tl_due;	/* The next point; tl_next is the nearer of it
+			** and the next moment. */
+  /* The moments of the file being read (mp_profile_set_moments). */
+  const uint64_t *mo_at;
+  size_t mo_n, mo_i;
+  int (*mo_take)(void *ctx, size_t i);
+  void *mo_ctx;
   uint64_t peak_blocks, peak_time;
   uint64_t file_time;
   struct mp_tl_file *tls;
@@ -232,7 +239,8 @@ int mp_kinds_account(struct mp_profile *p, const struct mp_event *ev,
 /* -- mp_timeline.c ------------------------------------------------------- */
 
 void mp_timeline_begin_file(struct mp_profile *p);
-/* Memory event evno is accounted and due (evno >= p->tl_next). */
+/* Memory event evno is accounted and due (evno >= p->tl_next): a point
+** of the timeline, or a moment, or both. */
 void mp_timeline_point(struct mp_profile *p, uint64_t evno);
 /* The file is finished: keep its timeline (0, or -1 when out of memory). */
 int mp_timeline_end_file(struct mp_profile *p);

@@ -12,14 +12,41 @@
 
 #include "mp_profile_int.h"
 
+/* tl_next: the nearer of the next point and the next moment. */
+static void next_due(struct mp_profile *p)
+{
+  p->tl_next = p->tl_due;
+  if (p->mo_i < p->mo_n && p->mo_at[p->mo_i] < p->tl_next)
+    p->tl_next = p->mo_at[p->mo_i];
+}
+
 void mp_timeline_begin_file(struct mp_profile *p)
 {
   p->ntl = 0;
   p->tl_stride = 1;
+  p->tl_due = 1;
   p->tl_next = 1;
+  p->mo_at = NULL;
+  p->mo_n = p->mo_i = 0;
   p->peak_blocks = 0;
   p->peak_time = MP_NO_TIME;
   p->file_time = MP_NO_TIME;
+}
+
+void mp_profile_set_moments(struct mp_profile *p, const uint64_t *at,
+			    size_t n, int (*take)(void *ctx, size_t i),
+			    void *ctx)
+{
+  p->mo_at = at;
+  p->mo_n = n;
+  p->mo_i = 0;
+  p->mo_take = take;
+  p->mo_ctx = ctx;
+  /* Moments already passed (none before the file's first event) are
+  ** not taken. */
+  while (p->mo_i < n && at[p->mo_i] <= p->file_events)
+    p->mo_i++;
+  next_due(p);
 }
 
 static void put(struct mp_profile *p, struct mp_timeline_point *pt,
@@ -31,8 +58,11 @@ static void put(struct mp_profile *p, struct mp_timeline_point *pt,
   pt->time_ns = p->file_time;
 }
 
-void mp_timeline_point(struct mp_profile *p, uint64_t evno)
+/* The timeline's point at evno, when due. */
+static void point(struct mp_profile *p, uint64_t evno)
 {
+  if (evno < p->tl_due)
+    return;
   if (p->ntl == MP_TIMELINE_POINTS) {
     /* Points are at multiples of the stride: keep those of twice it. */
     uint32_t i;
@@ -41,12 +71,23 @@ void mp_timeline_point(struct mp_profile *p, uint64_t evno)
     p->ntl = MP_TIMELINE_POINTS / 2;
     p->tl_stride *= 2;
     if (evno % p->tl_stride) {
-      p->tl_next = (evno / p->tl_stride + 1) * p->tl_stride;
+      p->tl_due = (evno / p->tl_stride + 1) * p->tl_stride;
       return;
     }
   }
   put(p, &p->tl[p->ntl++], evno);
-  p->tl_next = evno + p->tl_stride;
+  p->tl_due = evno + p->tl_stride;
+}
+
+void mp_timeline_point(struct mp_profile *p, uint64_t evno)
+{
+  while (p->mo_i < p->mo_n && p->mo_at[p->mo_i] <= evno) {
+    if (p->mo_at[p->mo_i] == evno && p->mo_take(p->mo_ctx, p->mo_i) < 0)
+      p->oom = 1;
+    p->mo_i++;
+  }
+  point(p, evno);
+  next_due(p);
 }
 
 int mp_timeline_end_file(struct mp_profile *p)

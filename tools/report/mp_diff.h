@@ -174,5 +174,8 @@ int mp_diff_json(FILE *out, const struct mp_diff *d,
 		 const struct mp_diff_opts *o);
 int mp_diff_folded(FILE *out, const struct mp_diff *d,
 		   const struct mp_diff_opts *o);
+/* Keys must be MP_DIFF_KEY_FRAMES (mp_diff_html.c). */
+int mp_diff_html(FILE *out, const struct mp_diff *d,
+		 const struct mp_diff_opts *o);
 
 #endif

@@ -30,6 +30,10 @@ const struct mp_format mp_formats[] = {
   {"svg", MP_FMT_VALUE | MP_FMT_MERGED | MP_FMT_FRAMES |
    MP_FMT_NO_OVERRIDES, mp_report_svg, NULL,
    "svg has --value=held-bytes"},
+  /* One page for a browser, from every file: not for a terminal. */
+  {"html", MP_FMT_MERGED | MP_FMT_FRAMES | MP_FMT_NO_OVERRIDES |
+   MP_FMT_PAGE | MP_FMT_MOMENTS, mp_report_html, NULL,
+   "html shows what is held at the end"},
 };
 
 const size_t mp_nformats = sizeof(mp_formats) / sizeof(mp_formats[0]);

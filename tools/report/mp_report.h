@@ -1,7 +1,8 @@
 /*
 ** Reports over an mp_profile: the table of output formats and their
 ** functions (text in the memprof layout with its leak summary, JSON,
-** folded stacks, pprof, an SVG flame graph, and the `stat` summary as text or JSON).
+** folded stacks, pprof, an SVG flame graph, an HTML page, and the `stat`
+** summary as text or JSON).
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -12,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "mp_moments.h"
 #include "mp_names.h"
 #include "mp_profile.h"
 
@@ -63,6 +65,8 @@ struct mp_report_input {
   const uint64_t *events_read;	/* Per file: complete memory events. */
   const uint64_t *at_events;	/* Per file with --at: the memory event
 				** read up to; NULL without. */
+  const struct mp_moments *moments;	/* MP_FMT_MOMENTS: what was live
+					** at moments of each file; NULL. */
 };
 
 /*
@@ -86,6 +90,10 @@ typedef int (*mp_report_fn)(FILE *out, struct mp_profile *p,
 #define MP_FMT_CALLERS		0x100	/* Takes --callers. */
 #define MP_FMT_TEMPORARY	0x200	/* Takes --temporary. */
 #define MP_FMT_BY_KIND		0x400	/* Takes --by=kind. */
+#define MP_FMT_MOMENTS		0x800	/* Shows moments (mp_moments): each
+					** file read twice, no --at. */
+#define MP_FMT_PAGE		0x1000	/* Text, but a page for a browser:
+					** never to a terminal. */
 
 struct mp_format {
   const char *name;
@@ -132,6 +140,9 @@ int mp_report_pprof(FILE *out, struct mp_profile *p,
 int mp_report_svg(FILE *out, struct mp_profile *p,
 		  const struct mp_report_opts *o,
 		  const struct mp_report_input *in);
+int mp_report_html(FILE *out, struct mp_profile *p,
+		   const struct mp_report_opts *o,
+		   const struct mp_report_input *in);
 
 /* `ljmprof stat`: the summary of p->total. */
 int mp_stat_text(FILE *out, struct mp_profile *p,
@@ -164,5 +175,17 @@ uint32_t *mp_kinds_pairs(const struct mp_profile *p, unsigned kind,
 void mp_folded_frames(struct mp_buf *out, const struct mp_profile *p,
 		      struct mp_aliases *al, const struct mp_loc *l);
 void mp_buf_json_string(struct mp_buf *b, const char *s, size_t len);
+
+/* The HTML page's frame (mp_report_html.c), for `ljmprof diff`'s page:
+** the head with its style and the heading; the page's data (JSON) and
+** its script; text escaped for HTML. */
+void mp_html_begin(FILE *out, const char *heading, const char *title);
+void mp_html_end(FILE *out, const struct mp_buf *data);
+void mp_html_text(FILE *out, const char *s);
+/* A name as a JSON string, cut to most bytes (at a character) with an
+** ellipsis: the pages keep every name short. */
+#define MP_HTML_NAME_MAX 300
+void mp_html_json_name(struct mp_buf *b, const char *s, size_t len,
+		       size_t most);
 
 #endif

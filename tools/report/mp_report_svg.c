@@ -1,7 +1,7 @@
 /*
 ** A flame graph as one self-contained SVG file: the frames of the folded
 ** format (real stacks, or a version-3 stream's chunk, function and line)
-** merged into a tree, each frame a rectangle as wide as its share of
+** merged into a tree (mp_ftree.c), each frame a rectangle as wide as its share of
 ** --value. Drawn as an icicle, the root at the top under the title: the
 ** picture grows downwards with the depth, so a browser shows the root
 ** and the title first, without scrolling to the bottom of a tall page.
@@ -14,15 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mp_ftree.h"
 #include "mp_report.h"
 
-/* Frame kinds: the fill and the legend. */
-enum svg_kind { K_LUA, K_BUILTIN, K_C, K_TRACE, K_INTERNAL, K_ROOT, K_N };
-
+/* The fill and the legend of each kind (enum mp_ftree_kind). */
 static const struct {
   const char *cls, *legend;
   int r, g, b;
-} kinds[K_N] = {
+} kinds[MP_FK_N] = {
   {"lua", "Lua", 0xf0, 0x8c, 0x3c},
   {"builtin", "built-in", 0xe6, 0xc8, 0x32},
   {"c", "C", 0x5a, 0x96, 0xdc},
@@ -41,296 +40,6 @@ static const struct {
 ** a picture of ten thousand slivers reads no better than one of the
 ** few hundred frames that can carry a label. */
 #define SVG_MIN_SHARE 2000
-
-struct svg_node {
-  uint32_t parent;
-  uint32_t first, nchildren;	/* In the sorted order: its children. */
-  size_t name_at, name_len;	/* In the names buffer. */
-  uint8_t kind;
-  uint64_t value;		/* Its own and its children's. */
-};
-
-struct svg_tree {
-  struct svg_node *nodes;
-  uint32_t n, cap;
-  uint32_t *slots;	/* Hash of (parent, name) -> node id + 1. */
-  uint32_t nslots;
-  uint32_t *order;	/* Node ids by (parent, name). */
-  struct mp_buf names;
-};
-
-static uint32_t name_hash(uint32_t parent, const char *s, size_t len)
-{
-  uint32_t h = 2166136261u ^ parent;
-  size_t i;
-  for (i = 0; i < len; i++)
-    h = (h ^ (unsigned char)s[i]) * 16777619u;
-  return h ^ (h >> 15);
-}
-
-static int tree_grow_slots(struct svg_tree *t)
-{
-  uint32_t n = t->nslots ? t->nslots * 2 : 1024, i;
-  uint32_t *s = calloc(n, sizeof(*s));
-  if (!s)
-    return -1;
-  for (i = 1; i < t->n; i++) {
-    struct svg_node *x = &t->nodes[i];
-    uint32_t h = name_hash(x->parent, t->names.data + x->name_at,
-			   x->name_len) & (n - 1);
-    while (s[h])
-      h = (h + 1) & (n - 1);
-    s[h] = i + 1;
-  }
-  free(t->slots);
-  t->slots = s;
-  t->nslots = n;
-  return 0;
-}
-
-/* The child of parent called name (the last name.len - at bytes of the
-** names buffer, dropped again when the child exists), made when new;
-** 0 when out of memory. */
-static uint32_t tree_child(struct svg_tree *t, uint32_t parent, size_t at,
-			   enum svg_kind kind)
-{
-  const char *name = t->names.data + at;
-  size_t len = t->names.len - at;
-  uint32_t h, id;
-
-  if (t->names.oom)
-    return 0;
-  if ((uint64_t)t->n * 2 >= t->nslots && tree_grow_slots(t) < 0)
-    return 0;
-  h = name_hash(parent, name, len) & (t->nslots - 1);
-  while ((id = t->slots[h])) {
-    struct svg_node *x = &t->nodes[id - 1];
-    if (x->parent == parent && x->name_len == len &&
-	!memcmp(t->names.data + x->name_at, name, len)) {
-      t->names.len = at;	/* Known: forget the copy. */
-      return id - 1;
-    }
-    h = (h + 1) & (t->nslots - 1);
-  }
-  if (t->n == t->cap) {
-    uint32_t ncap = t->cap * 2;
-    struct svg_node *nn = realloc(t->nodes, ncap * sizeof(*nn));
-    if (!nn)
-      return 0;
-    t->nodes = nn;
-    t->cap = ncap;
-  }
-  id = t->n++;
-  memset(&t->nodes[id], 0, sizeof(t->nodes[id]));
-  t->nodes[id].parent = parent;
-  t->nodes[id].name_at = at;
-  t->nodes[id].name_len = len;
-  t->nodes[id].kind = (uint8_t)kind;
-  t->slots[h] = id + 1;
-  return id;
-}
-
-static int tree_init(struct svg_tree *t)
-{
-  memset(t, 0, sizeof(*t));
-  t->cap = 256;
-  if (!(t->nodes = malloc(t->cap * sizeof(*t->nodes))))
-    return -1;
-  memset(&t->nodes[0], 0, sizeof(t->nodes[0]));
-  t->nodes[0].kind = K_ROOT;
-  t->n = 1;
-  return 0;
-}
-
-static void tree_free(struct svg_tree *t)
-{
-  free(t->nodes);
-  free(t->slots);
-  free(t->order);
-  mp_buf_free(&t->names);
-}
-
-/* Add v to id and everything above it. */
-static void tree_add(struct svg_tree *t, uint32_t id, uint64_t v)
-{
-  for (;;) {
-    t->nodes[id].value += v;
-    if (!id)
-      break;
-    id = t->nodes[id].parent;
-  }
-}
-
-static enum svg_kind kind_of_loc(const struct mp_profile *p, uint32_t loc)
-{
-  struct mp_loc l;
-  mp_profile_loc(p, loc, &l);
-  switch (mp_loc_kinds[l.kind].src) {
-  case LJM_SRC_LFUNC: return K_LUA;
-  case LJM_SRC_CFUNC: return K_C;
-  case LJM_SRC_TRACE: return K_TRACE;
-  default: return K_INTERNAL;
-  }
-}
-
-static enum svg_kind kind_of_frame(const struct mp_profile *p,
-				   const struct mp_frame *f)
-{
-  switch (f->tag) {
-  case LJM_FRAME_LUA: return K_LUA;
-  case LJM_FRAME_FAST: return K_BUILTIN;
-  case LJM_FRAME_C: return K_C;
-  case LJM_FRAME_TRACE: return K_TRACE;
-  case MP_FRAME_LOCATION: return kind_of_loc(p, f->loc);
-  default: return K_INTERNAL;
-  }
-}
-
-static uint64_t stack_value(const struct mp_stack_counts *c, enum mp_value v)
-{
-  return v == MP_VALUE_ALLOC_BYTES ? c->alloc_bytes + c->realloc_bytes :
-	 v == MP_VALUE_ALLOC_COUNT ? c->n_alloc + c->n_realloc :
-	 c->held_bytes;
-}
-
-/*
-** The real stacks: the stream's tree, its nodes renamed as the folded
-** format names them and merged where they print alike. of[] maps a
-** stream node to its tree node once (0: not yet), so each frame is named
-** once however many stacks pass through it.
-*/
-static int build_stacks(struct svg_tree *t, struct mp_profile *p,
-			struct mp_aliases *al, enum mp_value value)
-{
-  uint32_t n = mp_profile_nstacks(p), id;
-  uint32_t *of = calloc(n, sizeof(*of));
-  uint32_t *chain = NULL;
-  size_t cap = 0;
-  int rc = -1;
-
-  if (!of)
-    return -1;
-  for (id = 1; id < n; id++) {
-    struct mp_stack_counts c;
-    struct mp_frame f;
-    uint64_t v;
-    uint32_t at = id, k = 0, parent;
-
-    mp_profile_stack(p, id, &c);
-    if (!(v = stack_value(&c, value)))
-      continue;
-    /* Up to the first node already in the tree, then down again. */
-    while (at && !of[at]) {
-      if (k == cap) {
-	size_t ncap = cap ? cap * 2 : 64;
-	uint32_t *nc = realloc(chain, ncap * sizeof(*nc));
-	if (!nc)
-	  goto out;
-	chain = nc;
-	cap = ncap;
-      }
-      chain[k++] = at;
-      mp_profile_frame(p, at, &f);
-      at = f.parent;
-    }
-    parent = at ? of[at] : 0;
-    while (k-- > 0) {
-      size_t name_at = t->names.len;
-      mp_profile_frame(p, chain[k], &f);
-      mp_name_frame(&t->names, p, al, &f, MP_NAME_FRAME);
-      if (!(parent = tree_child(t, parent, name_at, kind_of_frame(p, &f))))
-	goto out;
-      of[chain[k]] = parent;
-    }
-    tree_add(t, parent, v);
-  }
-  rc = 0;
-out:
-  free(chain);
-  free(of);
-  return rc;
-}
-
-/* A version-3 stream: each location's folded frames, split at ';'
-** (which mp_folded_frames never leaves inside a name). */
-static int build_locations(struct svg_tree *t, struct mp_profile *p,
-			   struct mp_aliases *al, enum mp_value value)
-{
-  uint32_t nlocs = mp_profile_nlocs(p), id;
-  struct mp_buf line = {0};
-  int rc = -1;
-
-  for (id = 0; id < nlocs; id++) {
-    struct mp_loc l;
-    enum svg_kind kind;
-    uint64_t v;
-    uint32_t parent = 0;
-    size_t from = 0;
-
-    mp_profile_loc_counts(p, id, &l);
-    v = value == MP_VALUE_ALLOC_BYTES ? l.alloc_bytes + l.realloc_new :
-	value == MP_VALUE_ALLOC_COUNT ? l.n_alloc + l.n_realloc :
-	l.held_bytes;
-    if (!v)
-      continue;
-    mp_profile_loc(p, id, &l);
-    kind = kind_of_loc(p, id);
-    line.len = 0;
-    mp_folded_frames(&line, p, al, &l);
-    if (line.oom)
-      goto out;
-    while (from <= line.len) {
-      const char *semi = memchr(line.data + from, ';', line.len - from);
-      size_t end = semi ? (size_t)(semi - line.data) : line.len;
-      size_t name_at = t->names.len;
-      mp_buf_add(&t->names, line.data + from, end - from);
-      if (!(parent = tree_child(t, parent, name_at, kind)))
-	goto out;
-      from = end + 1;
-    }
-    tree_add(t, parent, v);
-  }
-  rc = 0;
-out:
-  mp_buf_free(&line);
-  return rc;
-}
-
-static const struct svg_tree *sort_tree;	/* For the comparison. */
-
-static int node_cmp(const void *a, const void *b)
-{
-  const struct svg_node *x = &sort_tree->nodes[*(const uint32_t *)a];
-  const struct svg_node *y = &sort_tree->nodes[*(const uint32_t *)b];
-  size_t n = x->name_len < y->name_len ? x->name_len : y->name_len;
-  int c;
-  if (x->parent != y->parent)
-    return x->parent < y->parent ? -1 : 1;
-  c = memcmp(sort_tree->names.data + x->name_at,
-	     sort_tree->names.data + y->name_at, n);
-  if (c)
-    return c;
-  return x->name_len < y->name_len ? -1 : x->name_len > y->name_len;
-}
-
-/* Each node's children, in name order, as a run of order[]. */
-static int tree_sort(struct svg_tree *t)
-{
-  uint32_t i;
-  if (!(t->order = malloc(t->n * sizeof(*t->order))))
-    return -1;
-  for (i = 1; i < t->n; i++)
-    t->order[i - 1] = i;
-  sort_tree = t;
-  qsort(t->order, t->n - 1, sizeof(*t->order), node_cmp);
-  sort_tree = NULL;
-  for (i = t->n - 1; i-- > 0;) {
-    struct svg_node *up = &t->nodes[t->nodes[t->order[i]].parent];
-    up->first = i;
-    up->nchildren++;
-  }
-  return 0;
-}
 
 /* -- Writing ---------------------------------------------------------------- */
 
@@ -385,10 +94,11 @@ static size_t utf8_chars(const char *s, size_t len)
 
 struct svg_out {
   FILE *out;
-  const struct svg_tree *t;
+  const struct mp_ftree *t;
   uint64_t total;
   const char *unit;
   double scale;		/* Width per unit of value. */
+  int vi;		/* Which of the nodes' values: --value. */
   uint32_t depth;	/* Deepest row drawn, 1-based. */
   uint64_t omitted;	/* Frames left out as too narrow. */
 };
@@ -401,11 +111,11 @@ static int too_narrow(const struct svg_out *s, uint64_t v)
 /* Rows that id and the frames under it wide enough to draw take. */
 static uint32_t rows_drawn(const struct svg_out *s, uint32_t id)
 {
-  const struct svg_node *n = &s->t->nodes[id];
+  const struct mp_ftree_node *n = &s->t->nodes[id];
   uint32_t i, most = 0;
   for (i = 0; i < n->nchildren; i++) {
     uint32_t c = s->t->order[n->first + i], r;
-    if (!too_narrow(s, s->t->nodes[c].value) &&
+    if (!too_narrow(s, s->t->nodes[c].v[s->vi]) &&
 	(r = rows_drawn(s, c)) > most)
       most = r;
   }
@@ -413,9 +123,9 @@ static uint32_t rows_drawn(const struct svg_out *s, uint32_t id)
 }
 
 /* The frames id and its callees make, for the count of those left out. */
-static uint64_t frames_under(const struct svg_tree *t, uint32_t id)
+static uint64_t frames_under(const struct mp_ftree *t, uint32_t id)
 {
-  const struct svg_node *n = &t->nodes[id];
+  const struct mp_ftree_node *n = &t->nodes[id];
   uint64_t k = 1;
   uint32_t i;
   for (i = 0; i < n->nchildren; i++)
@@ -423,11 +133,11 @@ static uint64_t frames_under(const struct svg_tree *t, uint32_t id)
   return k;
 }
 
-static void put_fill(FILE *out, const struct svg_node *x, const char *name)
+static void put_fill(FILE *out, const struct mp_ftree_node *x, const char *name)
 {
   /* One hue per kind; the name shifts its lightness a little, so that
   ** neighbours differ and a function keeps its shade everywhere. */
-  int d = (int)(name_hash(0, name, x->name_len) % 33) - 16, r, g, b;
+  int d = (int)(mp_ftree_hash(0, name, x->name_len) % 33) - 16, r, g, b;
   r = kinds[x->kind].r + d;
   g = kinds[x->kind].g + d;
   b = kinds[x->kind].b + d;
@@ -438,10 +148,10 @@ static void put_fill(FILE *out, const struct svg_node *x, const char *name)
 static void put_frame(struct svg_out *s, uint32_t id, double x,
 		      uint32_t row)
 {
-  const struct svg_node *n = &s->t->nodes[id];
+  const struct mp_ftree_node *n = &s->t->nodes[id];
   const char *name = id ? s->t->names.data + n->name_at : "all";
   size_t len = id ? n->name_len : 3, fit, chars, i;
-  double w = (double)n->value * s->scale;
+  double w = (double)n->v[s->vi] * s->scale;
   double y = SVG_TOP + (double)row * SVG_FRAME_H;
   FILE *out = s->out;
 
@@ -451,8 +161,8 @@ static void put_frame(struct svg_out *s, uint32_t id, double x,
   put_xml(out, name, len);
   fprintf(out, ": %llu %s (%.2f%%)</title><rect x=\"%.2f\" y=\"%.0f\" "
 	  "width=\"%.2f\" height=\"%d\" fill=\"",
-	  (unsigned long long)n->value, s->unit,
-	  100.0 * (double)n->value / (double)s->total, x, y, w,
+	  (unsigned long long)n->v[s->vi], s->unit,
+	  100.0 * (double)n->v[s->vi] / (double)s->total, x, y, w,
 	  SVG_FRAME_H - 1);
   put_fill(out, n, name);
   fputs("\"/>", out);
@@ -473,7 +183,7 @@ static void put_frame(struct svg_out *s, uint32_t id, double x,
   fputs("</g>\n", out);
   for (i = 0; i < n->nchildren; i++) {
     uint32_t c = s->t->order[n->first + i];
-    uint64_t v = s->t->nodes[c].value;
+    uint64_t v = s->t->nodes[c].v[s->vi];
     if (too_narrow(s, v)) {
       s->omitted += frames_under(s->t, c);
     } else {
@@ -613,7 +323,7 @@ static void put_header(FILE *out, uint32_t height, enum mp_value value,
 static void put_legend(FILE *out, uint32_t y, uint64_t omitted)
 {
   int k, x = SVG_MARGIN;
-  for (k = 0; k < K_ROOT; k++) {
+  for (k = 0; k < MP_FK_ROOT; k++) {
     fprintf(out, "<rect x=\"%d\" y=\"%u\" width=\"14\" height=\"14\" "
 	    "fill=\"#%02x%02x%02x\"/><text class=\"note\" x=\"%d\" "
 	    "y=\"%u\">%s</text>\n", x, y, kinds[k].r, kinds[k].g, kinds[k].b,
@@ -632,23 +342,23 @@ int mp_report_svg(FILE *out, struct mp_profile *p,
 		  const struct mp_report_input *in)
 {
   struct mp_aliases al;
-  struct svg_tree t;
+  struct mp_ftree t;
   struct svg_out s;
   uint32_t height;
   int rc = -1;
 
   if (mp_aliases_init(&al, mp_profile_strings(p)) < 0)
     return -1;
-  if (tree_init(&t) < 0)
+  if (mp_ftree_init(&t) < 0)
     goto out_al;
-  if ((mp_profile_nstacks(p) > 1 ? build_stacks(&t, p, &al, o->value) :
-       build_locations(&t, p, &al, o->value)) < 0 || t.names.oom ||
-      tree_sort(&t) < 0)
+  if (mp_ftree_add(&t, p, &al, 1u << o->value, NULL, 0) < 0 ||
+      mp_ftree_sort(&t) < 0)
     goto out;
   memset(&s, 0, sizeof(s));
+  s.vi = (int)o->value;
   s.out = out;
   s.t = &t;
-  s.total = t.nodes[0].value;
+  s.total = t.nodes[0].v[s.vi];
   s.unit = o->value == MP_VALUE_ALLOC_COUNT ? "allocations" : "bytes";
   s.scale = s.total ? (SVG_WIDTH - 2.0 * SVG_MARGIN) / (double)s.total : 0;
 
@@ -665,7 +375,7 @@ int mp_report_svg(FILE *out, struct mp_profile *p,
   fputs("</svg>\n", out);
   rc = 0;
 out:
-  tree_free(&t);
+  mp_ftree_free(&t);
 out_al:
   mp_aliases_free(&al);
   return rc;

@@ -1,0 +1,68 @@
+/*
+** The frame tree of the flame graphs (svg, html): the folded format's
+** frames (real stacks, or a version-3 stream's chunk, function and line)
+** merged where they print alike, each node with its own and its callees'
+** values, children in name order.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#ifndef MP_FTREE_H
+#define MP_FTREE_H
+
+#include <stdint.h>
+
+#include "mp_names.h"
+#include "mp_profile.h"
+
+/* Frame kinds: what colours a frame. */
+enum mp_ftree_kind {
+  MP_FK_LUA, MP_FK_BUILTIN, MP_FK_C, MP_FK_TRACE, MP_FK_INTERNAL,
+  MP_FK_ROOT, MP_FK_N
+};
+
+/* The values a node sums; the first three in the order of enum
+** mp_value, so that v[o->value] is what --value asks for. */
+enum mp_ftree_value {
+  MP_FV_ALLOC_BYTES, MP_FV_ALLOC_COUNT, MP_FV_HELD_END,
+  MP_FV_HELD_AT,	/* Held at a moment: the caller's figures. */
+  MP_FV_N
+};
+
+struct mp_ftree_node {
+  uint32_t parent;
+  uint32_t first, nchildren;	/* In order[]: its children. */
+  size_t name_at, name_len;	/* In the names buffer. */
+  uint8_t kind;			/* enum mp_ftree_kind. */
+  uint64_t v[MP_FV_N];		/* Its own and its callees'. */
+};
+
+struct mp_ftree {
+  struct mp_ftree_node *nodes;	/* 0 is the root. */
+  uint32_t n, cap;
+  uint32_t *slots;	/* Hash of (parent, name) -> node id + 1. */
+  uint32_t nslots;
+  uint32_t *order;	/* Node ids by (parent, name), after sorting. */
+  struct mp_buf names;
+};
+
+int mp_ftree_init(struct mp_ftree *t);
+void mp_ftree_free(struct mp_ftree *t);
+
+/*
+** Add p's stacks (or, without stacks, its locations) to t. A path is
+** added when one of the values in mask (1 << MP_FV_*) is not 0. at,
+** when not NULL, gives MP_FV_HELD_AT: bytes per stack node (nat of
+** them) or, without stacks, per location. 0, or -1 out of memory.
+*/
+int mp_ftree_add(struct mp_ftree *t, struct mp_profile *p,
+		 struct mp_aliases *al, unsigned mask, const uint64_t *at,
+		 uint32_t nat);
+
+/* Each node's children in name order (order[first .. first+nchildren)). */
+int mp_ftree_sort(struct mp_ftree *t);
+
+/* A hash of a name under parent: the shade of a frame. */
+uint32_t mp_ftree_hash(uint32_t parent, const char *s, size_t len);
+
+#endif

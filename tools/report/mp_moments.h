@@ -1,0 +1,74 @@
+/*
+** What was live at a few moments of each file, taken while the file is
+** read (the HTML report's "live then"): the largest locations at each
+** moment, and, at each file's peak, the held bytes of every stack node
+** (or location), for the flame graph of the peak. Memory grows with the
+** moments and the locations, never with the file.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#ifndef MP_MOMENTS_H
+#define MP_MOMENTS_H
+
+#include <stdint.h>
+
+#include "mp_profile.h"
+
+/* Moments per file: the peak and up to MP_MOMENTS_SPREAD timeline points
+** spread over it; locations kept per moment. */
+#define MP_MOMENTS_SPREAD 32
+#define MP_MOMENT_ROWS 50
+#define MP_MOMENT_PATHS 20	/* Call paths (leaf stack nodes) too. */
+
+struct mp_moment_row {
+  uint32_t loc;			/* Location (or, in paths, stack node) id. */
+  uint64_t bytes, blocks;	/* Held then, by blocks made in this file. */
+};
+
+struct mp_moment {
+  uint32_t file;		/* Index of the file in the report's input. */
+  int peak;			/* The file's peak. */
+  struct mp_timeline_point at;
+  struct mp_moment_row *rows;	/* Most bytes first. */
+  uint32_t nrows;
+  struct mp_moment_row *paths;	/* The same by stack node; blocks 0. */
+  uint32_t npaths;
+  uint64_t nlive;		/* Locations holding bytes then. */
+};
+
+struct mp_moments {
+  struct mp_moment *m;
+  size_t n, cap;
+  uint64_t *base;	/* Held bytes and blocks per location (2 each) and
+			** per stack node when the current file began. */
+  uint32_t nbase_locs, nbase_stacks;
+  uint64_t *peak_locs;	/* Held at each file's peak, summed. */
+  uint32_t npeak_locs;
+  uint64_t *peak_stacks;
+  uint32_t npeak_stacks;
+  int oom;
+};
+
+void mp_moments_init(struct mp_moments *m);
+void mp_moments_free(struct mp_moments *m);
+
+/* A file begins in p: what p holds now is not this file's. 0, or -1. */
+int mp_moments_file_begin(struct mp_moments *m, const struct mp_profile *p);
+
+/* p is at the moment at of file (its point: events, live bytes, time):
+** keep it. 0, or -1 when out of memory (m->oom). */
+int mp_moments_take(struct mp_moments *m, const struct mp_profile *p,
+		    uint32_t file, const struct mp_timeline_point *at,
+		    int peak);
+
+/*
+** The events to stop at in a file whose timeline is tl: its peak and up
+** to MP_MOMENTS_SPREAD of its points, evenly spread, ascending, each
+** once; *peak_index gets the peak's place. Returns how many (at most
+** MP_MOMENTS_SPREAD + 1), 0 for a file without events.
+*/
+size_t mp_moments_choose(const struct mp_timeline *tl,
+			 struct mp_timeline_point *out, size_t *peak_index);
+
+#endif

@@ -1,0 +1,606 @@
+/*
+** One self-contained HTML page: the summary as HTML, and the rest (heap
+** over time, what was live at the moments, the flame graph, the tables)
+** as one JSON document inline that the page's own script
+** (mp_report_html.js, its style mp_report_html.css, both made into
+** mp_html_page.h at build time) draws. Nothing is fetched: the page has
+** no URL in it. Its data is cut to what a browser shows quickly: frames
+** under 1/MIN_SHARE of every view's total, and locations beyond the top
+** TABLE_ROWS of every table, are left out, and the page says how many.
+**
+** A name longer than MP_HTML_NAME_MAX bytes (a chunk loaded from a
+** string is named by its source) is cut, ending in an ellipsis, so that
+** no name can make the page large. Names from the stream are untrusted: in the JSON every '<', '>' and
+** '&' is a \u escape (no "</script>" can end the data early), in the
+** HTML they are entities, and the script only ever sets textContent.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mp_ftree.h"
+#include "mp_report.h"
+#include "tools/report/mp_html_page.h"
+
+/* Frames narrower than 1/MIN_SHARE of the total in every view are left
+** out; at most MAX_FRAMES are kept, the widest first in each level. */
+#define MIN_SHARE 5000
+#define MAX_FRAMES 40000
+/* Locations kept per table (allocated, count, held, temporary). */
+#define TABLE_ROWS 500
+
+/* -- Escaping --------------------------------------------------------------- */
+
+/* b as the inside of a <script> element: the JSON's '<', '>' and '&'
+** (only ever inside its strings) as \u escapes. */
+static void put_script_json(FILE *out, const struct mp_buf *b)
+{
+  size_t i, from = 0;
+  for (i = 0; i < b->len; i++) {
+    char c = b->data[i];
+    if (c == '<' || c == '>' || c == '&') {
+      fwrite(b->data + from, 1, i - from, out);
+      fprintf(out, "\\u%04x", (unsigned)c);
+      from = i + 1;
+    }
+  }
+  fwrite(b->data + from, 1, b->len - from, out);
+}
+
+/* Text for HTML: escaped for a terminal first (valid UTF-8, no controls),
+** then the specials as entities. */
+static void put_html(FILE *out, const char *s)
+{
+  struct mp_buf b = {0};
+  const char *t = mp_name_escaped(&b, s);
+  for (; *t; t++) {
+    switch (*t) {
+    case '&': fputs("&amp;", out); break;
+    case '<': fputs("&lt;", out); break;
+    case '>': fputs("&gt;", out); break;
+    case '"': fputs("&quot;", out); break;
+    case '\'': fputs("&#39;", out); break;
+    default: fputc(*t, out);
+    }
+  }
+  mp_buf_free(&b);
+}
+
+void mp_html_json_name(struct mp_buf *b, const char *s, size_t len,
+		       size_t most)
+{
+  size_t cut = len;
+  if (len > most) {
+    /* At a character's start: the JSON stays valid UTF-8. */
+    cut = most;
+    while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+      cut--;
+  }
+  if (cut == len) {
+    mp_buf_json_string(b, s, len);
+    return;
+  }
+  mp_buf_json_string(b, s, cut);
+  b->len--;	/* The closing quote: the mark of the cut goes inside. */
+  mp_buf_str(b, "\\u2026\"");
+}
+
+static void json_u64(struct mp_buf *b, const char *before, uint64_t v)
+{
+  mp_buf_str(b, before);
+  mp_buf_u64(b, v);
+}
+
+/* -- The frame tree --------------------------------------------------------- */
+
+/* Frame names, each once: "names" in the data. */
+struct name_set {
+  uint32_t *slots;	/* Name index + 1, by hash. */
+  uint32_t nslots, n;
+  size_t *at, *len;	/* Where each is in the tree's names buffer. */
+  const struct mp_buf *src;
+};
+
+static int names_init(struct name_set *s, const struct mp_buf *src,
+		      uint32_t most)
+{
+  memset(s, 0, sizeof(*s));
+  s->src = src;
+  for (s->nslots = 1024; s->nslots < most * 2; s->nslots *= 2)
+    ;
+  s->slots = calloc(s->nslots, sizeof(*s->slots));
+  s->at = malloc(((size_t)most + 1) * sizeof(*s->at));
+  s->len = malloc(((size_t)most + 1) * sizeof(*s->len));
+  return s->slots && s->at && s->len ? 0 : -1;
+}
+
+static void names_free(struct name_set *s)
+{
+  free(s->slots);
+  free(s->at);
+  free(s->len);
+}
+
+static uint32_t names_index(struct name_set *s, size_t at, size_t len)
+{
+  /* The buffer is NULL while no frame has a name. */
+  const char *name = s->src->data ? s->src->data + at : "";
+  uint32_t h = mp_ftree_hash(0, name, len) & (s->nslots - 1), id;
+  while ((id = s->slots[h])) {
+    if (s->len[id - 1] == len &&
+	(!len || !memcmp(s->src->data + s->at[id - 1], name, len)))
+      return id - 1;
+    h = (h + 1) & (s->nslots - 1);
+  }
+  s->at[s->n] = at;
+  s->len[s->n] = len;
+  s->slots[h] = ++s->n;
+  return s->n - 1;
+}
+
+struct tree_out {
+  const struct mp_ftree *t;
+  struct name_set names;
+  struct mp_buf *b;
+  uint32_t kept, cut;	/* Frames written, and left out. */
+  uint32_t written;	/* Index of the next frame in the data. */
+};
+
+static int wide_enough(const struct mp_ftree *t, uint32_t id)
+{
+  int k;
+  for (k = 0; k < MP_FV_N; k++) {
+    uint64_t v = t->nodes[id].v[k], all = t->nodes[0].v[k];
+    if (v && v >= all / MIN_SHARE)
+      return 1;
+  }
+  return 0;
+}
+
+static uint32_t frames_under(const struct mp_ftree *t, uint32_t id)
+{
+  const struct mp_ftree_node *n = &t->nodes[id];
+  uint32_t k = 1, i;
+  for (i = 0; i < n->nchildren; i++)
+    k += frames_under(t, t->order[n->first + i]);
+  return k;
+}
+
+/* Frame id under the frame written as parent, then its callees, in
+** name order: [parent, name, kind, allocated, count, held, held then]. */
+static void put_frame(struct tree_out *o, uint32_t id, int64_t parent)
+{
+  const struct mp_ftree_node *n = &o->t->nodes[id];
+  uint32_t self = o->written++, i;
+  int k;
+
+  mp_buf_str(o->b, self ? ",\n[" : "\n[");
+  if (parent < 0)
+    mp_buf_str(o->b, "-1");
+  else
+    mp_buf_u64(o->b, (uint64_t)parent);
+  json_u64(o->b, ",", id ? names_index(&o->names, n->name_at,
+				       n->name_len) : 0);
+  json_u64(o->b, ",", n->kind);
+  for (k = 0; k < MP_FV_N; k++)
+    json_u64(o->b, ",", n->v[k]);
+  mp_buf_add(o->b, "]", 1);
+  o->kept++;
+  for (i = 0; i < n->nchildren; i++) {
+    uint32_t c = o->t->order[n->first + i];
+    if (!wide_enough(o->t, c) || o->kept >= MAX_FRAMES)
+      o->cut += frames_under(o->t, c);
+    else
+      put_frame(o, c, self);
+  }
+}
+
+/* "frames", "names" and "cut" of the data: the flame graph. */
+static int json_tree(struct mp_buf *b, struct mp_profile *p,
+		     const struct mp_report_input *in)
+{
+  struct mp_aliases al;
+  struct mp_ftree t;
+  struct tree_out o;
+  const uint64_t *at = NULL;
+  uint32_t nat = 0, i;
+  int rc = -1;
+
+  if (mp_aliases_init(&al, mp_profile_strings(p)) < 0)
+    return -1;
+  if (mp_ftree_init(&t) < 0) {
+    mp_aliases_free(&al);
+    return -1;
+  }
+  if (in->moments) {
+    int stacks = mp_profile_nstacks(p) > 1;
+    at = stacks ? in->moments->peak_stacks : in->moments->peak_locs;
+    nat = stacks ? in->moments->npeak_stacks : in->moments->npeak_locs;
+  }
+  memset(&o, 0, sizeof(o));
+  if (mp_ftree_add(&t, p, &al, (1u << MP_FV_N) - 1, at, nat) < 0 ||
+      mp_ftree_sort(&t) < 0 || names_init(&o.names, &t.names, t.n) < 0)
+    goto out;
+  names_index(&o.names, 0, 0);	/* 0: the root's, empty. */
+  o.t = &t;
+  o.b = b;
+  mp_buf_str(b, ",\n\"frames\": [");
+  put_frame(&o, 0, -1);
+  mp_buf_str(b, "],\n\"names\": [");
+  for (i = 0; i < o.names.n; i++) {
+    if (i)
+      mp_buf_str(b, i % 16 ? "," : ",\n");
+    mp_html_json_name(b, t.names.data ? t.names.data + o.names.at[i] : "",
+		      o.names.len[i], MP_HTML_NAME_MAX);
+  }
+  json_u64(b, "],\n\"frames_cut\": ", o.cut);
+  json_u64(b, ", \"frames_all\": ", t.n);
+  mp_buf_str(b, mp_profile_nstacks(p) > 1 ? ", \"stacks\": true" :
+		", \"stacks\": false");
+  rc = b->oom ? -1 : 0;
+out:
+  names_free(&o.names);
+  mp_ftree_free(&t);
+  mp_aliases_free(&al);
+  return rc;
+}
+
+/* -- Locations -------------------------------------------------------------- */
+
+/* What the tables sort by, and the table being sorted. */
+static uint64_t measure(const struct mp_loc *l, int by)
+{
+  switch (by) {
+  case 0: return l->alloc_bytes + l->realloc_new;
+  case 1: return l->n_alloc + l->n_realloc;
+  case 2: return l->held_bytes;
+  default: return l->temporary_bytes;
+  }
+}
+
+static const uint64_t *sort_key;	/* For the comparison. */
+
+static int loc_cmp(const void *a, const void *b)
+{
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  uint64_t vx = sort_key[x], vy = sort_key[y];
+  if (vx != vy)
+    return vx > vy ? -1 : 1;
+  return x < y ? -1 : x > y;
+}
+
+/*
+** "locations": the top TABLE_ROWS by each table's measure and those of
+** the moments, each once: [name, kind, count, allocated, frees, freed,
+** held, held blocks, temporary, temporary bytes]. page[] gets each kept
+** location's place in the list (UINT32_MAX: left out).
+*/
+static int json_locations(struct mp_buf *b, struct mp_profile *p,
+			  const struct mp_report_input *in, uint32_t *page,
+			  uint32_t *nwith)
+{
+  uint32_t nlocs = mp_profile_nlocs(p), id, n = 0, k = 0, *ids;
+  uint64_t *key[4];
+  struct mp_buf name = {0};
+  int by, stacks = mp_profile_nstacks(p) > 1;
+  size_t i, j;
+
+  ids = malloc(((size_t)nlocs + 1) * sizeof(*ids));
+  key[0] = malloc(((size_t)nlocs + 1) * 4 * sizeof(**key));
+  if (!ids || !key[0]) {
+    free(ids);
+    free(key[0]);
+    return -1;
+  }
+  for (by = 1; by < 4; by++)
+    key[by] = key[0] + (size_t)by * (nlocs + 1);
+  for (id = 0; id < nlocs; id++) {
+    struct mp_loc l;
+    page[id] = UINT32_MAX;
+    mp_profile_loc_counts(p, id, &l);
+    for (by = 0; by < 4; by++)
+      key[by][id] = measure(&l, by);
+    /* As JSON: with stacks, a location only a frame named is none. */
+    if (!stacks || l.n_alloc + l.n_realloc + l.n_free)
+      ids[n++] = id;
+  }
+  *nwith = n;
+  for (by = 0; by < 4; by++) {
+    sort_key = key[by];
+    qsort(ids, n, sizeof(*ids), loc_cmp);
+    for (i = 0; i < n && i < TABLE_ROWS; i++)
+      page[ids[i]] = 0;
+  }
+  sort_key = NULL;
+  free(key[0]);
+  for (i = 0; in->moments && i < in->moments->n; i++)
+    for (j = 0; j < in->moments->m[i].nrows; j++)
+      page[in->moments->m[i].rows[j].loc] = 0;
+  mp_buf_str(b, ",\n\"locations\": [");
+  for (id = 0; id < nlocs; id++) {
+    struct mp_loc l;
+    if (page[id] == UINT32_MAX)
+      continue;
+    page[id] = k;
+    mp_profile_loc(p, id, &l);
+    mp_buf_str(b, k++ ? ",\n[" : "\n[");
+    name.len = 0;
+    mp_name_location(&name, p, NULL, &l, MP_NAME_PLAIN);
+    mp_html_json_name(b, name.data ? name.data : "", name.len,
+		      MP_HTML_NAME_MAX);
+    mp_buf_str(b, ",\"");
+    mp_buf_str(b, mp_loc_kinds[l.kind].json);
+    json_u64(b, "\",", l.n_alloc + l.n_realloc);
+    json_u64(b, ",", l.alloc_bytes + l.realloc_new);
+    json_u64(b, ",", l.n_free);
+    json_u64(b, ",", l.free_bytes);
+    json_u64(b, ",", l.held_bytes);
+    json_u64(b, ",", l.held_blocks);
+    json_u64(b, ",", l.temporary);
+    json_u64(b, ",", l.temporary_bytes);
+    mp_buf_add(b, "]", 1);
+  }
+  mp_buf_str(b, "]");
+  json_u64(b, ",\n\"locations_all\": ", n);
+  free(ids);
+  mp_buf_free(&name);
+  return b->oom || name.oom ? -1 : 0;
+}
+
+/* -- Time ------------------------------------------------------------------- */
+
+static void json_point(struct mp_buf *b, const struct mp_timeline_point *pt)
+{
+  json_u64(b, "[", pt->event);
+  json_u64(b, ",", pt->live_bytes);
+  json_u64(b, ",", pt->live_blocks);
+  if (pt->time_ns == MP_NO_TIME)
+    mp_buf_str(b, ",null]");
+  else
+    json_u64(b, ",", pt->time_ns);
+  if (pt->time_ns != MP_NO_TIME)
+    mp_buf_add(b, "]", 1);
+}
+
+/* "files": each with its name, events, truncation, timeline and peak. */
+static void json_files(struct mp_buf *b, const struct mp_profile *p,
+		       const struct mp_report_input *in)
+{
+  uint32_t nt = mp_profile_ntimelines(p), k;
+  size_t i;
+
+  mp_buf_str(b, ",\n\"files\": [");
+  for (i = 0; i < in->nfiles; i++) {
+    struct mp_timeline tl;
+    mp_buf_str(b, i ? ",\n{\"name\": " : "\n{\"name\": ");
+    mp_html_json_name(b, in->files[i], strlen(in->files[i]),
+		      MP_HTML_NAME_MAX);
+    json_u64(b, ", \"events\": ", in->events_read[i]);
+    mp_buf_str(b, in->truncated[i] ? ", \"truncated\": true" :
+		  ", \"truncated\": false");
+    if (i >= nt) {
+      mp_buf_str(b, ", \"points\": []}");
+      continue;
+    }
+    mp_profile_timeline(p, (uint32_t)i, &tl);
+    mp_buf_str(b, tl.has_time ? ", \"has_time\": true" :
+		  ", \"has_time\": false");
+    mp_buf_str(b, ", \"peak\": ");
+    json_point(b, &tl.peak);
+    mp_buf_str(b, ",\n \"points\": [");
+    for (k = 0; k < tl.npoints; k++) {
+      if (k)
+	mp_buf_str(b, k % 8 ? "," : ",\n");
+      json_point(b, &tl.points[k]);
+    }
+    mp_buf_str(b, "]}");
+  }
+  mp_buf_str(b, "]");
+}
+
+/* A call path as the text report's callers: leaf first, " <- " between
+** frames, its frames as JSON names them. */
+static void path_name(struct mp_buf *out, const struct mp_profile *p,
+		      uint32_t node)
+{
+  struct mp_frame f;
+  int first = 1;
+  while (node) {
+    mp_profile_frame(p, node, &f);
+    if (!first)
+      mp_buf_str(out, " <- ");
+    mp_name_frame(out, p, NULL, &f, MP_NAME_PLAIN);
+    first = 0;
+    node = f.parent;
+  }
+}
+
+/* "moments": [{file, peak, at: point, live: locations holding bytes,
+** rows: [[location, bytes, blocks], ...], with stacks paths: [[path,
+** bytes], ...]}]. */
+static void json_moments(struct mp_buf *b, const struct mp_profile *p,
+			 const struct mp_report_input *in,
+			 const uint32_t *page)
+{
+  struct mp_buf name = {0};
+  size_t i, j;
+
+  mp_buf_str(b, ",\n\"moments\": [");
+  for (i = 0; in->moments && i < in->moments->n; i++) {
+    const struct mp_moment *m = &in->moments->m[i];
+    json_u64(b, i ? ",\n{\"file\": " : "\n{\"file\": ", m->file);
+    mp_buf_str(b, m->peak ? ", \"peak\": true" : ", \"peak\": false");
+    mp_buf_str(b, ", \"at\": ");
+    json_point(b, &m->at);
+    json_u64(b, ", \"live\": ", m->nlive);
+    mp_buf_str(b, ", \"rows\": [");
+    for (j = 0; j < m->nrows; j++) {
+      json_u64(b, j ? ",[" : "[", page[m->rows[j].loc]);
+      json_u64(b, ",", m->rows[j].bytes);
+      json_u64(b, ",", m->rows[j].blocks);
+      mp_buf_add(b, "]", 1);
+    }
+    mp_buf_str(b, "], \"paths\": [");
+    for (j = 0; j < m->npaths; j++) {
+      name.len = 0;
+      path_name(&name, p, m->paths[j].loc);
+      mp_buf_str(b, j ? ",[" : "[");
+      mp_html_json_name(b, name.data ? name.data : "", name.len,
+			4 * MP_HTML_NAME_MAX);
+      json_u64(b, ",", m->paths[j].bytes);
+      mp_buf_add(b, "]", 1);
+    }
+    mp_buf_str(b, "]}");
+  }
+  mp_buf_str(b, "]");
+  if (name.oom)
+    b->oom = 1;
+  mp_buf_free(&name);
+}
+
+/* -- The page --------------------------------------------------------------- */
+
+void mp_html_begin(FILE *out, const char *heading, const char *title)
+{
+  fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	"<title>ljmprof: ", out);
+  put_html(out, title);
+  fputs("</title>\n<style>\n", out);
+  fputs(html_css, out);
+  fprintf(out, "</style>\n</head>\n<body>\n<h1>%s</h1>\n", heading);
+}
+
+void mp_html_end(FILE *out, const struct mp_buf *data)
+{
+  fputs("<noscript><p>The chart, the flame graph and the tables need "
+	"JavaScript.</p></noscript>\n<div id=\"check\" hidden></div>\n"
+	"<script type=\"application/json\" id=\"data\">", out);
+  put_script_json(out, data);
+  fputs("</script>\n<script>\n", out);
+  fputs(html_js, out);
+  fputs("</script>\n</body>\n</html>\n", out);
+}
+
+void mp_html_text(FILE *out, const char *s)
+{
+  put_html(out, s);
+}
+
+static void put_row(FILE *out, const char *what, uint64_t v, const char *id)
+{
+  fprintf(out, "<tr><th>%s</th><td class=\"n\" id=\"%s\">%llu</td></tr>\n",
+	  what, id, (unsigned long long)v);
+}
+
+/* The summary, as HTML: readable with the script off. */
+static void put_summary(FILE *out, const struct mp_profile *p,
+			const struct mp_report_input *in)
+{
+  const struct mp_summary *s = mp_profile_total(p);
+  size_t i;
+
+  fputs("<div class=\"box\" id=\"summary\"><h2>Summary</h2>\n"
+	"<p class=\"files\">", out);
+  for (i = 0; i < in->nfiles; i++) {
+    if (i)
+      fputs(", ", out);
+    fputs("<span class=\"file\">", out);
+    put_html(out, in->files[i]);
+    fputs("</span>", out);
+    if (in->truncated[i])
+      fputs(" <span class=\"warn\">(truncated)</span>", out);
+  }
+  fprintf(out, "</p>\n<table class=\"summary\">\n");
+  put_row(out, "files merged", s->files, "s-files");
+  put_row(out, "memory events", s->n_alloc + s->n_realloc + s->n_free,
+	  "s-events");
+  put_row(out, "allocations", s->n_alloc, "s-allocs");
+  put_row(out, "reallocations", s->n_realloc, "s-reallocs");
+  put_row(out, "frees", s->n_free, "s-frees");
+  put_row(out, "bytes allocated", s->bytes_allocated, "s-allocated");
+  put_row(out, "bytes freed", s->bytes_freed, "s-freed");
+  put_row(out, "peak live bytes", s->peak_bytes, "s-peak");
+  put_row(out, "live bytes at the end", s->live_bytes, "s-live");
+  put_row(out, "live blocks at the end", s->live_blocks, "s-live-blocks");
+  put_row(out, "temporary allocations", s->temporary, "s-temporary");
+  put_row(out, "truncated streams", s->truncated_files, "s-truncated");
+  fputs("</table>\n<p id=\"when\"></p></div>\n", out);
+}
+
+int mp_report_html(FILE *out, struct mp_profile *p,
+		   const struct mp_report_opts *o,
+		   const struct mp_report_input *in)
+{
+  const struct mp_summary *s = mp_profile_total(p);
+  struct mp_buf b = {0};
+  uint32_t *page, nwith = 0;
+  int rc = -1;
+
+  (void)o;
+  if (!(page = malloc(((size_t)mp_profile_nlocs(p) + 1) * sizeof(*page))))
+    return -1;
+  json_u64(&b, "{\"version\": 1, \"peak_file\": ", s->peak_file);
+  json_u64(&b, ", \"peak_bytes\": ", s->peak_bytes);
+  json_u64(&b, ", \"peak_event\": ", s->peak_event);
+  json_u64(&b, ", \"live_bytes\": ", s->live_bytes);
+  json_u64(&b, ", \"bytes_allocated\": ", s->bytes_allocated);
+  json_u64(&b, ", \"allocations\": ", s->n_alloc + s->n_realloc);
+  json_u64(&b, ", \"temporary\": ", s->temporary);
+  json_u64(&b, ", \"temporary_bytes\": ", s->temporary_bytes);
+  mp_buf_str(&b, in->moments && in->moments->n ? ", \"has_moments\": true" :
+		 ", \"has_moments\": false");
+  json_files(&b, p, in);
+  if (json_locations(&b, p, in, page, &nwith) < 0 ||
+      json_tree(&b, p, in) < 0)
+    goto out;
+  json_moments(&b, p, in, page);
+  mp_buf_str(&b, "}\n");
+  if (b.oom)
+    goto out;
+
+  {
+    struct mp_buf title = {0};
+    mp_buf_str(&title, in->nfiles ? in->files[0] : "");
+    if (in->nfiles > 1)
+      mp_buf_printf(&title, " and %zu more", in->nfiles - 1);
+    mp_html_begin(out, "ljmprof memory report",
+		  title.data ? title.data : "");
+    mp_buf_free(&title);
+  }
+
+  put_summary(out, p, in);
+  fputs("<div class=\"box\" id=\"heap\"><h2>Heap over time</h2>\n"
+	"<div id=\"chart\"></div>\n"
+	"<p>What was live at <select id=\"moment\"></select> "
+	"<span id=\"moment-note\"></span></p>\n"
+	"<table id=\"live\" class=\"data\"></table>\n"
+	"<table id=\"paths\" class=\"data\"></table></div>\n"
+	"<div class=\"box\" id=\"flame\"><h2>Flame graph</h2>\n"
+	"<p class=\"controls\"><select id=\"view\">"
+	"<option value=\"0\">bytes allocated</option>"
+	"<option value=\"1\">allocations</option>"
+	"<option value=\"2\">bytes held at the end</option>"
+	"<option value=\"3\">bytes held at the peak</option></select> "
+	"<input id=\"search\" type=\"text\" size=\"30\" "
+	"placeholder=\"search: a regular expression\"> "
+	"<button id=\"reset\" type=\"button\">whole graph</button> "
+	"<span id=\"found\"></span></p>\n"
+	"<div id=\"fg\"></div>\n<p class=\"note\" id=\"fg-note\"></p>"
+	"<p class=\"note\" id=\"fg-tip\"></p></div>\n"
+	"<div class=\"box\" id=\"tables\">"
+	"<h2>Top locations</h2><p class=\"note\" id=\"top-note\"></p>"
+	"<table id=\"top\" class=\"data\"></table>\n"
+	"<h2>Held at the end</h2><p class=\"note\" id=\"leaks-note\"></p>"
+	"<table id=\"leaks\" class=\"data\"></table>\n"
+	"<h2>Temporary allocations</h2><p class=\"note\" id=\"temp-note\">"
+	"</p><table id=\"temporary\" class=\"data\"></table></div>\n",
+	out);
+  mp_html_end(out, &b);
+  rc = 0;
+out:
+  free(page);
+  mp_buf_free(&b);
+  return rc;
+}
