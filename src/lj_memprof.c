@@ -32,8 +32,10 @@
 #if LJ_HASMEMPROF
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/membarrier.h>
@@ -107,11 +109,15 @@ typedef struct MemProf {
   unsigned long long adds;	/* Generation of the objects they were named in. */
   uint32_t depth;		/* Stack depth limit; 0: leaf locations only. */
   struct MPStack *stk;		/* Stack state, with depth only. */
+  int64_t sleft;		/* Sampling: bytes until the next sample. */
+  const uint8_t *sfilt;		/* Its filter of sampled blocks, */
+  struct MPSample *smp;		/* and its state, or NULL (see Sampling). */
   MPCallHint hints[MP_CALLHINTS];  /* See MPCallHint. */
 } MemProf;
 
 static void *mp_allocf(void *ud, void *ptr, size_t osize, size_t nsize);
 static void *mp_allocf_stacks(void *ud, void *ptr, size_t osize, size_t nsize);
+static void *mp_allocf_sample(void *ud, void *ptr, size_t osize, size_t nsize);
 
 /* The safe-point flag of a profiler without one: never changes. */
 static const volatile sig_atomic_t mp_nopoll = 0;
@@ -129,8 +135,8 @@ static LJ_AINLINE MemProf *mp_get(global_State *g)
 /* Is the profiler's wrapper the VM's allocator (not buried by the host's)? */
 static LJ_AINLINE int mp_ontop(global_State *g, MemProf *mp)
 {
-  return (g->allocf == mp_allocf || g->allocf == mp_allocf_stacks) &&
-	 g->allocd == (void *)mp;
+  return (g->allocf == mp_allocf || g->allocf == mp_allocf_stacks ||
+	  g->allocf == mp_allocf_sample) && g->allocd == (void *)mp;
 }
 
 /*
@@ -765,7 +771,8 @@ typedef struct MPStack {
 } MPStack;
 
 LJ_STATIC_ASSERT(LJMPROF_STACK_DEPTH_DEFAULT == LJM_STACK_DEPTH_DEFAULT &&
-		 LJMPROF_STACK_DEPTH_MAX == LJM_STACK_DEPTH_MAX);
+		 LJMPROF_STACK_DEPTH_MAX == LJM_STACK_DEPTH_MAX &&
+		 LJMPROF_SAMPLE_DEFAULT == LJM_SAMPLE_DEFAULT);
 
 /* Bound on the nodes of a stream; check_memprof lowers it. */
 uint32_t lj_memprof_nodes_max = LJM_STACK_NODES_MAX;
@@ -1521,7 +1528,8 @@ static LJ_NOINLINE void *mp_poll(MemProf *mp, void *ptr, size_t osize,
   ** has. Buried, the host's allocator above it already runs this call. */
   if (ontop)
     return g->allocf(g->allocd, ptr, osize, nsize);
-  return (mp->depth ? mp_allocf_stacks : mp_allocf)(mp, ptr, osize, nsize);
+  return (mp->smp ? mp_allocf_sample : mp->depth ? mp_allocf_stacks :
+	  mp_allocf)(mp, ptr, osize, nsize);
 }
 
 /*
@@ -1692,15 +1700,239 @@ static void *mp_allocf_stacks(void *ud, void *ptr, size_t osize,
   return mp_allocf(ud, ptr, osize, nsize);
 }
 
+/* -- Sampling ------------------------------------------------------------- */
+
+/*
+** With a mean m (ljmprof_opt.sample), an allocation is recorded when a
+** byte counter, drawn from an exponential distribution of mean m, runs
+** out. The distribution has no memory, so a block of s bytes is recorded
+** with probability 1 - exp(-s/m) whatever came before it, which the
+** reader undoes. mp->sleft is the counter: an allocation that does not
+** use it up costs a subtraction and a compare. A reallocation of an
+** unsampled block counts its new size and, sampled, is written as an
+** allocation of the new block.
+**
+** Sampled blocks stay known, so that their frees and reallocations are
+** recorded: an exact set of addresses (open addressing, linear probing,
+** deletion by backward shift) behind a direct-mapped filter of counters,
+** one per hash of an address, so that the free of an unsampled block
+** costs one load. A counter counts the set's addresses with its hash;
+** one that reaches 255 stays there (a false positive costs a lookup).
+*/
+#define MP_FILTBITS	14	/* 16 KiB of counters. */
+#define MP_SETMIN	64	/* Slots of a new set. */
+
+typedef struct MPSample {
+  uint64_t mean;		/* Mean bytes between samples. */
+  uint64_t rng;			/* xorshift64* state, never 0. */
+  uintptr_t *set;		/* Sampled addresses; 0: a free slot. */
+  uint32_t mask, n;		/* Slots - 1, addresses in it. */
+  uint8_t filt[1u << MP_FILTBITS];  /* The filter (see above). */
+} MPSample;
+
+/* The filter of a profiler that samples nothing (stopped). */
+static const uint8_t mp_nofilt[1u << MP_FILTBITS];
+
+static LJ_AINLINE uint32_t mp_filtidx(const void *p)
+{
+  return (uint32_t)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >>
+		    (64 - MP_FILTBITS));
+}
+
+static LJ_AINLINE uint32_t mp_sethash(uintptr_t a, uint32_t mask)
+{
+  return (uint32_t)(((uint64_t)a * 0xff51afd7ed558ccdull) >> 32) & mask;
+}
+
+static uint64_t mp_splitmix(uint64_t x)
+{
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+static uint64_t mp_rand(MPSample *s)
+{
+  uint64_t x = s->rng;
+  x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
+  s->rng = x;
+  return x * 0x2545f4914f6cdd1dull;
+}
+
+/* Bytes to the next sample: -m ln(u), u uniform in (0, 1]. */
+static int64_t mp_nextsample(MPSample *s)
+{
+  double u = ((double)(mp_rand(s) >> 11) + 1.0) * (1.0 / 9007199254740992.0);
+  double d = -log(u) * (double)s->mean;
+  return d < 4e18 ? (int64_t)d : (int64_t)4e18;
+}
+
+/* The slot of address a, or -1. */
+static int64_t mp_setfind(MPSample *s, const void *p)
+{
+  uintptr_t a = (uintptr_t)p;
+  uint32_t i = mp_sethash(a, s->mask);
+  for (; s->set[i]; i = (i + 1) & s->mask)
+    if (s->set[i] == a) return i;
+  return -1;
+}
+
+static void mp_setput(MPSample *s, uintptr_t a)
+{
+  uint32_t i = mp_sethash(a, s->mask);
+  while (s->set[i]) i = (i + 1) & s->mask;
+  s->set[i] = a;
+}
+
+/* Add a sampled block. 0 if out of memory: then it is not sampled. */
+static int mp_setadd(MPSample *s, const void *p)
+{
+  uint8_t *c = &s->filt[mp_filtidx(p)];
+  if (2 * (s->n + 1) > s->mask + 1) {  /* Half full: twice the slots. */
+    uintptr_t *old = s->set;
+    uint32_t i, sz = s->mask + 1;
+    uintptr_t *set = (uintptr_t *)calloc(2 * (size_t)sz, sizeof(uintptr_t));
+    if (set == NULL) return 0;
+    s->set = set;
+    s->mask = 2 * sz - 1;
+    for (i = 0; i < sz; i++)
+      if (old[i]) mp_setput(s, old[i]);
+    free(old);
+  }
+  mp_setput(s, (uintptr_t)p);
+  s->n++;
+  if (*c != 255) (*c)++;
+  return 1;
+}
+
+/* Remove the address in slot i, shifting back those probed past it. */
+static void mp_setdel(MPSample *s, uint32_t i)
+{
+  uint8_t *c = &s->filt[mp_filtidx((const void *)s->set[i])];
+  uint32_t j = i;
+  if (*c != 255) (*c)--;
+  s->n--;
+  for (;;) {
+    uint32_t k;
+    j = (j + 1) & s->mask;
+    if (!s->set[j]) break;
+    k = mp_sethash(s->set[j], s->mask);
+    /* Stays if its home k lies cyclically in (i, j]. */
+    if (i <= j ? (k > i && k <= j) : (k > i || k <= j)) continue;
+    s->set[i] = s->set[j];
+    i = j;
+  }
+  s->set[i] = 0;
+}
+
+/*
+** The counter ran out on an allocation (ptr NULL) or on a reallocation of
+** an unsampled block: sample the new block, written as an allocation.
+*/
+static LJ_NOINLINE void *mp_samplenew(MemProf *mp, void *ptr, size_t osize,
+				      size_t nsize)
+{
+  MPSample *s = mp->smp;
+  void *nptr;
+  if (s == NULL)  /* Stopped. */
+    return mp->allocf(mp->allocd, ptr, osize, nsize);
+  mp->sleft = mp_nextsample(s);
+  nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
+  if (LJ_LIKELY(mp_enter(mp)) && nptr != NULL &&
+      (LJ_LIKELY(mp->pos <= mp->lim) || mp_full(mp)) && mp_setadd(s, nptr) &&
+      !mp_stackevent(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize))
+    mp_event(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize);
+  mp_leave(mp);
+  return nptr;
+}
+
+/* The filter says ptr may be a sampled block: free or reallocate it. */
+static LJ_NOINLINE void *mp_sampleold(MemProf *mp, void *ptr, size_t osize,
+				      size_t nsize)
+{
+  MPSample *s = mp->smp;
+  int64_t i = s ? mp_setfind(s, ptr) : -1;
+  void *nptr;
+  int kept = 1;
+  if (i < 0) {  /* Not sampled after all. */
+    if (nsize != 0 && (mp->sleft -= (int64_t)nsize) < 0)
+      return mp_samplenew(mp, ptr, osize, nsize);
+    return mp->allocf(mp->allocd, ptr, osize, nsize);
+  }
+  if (nsize == 0) {  /* Recorded before the block goes, as mp_freeslow. */
+    mp_setdel(s, (uint32_t)i);
+    if (LJ_LIKELY(mp_enter(mp)))
+      mp_record(mp, LJM_EV_FREE, ptr, osize, NULL, 0);
+    mp_leave(mp);
+    return mp->allocf(mp->allocd, ptr, osize, 0);
+  }
+  nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
+  if (nptr == NULL) return NULL;  /* Failed: nothing changed. */
+  if (nptr != ptr) {
+    mp_setdel(s, (uint32_t)i);
+    kept = mp_setadd(s, nptr);
+  }
+  if (LJ_LIKELY(mp_enter(mp))) {
+    if (kept)
+      mp_record(mp, LJM_EV_REALLOC, ptr, osize, nptr, nsize);
+    else  /* No room to follow the new block: it leaves the sample. */
+      mp_record(mp, LJM_EV_FREE, ptr, osize, NULL, 0);
+  }
+  mp_leave(mp);
+  return nptr;
+}
+
+/*
+** The VM's allocator while sampling. Its hot path touches neither the
+** buffer nor busy: only the filter (a free or reallocation) and the
+** counter (an allocation or reallocation).
+*/
+static void *mp_allocf_sample(void *ud, void *ptr, size_t osize,
+			      size_t nsize)
+{
+  MemProf *mp = (MemProf *)ud;
+  if (LJ_UNLIKELY(*mp->pollflag != mp->pollseen))
+    return mp_pollalloc(mp, ptr, osize, nsize);
+  if (ptr != NULL && LJ_UNLIKELY(mp->sfilt[mp_filtidx(ptr)]))
+    return mp_sampleold(mp, ptr, osize, nsize);
+  if (nsize != 0 && LJ_UNLIKELY((mp->sleft -= (int64_t)nsize) < 0))
+    return mp_samplenew(mp, ptr, osize, nsize);
+  return mp->allocf(mp->allocd, ptr, osize, nsize);
+}
+
+/* The sampling state of a profiler with a mean. 0 if out of memory. */
+static int mp_sampleinit(MemProf *mp, const ljmprof_opt *opt)
+{
+  MPSample *s = (MPSample *)calloc(1, sizeof(MPSample));
+  uint64_t seed = opt->seed;
+  if (s == NULL) return 0;
+  mp->smp = s;
+  mp->sfilt = s->filt;
+  s->mean = opt->sample;
+  s->mask = MP_SETMIN - 1;
+  s->set = (uintptr_t *)calloc(MP_SETMIN, sizeof(uintptr_t));
+  if (seed == 0) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    seed = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
+	   ((uint64_t)getpid() << 40) ^ (uint64_t)(uintptr_t)mp;
+  }
+  s->rng = mp_splitmix(seed);
+  if (s->rng == 0) s->rng = 1;
+  mp->sleft = mp_nextsample(s);
+  return s->set != NULL;
+}
+
 /* -- Start and stop ------------------------------------------------------ */
 
 /* The stack state of a profiler with a depth limit. 0 if out of memory. */
-static int mp_stackinit(MemProf *mp, const ljmprof_opt *opt)
+static int mp_stackinit(MemProf *mp, int depth)
 {
   MPStack *s = (MPStack *)calloc(1, sizeof(MPStack));
   if (s == NULL) return 0;
   mp->stk = s;
-  mp->depth = (uint32_t)opt->stack_depth;
+  mp->depth = (uint32_t)depth;
   s->maxnodes = lj_memprof_nodes_max ? lj_memprof_nodes_max : 1;
   s->last = (MPFrame *)calloc(mp->depth, sizeof(MPFrame));
   s->cur = (MPFrame *)calloc(mp->depth, sizeof(MPFrame));
@@ -1725,6 +1957,13 @@ static void mp_release(MemProf *mp)
     free(mp->stk);
     mp->stk = NULL;
   }
+  if (mp->smp) {
+    free(mp->smp->set);
+    free(mp->smp);
+    mp->smp = NULL;
+  }
+  mp->sfilt = mp_nofilt;  /* A pass-through: no block is sampled, */
+  mp->sleft = INT64_MAX;  /* and none will be. */
 }
 
 int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
@@ -1733,16 +1972,21 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   global_State *g = G(L);
   MemProf *mp;
   size_t sz;
+  int depth;
   if (opt == NULL || opt->writer == NULL || mp_get(g) != NULL ||
       (opt->poll_flag != NULL && opt->poll == NULL) ||
       opt->stack_depth < 0 || opt->stack_depth > LJM_STACK_DEPTH_MAX)
     return LJMPROF_ERRUSE;
+  /* Sampling implies stacks: a sample is worth its whole path. */
+  depth = opt->stack_depth;
+  if (opt->sample && !depth) depth = LJM_STACK_DEPTH_DEFAULT;
   sz = opt->bufsize ? opt->bufsize : LJMPROF_BUFSIZE_DEFAULT;
   if (sz < LJMPROF_BUFSIZE_MIN) sz = LJMPROF_BUFSIZE_MIN;
   mp = (MemProf *)calloc(1, sizeof(MemProf));
   if (mp == NULL) return LJMPROF_ERRMEM;
   mp->buf = (uint8_t *)malloc(sz);
-  if (mp->buf == NULL || (opt->stack_depth && !mp_stackinit(mp, opt))) {
+  if (mp->buf == NULL || (depth && !mp_stackinit(mp, depth)) ||
+      (opt->sample && !mp_sampleinit(mp, opt))) {
     mp_release(mp);
     free(mp);
     return LJMPROF_ERRMEM;
@@ -1764,6 +2008,7 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   mp_putbyte(mp, LJM_SYMTAB_FINAL);
   mp_puthdr(mp, LJM_EVENTS_M2);
   if (mp->depth) mp_putinfo(mp, LJM_INFO_DEPTH, mp->depth);
+  if (mp->smp) mp_putinfo(mp, LJM_INFO_SAMPLE, mp->smp->mean);
   if (mp->err) {
     int e = mp->err;
     mp_release(mp);
@@ -1777,7 +2022,8 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   mp->active = 1;
   mp->older = (MemProf *)g->memprof;
   g->allocd = mp;
-  g->allocf = mp->depth ? mp_allocf_stacks : mp_allocf;
+  g->allocf = mp->smp ? mp_allocf_sample :
+	      mp->depth ? mp_allocf_stacks : mp_allocf;
   g->memprof = mp;
   return LJMPROF_OK;
 }
