@@ -16,6 +16,7 @@
 
 #include "mp_live.h"
 #include "mp_profile_int.h"
+#include "mp_sample.h"
 
 _Static_assert(sizeof(struct mp_lrec) == 64, "a location is one cache line");
 _Static_assert(MP_LOC_NKINDS <= 1u << (32 - MP_LREC_AUX_BITS),
@@ -38,6 +39,7 @@ void mp_profile_init(struct mp_profile *p, enum mp_group group)
   mp_heap_init(&p->heap);
   mp_map_init(&p->trace_funcs);
   mp_map_init(&p->loc_snodes);
+  mp_map_init(&p->sample_blocks);
   mp_resolve_reset(p);
   mp_timeline_begin_file(p);
 }
@@ -131,6 +133,7 @@ void mp_profile_free(struct mp_profile *p)
   mp_symtab_free(&p->symtab);
   mp_heap_free(&p->heap);
   mp_map_free(&p->trace_funcs);
+  mp_map_free(&p->sample_blocks);
   free(p->ov);
   free(p->locs);
   free(p->exts);
@@ -187,6 +190,8 @@ int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)
   if (p->file_stacks && !node && ev->type != MP_EV_FREE &&
       !(node = mp_stacks_of_loc(p, (uint32_t)id)))
     goto oom;
+  if (p->file.sample_mean)
+    return mp_sample_account(p, ev, (uint32_t)id, node);
   return mp_live_account(p, ev, (uint32_t)id, node);
 oom:
   p->oom = 1;
@@ -251,6 +256,8 @@ static void next_file(struct mp_profile *p)
   mp_symtab_init(&p->symtab);
   mp_heap_clear(&p->heap);
   mp_map_clear(&p->trace_funcs);
+  mp_map_clear(&p->sample_blocks);
+  p->sample_carry = 0;
   mp_resolve_reset(p);
   mp_stacks_end_file(p);
   p->file_strings = p->strings.count;
@@ -285,6 +292,11 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
     t->stack_depth = f->stack_depth;
   t->nodes_full += f->nodes_full;
   t->cut_events += f->cut_events;
+  if (f->sample_mean) {
+    t->sample_files++;
+    if (f->sample_mean > t->sample_mean)
+      t->sample_mean = f->sample_mean;
+  }
   t->files++;
   if (truncated)
     t->truncated_files++;

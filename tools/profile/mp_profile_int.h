@@ -202,6 +202,11 @@ struct mp_profile {
   uint32_t *fnodes;
   uint32_t nfnodes, fnodes_cap;
   struct mp_map loc_snodes;
+  /* Sampled files: the estimated blocks of each sampled block live, by
+  ** heap key (bit 63: a huge address), and the fraction of a block the
+  ** estimates carry to the next one (mp_sample.c). */
+  struct mp_map sample_blocks;
+  double sample_carry;
   int file_ext;			/* The file has the profile extension... */
   int file_stacks;		/* ...and its heap's owners are nodes. */
   int no_locations;		/* One location for all (stat needs none). */

@@ -115,6 +115,8 @@ struct mp_diff_side {
   int64_t at_event;		/* --from/--to: the side is the stream up
 				** to this event; -1 for whole files. */
   int truncated;		/* A file was cut short or damaged. */
+  const struct mp_summary *summary;	/* Its profile's total (for the
+					** sampling note), or NULL. */
 };
 
 struct mp_diff_opts {
