@@ -1733,10 +1733,12 @@ typedef struct MPSample {
 /* The filter of a profiler that samples nothing (stopped). */
 static const uint8_t mp_nofilt[1u << MP_FILTBITS];
 
+/* Direct-mapped by the low bits above a block's 16-byte alignment:
+** blocks made one after another take different counters, and the hot
+** path pays a shift and a mask. */
 static LJ_AINLINE uint32_t mp_filtidx(const void *p)
 {
-  return (uint32_t)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >>
-		    (64 - MP_FILTBITS));
+  return (uint32_t)((uintptr_t)p >> 4) & ((1u << MP_FILTBITS) - 1);
 }
 
 static LJ_AINLINE uint32_t mp_sethash(uintptr_t a, uint32_t mask)
@@ -1835,6 +1837,8 @@ static LJ_NOINLINE void *mp_samplenew(MemProf *mp, void *ptr, size_t osize,
 {
   MPSample *s = mp->smp;
   void *nptr;
+  if (LJ_UNLIKELY(*mp->pollflag != mp->pollseen))
+    return mp_pollalloc(mp, ptr, osize, nsize);
   if (s == NULL)  /* Stopped. */
     return mp->allocf(mp->allocd, ptr, osize, nsize);
   mp->sleft = mp_nextsample(s);
@@ -1852,9 +1856,12 @@ static LJ_NOINLINE void *mp_sampleold(MemProf *mp, void *ptr, size_t osize,
 				      size_t nsize)
 {
   MPSample *s = mp->smp;
-  int64_t i = s ? mp_setfind(s, ptr) : -1;
+  int64_t i;
   void *nptr;
   int kept = 1;
+  if (LJ_UNLIKELY(*mp->pollflag != mp->pollseen))
+    return mp_pollalloc(mp, ptr, osize, nsize);
+  i = s ? mp_setfind(s, ptr) : -1;
   if (i < 0) {  /* Not sampled after all. */
     if (nsize != 0 && (mp->sleft -= (int64_t)nsize) < 0)
       return mp_samplenew(mp, ptr, osize, nsize);
@@ -1886,14 +1893,15 @@ static LJ_NOINLINE void *mp_sampleold(MemProf *mp, void *ptr, size_t osize,
 /*
 ** The VM's allocator while sampling. Its hot path touches neither the
 ** buffer nor busy: only the filter (a free or reallocation) and the
-** counter (an allocation or reallocation).
+** counter (an allocation or reallocation). The safe point is only on the
+** slow paths: events happen there alone, so a flush or a stop waits for
+** the next sample (SIZE bytes of allocation on average) or the next free
+** of a sampled block.
 */
 static void *mp_allocf_sample(void *ud, void *ptr, size_t osize,
 			      size_t nsize)
 {
   MemProf *mp = (MemProf *)ud;
-  if (LJ_UNLIKELY(*mp->pollflag != mp->pollseen))
-    return mp_pollalloc(mp, ptr, osize, nsize);
   if (ptr != NULL && LJ_UNLIKELY(mp->sfilt[mp_filtidx(ptr)]))
     return mp_sampleold(mp, ptr, osize, nsize);
   if (nsize != 0 && LJ_UNLIKELY((mp->sleft -= (int64_t)nsize) < 0))
