@@ -468,7 +468,7 @@ static const struct variant variants[] = {
   { "static", "/usr/bin/luajit (static, for reference)", P_STATIC, 0, 0, 0 },
   { "stacks", "prof + LJMPROF_STACKS=yes (call stacks, 32 frames)",
     P_FRONTEND, 1, 1, 3 },
-  { "sampled", "prof + LJMPROF_SAMPLE=yes (one allocation every 512K on "
+  { "sampled", "prof + LJMPROF_SAMPLE=yes (one allocation every 4M on "
     "average, with its stack)", P_FRONTEND, 1, 1, 4 },
 };
 #define NVAR (int)(sizeof variants / sizeof variants[0])

@@ -109,7 +109,7 @@ const struct ljm_var ljm_vars[] = {
     "written once). Frees keep their leaf location.",
     "yes", OFF(stacks), 1, LJM_STACK_DEPTH_MAX, 1 },
   { "LJMPROF_SAMPLE", LJM_T_SAMPLE, "no",
-    "no, yes (512K), or 1 to 1G bytes (K, M, G suffixes)",
+    "no, yes (4M), or 1 to 1G bytes (K, M, G suffixes)",
     "Sample instead of recording every event, for a program that runs "
     "for hours: on average one allocation every this many bytes is "
     "recorded, with its call stack (at LJMPROF_STACKS frames, 32 when "
@@ -117,9 +117,9 @@ const struct ljm_var ljm_vars[] = {
     "sampled, so that live memory is known. The reports scale the "
     "samples back up and say that their figures are estimates. Every "
     "other allocation costs the program a subtraction and a compare. "
-    "The default mean, 512K, keeps a busy VM's file well under 1 MB a "
-    "minute while a path holding a few percent of the bytes is "
-    "estimated within a few percent.",
+    "The default mean, 4M, keeps the file of a VM that allocates 2.5 GB "
+    "a second under 1 MB a minute; a program that allocates less, or a "
+    "closer look, can take a smaller one (Go's and tcmalloc's 512K).",
     "yes", OFF(sample), 1, GIB, 1 },
   { "LJMPROF_SEED", LJM_T_NUMBER, "0", "0 (from the clock and the process "
     "id), or 1 to 2^64-1",

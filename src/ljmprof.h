@@ -77,7 +77,7 @@ typedef struct ljmprof_opt {
 #define LJMPROF_STACK_DEPTH_DEFAULT	32
 #define LJMPROF_STACK_DEPTH_MAX		1024
 /* The sampling mean that "yes" means (LJMPROF_SAMPLE, misc.memprof). */
-#define LJMPROF_SAMPLE_DEFAULT		((size_t)512 * 1024)
+#define LJMPROF_SAMPLE_DEFAULT		((size_t)4 << 20)
 
 /*
 ** Start profiling the VM of L: symbol table, then events. Returns

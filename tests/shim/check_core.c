@@ -201,7 +201,7 @@ START_TEST(parsers)
   int b, s;
   ck_assert_int_eq(ljm_parse_size("4096", &u), 0); ck_assert_uint_eq(u, 4096);
   ck_assert_int_eq(ljm_parse_sample("yes", &u), 0);
-  ck_assert_uint_eq(u, 512 * 1024);  /* 512K, as documented. */
+  ck_assert_uint_eq(u, 4 << 20);  /* 4M, as documented. */
   ck_assert_int_eq(ljm_parse_sample("no", &u), 0); ck_assert_uint_eq(u, 0);
   ck_assert_int_eq(ljm_parse_sample("64k", &u), 0);
   ck_assert_uint_eq(u, 65536);

@@ -103,7 +103,7 @@ static void usage(FILE *out, int full)
 	"      --stacks[=DEPTH]   call stacks of up to DEPTH frames (default\n"
 	"                         32) [LJMPROF_STACKS]\n"
 	"      --sample[=SIZE]    record one allocation every SIZE bytes on\n"
-	"                         average, with its stack (default 512K);\n"
+	"                         average, with its stack (default 4M);\n"
 	"                         reports show estimates [LJMPROF_SAMPLE]\n"
 	"      --seed=N           seed of the sampling [LJMPROF_SEED]\n"
 	"  -v, --verbose          settings, files opened and closed\n"

@@ -143,7 +143,7 @@ void mp_folded_frames(struct mp_buf *out, const struct mp_profile *p,
 void mp_buf_json_string(struct mp_buf *b, const char *s, size_t len);
 
 /* For a sampled profile (s->sample_mean), "figures are estimates from
-** sampling at a mean of 512K bytes", in b; NULL when not sampled (or out
+** sampling at a mean of 4M bytes", in b; NULL when not sampled (or out
 ** of memory). mp_estimate.c. */
 const char *mp_estimate_note(struct mp_buf *b, const struct mp_summary *s);
 
