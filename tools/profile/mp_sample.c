@@ -99,6 +99,9 @@ int mp_sample_account(struct mp_profile *p, const struct mp_event *ev,
       goto oom;
     m->a = nblocks;
   }
+  /* "Freed by the very next event" says nothing when the events between
+  ** were not sampled: no temporary allocations. */
+  p->fresh_block = 0;
   if (mp_live_account(p, &e, id, node) < 0)
     return -1;
   l = &p->locs[id];
