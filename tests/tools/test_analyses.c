@@ -235,6 +235,7 @@ START_TEST(sampled_estimates)
     ck_assert_uint_eq(s->sample_mean, 1000);
     ck_assert_uint_eq(s->sample_files, 1);
     ck_assert_uint_eq(s->live_bytes, 2 * 1051 + 20000);
+    ck_assert_uint_eq(s->live_blocks, 20 + 1);
     ck_assert_uint_eq(s->temporary, 0);
     mp_profile_delete(p);
   }

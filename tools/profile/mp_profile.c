@@ -258,6 +258,7 @@ static void next_file(struct mp_profile *p)
   mp_map_clear(&p->trace_funcs);
   mp_map_clear(&p->sample_blocks);
   p->sample_carry = 0;
+  p->sample_extra = 0;
   mp_resolve_reset(p);
   mp_stacks_end_file(p);
   p->file_strings = p->strings.count;
@@ -269,7 +270,7 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
 
   /* The counts by kind and the bytes are the locations' sums, taken
   ** once reading is done (mp_profile_done_reading). */
-  f->live_blocks = mp_heap_count(&p->heap);
+  f->live_blocks = mp_live_blocks(p);
   if (mp_timeline_end_file(p) < 0)
     p->oom = 1;
   t->n_sym_proto += f->n_sym_proto;

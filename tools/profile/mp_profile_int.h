@@ -207,6 +207,7 @@ struct mp_profile {
   ** estimates carry to the next one (mp_sample.c). */
   struct mp_map sample_blocks;
   double sample_carry;
+  uint64_t sample_extra;	/* Their blocks beyond one each. */
   int file_ext;			/* The file has the profile extension... */
   int file_stacks;		/* ...and its heap's owners are nodes. */
   int no_locations;		/* One location for all (stat needs none). */
@@ -215,6 +216,13 @@ struct mp_profile {
   ** One field: the read loop tests it at every release. */
   enum { MP_OV_KEYS, MP_OV_NONE, MP_OV_VALUES } ov_mode;
 };
+
+/* Blocks live in the file: the heap's, and in a sampled file the blocks
+** its sampled ones stand for beyond themselves (mp_sample.c). */
+static inline uint64_t mp_live_blocks(const struct mp_profile *p)
+{
+  return mp_heap_count(&p->heap) + p->sample_extra;
+}
 
 /* -- mp_timeline.c ------------------------------------------------------- */
 

@@ -99,6 +99,11 @@ int mp_sample_account(struct mp_profile *p, const struct mp_event *ev,
       goto oom;
     m->a = nblocks;
   }
+  /* Before the accounting, which may take a peak or a timeline point. */
+  if (old)
+    p->sample_extra -= oblocks - 1;
+  if (ev->type != MP_EV_FREE && ev->new_addr)
+    p->sample_extra += nblocks - 1;
   /* "Freed by the very next event" says nothing when the events between
   ** were not sampled: no temporary allocations. */
   p->fresh_block = 0;
