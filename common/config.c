@@ -117,6 +117,8 @@ const struct ljm_var ljm_vars[] = {
     "sampled, so that live memory is known. The reports scale the "
     "samples back up and say that their figures are estimates. Every "
     "other allocation costs the program a subtraction and a compare. "
+    "Flushes (LJMPROF_FLUSH) and LJMPROF_SIGNAL take effect at the next "
+    "sample or free of a sampled block, where the events are. "
     "The default mean, 4M, keeps the file of a VM that allocates 2.5 GB "
     "a second under 1 MB a minute; a program that allocates less, or a "
     "closer look, can take a smaller one (Go's and tcmalloc's 512K).",

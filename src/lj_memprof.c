@@ -1843,10 +1843,12 @@ static LJ_NOINLINE void *mp_samplenew(MemProf *mp, void *ptr, size_t osize,
     return mp->allocf(mp->allocd, ptr, osize, nsize);
   mp->sleft = mp_nextsample(s);
   nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
+  /* ptr only tells the VM's own stack from Lua's blocks (mp_where): an
+  ** allocation's body has no old block. */
   if (LJ_LIKELY(mp_enter(mp)) && nptr != NULL &&
       (LJ_LIKELY(mp->pos <= mp->lim) || mp_full(mp)) && mp_setadd(s, nptr) &&
-      !mp_stackevent(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize))
-    mp_event(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize);
+      !mp_stackevent(mp, LJM_EV_ALLOC, ptr, 0, nptr, nsize))
+    mp_event(mp, LJM_EV_ALLOC, ptr, 0, nptr, nsize);
   mp_leave(mp);
   return nptr;
 }
