@@ -309,9 +309,14 @@ static void mp_puthdr(MemProf *mp, uint8_t m2)
 /* Header byte of a symbol: in the start table, or as an event later. */
 #define MP_SYMHDR(ev, kind, src)	((ev) ? (LJM_EV_SYMTAB|(src)) : (kind))
 
+static void mp_protoseen(MemProf *mp, GCproto *pt);
+static void mp_protosym(MemProf *mp, GCproto *pt);
+static void mp_tracesym(MemProf *mp, uint64_t traceno);
+
 static void mp_symproto(MemProf *mp, GCproto *pt, int ev)
 {
   GCstr *name = proto_chunkname(pt);
+  if (mp->smp) mp_protoseen(mp, pt);  /* Sampling: announced once. */
   mp_putbyte(mp, MP_SYMHDR(ev, LJM_SYMTAB_LFUNC, LJM_SRC_LFUNC));
   mp_putu(mp, (uintptr_t)pt);
   mp_putstr(mp, strdata(name), name->len);
@@ -319,10 +324,13 @@ static void mp_symproto(MemProf *mp, GCproto *pt, int ev)
 }
 
 #if LJ_HASJIT
+static void mp_traceseen(MemProf *mp, GCtrace *T);
+
 static void mp_symtrace(MemProf *mp, GCtrace *T, int ev)
 {
   GCproto *pt = &gcref(T->startpt)->pt;
   BCPos pos = proto_bcpos(pt, mref(T->startpc, const BCIns));
+  if (mp->smp) mp_traceseen(mp, T);  /* Sampling: announced once. */
   mp_putbyte(mp, MP_SYMHDR(ev, LJM_SYMTAB_TRACE, LJM_SRC_TRACE));
   mp_putu(mp, T->traceno);
   mp_putu(mp, (uintptr_t)pt);
@@ -886,6 +894,10 @@ static void mp_putnode(MemProf *mp, uint32_t parent, const MPFrame *f,
   size_t len = 0;
   if (f->tag == LJM_FRAME_C)
     mp_cfunc(mp, (uintptr_t)a);  /* Its name comes first. */
+  else if (f->tag == LJM_FRAME_LUA && mp->smp)
+    mp_protosym(mp, funcproto((GCfunc *)f->fn));  /* Sampling: lazily. */
+  else if (f->tag == LJM_FRAME_TRACE && mp->smp)
+    mp_tracesym(mp, a);
   if (f->tag == LJM_FRAME_LUA && caller != NULL &&
       caller->tag == LJM_FRAME_LUA && caller->pc != NULL)
     name = mp_cachedname(mp, funcproto((GCfunc *)caller->fn), caller->pc,
@@ -1498,6 +1510,10 @@ static LJ_NOINLINE void mp_event(MemProf *mp, uint8_t ev, void *optr,
   src = mp_where(mp, optr, &a, &b);
   if (src == LJM_SRC_CFUNC && (uintptr_t)a != mp->lastcf)
     mp_cfunc(mp, (uintptr_t)a);  /* May emit symbol events first. */
+  else if (src == LJM_SRC_LFUNC && mp->smp)
+    mp_protosym(mp, (GCproto *)(uintptr_t)a);  /* Sampling: lazily. */
+  else if (src == LJM_SRC_TRACE && mp->smp)
+    mp_tracesym(mp, a);
   mp_reserve(mp);
   p = mp->pos;
   *p++ = ev | src;
@@ -1722,11 +1738,18 @@ static void *mp_allocf_stacks(void *ud, void *ptr, size_t osize,
 #define MP_FILTBITS	14	/* 16 KiB of counters. */
 #define MP_SETMIN	64	/* Slots of a new set. */
 
+/* A set of addresses: open addressing, linear probing; 0: a free slot. */
+typedef struct MPAddrSet {
+  uintptr_t *a;
+  uint32_t mask, n;		/* Slots - 1, addresses in it. */
+} MPAddrSet;
+
 typedef struct MPSample {
   uint64_t mean;		/* Mean bytes between samples. */
   uint64_t rng;			/* xorshift64* state, never 0. */
-  uintptr_t *set;		/* Sampled addresses; 0: a free slot. */
-  uint32_t mask, n;		/* Slots - 1, addresses in it. */
+  MPAddrSet blocks;		/* The sampled blocks. */
+  MPAddrSet protos;		/* Prototypes announced (see mp_protosym), */
+  MPAddrSet traces;		/* and traces, by number. */
   uint8_t filt[1u << MP_FILTBITS];  /* The filter (see above). */
 } MPSample;
 
@@ -1771,61 +1794,138 @@ static int64_t mp_nextsample(MPSample *s)
 }
 
 /* The slot of address a, or -1. */
-static int64_t mp_setfind(MPSample *s, const void *p)
+static int64_t mp_asfind(const MPAddrSet *s, uintptr_t a)
 {
-  uintptr_t a = (uintptr_t)p;
   uint32_t i = mp_sethash(a, s->mask);
-  for (; s->set[i]; i = (i + 1) & s->mask)
-    if (s->set[i] == a) return i;
+  for (; s->a[i]; i = (i + 1) & s->mask)
+    if (s->a[i] == a) return i;
   return -1;
 }
 
-static void mp_setput(MPSample *s, uintptr_t a)
+static void mp_asput(MPAddrSet *s, uintptr_t a)
 {
   uint32_t i = mp_sethash(a, s->mask);
-  while (s->set[i]) i = (i + 1) & s->mask;
-  s->set[i] = a;
+  while (s->a[i]) i = (i + 1) & s->mask;
+  s->a[i] = a;
+}
+
+/* Add an address not in s. 0 if out of memory. */
+static int mp_asadd(MPAddrSet *s, uintptr_t a)
+{
+  if (2 * (s->n + 1) > s->mask + 1) {  /* Half full: twice the slots. */
+    uintptr_t *old = s->a;
+    uint32_t i, sz = s->mask + 1;
+    uintptr_t *n = (uintptr_t *)calloc(2 * (size_t)sz, sizeof(uintptr_t));
+    if (n == NULL) return 0;
+    s->a = n;
+    s->mask = 2 * sz - 1;
+    for (i = 0; i < sz; i++)
+      if (old[i]) mp_asput(s, old[i]);
+    free(old);
+  }
+  mp_asput(s, a);
+  s->n++;
+  return 1;
+}
+
+/* Remove the address in slot i, shifting back those probed past it. */
+static void mp_asdel(MPAddrSet *s, uint32_t i)
+{
+  uint32_t j = i;
+  s->n--;
+  for (;;) {
+    uint32_t k;
+    j = (j + 1) & s->mask;
+    if (!s->a[j]) break;
+    k = mp_sethash(s->a[j], s->mask);
+    /* Stays if its home k lies cyclically in (i, j]. */
+    if (i <= j ? (k > i && k <= j) : (k > i || k <= j)) continue;
+    s->a[i] = s->a[j];
+    i = j;
+  }
+  s->a[i] = 0;
+}
+
+static int mp_asinit(MPAddrSet *s)
+{
+  s->mask = MP_SETMIN - 1;
+  s->n = 0;
+  s->a = (uintptr_t *)calloc(MP_SETMIN, sizeof(uintptr_t));
+  return s->a != NULL;
+}
+
+static int64_t mp_setfind(MPSample *s, const void *p)
+{
+  return mp_asfind(&s->blocks, (uintptr_t)p);
 }
 
 /* Add a sampled block. 0 if out of memory: then it is not sampled. */
 static int mp_setadd(MPSample *s, const void *p)
 {
   uint8_t *c = &s->filt[mp_filtidx(p)];
-  if (2 * (s->n + 1) > s->mask + 1) {  /* Half full: twice the slots. */
-    uintptr_t *old = s->set;
-    uint32_t i, sz = s->mask + 1;
-    uintptr_t *set = (uintptr_t *)calloc(2 * (size_t)sz, sizeof(uintptr_t));
-    if (set == NULL) return 0;
-    s->set = set;
-    s->mask = 2 * sz - 1;
-    for (i = 0; i < sz; i++)
-      if (old[i]) mp_setput(s, old[i]);
-    free(old);
-  }
-  mp_setput(s, (uintptr_t)p);
-  s->n++;
+  if (!mp_asadd(&s->blocks, (uintptr_t)p)) return 0;
   if (*c != 255) (*c)++;
   return 1;
 }
 
-/* Remove the address in slot i, shifting back those probed past it. */
 static void mp_setdel(MPSample *s, uint32_t i)
 {
-  uint8_t *c = &s->filt[mp_filtidx((const void *)s->set[i])];
-  uint32_t j = i;
+  uint8_t *c = &s->filt[mp_filtidx((const void *)s->blocks.a[i])];
   if (*c != 255) (*c)--;
-  s->n--;
-  for (;;) {
-    uint32_t k;
-    j = (j + 1) & s->mask;
-    if (!s->set[j]) break;
-    k = mp_sethash(s->set[j], s->mask);
-    /* Stays if its home k lies cyclically in (i, j]. */
-    if (i <= j ? (k > i && k <= j) : (k > i || k <= j)) continue;
-    s->set[i] = s->set[j];
-    i = j;
-  }
-  s->set[i] = 0;
+  mp_asdel(&s->blocks, i);
+}
+
+/*
+** Sampling announces a prototype when a sampled event first names it (a
+** node's frame, a free's location, a trace's start), not when it is
+** made: a program that loads code all the time would otherwise fill its
+** file with chunks that no sample meets. smp->protos holds the
+** prototypes announced since a new one last took their address.
+*/
+static void mp_protoseen(MemProf *mp, GCproto *pt)
+{
+  MPAddrSet *s = &mp->smp->protos;
+  if (mp_asfind(s, (uintptr_t)pt) < 0)
+    (void)mp_asadd(s, (uintptr_t)pt);  /* Out of memory: announced again. */
+}
+
+static void mp_protosym(MemProf *mp, GCproto *pt)
+{
+  if (mp_asfind(&mp->smp->protos, (uintptr_t)pt) < 0)
+    mp_symproto(mp, pt, 1);
+}
+
+/* The same for traces, by number (smp->traces). */
+#if LJ_HASJIT
+static void mp_traceseen(MemProf *mp, GCtrace *T)
+{
+  MPAddrSet *s = &mp->smp->traces;
+  if (mp_asfind(s, T->traceno) < 0)
+    (void)mp_asadd(s, T->traceno);
+}
+#endif
+
+static void mp_tracesym(MemProf *mp, uint64_t traceno)
+{
+#if LJ_HASJIT
+  jit_State *J = G2J(mp->g);
+  GCtrace *T;
+  if (mp_asfind(&mp->smp->traces, (uintptr_t)traceno) >= 0 ||
+      traceno == 0 || traceno >= J->sizetrace ||
+      (T = traceref(J, (TraceNo)traceno)) == NULL)
+    return;
+  mp_protosym(mp, &gcref(T->startpt)->pt);
+  mp_symtrace(mp, T, 1);
+#else
+  UNUSED(mp); UNUSED(traceno);
+#endif
+}
+
+/* A new prototype at pt: the stream must hear of it before its use. */
+static void mp_protogone(MemProf *mp, GCproto *pt)
+{
+  int64_t i = mp_asfind(&mp->smp->protos, (uintptr_t)pt);
+  if (i >= 0) mp_asdel(&mp->smp->protos, (uint32_t)i);
 }
 
 /*
@@ -1853,6 +1953,16 @@ static LJ_NOINLINE void *mp_samplenew(MemProf *mp, void *ptr, size_t osize,
   return nptr;
 }
 
+/* A free from a trace names it (mp_quick): announced first, if need be. */
+static LJ_AINLINE void mp_freetrace(MemProf *mp)
+{
+#if LJ_HASJIT
+  if (mp->g->vmstate > 0) mp_tracesym(mp, (uint64_t)mp->g->vmstate);
+#else
+  UNUSED(mp);
+#endif
+}
+
 /* The filter says ptr may be a sampled block: free or reallocate it. */
 static LJ_NOINLINE void *mp_sampleold(MemProf *mp, void *ptr, size_t osize,
 				      size_t nsize)
@@ -1871,8 +1981,10 @@ static LJ_NOINLINE void *mp_sampleold(MemProf *mp, void *ptr, size_t osize,
   }
   if (nsize == 0) {  /* Recorded before the block goes, as mp_freeslow. */
     mp_setdel(s, (uint32_t)i);
-    if (LJ_LIKELY(mp_enter(mp)))
+    if (LJ_LIKELY(mp_enter(mp))) {
+      mp_freetrace(mp);
       mp_record(mp, LJM_EV_FREE, ptr, osize, NULL, 0);
+    }
     mp_leave(mp);
     return mp->allocf(mp->allocd, ptr, osize, 0);
   }
@@ -1885,8 +1997,10 @@ static LJ_NOINLINE void *mp_sampleold(MemProf *mp, void *ptr, size_t osize,
   if (LJ_LIKELY(mp_enter(mp))) {
     if (kept)
       mp_record(mp, LJM_EV_REALLOC, ptr, osize, nptr, nsize);
-    else  /* No room to follow the new block: it leaves the sample. */
+    else {  /* No room to follow the new block: it leaves the sample. */
+      mp_freetrace(mp);
       mp_record(mp, LJM_EV_FREE, ptr, osize, NULL, 0);
+    }
   }
   mp_leave(mp);
   return nptr;
@@ -1920,8 +2034,6 @@ static int mp_sampleinit(MemProf *mp, const ljmprof_opt *opt)
   mp->smp = s;
   mp->sfilt = s->filt;
   s->mean = opt->sample;
-  s->mask = MP_SETMIN - 1;
-  s->set = (uintptr_t *)calloc(MP_SETMIN, sizeof(uintptr_t));
   if (seed == 0) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -1931,7 +2043,8 @@ static int mp_sampleinit(MemProf *mp, const ljmprof_opt *opt)
   s->rng = mp_splitmix(seed);
   if (s->rng == 0) s->rng = 1;
   mp->sleft = mp_nextsample(s);
-  return s->set != NULL;
+  return mp_asinit(&s->blocks) && mp_asinit(&s->protos) &&
+	 mp_asinit(&s->traces);
 }
 
 /* -- Start and stop ------------------------------------------------------ */
@@ -1968,7 +2081,9 @@ static void mp_release(MemProf *mp)
     mp->stk = NULL;
   }
   if (mp->smp) {
-    free(mp->smp->set);
+    free(mp->smp->blocks.a);
+    free(mp->smp->protos.a);
+    free(mp->smp->traces.a);
     free(mp->smp);
     mp->smp = NULL;
   }
@@ -2144,7 +2259,10 @@ void lj_memprof_addproto(global_State *g, GCproto *pt)
   if (mp != NULL) {
     if (mp_enter(mp) && !mp->err) {
       if (mp->stk) mp_protonew(mp->stk, (uintptr_t)pt);
-      mp_symproto(mp, pt, 1);
+      if (mp->smp)
+	mp_protogone(mp, pt);  /* Announced when a sample names it. */
+      else
+	mp_symproto(mp, pt, 1);
     }
     mp_leave(mp);
   }
@@ -2157,7 +2275,12 @@ void lj_memprof_addtrace(global_State *g, struct GCtrace *T)
   if (mp != NULL) {
     if (mp_enter(mp) && !mp->err) {
       if (mp->stk) mp->stk->nlast = 0;  /* Its number may be an old one's. */
-      mp_symtrace(mp, T, 1);
+      if (mp->smp) {  /* Announced when a sample names it. */
+	int64_t i = mp_asfind(&mp->smp->traces, T->traceno);
+	if (i >= 0) mp_asdel(&mp->smp->traces, (uint32_t)i);
+      } else {
+	mp_symtrace(mp, T, 1);
+      }
     }
     mp_leave(mp);
   }

@@ -1706,12 +1706,58 @@ START_TEST(sampled_stream_is_extended)
     ck_assert_int_eq(st.complete, 1);
     ck_assert_uint_eq(st.info[LJM_INFO_SAMPLE], 1);
     ck_assert_uint_eq(st.info[LJM_INFO_DEPTH], LJMPROF_STACK_DEPTH_DEFAULT);
-    /* Each of the 100 tables, with its stack. */
+    /* Each of the 100 tables, with its stack, and every name known. */
     ck_assert_uint_ge(st.stackevents, 100);
+    ck_assert_uint_eq(st.unresolved, 0);
     mpr_free(&st);
   }
   free(m.data);
   lua_close(L);
+}
+END_TEST
+
+/*
+** Sampling names a prototype or trace when a sample first needs it: 2000
+** chunks loaded and run, JIT on, at a mean no allocation reaches, leave
+** almost nothing in the stream; at every byte, every name is there.
+*/
+static void sampled_chunks(size_t mean, mpr_stats *st)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  ljmprof_opt opt;
+  char err[256];
+  memset(&opt, 0, sizeof(opt));
+  opt.writer = mem_write;
+  opt.ctx = &m;
+  opt.sample = mean;
+  opt.seed = 3;
+  ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
+  run(L, "@chunks.lua",
+      "local keep = {}\n"
+      "for i = 1, 2000 do\n"
+      "  local f = load('local t = {} for j = 1, 60 do t[j] = {j} end "
+      "return t', '=chunk' .. i)\n"
+      "  keep[i % 10] = f()\n"
+      "end\n");
+  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
+  memset(st, 0, sizeof(*st));
+  ck_assert_int_eq(mpr_parse(m.data, m.len, st, err, sizeof(err)), 0);
+  ck_assert_int_eq(st->complete, 1);
+  ck_assert_uint_eq(st->unresolved, 0);
+  free(m.data);
+  lua_close(L);
+}
+
+START_TEST(sampled_names_lazily)
+{
+  mpr_stats st;
+  sampled_chunks((size_t)1 << 30, &st);
+  ck_assert_uint_lt(st.symevents, 20);
+  mpr_free(&st);
+  sampled_chunks(1, &st);
+  ck_assert_uint_ge(st.symevents, 2000);	/* Each chunk, as it allocates. */
+  mpr_free(&st);
 }
 END_TEST
 
@@ -2429,6 +2475,7 @@ static Suite *memprof_suite(void)
   tcase_add_test(tc, every_event_as_called);
   tcase_add_test(tc, sampled_events);
   tcase_add_test(tc, sampled_stream_is_extended);
+  tcase_add_test(tc, sampled_names_lazily);
   suite_add_tcase(s, tc);
   s_stacks(s);
   return s;
