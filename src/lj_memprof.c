@@ -1929,6 +1929,22 @@ static void mp_protogone(MemProf *mp, GCproto *pt)
 }
 
 /*
+** The counter ran out on the block nptr (made from ptr, if not NULL):
+** draw it again, record the block and keep it. ptr only tells the VM's
+** own stack from Lua's blocks (mp_where): an allocation has no old block.
+*/
+static void mp_sampletake(MemProf *mp, void *ptr, void *nptr, size_t nsize)
+{
+  MPSample *s = mp->smp;
+  mp->sleft = mp_nextsample(s);
+  if (LJ_LIKELY(mp_enter(mp)) && nptr != NULL &&
+      (LJ_LIKELY(mp->pos <= mp->lim) || mp_full(mp)) && mp_setadd(s, nptr) &&
+      !mp_stackevent(mp, LJM_EV_ALLOC, ptr, 0, nptr, nsize))
+    mp_event(mp, LJM_EV_ALLOC, ptr, 0, nptr, nsize);
+  mp_leave(mp);
+}
+
+/*
 ** The counter ran out on an allocation (ptr NULL) or on a reallocation of
 ** an unsampled block: sample the new block, written as an allocation.
 */
@@ -1941,15 +1957,8 @@ static LJ_NOINLINE void *mp_samplenew(MemProf *mp, void *ptr, size_t osize,
     return mp_pollalloc(mp, ptr, osize, nsize);
   if (s == NULL)  /* Stopped. */
     return mp->allocf(mp->allocd, ptr, osize, nsize);
-  mp->sleft = mp_nextsample(s);
   nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
-  /* ptr only tells the VM's own stack from Lua's blocks (mp_where): an
-  ** allocation's body has no old block. */
-  if (LJ_LIKELY(mp_enter(mp)) && nptr != NULL &&
-      (LJ_LIKELY(mp->pos <= mp->lim) || mp_full(mp)) && mp_setadd(s, nptr) &&
-      !mp_stackevent(mp, LJM_EV_ALLOC, ptr, 0, nptr, nsize))
-    mp_event(mp, LJM_EV_ALLOC, ptr, 0, nptr, nsize);
-  mp_leave(mp);
+  mp_sampletake(mp, ptr, nptr, nsize);
   return nptr;
 }
 
@@ -1970,7 +1979,6 @@ static LJ_NOINLINE void *mp_sampleold(MemProf *mp, void *ptr, size_t osize,
   MPSample *s = mp->smp;
   int64_t i;
   void *nptr;
-  int kept = 1;
   if (LJ_UNLIKELY(*mp->pollflag != mp->pollseen))
     return mp_pollalloc(mp, ptr, osize, nsize);
   i = s ? mp_setfind(s, ptr) : -1;
@@ -1988,21 +1996,23 @@ static LJ_NOINLINE void *mp_sampleold(MemProf *mp, void *ptr, size_t osize,
     mp_leave(mp);
     return mp->allocf(mp->allocd, ptr, osize, 0);
   }
+  /*
+  ** A reallocation, as a free and an allocation: the old block leaves
+  ** the sample, and the counter decides on the new one as on any. A
+  ** block that the program keeps resizing (a string buffer) writes one
+  ** event, not one at every resize, and the new block is in the sample
+  ** with the probability its size gives, as the reader takes it.
+  */
   nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
   if (nptr == NULL) return NULL;  /* Failed: nothing changed. */
-  if (nptr != ptr) {
-    mp_setdel(s, (uint32_t)i);
-    kept = mp_setadd(s, nptr);
-  }
+  mp_setdel(s, (uint32_t)i);
   if (LJ_LIKELY(mp_enter(mp))) {
-    if (kept)
-      mp_record(mp, LJM_EV_REALLOC, ptr, osize, nptr, nsize);
-    else {  /* No room to follow the new block: it leaves the sample. */
-      mp_freetrace(mp);
-      mp_record(mp, LJM_EV_FREE, ptr, osize, NULL, 0);
-    }
+    mp_freetrace(mp);
+    mp_record(mp, LJM_EV_FREE, ptr, osize, NULL, 0);
   }
   mp_leave(mp);
+  if (LJ_UNLIKELY((mp->sleft -= (int64_t)nsize) < 0))
+    mp_sampletake(mp, ptr, nptr, nsize);
   return nptr;
 }
 

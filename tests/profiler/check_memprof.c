@@ -1555,9 +1555,10 @@ END_TEST
 /*
 ** Sampling: replay every allocator call (arena_alloc's log, addresses
 ** never reused) against the stream. An allocation is in it only when
-** sampled; the free or reallocation of a sampled block always is, and of
-** no other block; a reallocation of an unsampled block that the counter
-** samples is an allocation of the new block. Returns the number of
+** sampled; the free or reallocation of a sampled block always is (a
+** reallocation as the free of the old block), and of no other block; a
+** reallocation that the counter samples is an allocation of the new
+** block. Returns the number of
 ** samples, and in *est their estimated bytes (s / (1 - exp(-s/m))) and
 ** in *exp_n the expected number of samples, for the bytes counted.
 */
@@ -1589,17 +1590,12 @@ static size_t sample_replay(const membuf *m, uint64_t mean, double *est,
       if (set[j] == o) { k = j; break; }
     if (o && k < nset) {  /* A sampled block: always in the stream. */
       ck_assert_msg(have, "call %zu: no event for a sampled block", i);
-      ck_assert_int_eq(ev.type, calls[i].nsize ? MP_EV_REALLOC : MP_EV_FREE);
+      ck_assert_int_eq(ev.type, MP_EV_FREE);
       ck_assert_uint_eq(ev.old_addr, o);
       ck_assert_uint_eq(ev.old_size, calls[i].osize);
-      if (calls[i].nsize) {
-	ck_assert_uint_eq(ev.new_addr, n);
-	set[k] = n;
-      } else {
-	set[k] = set[--nset];
-      }
+      set[k] = set[--nset];
       NEXT();
-      continue;
+      /* A reallocation: its new block, as an allocation, below. */
     }
     if (!calls[i].nsize || !n) continue;  /* Unsampled free: no event. */
     *counted += (double)calls[i].nsize;

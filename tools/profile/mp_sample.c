@@ -11,11 +11,13 @@
 ** integer: the fractions are carried from one block to the next, so that
 ** the totals keep them.
 **
-** A reallocation of a sampled block is always in the stream, and the
-** writer's counter skips it: the counter's samples estimate the
-** reallocations of the other blocks (written as allocations of the new
-** block), so this one counts its own bytes, once, in the reallocation
-** figures; the block it makes is held at its new estimate.
+** ljmprof's writer writes a reallocation of a sampled block as the free
+** of the old one (the new block is the counter's to pick again). A
+** stream that has one (another writer's) gets, as the counter skipped
+** it while its samples estimate the reallocations of the other blocks
+** (written as allocations of the new block), its own bytes, once, in
+** the reallocation figures; the block it makes is held at its new
+** estimate.
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
