@@ -468,6 +468,8 @@ static const struct variant variants[] = {
   { "static", "/usr/bin/luajit (static, for reference)", P_STATIC, 0, 0, 0 },
   { "stacks", "prof + LJMPROF_STACKS=yes (call stacks, 32 frames)",
     P_FRONTEND, 1, 1, 3 },
+  { "sampled", "prof + LJMPROF_SAMPLE=yes (one allocation every 4M on "
+    "average, with its stack)", P_FRONTEND, 1, 1, 4 },
 };
 #define NVAR (int)(sizeof variants / sizeof variants[0])
 
@@ -478,7 +480,9 @@ struct wresult {
   double rss[NVAR][MAXRUNS];
   double sbytes[MAXRUNS];
   double stbytes[MAXRUNS];	/* Streams of the stacks variant. */
-  int nruns[NVAR], nstream, nststream;
+  double smbytes[MAXRUNS];	/* Streams of the sampled variant, */
+  double smwall[MAXRUNS];	/* and the wall times of their runs. */
+  int nruns[NVAR], nstream, nststream, nsmstream;
   double gc[NVAR][MAXRUNS], peak[NVAR][MAXRUNS];	/* Per run. */
   char checksum[NVAR][64];
   int checksum_bad;
@@ -534,6 +538,10 @@ static void build_env(const struct variant *v, const char *outpath, char **ev)
   if (v->out == 3) {
     ev[n++] = fmtstr("LJMPROF_OUT=%s", outpath);
     ev[n++] = fmtstr("LJMPROF_STACKS=yes");
+  }
+  if (v->out == 4) {
+    ev[n++] = fmtstr("LJMPROF_OUT=%s", outpath);
+    ev[n++] = fmtstr("LJMPROF_SAMPLE=yes");
   }
   ev[n] = NULL;
 }
@@ -615,6 +623,15 @@ static void run_workload(struct wresult *R)
 	int nf;
 	uint64_t b = dir_bytes(outdir, &nf);
 	if (nf > 0) R->stbytes[R->nststream++] = (double)b;
+	dir_clear(outdir);
+      }
+      if (v->out == 4) {  /* Sampled streams: bytes per minute of run. */
+	int nf;
+	uint64_t b = dir_bytes(outdir, &nf);
+	if (nf > 0) {
+	  R->smbytes[R->nsmstream] = (double)b;
+	  R->smwall[R->nsmstream++] = r.wall;
+	}
 	dir_clear(outdir);
       }
       free(av[w->jopt ? 2 : 1]);
@@ -716,8 +733,10 @@ static int cmd_workloads(int argc, char **argv)
 	 "minima]; prof CPU: ratio of median user+sys CPU times\n");
   printf("| workload | sys median s | inert | inert CPU | prof | prof vs inert | "
 	 "prof CPU | /dev/null | bytes/event | events | MB written | GC cycles inert / prof | "
-	 "peak kB inert / prof | load | stacks | stacks bytes/event |\n");
-  printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	 "peak kB inert / prof | load | stacks | stacks bytes/event | sampled | "
+	 "sampled vs inert | sampled MB/min |\n");
+  printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	 "---|---|---|\n");
   if (opt.tsv) tsv = fopen(opt.tsv, "a");
   for (i = 0; i < n; i++) {
     const struct wresult *R = &res[i];
@@ -727,8 +746,9 @@ static int cmd_workloads(int argc, char **argv)
     char ib[64] = "-", pb[64] = "-", pib[64] = "-", bpe[32] = "-",
 	 evs[32] = "-", mb[32] = "-", gc[128] = "-", pk[128] = "-",
 	 cb[32] = "-", icb[32] = "-", nb[64] = "-", stb[64] = "-",
-	 stbpe[32] = "-";
+	 stbpe[32] = "-", smb[64] = "-", smib[32] = "-", smmb[32] = "-";
     int nu = vindex(R, "null"), sk = vindex(R, "stacks");
+    int sm = vindex(R, "sampled");
     if (R->failed) {
       printf("| %s | FAILED |\n", R->w->name);
       continue;
@@ -778,9 +798,24 @@ static int cmd_workloads(int argc, char **argv)
     if (sk >= 0 && R->have_counts && R->nststream && events_of(&R->k))
       snprintf(stbpe, sizeof stbpe, "%.2f",
 	       median(R->stbytes, R->nststream) / events_of(&R->k));
-    printf("| %s | %.3f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+    if (sm >= 0) {
+      snprintf(smb, sizeof smb, "%.3f [%.3f]",
+	       median(R->wall[sm], R->nruns[sm]) / smed,
+	       minimum(R->wall[sm], R->nruns[sm]) / smin);
+      if (in >= 0)
+	snprintf(smib, sizeof smib, "%.3f",
+		 median(R->wall[sm], R->nruns[sm]) /
+		 median(R->wall[in], R->nruns[in]));
+    }
+    if (sm >= 0 && R->nsmstream) {  /* Median of each run's rate. */
+      double rate[MAXRUNS];
+      for (int k = 0; k < R->nsmstream; k++)
+	rate[k] = R->smbytes[k] / 1e6 * 60 / R->smwall[k];
+      snprintf(smmb, sizeof smmb, "%.3f", median(rate, R->nsmstream));
+    }
+    printf("| %s | %.3f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 	   R->w->name, smed, ib, icb, pb, pib, cb, nb, bpe, evs, mb, gc, pk,
-	   R->load_after, stb, stbpe);
+	   R->load_after, stb, stbpe, smb, smib, smmb);
     if (tsv)
       fprintf(tsv, "%s\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", R->w->name, smed,
 	      ib, pb, bpe, evs, gc, pk, R->load_after);

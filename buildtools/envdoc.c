@@ -23,6 +23,8 @@ static const char *type_name(enum ljm_type t)
   case LJM_T_SIGNAL: return "signal name";
   case LJM_T_DURATION: return "duration";
   case LJM_T_DEPTH: return "stack depth";
+  case LJM_T_SAMPLE: return "size in bytes, or yes/no";
+  case LJM_T_NUMBER: return "number";
   }
   return "?";
 }

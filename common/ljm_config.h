@@ -24,8 +24,12 @@ enum ljm_type {
   LJM_T_BOOL,		/* 1/0, yes/no, on/off, true/false. */
   LJM_T_SIGNAL,		/* USR1, USR2, RTMIN+N, RTMAX-N (SIG prefix optional). */
   LJM_T_DURATION,	/* Digits with an optional ms, s, m or h suffix. */
-  LJM_T_DEPTH		/* A number of frames; yes: the default, no: 0. */
+  LJM_T_DEPTH,		/* A number of frames; yes: the default, no: 0. */
+  LJM_T_SAMPLE,		/* A size as LJM_T_SIZE; yes: the default mean,
+			   no: 0. */
+  LJM_T_NUMBER		/* Digits. */
 };
+
 
 /* The settings in effect. */
 struct ljm_config {
@@ -41,6 +45,8 @@ struct ljm_config {
   char manifest[LJM_PATH_MAX];	/* LJMPROF_MANIFEST ("" = none). */
   char debugdir[LJM_PATH_MAX];	/* LJMPROF_DEBUG_DIR, folders by ':'. */
   uint64_t stacks;		/* LJMPROF_STACKS, frames, 0 = leaf only. */
+  uint64_t sample;		/* LJMPROF_SAMPLE, mean bytes, 0 = all. */
+  uint64_t seed;		/* LJMPROF_SEED, 0 = clock and pid. */
 };
 
 /* One row of the table. */
@@ -87,6 +93,7 @@ int ljm_parse_bool(const char *s, int *out);		/* 0, EINVAL */
 int ljm_parse_signal(const char *s, int *out);		/* 0, EINVAL */
 int ljm_parse_duration(const char *s, uint64_t *ms);	/* 0, EINVAL, ERANGE */
 int ljm_parse_depth(const char *s, uint64_t *out);	/* 0, EINVAL, ERANGE */
+int ljm_parse_sample(const char *s, uint64_t *out);	/* 0, EINVAL, ERANGE */
 
 /* Name of a signal number that ljm_parse_signal accepts ("USR2",
 ** "RTMIN+3"), written into buf. */

@@ -113,6 +113,8 @@ static int start_stream(struct ljm_vm *vm)
   opt.ctx = vm;
   opt.bufsize = (size_t)ljm_cfg.bufsize;
   opt.stack_depth = (int)ljm_cfg.stacks;
+  opt.sample = (size_t)ljm_cfg.sample;
+  opt.seed = ljm_cfg.seed;
   opt.poll_flag = &ljm_epoch;
   opt.poll = poll_cb;
   /* RUNNING before the symbol table is written: the writer's verdict on

@@ -44,6 +44,10 @@ void ljm_reg_fork_child(void)
     vm->tid = me;
     vm->busy = 0;
     vm->state = ljm_lc_forked(vm_state(vm));	/* The parent's, till used. */
+    /* Our copy of the parent's stream, at once: it would keep the
+    ** parent's lock, which says that the file is still being written
+    ** (ljmprof report's live files), for as long as this child lives. */
+    ljm_out_close(&vm->out);
     ljm_tgl_watch(vm);
   }
   ljm_bump_epoch();

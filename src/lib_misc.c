@@ -97,7 +97,41 @@ static int misc_stacks(lua_State *L, int opts)
   return depth;
 }
 
-/* misc.memprof.start(path [, {stacks = N|true}]) or start{path, stacks}. */
+/*
+** The sample option: nil or false (every event), true (the default mean)
+** or a mean in bytes; and seed, a number (0 or nil: from the clock).
+*/
+static void misc_sample(lua_State *L, int opts, ljmprof_opt *opt)
+{
+  lua_Number n;
+  if (lua_type(L, opts) != LUA_TTABLE)
+    return;
+  lua_getfield(L, opts, "sample");
+  if (lua_isnoneornil(L, -1) || lua_isboolean(L, -1)) {
+    opt->sample = lua_toboolean(L, -1) ? LJMPROF_SAMPLE_DEFAULT : 0;
+  } else {
+    if (!lua_isnumber(L, -1))
+      luaL_argerror(L, opts, "sample: true or a mean in bytes expected");
+    n = lua_tonumber(L, -1);
+    if (!(n >= 0 && n <= 1073741824.0) || n != (lua_Number)(size_t)n)
+      luaL_argerror(L, opts, "sample: a mean from 0 to 1G bytes expected");
+    opt->sample = (size_t)n;
+  }
+  lua_pop(L, 1);
+  lua_getfield(L, opts, "seed");
+  if (!lua_isnoneornil(L, -1)) {
+    n = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : -1;
+    if (!(n >= 0 && n < 18446744073709551616.0))
+      luaL_argerror(L, opts, "seed: a number from 0 expected");
+    opt->seed = (unsigned long long)n;
+  }
+  lua_pop(L, 1);
+}
+
+/*
+** misc.memprof.start(path [, {stacks = N|true, sample = SIZE|true,
+** seed = N}]) or start{path, stacks, sample, seed}.
+*/
 LJLIB_CF(misc_memprof_start)
 {
   const char *path;
@@ -116,6 +150,7 @@ LJLIB_CF(misc_memprof_start)
   }
   memset(&opt, 0, sizeof(opt));
   opt.stack_depth = misc_stacks(L, opts);
+  misc_sample(L, opts, &opt);
   if (ljmprof_running(L))
     return misc_fail(L, lj_memprof_owned(L, misc_file_release) ?
 			"profiler is running already" : MISC_NOTOURS, EINVAL);

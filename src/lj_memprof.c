@@ -32,6 +32,7 @@
 #if LJ_HASMEMPROF
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -102,6 +103,7 @@ typedef struct MemProf {
   uint8_t *hardlim;		/* Flush before an event past this point;
 				** lim is before it while marks are due. */
   int timed;			/* Time marks: the extension is on. */
+  ptrdiff_t tickbytes;		/* Output between looks at the clock. */
   uint64_t t0;			/* Clock at the start, nanoseconds. */
   uint64_t tmark;		/* Last mark written, since t0. */
   uint64_t addrkey;		/* Bits 21 and up of the last address cached, */
@@ -124,11 +126,15 @@ typedef struct MemProf {
   unsigned long long adds;	/* Generation of the objects they were named in. */
   uint32_t depth;		/* Stack depth limit; 0: leaf locations only. */
   struct MPStack *stk;		/* Stack state, with depth only. */
+  int64_t sleft;		/* Sampling: bytes until the next sample. */
+  const uint8_t *sfilt;		/* Its filter of sampled blocks, */
+  struct MPSample *smp;		/* and its state, or NULL (see Sampling). */
   MPCallHint hints[MP_CALLHINTS];  /* See MPCallHint. */
 } MemProf;
 
 static void *mp_allocf(void *ud, void *ptr, size_t osize, size_t nsize);
 static void *mp_allocf_stacks(void *ud, void *ptr, size_t osize, size_t nsize);
+static void *mp_allocf_sample(void *ud, void *ptr, size_t osize, size_t nsize);
 
 /* The safe-point flag of a profiler without one: never changes. */
 static const volatile sig_atomic_t mp_nopoll = 0;
@@ -146,8 +152,8 @@ static LJ_AINLINE MemProf *mp_get(global_State *g)
 /* Is the profiler's wrapper the VM's allocator (not buried by the host's)? */
 static LJ_AINLINE int mp_ontop(global_State *g, MemProf *mp)
 {
-  return (g->allocf == mp_allocf || g->allocf == mp_allocf_stacks) &&
-	 g->allocd == (void *)mp;
+  return (g->allocf == mp_allocf || g->allocf == mp_allocf_stacks ||
+	  g->allocf == mp_allocf_sample) && g->allocd == (void *)mp;
 }
 
 /*
@@ -292,8 +298,8 @@ static uint64_t mp_clock(void)
 /* The next look at the clock: MP_TICKBYTES on, or at the real limit. */
 static LJ_AINLINE void mp_ticklim(MemProf *mp)
 {
-  mp->lim = mp->hardlim - mp->pos > MP_TICKBYTES ? mp->pos + MP_TICKBYTES :
-						  mp->hardlim;
+  mp->lim = mp->hardlim - mp->pos > mp->tickbytes ? mp->pos + mp->tickbytes :
+						   mp->hardlim;
 }
 
 /*
@@ -361,9 +367,14 @@ static void mp_puthdr(MemProf *mp, uint8_t m2)
 /* Header byte of a symbol: in the start table, or as an event later. */
 #define MP_SYMHDR(ev, kind, src)	((ev) ? (LJM_EV_SYMTAB|(src)) : (kind))
 
+static void mp_protoseen(MemProf *mp, GCproto *pt);
+static void mp_protosym(MemProf *mp, GCproto *pt);
+static void mp_tracesym(MemProf *mp, uint64_t traceno);
+
 static void mp_symproto(MemProf *mp, GCproto *pt, int ev)
 {
   GCstr *name = proto_chunkname(pt);
+  if (mp->smp) mp_protoseen(mp, pt);  /* Sampling: announced once. */
   mp_putbyte(mp, MP_SYMHDR(ev, LJM_SYMTAB_LFUNC, LJM_SRC_LFUNC));
   mp_putu(mp, (uintptr_t)pt);
   mp_putstr(mp, strdata(name), name->len);
@@ -371,10 +382,13 @@ static void mp_symproto(MemProf *mp, GCproto *pt, int ev)
 }
 
 #if LJ_HASJIT
+static void mp_traceseen(MemProf *mp, GCtrace *T);
+
 static void mp_symtrace(MemProf *mp, GCtrace *T, int ev)
 {
   GCproto *pt = &gcref(T->startpt)->pt;
   BCPos pos = proto_bcpos(pt, mref(T->startpc, const BCIns));
+  if (mp->smp) mp_traceseen(mp, T);  /* Sampling: announced once. */
   mp_putbyte(mp, MP_SYMHDR(ev, LJM_SYMTAB_TRACE, LJM_SRC_TRACE));
   mp_putu(mp, T->traceno);
   mp_putu(mp, (uintptr_t)pt);
@@ -837,7 +851,8 @@ typedef struct MPStack {
 } MPStack;
 
 LJ_STATIC_ASSERT(LJMPROF_STACK_DEPTH_DEFAULT == LJM_STACK_DEPTH_DEFAULT &&
-		 LJMPROF_STACK_DEPTH_MAX == LJM_STACK_DEPTH_MAX);
+		 LJMPROF_STACK_DEPTH_MAX == LJM_STACK_DEPTH_MAX &&
+		 LJMPROF_SAMPLE_DEFAULT == LJM_SAMPLE_DEFAULT);
 
 /* Bound on the nodes of a stream; check_memprof lowers it. */
 uint32_t lj_memprof_nodes_max = LJM_STACK_NODES_MAX;
@@ -951,6 +966,10 @@ static void mp_putnode(MemProf *mp, uint32_t parent, const MPFrame *f,
   size_t len = 0;
   if (f->tag == LJM_FRAME_C)
     mp_cfunc(mp, (uintptr_t)a);  /* Its name comes first. */
+  else if (f->tag == LJM_FRAME_LUA && mp->smp)
+    mp_protosym(mp, funcproto((GCfunc *)f->fn));  /* Sampling: lazily. */
+  else if (f->tag == LJM_FRAME_TRACE && mp->smp)
+    mp_tracesym(mp, a);
   if (f->tag == LJM_FRAME_LUA && caller != NULL &&
       caller->tag == LJM_FRAME_LUA && caller->pc != NULL)
     name = mp_cachedname(mp, funcproto((GCfunc *)caller->fn), caller->pc,
@@ -1564,6 +1583,10 @@ static LJ_NOINLINE void mp_event(MemProf *mp, uint8_t ev, void *optr,
   src = mp_where(mp, optr, &a, &b);
   if (src == LJM_SRC_CFUNC && (uintptr_t)a != mp->lastcf)
     mp_cfunc(mp, (uintptr_t)a);  /* May emit symbol events first. */
+  else if (src == LJM_SRC_LFUNC && mp->smp)
+    mp_protosym(mp, (GCproto *)(uintptr_t)a);  /* Sampling: lazily. */
+  else if (src == LJM_SRC_TRACE && mp->smp)
+    mp_tracesym(mp, a);
   mp_reserve(mp);
   p = mp->pos;
   *p++ = ev | src;
@@ -1601,7 +1624,8 @@ static LJ_NOINLINE void *mp_poll(MemProf *mp, void *ptr, size_t osize,
   ** has. Buried, the host's allocator above it already runs this call. */
   if (ontop)
     return g->allocf(g->allocd, ptr, osize, nsize);
-  return (mp->depth ? mp_allocf_stacks : mp_allocf)(mp, ptr, osize, nsize);
+  return (mp->smp ? mp_allocf_sample : mp->depth ? mp_allocf_stacks :
+	  mp_allocf)(mp, ptr, osize, nsize);
 }
 
 /*
@@ -1772,15 +1796,356 @@ static void *mp_allocf_stacks(void *ud, void *ptr, size_t osize,
   return mp_allocf(ud, ptr, osize, nsize);
 }
 
+/* -- Sampling ------------------------------------------------------------- */
+
+/*
+** With a mean m (ljmprof_opt.sample), an allocation is recorded when a
+** byte counter, drawn from an exponential distribution of mean m, runs
+** out. The distribution has no memory, so a block of s bytes is recorded
+** with probability 1 - exp(-s/m) whatever came before it, which the
+** reader undoes. mp->sleft is the counter: an allocation that does not
+** use it up costs a subtraction and a compare. A reallocation of an
+** unsampled block counts its new size and, sampled, is written as an
+** allocation of the new block.
+**
+** Sampled blocks stay known, so that their frees and reallocations are
+** recorded: an exact set of addresses (open addressing, linear probing,
+** deletion by backward shift) behind a direct-mapped filter of counters,
+** one per hash of an address, so that the free of an unsampled block
+** costs one load. A counter counts the set's addresses with its hash;
+** one that reaches 255 stays there (a false positive costs a lookup).
+*/
+#define MP_FILTBITS	14	/* 16 KiB of counters. */
+#define MP_SETMIN	64	/* Slots of a new set. */
+
+/* A set of addresses: open addressing, linear probing; 0: a free slot. */
+typedef struct MPAddrSet {
+  uintptr_t *a;
+  uint32_t mask, n;		/* Slots - 1, addresses in it. */
+} MPAddrSet;
+
+typedef struct MPSample {
+  uint64_t mean;		/* Mean bytes between samples. */
+  uint64_t rng;			/* xorshift64* state, never 0. */
+  MPAddrSet blocks;		/* The sampled blocks. */
+  MPAddrSet protos;		/* Prototypes announced (see mp_protosym), */
+  MPAddrSet traces;		/* and traces, by number. */
+  uint8_t filt[1u << MP_FILTBITS];  /* The filter (see above). */
+} MPSample;
+
+/* The filter of a profiler that samples nothing (stopped). */
+static const uint8_t mp_nofilt[1u << MP_FILTBITS];
+
+/* Direct-mapped by the low bits above a block's 16-byte alignment:
+** blocks made one after another take different counters, and the hot
+** path pays a shift and a mask. */
+static LJ_AINLINE uint32_t mp_filtidx(const void *p)
+{
+  return (uint32_t)((uintptr_t)p >> 4) & ((1u << MP_FILTBITS) - 1);
+}
+
+static LJ_AINLINE uint32_t mp_sethash(uintptr_t a, uint32_t mask)
+{
+  return (uint32_t)(((uint64_t)a * 0xff51afd7ed558ccdull) >> 32) & mask;
+}
+
+static uint64_t mp_splitmix(uint64_t x)
+{
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+static uint64_t mp_rand(MPSample *s)
+{
+  uint64_t x = s->rng;
+  x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
+  s->rng = x;
+  return x * 0x2545f4914f6cdd1dull;
+}
+
+/* Bytes to the next sample: -m ln(u), u uniform in (0, 1]. */
+static int64_t mp_nextsample(MPSample *s)
+{
+  double u = ((double)(mp_rand(s) >> 11) + 1.0) * (1.0 / 9007199254740992.0);
+  double d = -log(u) * (double)s->mean;
+  return d < 4e18 ? (int64_t)d : (int64_t)4e18;
+}
+
+/* The slot of address a, or -1. */
+static int64_t mp_asfind(const MPAddrSet *s, uintptr_t a)
+{
+  uint32_t i = mp_sethash(a, s->mask);
+  for (; s->a[i]; i = (i + 1) & s->mask)
+    if (s->a[i] == a) return i;
+  return -1;
+}
+
+static void mp_asput(MPAddrSet *s, uintptr_t a)
+{
+  uint32_t i = mp_sethash(a, s->mask);
+  while (s->a[i]) i = (i + 1) & s->mask;
+  s->a[i] = a;
+}
+
+/* Add an address not in s. 0 if out of memory. */
+static int mp_asadd(MPAddrSet *s, uintptr_t a)
+{
+  if (2 * (s->n + 1) > s->mask + 1) {  /* Half full: twice the slots. */
+    uintptr_t *old = s->a;
+    uint32_t i, sz = s->mask + 1;
+    uintptr_t *n = (uintptr_t *)calloc(2 * (size_t)sz, sizeof(uintptr_t));
+    if (n == NULL) return 0;
+    s->a = n;
+    s->mask = 2 * sz - 1;
+    for (i = 0; i < sz; i++)
+      if (old[i]) mp_asput(s, old[i]);
+    free(old);
+  }
+  mp_asput(s, a);
+  s->n++;
+  return 1;
+}
+
+/* Remove the address in slot i, shifting back those probed past it. */
+static void mp_asdel(MPAddrSet *s, uint32_t i)
+{
+  uint32_t j = i;
+  s->n--;
+  for (;;) {
+    uint32_t k;
+    j = (j + 1) & s->mask;
+    if (!s->a[j]) break;
+    k = mp_sethash(s->a[j], s->mask);
+    /* Stays if its home k lies cyclically in (i, j]. */
+    if (i <= j ? (k > i && k <= j) : (k > i || k <= j)) continue;
+    s->a[i] = s->a[j];
+    i = j;
+  }
+  s->a[i] = 0;
+}
+
+static int mp_asinit(MPAddrSet *s)
+{
+  s->mask = MP_SETMIN - 1;
+  s->n = 0;
+  s->a = (uintptr_t *)calloc(MP_SETMIN, sizeof(uintptr_t));
+  return s->a != NULL;
+}
+
+static int64_t mp_setfind(MPSample *s, const void *p)
+{
+  return mp_asfind(&s->blocks, (uintptr_t)p);
+}
+
+/* Add a sampled block. 0 if out of memory: then it is not sampled. */
+static int mp_setadd(MPSample *s, const void *p)
+{
+  uint8_t *c = &s->filt[mp_filtidx(p)];
+  if (!mp_asadd(&s->blocks, (uintptr_t)p)) return 0;
+  if (*c != 255) (*c)++;
+  return 1;
+}
+
+static void mp_setdel(MPSample *s, uint32_t i)
+{
+  uint8_t *c = &s->filt[mp_filtidx((const void *)s->blocks.a[i])];
+  if (*c != 255) (*c)--;
+  mp_asdel(&s->blocks, i);
+}
+
+/*
+** Sampling announces a prototype when a sampled event first names it (a
+** node's frame, a free's location, a trace's start), not when it is
+** made: a program that loads code all the time would otherwise fill its
+** file with chunks that no sample meets. smp->protos holds the
+** prototypes announced since a new one last took their address.
+*/
+static void mp_protoseen(MemProf *mp, GCproto *pt)
+{
+  MPAddrSet *s = &mp->smp->protos;
+  if (mp_asfind(s, (uintptr_t)pt) < 0)
+    (void)mp_asadd(s, (uintptr_t)pt);  /* Out of memory: announced again. */
+}
+
+static void mp_protosym(MemProf *mp, GCproto *pt)
+{
+  if (mp_asfind(&mp->smp->protos, (uintptr_t)pt) < 0)
+    mp_symproto(mp, pt, 1);
+}
+
+/* The same for traces, by number (smp->traces). */
+#if LJ_HASJIT
+static void mp_traceseen(MemProf *mp, GCtrace *T)
+{
+  MPAddrSet *s = &mp->smp->traces;
+  if (mp_asfind(s, T->traceno) < 0)
+    (void)mp_asadd(s, T->traceno);
+}
+#endif
+
+static void mp_tracesym(MemProf *mp, uint64_t traceno)
+{
+#if LJ_HASJIT
+  jit_State *J = G2J(mp->g);
+  GCtrace *T;
+  if (mp_asfind(&mp->smp->traces, (uintptr_t)traceno) >= 0 ||
+      traceno == 0 || traceno >= J->sizetrace ||
+      (T = traceref(J, (TraceNo)traceno)) == NULL)
+    return;
+  mp_protosym(mp, &gcref(T->startpt)->pt);
+  mp_symtrace(mp, T, 1);
+#else
+  UNUSED(mp); UNUSED(traceno);
+#endif
+}
+
+/* A new prototype at pt: the stream must hear of it before its use. */
+static void mp_protogone(MemProf *mp, GCproto *pt)
+{
+  int64_t i = mp_asfind(&mp->smp->protos, (uintptr_t)pt);
+  if (i >= 0) mp_asdel(&mp->smp->protos, (uint32_t)i);
+}
+
+/*
+** The counter ran out on the block nptr (made from ptr, if not NULL):
+** draw it again, record the block and keep it. ptr only tells the VM's
+** own stack from Lua's blocks (mp_where): an allocation has no old block.
+*/
+static void mp_sampletake(MemProf *mp, void *ptr, void *nptr, size_t nsize)
+{
+  MPSample *s = mp->smp;
+  mp->sleft = mp_nextsample(s);
+  if (LJ_LIKELY(mp_enter(mp)) && nptr != NULL &&
+      (LJ_LIKELY(mp->pos <= mp->lim) || mp_full(mp)) && mp_setadd(s, nptr) &&
+      !mp_stackevent(mp, LJM_EV_ALLOC, ptr, 0, nptr, nsize))
+    mp_event(mp, LJM_EV_ALLOC, ptr, 0, nptr, nsize);
+  mp_leave(mp);
+}
+
+/*
+** The counter ran out on an allocation (ptr NULL) or on a reallocation of
+** an unsampled block: sample the new block, written as an allocation.
+*/
+static LJ_NOINLINE void *mp_samplenew(MemProf *mp, void *ptr, size_t osize,
+				      size_t nsize)
+{
+  MPSample *s = mp->smp;
+  void *nptr;
+  if (LJ_UNLIKELY(*mp->pollflag != mp->pollseen))
+    return mp_pollalloc(mp, ptr, osize, nsize);
+  if (s == NULL)  /* Stopped. */
+    return mp->allocf(mp->allocd, ptr, osize, nsize);
+  nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
+  mp_sampletake(mp, ptr, nptr, nsize);
+  return nptr;
+}
+
+/* A free from a trace names it (mp_quick): announced first, if need be. */
+static LJ_AINLINE void mp_freetrace(MemProf *mp)
+{
+#if LJ_HASJIT
+  if (mp->g->vmstate > 0) mp_tracesym(mp, (uint64_t)mp->g->vmstate);
+#else
+  UNUSED(mp);
+#endif
+}
+
+/* The filter says ptr may be a sampled block: free or reallocate it. */
+static LJ_NOINLINE void *mp_sampleold(MemProf *mp, void *ptr, size_t osize,
+				      size_t nsize)
+{
+  MPSample *s = mp->smp;
+  int64_t i;
+  void *nptr;
+  if (LJ_UNLIKELY(*mp->pollflag != mp->pollseen))
+    return mp_pollalloc(mp, ptr, osize, nsize);
+  i = s ? mp_setfind(s, ptr) : -1;
+  if (i < 0) {  /* Not sampled after all. */
+    if (nsize != 0 && (mp->sleft -= (int64_t)nsize) < 0)
+      return mp_samplenew(mp, ptr, osize, nsize);
+    return mp->allocf(mp->allocd, ptr, osize, nsize);
+  }
+  if (nsize == 0) {  /* Recorded before the block goes, as mp_freeslow. */
+    mp_setdel(s, (uint32_t)i);
+    if (LJ_LIKELY(mp_enter(mp))) {
+      mp_freetrace(mp);
+      mp_record(mp, LJM_EV_FREE, ptr, osize, NULL, 0);
+    }
+    mp_leave(mp);
+    return mp->allocf(mp->allocd, ptr, osize, 0);
+  }
+  /*
+  ** A reallocation, as a free and an allocation: the old block leaves
+  ** the sample, and the counter decides on the new one as on any. A
+  ** block that the program keeps resizing (a string buffer) writes one
+  ** event, not one at every resize, and the new block is in the sample
+  ** with the probability its size gives, as the reader takes it.
+  */
+  nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
+  if (nptr == NULL) return NULL;  /* Failed: nothing changed. */
+  mp_setdel(s, (uint32_t)i);
+  if (LJ_LIKELY(mp_enter(mp))) {
+    mp_freetrace(mp);
+    mp_record(mp, LJM_EV_FREE, ptr, osize, NULL, 0);
+  }
+  mp_leave(mp);
+  if (LJ_UNLIKELY((mp->sleft -= (int64_t)nsize) < 0))
+    mp_sampletake(mp, ptr, nptr, nsize);
+  return nptr;
+}
+
+/*
+** The VM's allocator while sampling. Its hot path touches neither the
+** buffer nor busy: only the filter (a free or reallocation) and the
+** counter (an allocation or reallocation). The safe point is only on the
+** slow paths: events happen there alone, so a flush or a stop waits for
+** the next sample (SIZE bytes of allocation on average) or the next free
+** of a sampled block.
+*/
+static void *mp_allocf_sample(void *ud, void *ptr, size_t osize,
+			      size_t nsize)
+{
+  MemProf *mp = (MemProf *)ud;
+  if (ptr != NULL && LJ_UNLIKELY(mp->sfilt[mp_filtidx(ptr)]))
+    return mp_sampleold(mp, ptr, osize, nsize);
+  if (nsize != 0 && LJ_UNLIKELY((mp->sleft -= (int64_t)nsize) < 0))
+    return mp_samplenew(mp, ptr, osize, nsize);
+  return mp->allocf(mp->allocd, ptr, osize, nsize);
+}
+
+/* The sampling state of a profiler with a mean. 0 if out of memory. */
+static int mp_sampleinit(MemProf *mp, const ljmprof_opt *opt)
+{
+  MPSample *s = (MPSample *)calloc(1, sizeof(MPSample));
+  uint64_t seed = opt->seed;
+  if (s == NULL) return 0;
+  mp->smp = s;
+  mp->sfilt = s->filt;
+  s->mean = opt->sample;
+  if (seed == 0) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    seed = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
+	   ((uint64_t)getpid() << 40) ^ (uint64_t)(uintptr_t)mp;
+  }
+  s->rng = mp_splitmix(seed);
+  if (s->rng == 0) s->rng = 1;
+  mp->sleft = mp_nextsample(s);
+  return mp_asinit(&s->blocks) && mp_asinit(&s->protos) &&
+	 mp_asinit(&s->traces);
+}
+
 /* -- Start and stop ------------------------------------------------------ */
 
 /* The stack state of a profiler with a depth limit. 0 if out of memory. */
-static int mp_stackinit(MemProf *mp, const ljmprof_opt *opt)
+static int mp_stackinit(MemProf *mp, int depth)
 {
   MPStack *s = (MPStack *)calloc(1, sizeof(MPStack));
   if (s == NULL) return 0;
   mp->stk = s;
-  mp->depth = (uint32_t)opt->stack_depth;
+  mp->depth = (uint32_t)depth;
   s->maxnodes = lj_memprof_nodes_max ? lj_memprof_nodes_max : 1;
   s->last = (MPFrame *)calloc(mp->depth, sizeof(MPFrame));
   s->cur = (MPFrame *)calloc(mp->depth, sizeof(MPFrame));
@@ -1805,6 +2170,15 @@ static void mp_release(MemProf *mp)
     free(mp->stk);
     mp->stk = NULL;
   }
+  if (mp->smp) {
+    free(mp->smp->blocks.a);
+    free(mp->smp->protos.a);
+    free(mp->smp->traces.a);
+    free(mp->smp);
+    mp->smp = NULL;
+  }
+  mp->sfilt = mp_nofilt;  /* A pass-through: no block is sampled, */
+  mp->sleft = INT64_MAX;  /* and none will be. */
 }
 
 int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
@@ -1813,16 +2187,21 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   global_State *g = G(L);
   MemProf *mp;
   size_t sz;
+  int depth;
   if (opt == NULL || opt->writer == NULL || mp_get(g) != NULL ||
       (opt->poll_flag != NULL && opt->poll == NULL) ||
       opt->stack_depth < 0 || opt->stack_depth > LJM_STACK_DEPTH_MAX)
     return LJMPROF_ERRUSE;
+  /* Sampling implies stacks: a sample is worth its whole path. */
+  depth = opt->stack_depth;
+  if (opt->sample && !depth) depth = LJM_STACK_DEPTH_DEFAULT;
   sz = opt->bufsize ? opt->bufsize : LJMPROF_BUFSIZE_DEFAULT;
   if (sz < LJMPROF_BUFSIZE_MIN) sz = LJMPROF_BUFSIZE_MIN;
   mp = (MemProf *)calloc(1, sizeof(MemProf));
   if (mp == NULL) return LJMPROF_ERRMEM;
   mp->buf = (uint8_t *)malloc(sz);
-  if (mp->buf == NULL || (opt->stack_depth && !mp_stackinit(mp, opt))) {
+  if (mp->buf == NULL || (depth && !mp_stackinit(mp, depth)) ||
+      (opt->sample && !mp_sampleinit(mp, opt))) {
     mp_release(mp);
     free(mp);
     return LJMPROF_ERRMEM;
@@ -1830,7 +2209,9 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   mp->g = g;
   mp->pos = mp->buf;
   mp->end = mp->buf + sz;
-  mp->timed = opt->stack_depth != 0;
+  mp->timed = depth != 0;
+  /* Sampled events are rare: each may look at the clock. */
+  mp->tickbytes = opt->sample ? 0 : MP_TICKBYTES;
   mp->hardlim = mp->end - MP_EVMAX - (mp->timed ? MP_MARKMAX : 0);
   mp->lim = mp->hardlim;
   mp->writer = opt->writer;
@@ -1846,6 +2227,7 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   mp_putbyte(mp, LJM_SYMTAB_FINAL);
   mp_puthdr(mp, LJM_EVENTS_M2);
   if (mp->depth) mp_putinfo(mp, LJM_INFO_DEPTH, mp->depth);
+  if (mp->smp) mp_putinfo(mp, LJM_INFO_SAMPLE, mp->smp->mean);
   if (mp->timed) {
     mp->t0 = mp_clock();
     mp_reserve(mp);
@@ -1864,7 +2246,8 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   mp->active = 1;
   mp->older = (MemProf *)g->memprof;
   g->allocd = mp;
-  g->allocf = mp->depth ? mp_allocf_stacks : mp_allocf;
+  g->allocf = mp->smp ? mp_allocf_sample :
+	      mp->depth ? mp_allocf_stacks : mp_allocf;
   g->memprof = mp;
   return LJMPROF_OK;
 }
@@ -1979,7 +2362,10 @@ void lj_memprof_addproto(global_State *g, GCproto *pt)
   if (mp != NULL) {
     if (mp_enter(mp) && !mp->err) {
       if (mp->stk) mp_protonew(mp->stk, (uintptr_t)pt);
-      mp_symproto(mp, pt, 1);
+      if (mp->smp)
+	mp_protogone(mp, pt);  /* Announced when a sample names it. */
+      else
+	mp_symproto(mp, pt, 1);
     }
     mp_leave(mp);
   }
@@ -1992,7 +2378,12 @@ void lj_memprof_addtrace(global_State *g, struct GCtrace *T)
   if (mp != NULL) {
     if (mp_enter(mp) && !mp->err) {
       if (mp->stk) mp->stk->nlast = 0;  /* Its number may be an old one's. */
-      mp_symtrace(mp, T, 1);
+      if (mp->smp) {  /* Announced when a sample names it. */
+	int64_t i = mp_asfind(&mp->smp->traces, T->traceno);
+	if (i >= 0) mp_asdel(&mp->smp->traces, (uint32_t)i);
+      } else {
+	mp_symtrace(mp, T, 1);
+      }
     }
     mp_leave(mp);
   }

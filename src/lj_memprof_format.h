@@ -159,6 +159,7 @@ enum { LJM_FMT_KINDS(LJM_KIND_DEF) LJM_KIND__MAX };
 #define LJM_STACK_DEPTH_DEFAULT	32	/* Frames kept, leaf first. */
 #define LJM_STACK_DEPTH_MAX	1024
 #define LJM_STACK_NODES_MAX	(1u << 22)  /* Writer's bound on nodes. */
+#define LJM_SAMPLE_DEFAULT	(4u << 20)  /* Mean of "sample: yes". */
 
 /* -- Symbol table section -------------------------------------------------- */
 

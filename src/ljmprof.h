@@ -64,17 +64,26 @@ typedef struct ljmprof_opt {
 				** (1 to LJMPROF_STACK_DEPTH_MAX), in the
 				** profile extension; 0: the version 3
 				** stream, leaf locations only. */
+  size_t sample;		/* Mean bytes between sampled allocations:
+				** only those (with their stacks, at
+				** stack_depth or the default depth) and the
+				** frees and reallocations of their blocks
+				** are recorded. 0: every event. */
+  unsigned long long seed;	/* Sampling's random seed; 0: from the
+				** clock and the process id. */
 } ljmprof_opt;
 
 /* Stack depths (the same numbers as lj_memprof_format.h's). */
 #define LJMPROF_STACK_DEPTH_DEFAULT	32
 #define LJMPROF_STACK_DEPTH_MAX		1024
+/* The sampling mean that "yes" means (LJMPROF_SAMPLE, misc.memprof). */
+#define LJMPROF_SAMPLE_DEFAULT		((size_t)4 << 20)
 
 /*
 ** Start profiling the VM of L: symbol table, then events. Returns
 ** LJMPROF_ERRUSE if a profiler runs on it already (or is halted), if
 ** writer is NULL, poll_flag is set without poll, or stack_depth is out
-** of range; LJMPROF_ERRMEM; or
+** of range (sample > 0 with stack_depth 0 means the default depth); LJMPROF_ERRMEM; or
 ** LJMPROF_ERRIO (errno set) if the writer fails while the symbol table is
 ** written, in which case nothing runs.
 */

@@ -44,6 +44,7 @@ tools_libmpprofile_a_SOURCES = \
 	tools/profile/mp_profile_int.h \
 	tools/profile/mp_locs.c tools/profile/mp_resolve.c \
 	tools/profile/mp_symbols.c tools/profile/mp_overrides.c \
+	tools/profile/mp_sample.c tools/profile/mp_sample.h \
 	tools/profile/mp_stacks.c \
 	tools/profile/mp_timeline.c tools/profile/mp_kinds.c \
 	tools/profile/mp_live.h tools/profile/mp_read.c \
@@ -56,6 +57,7 @@ tools_libmpreport_a_CPPFLAGS = $(AM_CPPFLAGS) $(MP_REPORT_CPPFLAGS)
 tools_libmpreport_a_CFLAGS = $(MP_CFLAGS)
 tools_libmpreport_a_SOURCES = \
 	tools/report/mp_names.c tools/report/mp_names.h \
+	tools/report/mp_estimate.c \
 	tools/report/mp_order.c tools/report/mp_order.h \
 	tools/report/mp_report.h tools/report/mp_formats.c \
 	tools/report/mp_report_text.c \

@@ -10,6 +10,7 @@
 #include <check.h>
 #include <errno.h>
 #include <malloc.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1552,6 +1553,211 @@ START_TEST(every_event_as_called)
 }
 END_TEST
 
+/*
+** Sampling: replay every allocator call (arena_alloc's log, addresses
+** never reused) against the stream. An allocation is in it only when
+** sampled; the free or reallocation of a sampled block always is (a
+** reallocation as the free of the old block), and of no other block; a
+** reallocation that the counter samples is an allocation of the new
+** block. Returns the number of
+** samples, and in *est their estimated bytes (s / (1 - exp(-s/m))) and
+** in *exp_n the expected number of samples, for the bytes counted.
+*/
+static size_t sample_replay(const membuf *m, uint64_t mean, double *est,
+			    double *exp_n, double *counted)
+{
+  struct mp_reader *mr = mp_reader_new_mem(m->data, m->len);
+  struct mp_event ev;
+  enum mp_status s;
+  uintptr_t *set = NULL;
+  size_t nset = 0, i = 0, j, samples = 0, infos = 0;
+  int have = 0;
+  ck_assert_ptr_nonnull(mr);
+  *est = *exp_n = *counted = 0;
+#define NEXT() do { \
+    while ((s = mp_reader_next(mr, &ev)) == MP_OK && \
+	   mp_event_is_symbol(ev.type)) \
+      if (ev.type == MP_EV_SYM_INFO && ev.info_key == LJM_INFO_SAMPLE) { \
+	ck_assert_uint_eq(ev.info_value, mean); \
+	infos++; \
+      } \
+    have = s == MP_OK; \
+  } while (0)
+  NEXT();
+  for (i = 0; i < ncalls; i++) {
+    uintptr_t o = calls[i].optr, n = calls[i].nptr;
+    size_t k = nset;
+    for (j = 0; o && j < nset; j++)
+      if (set[j] == o) { k = j; break; }
+    if (o && k < nset) {  /* A sampled block: always in the stream. */
+      ck_assert_msg(have, "call %zu: no event for a sampled block", i);
+      ck_assert_int_eq(ev.type, MP_EV_FREE);
+      ck_assert_uint_eq(ev.old_addr, o);
+      ck_assert_uint_eq(ev.old_size, calls[i].osize);
+      set[k] = set[--nset];
+      NEXT();
+      /* A reallocation: its new block, as an allocation, below. */
+    }
+    if (!calls[i].nsize || !n) continue;  /* Unsampled free: no event. */
+    *counted += (double)calls[i].nsize;
+    *exp_n += -expm1(-(double)calls[i].nsize / (double)mean);
+    if (have && ev.type == MP_EV_ALLOC && ev.new_addr == n) {
+      ck_assert_uint_eq(ev.new_size, calls[i].nsize);
+      /* With its stack, or the VM's own (as in a stack stream). */
+      ck_assert(ev.src == LJM_SRC_STACK || ev.src == LJM_SRC_INTERNAL ||
+		ev.src == LJM_SRC_TRACE);
+      *est += (double)ev.new_size / -expm1(-(double)ev.new_size / (double)mean);
+      if ((nset & (nset + 1)) == 0 || nset == 0)
+	set = realloc(set, (2 * nset + 2) * sizeof(*set));
+      set[nset++] = n;
+      samples++;
+      NEXT();
+    }
+  }
+#undef NEXT
+  ck_assert_msg(!have, "an event no call explains: type %d, 0x%llx", ev.type,
+		(unsigned long long)(ev.type == MP_EV_FREE ? ev.old_addr
+							    : ev.new_addr));
+  ck_assert_int_eq(s, MP_END);
+  ck_assert_uint_eq(infos, 1);
+  mp_reader_free(mr);
+  free(set);
+  return samples;
+}
+
+static size_t sample_run(uint64_t mean, uint64_t seed, double *est,
+			 double *exp_n, double *counted)
+{
+  lua_State *L;
+  membuf m = {0};
+  ljmprof_opt opt;
+  size_t n;
+  fixed_seed = 1;  /* The collector's pace, as the samples, repeats. */
+  arenas_map();
+  ncalls = 0;
+  next_arena = 0;
+  L = lua_newstate(arena_alloc, NULL);
+  ck_assert_ptr_nonnull(L);
+  luaL_openlibs(L);
+  lua_register(L, "cf_alloc", cf_alloc);
+  memset(&opt, 0, sizeof(opt));
+  opt.writer = mem_write;
+  opt.ctx = &m;
+  opt.sample = mean;
+  opt.seed = seed;
+  ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
+  logging = 1;
+  run(L, "@encode.lua", encode_code);
+  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
+  logging = 0;
+  n = sample_replay(&m, mean, est, exp_n, counted);
+  lua_close(L);
+  fixed_seed = 0;
+  arenas_unmap();
+  free(m.data);
+  return n;
+}
+
+START_TEST(sampled_events)
+{
+  double est, exp_n, counted, est2, e2, c2;
+  size_t n = sample_run(8192, 42, &est, &exp_n, &counted);
+  size_t n2 = sample_run(8192, 42, &est2, &e2, &c2);
+  /* The same seed, the same samples. */
+  ck_assert_uint_eq(n, n2);
+  ck_assert_msg(est == est2, "%.0f, then %.0f", est, est2);
+  /* As many as the distribution says (4 standard deviations), and the
+  ** estimate of the bytes within 10% of the bytes. */
+  ck_assert_msg(fabs((double)n - exp_n) < 4 * sqrt(exp_n) + 4,
+		"%zu samples, %.0f expected", n, exp_n);
+  ck_assert_uint_gt(n, 200);
+  ck_assert_msg(fabs(est - counted) < 0.1 * counted,
+		"estimated %.0f bytes of %.0f", est, counted);
+  /* Another seed, other samples. */
+  ck_assert_uint_ne(sample_run(8192, 43, &est2, &e2, &c2), 0);
+  ck_assert(est2 != est);
+}
+END_TEST
+
+/* Bad means: none; sampling implies stacks (the profile extension). */
+START_TEST(sampled_stream_is_extended)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  ljmprof_opt opt;
+  memset(&opt, 0, sizeof(opt));
+  opt.writer = mem_write;
+  opt.ctx = &m;
+  opt.sample = 1;  /* Every byte: every allocation. */
+  ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
+  run(L, "@s.lua", "local t = {} for i = 1, 100 do t[i] = {} end");
+  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
+  ck_assert_uint_gt(m.len, 8);
+  ck_assert_uint_eq(m.data[3], LJM_FMT_VERSION_EXT);
+  ck_assert_uint_eq(m.data[4], LJM_EXT_PROFILE);
+  {
+    mpr_stats st;
+    char err[256];
+    memset(&st, 0, sizeof(st));
+    ck_assert_int_eq(mpr_parse(m.data, m.len, &st, err, sizeof(err)), 0);
+    ck_assert_int_eq(st.complete, 1);
+    ck_assert_uint_eq(st.info[LJM_INFO_SAMPLE], 1);
+    ck_assert_uint_eq(st.info[LJM_INFO_DEPTH], LJMPROF_STACK_DEPTH_DEFAULT);
+    /* Each of the 100 tables, with its stack, and every name known. */
+    ck_assert_uint_ge(st.stackevents, 100);
+    ck_assert_uint_eq(st.unresolved, 0);
+    mpr_free(&st);
+  }
+  free(m.data);
+  lua_close(L);
+}
+END_TEST
+
+/*
+** Sampling names a prototype or trace when a sample first needs it: 2000
+** chunks loaded and run, JIT on, at a mean no allocation reaches, leave
+** almost nothing in the stream; at every byte, every name is there.
+*/
+static void sampled_chunks(size_t mean, mpr_stats *st)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  ljmprof_opt opt;
+  char err[256];
+  memset(&opt, 0, sizeof(opt));
+  opt.writer = mem_write;
+  opt.ctx = &m;
+  opt.sample = mean;
+  opt.seed = 3;
+  ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
+  run(L, "@chunks.lua",
+      "local keep = {}\n"
+      "for i = 1, 2000 do\n"
+      "  local f = load('local t = {} for j = 1, 60 do t[j] = {j} end "
+      "return t', '=chunk' .. i)\n"
+      "  keep[i % 10] = f()\n"
+      "end\n");
+  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
+  memset(st, 0, sizeof(*st));
+  ck_assert_int_eq(mpr_parse(m.data, m.len, st, err, sizeof(err)), 0);
+  ck_assert_int_eq(st->complete, 1);
+  ck_assert_uint_eq(st->unresolved, 0);
+  free(m.data);
+  lua_close(L);
+}
+
+START_TEST(sampled_names_lazily)
+{
+  mpr_stats st;
+  sampled_chunks((size_t)1 << 30, &st);
+  ck_assert_uint_lt(st.symevents, 20);
+  mpr_free(&st);
+  sampled_chunks(1, &st);
+  ck_assert_uint_ge(st.symevents, 2000);	/* Each chunk, as it allocates. */
+  mpr_free(&st);
+}
+END_TEST
+
 /* -- Call stacks ------------------------------------------------------------ */
 
 /* The node bound (lj_memprof.c); hidden, but linked in here. */
@@ -2398,6 +2604,9 @@ static Suite *memprof_suite(void)
   tcase_add_test(tc, poll_stress);
   tcase_add_test(tc, collector_unchanged);
   tcase_add_test(tc, every_event_as_called);
+  tcase_add_test(tc, sampled_events);
+  tcase_add_test(tc, sampled_stream_is_extended);
+  tcase_add_test(tc, sampled_names_lazily);
   suite_add_tcase(s, tc);
   s_stacks(s);
   return s;

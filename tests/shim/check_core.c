@@ -73,6 +73,10 @@ static const char *const bad_values[][10] = {
 		       "99999999999999999999", "31d", NULL },
   [LJM_T_DEPTH] = { "1025", "-1", "8 ", "0x10", "deep", "2.5", "32K",
 		    "99999999999999999999", NULL },
+  [LJM_T_SAMPLE] = { "2G", "-1", "512K ", "0x10", "often", "1.5M", "4KB",
+		     "99999999999999999999", NULL },
+  [LJM_T_NUMBER] = { "-1", "1K", "0x10", "seed", " 7",
+		     "99999999999999999999", NULL },
 };
 
 /* -- The table ------------------------------------------------------------ */
@@ -170,7 +174,7 @@ START_TEST(ranges)
     struct ljm_config c;
     char s[64];
     if (v->type != LJM_T_SIZE && v->type != LJM_T_DURATION &&
-	v->type != LJM_T_DEPTH)
+	v->type != LJM_T_DEPTH && v->type != LJM_T_SAMPLE)
       continue;
     ljm_config_defaults(&c);
     snprintf(s, sizeof(s), "%llu%s", (unsigned long long)v->max,
@@ -196,6 +200,12 @@ START_TEST(parsers)
   uint64_t u;
   int b, s;
   ck_assert_int_eq(ljm_parse_size("4096", &u), 0); ck_assert_uint_eq(u, 4096);
+  ck_assert_int_eq(ljm_parse_sample("yes", &u), 0);
+  ck_assert_uint_eq(u, 4 << 20);  /* 4M, as documented. */
+  ck_assert_int_eq(ljm_parse_sample("no", &u), 0); ck_assert_uint_eq(u, 0);
+  ck_assert_int_eq(ljm_parse_sample("64k", &u), 0);
+  ck_assert_uint_eq(u, 65536);
+  ck_assert_int_eq(ljm_parse_sample("fast", &u), EINVAL);
   ck_assert_int_eq(ljm_parse_size("64K", &u), 0); ck_assert_uint_eq(u, 65536);
   ck_assert_int_eq(ljm_parse_size("4m", &u), 0); ck_assert_uint_eq(u, 4 << 20);
   ck_assert_int_eq(ljm_parse_size("1G", &u), 0); ck_assert_uint_eq(u, 1 << 30);

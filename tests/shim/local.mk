@@ -68,6 +68,9 @@ SHIM_TESTS = tests/shim/basic.test tests/shim/lifecycle.test \
 SHIM_TESTS += tests/shim/stripped.test tests/shim/miscapi.test
 # Call stacks: LJMPROF_STACKS, record --stacks.
 SHIM_TESTS += tests/shim/stacks.test
+# Sampling: LJMPROF_SAMPLE's estimates, a leak found, a live file.
+SHIM_TESTS += tests/shim/sample.test
+EXTRA_DIST += tests/shim/sample.lua tests/shim/leakserver.lua
 # The stream files: private, never through a link, never over a file.
 SHIM_TESTS += tests/shim/outfile.test
 # Real programs that embed LuaJIT; each skips when its package is missing.

@@ -192,6 +192,66 @@ START_TEST(temporaries_by_path)
 }
 END_TEST
 
+/* -- Sampled streams ------------------------------------------------------ */
+
+/*
+** SAMPLE m = 1000: line 10 allocates 3 blocks of 100 bytes (each 1/(1 -
+** exp(-0.1)) = 10.508 blocks, 1050.8 bytes), frees one; line 11 one
+** block of 10000 (1.0000454 blocks: 1; 10000.45 bytes: 10000), which
+** line 12 reallocates to 20000 (its own bytes, once; held at 20000).
+*/
+static void sampled_stream(struct mpw *w)
+{
+  uint64_t a, b, c;
+  mpw_symtab_begin_ext(w);
+  mpw_symtab_lfunc(w, 0x1000, "@app.lua", 0);
+  mpw_symtab_end(w);
+  mpw_info(w, LJM_INFO_DEPTH, 32);
+  mpw_info(w, LJM_INFO_SAMPLE, 1000);
+  a = mpw_node_lua(w, 0, 0x1000, 10, "");
+  b = mpw_node_lua(w, 0, 0x1000, 11, "");
+  c = mpw_node_lua(w, 0, 0x1000, 12, "");
+  mpw_alloc(w, mpw_stack(a), 0x100, 100);
+  mpw_alloc(w, mpw_stack(a), 0x200, 100);
+  mpw_alloc(w, mpw_stack(a), 0x300, 100);
+  mpw_free_ev(w, mpw_internal(), 0x200, 100);
+  mpw_alloc(w, mpw_stack(b), 0x1000, 10000);
+  mpw_realloc(w, mpw_stack(c), 0x1000, 10000, 0x8000, 20000);
+  mpw_epilogue(w);
+}
+
+START_TEST(sampled_estimates)
+{
+  int fast;
+  for (fast = 0; fast < 2; fast++) {
+    struct mp_profile *p = profile_of(sampled_stream, fast);
+    const struct mp_summary *s = mp_profile_total(p);
+    struct mp_loc l = counts_of(p, 10);
+    /* 3 x 10.508 blocks, the fractions carried: 10, 11 (the one freed)
+    ** and 10; 3 x 1051 bytes. */
+    ck_assert_uint_eq(l.n_alloc, 31);
+    ck_assert_uint_eq(l.alloc_bytes, 3 * 1051);
+    ck_assert_uint_eq(l.held_bytes, 2 * 1051);
+    ck_assert_uint_eq(l.held_blocks, 20);
+    l = counts_of(p, 11);
+    ck_assert_uint_eq(l.n_alloc, 1);
+    ck_assert_uint_eq(l.alloc_bytes, 10000);
+    ck_assert_uint_eq(l.held_bytes, 0);
+    l = counts_of(p, 12);
+    ck_assert_uint_eq(l.n_realloc, 1);
+    ck_assert_uint_eq(l.realloc_new, 20000);
+    ck_assert_uint_eq(l.realloc_old, 10000);
+    ck_assert_uint_eq(l.held_bytes, 20000);
+    ck_assert_uint_eq(s->sample_mean, 1000);
+    ck_assert_uint_eq(s->sample_files, 1);
+    ck_assert_uint_eq(s->live_bytes, 2 * 1051 + 20000);
+    ck_assert_uint_eq(s->live_blocks, 20 + 1);
+    ck_assert_uint_eq(s->temporary, 0);
+    mp_profile_delete(p);
+  }
+}
+END_TEST
+
 /* -- The heap over time --------------------------------------------------- */
 
 static uint64_t n_events;
@@ -495,6 +555,7 @@ int main(void)
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, temporaries_by_location);
   tcase_add_test(tc, temporaries_by_path);
+  tcase_add_test(tc, sampled_estimates);
   tcase_add_test(tc, timeline_bounded_and_even);
   tcase_add_test(tc, timeline_peak_and_time);
   tcase_add_test(tc, kinds_counted);

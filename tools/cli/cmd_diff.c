@@ -87,6 +87,7 @@ struct diff_cli {
   int callers_given;
   char **files[2];
   int nfiles[2];
+  struct mp_summary totals[2];	/* Each side's, for its header. */
 };
 
 /* A decimal count: digits only, no sign, no overflow; zero if allowed. */
@@ -333,6 +334,8 @@ static void read_side(struct diff_cli *c, struct mp_diff *d, int side,
     out->fatal = 1;	/* Nothing to compare with; each file said why. */
   } else {
     mp_profile_done_reading(p);
+    c->totals[side] = *mp_profile_total(p);
+    s->summary = &c->totals[side];
     if (mp_diff_add(d, side, p) < 0) {
       ljmprof_error("out of memory");
       out->fatal = 1;

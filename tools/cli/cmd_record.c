@@ -102,6 +102,10 @@ static void usage(FILE *out, int full)
 	"  -m, --max-size=SIZE    end streams at SIZE [LJMPROF_MAXSIZE]\n"
 	"      --stacks[=DEPTH]   call stacks of up to DEPTH frames (default\n"
 	"                         32) [LJMPROF_STACKS]\n"
+	"      --sample[=SIZE]    record one allocation every SIZE bytes on\n"
+	"                         average, with its stack (default 4M);\n"
+	"                         reports show estimates [LJMPROF_SAMPLE]\n"
+	"      --seed=N           seed of the sampling [LJMPROF_SEED]\n"
 	"  -v, --verbose          settings, files opened and closed\n"
 	"                         [LJMPROF_VERBOSE]\n"
 	"      --flavour=FLAVOUR  the shim of LuaJIT flavour luajit (Debian's)\n"
@@ -182,6 +186,8 @@ static int parse_options(struct record *r, int argc, char **argv)
     { "delay", required_argument, NULL, 'd' },
     { "max-size", required_argument, NULL, 'm' },
     { "stacks", optional_argument, NULL, 'K' },
+    { "sample", optional_argument, NULL, 'P' },
+    { "seed", required_argument, NULL, 'E' },
     { "verbose", no_argument, NULL, 'v' },
     { "shim", required_argument, NULL, 'S' },
     { "flavour", required_argument, NULL, 'F' },
@@ -218,6 +224,13 @@ static int parse_options(struct record *r, int argc, char **argv)
     case 'K':
       if (set_var("--stacks", "LJMPROF_STACKS", optarg ? optarg : "yes"))
 	return EXIT_USAGE;
+      break;
+    case 'P':
+      if (set_var("--sample", "LJMPROF_SAMPLE", optarg ? optarg : "yes"))
+	return EXIT_USAGE;
+      break;
+    case 'E':
+      if (set_var("--seed", "LJMPROF_SEED", optarg)) return EXIT_USAGE;
       break;
     case 'v':
       setenv("LJMPROF_VERBOSE", "yes", 1);

@@ -4,6 +4,7 @@
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
 
+#define _DEFAULT_SOURCE	/* flock */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,6 +59,24 @@ static void progress_done(struct progress *pr)
 {
   if (pr->shown)
     fputs("\r\033[K", stderr);
+}
+
+/*
+** Whether a stream that ends before its epilogue is still being written:
+** the shim holds an exclusive flock(2) on each stream file while it
+** writes it (common/writer.c), and a forked child closes its copy at
+** once, so the lock lives exactly as long as the writer.
+*/
+static int being_written(int fd)
+{
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    return 0;
+  if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+    flock(fd, LOCK_UN);
+    return 0;
+  }
+  return errno == EWOULDBLOCK;
 }
 
 /* A file that failed before its data: nothing of it stays in p. */
@@ -135,6 +155,11 @@ static enum mp_load_result load(struct mp_profile *p, const char *path,
     *events = 0;
     mp_reader_free(r);
     return failed(p, fd, is_stdin);
+  } else if (st == MP_TRUNCATED && !is_stdin && being_written(fd)) {
+    fprintf(stderr, "ljmprof: note: %s is live (its program is still "
+	    "writing it): read up to its last complete event, %llu events\n",
+	    shown, (unsigned long long)n);
+    res = MP_LOAD_OK;
   } else if (st == MP_TRUNCATED) {
     if (!quiet)
       fprintf(stderr, "ljmprof: warning: %s is truncated after %llu events\n",

@@ -188,7 +188,7 @@ static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned 
   if (p->file.live_bytes > p->file.peak_bytes) {
     p->file.peak_bytes = p->file.live_bytes;
     p->file.peak_event = evno;
-    p->peak_blocks = mp_heap_count(&p->heap);
+    p->peak_blocks = mp_live_blocks(p);
     p->peak_time = p->file_time;
   }
   return 0;

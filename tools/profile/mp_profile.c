@@ -16,6 +16,7 @@
 
 #include "mp_live.h"
 #include "mp_profile_int.h"
+#include "mp_sample.h"
 
 _Static_assert(sizeof(struct mp_lrec) == 64, "a location is one cache line");
 _Static_assert(MP_LOC_NKINDS <= 1u << (32 - MP_LREC_AUX_BITS),
@@ -38,6 +39,7 @@ void mp_profile_init(struct mp_profile *p, enum mp_group group)
   mp_heap_init(&p->heap);
   mp_map_init(&p->trace_funcs);
   mp_map_init(&p->loc_snodes);
+  mp_map_init(&p->sample_blocks);
   mp_resolve_reset(p);
   mp_timeline_begin_file(p);
 }
@@ -135,6 +137,7 @@ void mp_profile_free(struct mp_profile *p)
   mp_symtab_free(&p->symtab);
   mp_heap_free(&p->heap);
   mp_map_free(&p->trace_funcs);
+  mp_map_free(&p->sample_blocks);
   free(p->ov);
   free(p->locs);
   free(p->exts);
@@ -200,6 +203,8 @@ int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)
     goto oom;
   if (p->kinds && mp_kinds_account(p, ev, (unsigned)kind, (uint32_t)id) < 0)
     goto oom;
+  if (p->file.sample_mean)
+    return mp_sample_account(p, ev, (uint32_t)id, node);
   return mp_live_account(p, ev, (uint32_t)id, node);
 oom:
   p->oom = 1;
@@ -264,6 +269,9 @@ static void next_file(struct mp_profile *p)
   mp_symtab_init(&p->symtab);
   mp_heap_clear(&p->heap);
   mp_map_clear(&p->trace_funcs);
+  mp_map_clear(&p->sample_blocks);
+  p->sample_carry = 0;
+  p->sample_extra = 0;
   mp_resolve_reset(p);
   mp_stacks_end_file(p);
   p->file_strings = p->strings.count;
@@ -275,7 +283,7 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
 
   /* The counts by kind and the bytes are the locations' sums, taken
   ** once reading is done (mp_profile_done_reading). */
-  f->live_blocks = mp_heap_count(&p->heap);
+  f->live_blocks = mp_live_blocks(p);
   mp_kinds_end_file(p);
   if (mp_timeline_end_file(p) < 0)
     p->oom = 1;
@@ -299,6 +307,11 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
     t->stack_depth = f->stack_depth;
   t->nodes_full += f->nodes_full;
   t->cut_events += f->cut_events;
+  if (f->sample_mean) {
+    t->sample_files++;
+    if (f->sample_mean > t->sample_mean)
+      t->sample_mean = f->sample_mean;
+  }
   t->files++;
   if (truncated)
     t->truncated_files++;

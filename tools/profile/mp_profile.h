@@ -142,6 +142,10 @@ struct mp_summary {
   ** writer's NODES_FULL and CUT_EVENTS records). */
   uint64_t stack_files, stack_nodes, stack_depth;
   uint64_t nodes_full, cut_events;
+  /* Sampling (INFO SAMPLE): the mean in bytes, 0 when every event is in
+  ** the stream; of several files, the largest. With a mean, every
+  ** count and byte figure is an estimate (mp_sample.c). */
+  uint64_t sample_mean, sample_files;
 };
 
 /*

@@ -210,6 +210,12 @@ struct mp_profile {
   uint32_t *fnodes;
   uint32_t nfnodes, fnodes_cap;
   struct mp_map loc_snodes;
+  /* Sampled files: the estimated blocks of each sampled block live, by
+  ** heap key (bit 63: a huge address), and the fraction of a block the
+  ** estimates carry to the next one (mp_sample.c). */
+  struct mp_map sample_blocks;
+  double sample_carry;
+  uint64_t sample_extra;	/* Their blocks beyond one each. */
   int file_ext;			/* The file has the profile extension... */
   int file_stacks;		/* ...and its heap's owners are nodes. */
   int no_locations;		/* One location for all (stat needs none). */
@@ -235,6 +241,13 @@ int mp_kinds_keep(struct mp_profile *p, const struct mp_event *ev);
 ** out of memory. */
 int mp_kinds_account(struct mp_profile *p, const struct mp_event *ev,
 		     unsigned kind, uint32_t loc);
+
+/* Blocks live in the file: the heap's, and in a sampled file the blocks
+** its sampled ones stand for beyond themselves (mp_sample.c). */
+static inline uint64_t mp_live_blocks(const struct mp_profile *p)
+{
+  return mp_heap_count(&p->heap) + p->sample_extra;
+}
 
 /* -- mp_timeline.c ------------------------------------------------------- */
 

@@ -351,6 +351,8 @@ out:
 static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
 			       const uint8_t *stop)
 {
+  if (p->file.sample_mean)
+    return q;	/* Estimates: mp_profile_event's way (few events). */
   if (p->file_stacks)
     return run_fast_as(p, q, stop, 1);
   return run_fast_as(p, q, stop, 0);

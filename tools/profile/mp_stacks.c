@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "mp_profile_int.h"
+#include "mp_sample.h"
 
 static uint64_t node_hash(const struct mp_snode *n)
 {
@@ -185,6 +186,9 @@ static void add_info(struct mp_profile *p, const struct mp_event *ev)
     break;
   case LJM_INFO_CUT_EVENTS:
     f->cut_events = ev->info_value;
+    break;
+  case LJM_INFO_SAMPLE:
+    mp_sample_info(p, ev->info_value);
     break;
   case LJM_INFO_TIME:
     /* A mark: what follows happened at or after it. */

@@ -54,7 +54,7 @@ static void put(struct mp_profile *p, struct mp_timeline_point *pt,
 {
   pt->event = evno;
   pt->live_bytes = p->file.live_bytes;
-  pt->live_blocks = mp_heap_count(&p->heap);
+  pt->live_blocks = mp_live_blocks(p);
   pt->time_ns = p->file_time;
 }
 

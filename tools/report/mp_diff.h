@@ -155,6 +155,8 @@ struct mp_diff_side {
 				** to this event; -1 for whole files. */
   const char *at_seconds;	/* ...found by this time, as given; NULL. */
   int truncated;		/* A file was cut short or damaged. */
+  const struct mp_summary *summary;	/* Its profile's total (for the
+					** sampling note), or NULL. */
 };
 
 struct mp_diff_opts {

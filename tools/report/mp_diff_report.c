@@ -135,6 +135,10 @@ static void side_header(struct mp_buf *b, const char *label,
     mp_buf_printf(b, " (%llu events%s)", U(s->events),
 		  s->truncated ? ", truncated" : "");
   }
+  if (s->summary && mp_estimate_note(&name, s->summary)) {
+    mp_buf_str(b, "; ");
+    mp_buf_str(b, name.data);
+  }
   mp_buf_add(b, "\n", 1);
   mp_buf_free(&name);
 }
@@ -391,6 +395,9 @@ static void json_side(struct mp_buf *b, const char *label,
     mp_buf_str(b, ", \"at_seconds\": ");
     mp_buf_json_string(b, s->at_seconds, strlen(s->at_seconds));
   }
+  if (s->summary && s->summary->sample_mean)  /* Its figures: estimates. */
+    mp_buf_printf(b, ", \"estimates\": true, \"sample_mean\": %llu",
+		  U(s->summary->sample_mean));
   mp_buf_str(b, ",\n    \"totals\": ");
   json_counts(b, totals);
   mp_buf_str(b, "},\n");

@@ -50,6 +50,7 @@ struct mp_pprof {
   size_t nsamples, samples_cap;
   uint32_t *comments;		/* String ids. */
   size_t ncomments, comments_cap;
+  int64_t period;		/* 0: 1. */
   int oom;
 };
 
@@ -105,6 +106,11 @@ void mp_pprof_free(struct mp_pprof *pp)
   free(pp->samples);
   free(pp->comments);
   free(pp);
+}
+
+void mp_pprof_period(struct mp_pprof *pp, int64_t period)
+{
+  pp->period = period;
 }
 
 int mp_pprof_comment(struct mp_pprof *pp, const char *s, size_t len)
@@ -327,12 +333,13 @@ static int message_build(struct mp_pprof *pp, struct pp_message *m)
   p->n_sample_type = MP_PPROF_NVALUES;
   p->sample_type = m->type_ptrs;
   /* As Go's heap profiles: what a sample's space is counted in, and
-  ** what a viewer shows first. Every event is recorded: period 1. */
+  ** what a viewer shows first. Every event recorded: period 1; sampled,
+  ** the mean bytes between samples. */
   perftools__profiles__value_type__init(&m->period_type);
   m->period_type.type = lit(pp, "space");
   m->period_type.unit = lit(pp, "bytes");
   p->period_type = &m->period_type;
-  p->period = 1;
+  p->period = pp->period ? pp->period : 1;
   p->default_sample_type = m->types[MP_PPROF_INUSE_SPACE].type;
   /* One mapping that says every location is named already: pprof would
   ** otherwise look for a binary to symbolize them with. */

@@ -48,6 +48,11 @@ struct mp_pprof;
 /* An empty profile; NULL when out of memory. */
 struct mp_pprof *mp_pprof_begin(void);
 
+/* The profile's period: bytes between samples, as Go's heap profiles
+** carry their sampling rate (the values are the estimates already);
+** 1, the default, for a profile of every event. */
+void mp_pprof_period(struct mp_pprof *pp, int64_t period);
+
 /* A comment line of the profile (go tool pprof -comments). 0, or -1
 ** when out of memory. */
 int mp_pprof_comment(struct mp_pprof *pp, const char *s, size_t len);

@@ -188,4 +188,9 @@ void mp_html_text(FILE *out, const char *s);
 void mp_html_json_name(struct mp_buf *b, const char *s, size_t len,
 		       size_t most);
 
+/* For a sampled profile (s->sample_mean), "figures are estimates from
+** sampling at a mean of 4M bytes", in b; NULL when not sampled (or out
+** of memory). mp_estimate.c. */
+const char *mp_estimate_note(struct mp_buf *b, const struct mp_summary *s);
+
 #endif

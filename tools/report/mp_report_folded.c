@@ -198,11 +198,19 @@ int mp_report_folded(FILE *out, struct mp_profile *p,
   int rc = -1;
 
   (void)in;
-  if (mp_aliases_init(&al, mp_profile_strings(p)) < 0)
+  /* Lines of frames and numbers have no room for a header: the note
+  ** that the numbers are estimates goes to standard error. */
+  if (mp_estimate_note(&line, mp_profile_total(p)))
+    fprintf(stderr, "ljmprof: note: %s\n", line.data);
+  line.len = 0;
+  if (mp_aliases_init(&al, mp_profile_strings(p)) < 0) {
+    mp_buf_free(&line);
     return -1;
+  }
   if (mp_profile_nstacks(p) > 1) {
     rc = folded_stacks(out, p, o, &al);
     mp_aliases_free(&al);
+    mp_buf_free(&line);
     return rc;
   }
   if (mp_order_init(&order, p) < 0)

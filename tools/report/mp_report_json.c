@@ -91,6 +91,11 @@ static void mp_json_summary(FILE *out, const struct mp_profile *p,
   fprintf(out, "{\n");
   fprintf(out, "%s  \"complete\": %s,\n", ind,
 	  s->truncated_files ? "false" : "true");
+  /* Sampled: every count and byte below is an estimate. Absent from
+  ** a profile of every event. */
+  if (s->sample_mean)
+    fprintf(out, "%s  \"estimates\": true, \"sample_mean\": %llu,\n", ind,
+	    U(s->sample_mean));
   fprintf(out, "%s  \"events\": {\"total\": %llu, \"alloc\": %llu, "
 	  "\"realloc\": %llu, \"free\": %llu},\n", ind,
 	  U(s->n_alloc + s->n_realloc + s->n_free), U(s->n_alloc),

@@ -356,9 +356,19 @@ static int add_file_comments(struct pprof_out *po,
 			     const struct mp_report_input *in)
 {
   struct mp_buf c = {0};
+  const struct mp_summary *s = mp_profile_total(po->p);
+  const char *note;
   size_t i;
   int rc = 0;
 
+  if ((note = mp_estimate_note(&c, s))) {
+    struct mp_buf line = {0};
+    mp_buf_str(&line, "ljmprof: ");
+    mp_buf_str(&line, note);
+    rc = line.oom ? -1 : mp_pprof_comment(po->pp, line.data, line.len);
+    mp_buf_free(&line);
+    mp_pprof_period(po->pp, (int64_t)s->sample_mean);
+  }
   for (i = 0; i < in->nfiles && rc == 0; i++) {
     c.len = 0;
     mp_buf_str(&c, "ljmprof: ");

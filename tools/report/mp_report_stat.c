@@ -115,6 +115,8 @@ int mp_stat_text(FILE *out, struct mp_profile *p,
   }
   fprintf(out, "stream:             %s\n",
 	  s->truncated_files ? "truncated" : "complete");
+  if (mp_estimate_note(&b, s))
+    fprintf(out, "sampled:            %s\n", b.data);
   stat_duration(out, p);
   fprintf(out, "events:             %llu\n",
 	  U(s->n_alloc + s->n_realloc + s->n_free));

@@ -276,7 +276,7 @@ static const char *value_name(enum mp_value v)
 
 static void put_header(FILE *out, uint32_t height, enum mp_value value,
 		       const struct mp_report_input *in, uint64_t total,
-		       const char *unit)
+		       const char *unit, const struct mp_profile *p)
 {
   struct mp_buf b = {0};
   size_t i;
@@ -310,8 +310,13 @@ static void put_header(FILE *out, uint32_t height, enum mp_value value,
   if (in->nfiles > 4)
     fprintf(out, " and %zu more", in->nfiles - 4);
   fprintf(out, " \xe2\x80\x94 %llu %s in all; the width of a frame is its "
-	  "share, callers above callees</text>\n",
+	  "share, callers above callees",
 	  (unsigned long long)total, unit);
+  if (mp_estimate_note(&b, mp_profile_total(p))) {
+    fputs("; ", out);
+    put_xml(out, b.data, b.len);
+  }
+  fputs("</text>\n", out);
   fprintf(out, "<text id=\"search\" class=\"sub\" x=\"%d\" y=\"24\" "
 	  "text-anchor=\"end\">Search</text>\n<text id=\"found\" "
 	  "class=\"sub\" x=\"%d\" y=\"44\" text-anchor=\"end\"></text>\n",
@@ -363,7 +368,7 @@ int mp_report_svg(FILE *out, struct mp_profile *p,
   s.scale = s.total ? (SVG_WIDTH - 2.0 * SVG_MARGIN) / (double)s.total : 0;
 
   height = SVG_TOP + (s.total ? rows_drawn(&s, 0) : 1) * SVG_FRAME_H + 62;
-  put_header(out, height, o->value, in, s.total, s.unit);
+  put_header(out, height, o->value, in, s.total, s.unit, p);
   if (s.total)
     put_frame(&s, 0, SVG_MARGIN, 0);
   else

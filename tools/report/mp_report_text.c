@@ -403,6 +403,7 @@ int mp_report_text(FILE *out, struct mp_profile *p,
 		   const struct mp_report_input *in)
 {
   struct text t;
+  const char *note;
   int rc = -1;
 
   memset(&t, 0, sizeof(t));
@@ -414,6 +415,9 @@ int mp_report_text(FILE *out, struct mp_profile *p,
   if (mp_aliases_init(&t.al, mp_profile_strings(p)) < 0 ||
       mp_order_init(&t.order, p) < 0)
     goto out;
+  if ((note = mp_estimate_note(&t.line, mp_profile_total(p))))
+    fprintf(out, "SAMPLED: %s\n\n", note);
+  t.line.len = 0;
   if (o->by_kind) {
     if (kinds_summary(&t, o->top, o, in) < 0)
       goto out;
