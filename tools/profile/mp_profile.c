@@ -38,6 +38,7 @@ void mp_profile_init(struct mp_profile *p, enum mp_group group)
   mp_heap_init(&p->heap);
   mp_map_init(&p->trace_funcs);
   mp_map_init(&p->loc_snodes);
+  mp_map_init(&p->sites);
   mp_resolve_reset(p);
   mp_timeline_begin_file(p);
 }
