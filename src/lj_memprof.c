@@ -1118,6 +1118,8 @@ static LJ_AINLINE uint32_t mp_tracegen(MPStack *s, uint32_t traceno)
   return traceno < s->ntracegen ? s->tracegen[traceno] : 0;
 }
 
+#define MP_SITEGENS	0x7fffff  /* Generations a site's key tells apart. */
+
 static void mp_tracenew(MPStack *s, uint32_t traceno)
 {
   if (traceno >= s->ntracegen) {
@@ -1134,6 +1136,11 @@ static void mp_tracenew(MPStack *s, uint32_t traceno)
     s->ntracegen = n;
   }
   if (++s->gens == 0) s->gens = 1;
+  if (!(s->gens & MP_SITEGENS) && s->sites) {  /* Keys wrap: name anew. */
+    memset(s->sites, 0, (s->smask + 1) * sizeof(uint64_t));
+    memset(s->shints, 0, sizeof(s->shints));
+    s->nsites = 0;
+  }
   s->tracegen[traceno] = s->gens;
 }
 
@@ -1143,48 +1150,81 @@ static void mp_tracenew(MPStack *s, uint32_t traceno)
 ** machine code into one of the VM's C helpers (lj_tab_new1, lj_str_new,
 ** lj_buf_putstr, lj_gc_step_jit, ...: the IR call table). A trace runs on
 ** the interpreter's C frame (L->cframe), moved down by its spill area
-** (T->spadjust), and pushes nothing else: the return address of that call
+** (T->spadjust, below CFRAME_SIZE_JIT - CFRAME_SIZE bytes that the VM
+** keeps for it), and pushes nothing else: the return address of that call
 ** is the word just below, found without a scan and without a change to the
 ** machine code. It is used only if it lies in the trace's code right after
 ** a call to one of those helpers. The snapshot in force there (the
 ** rightmost one that starts at or before the call, as lj_trace_unwind
 ** finds an exit) gives the PC the trace would resume at and the frames it
-** inlined: the site is the snapshot's number + 1. Snapshots follow side
-** effects, not lines: the site's line is the first line after the last
-** store or call before the allocation (doc/format.md).
+** inlined. The site is 1 + the snapshot's number * MP_KINDS + the kind of
+** helper (mp_helperkind), whose line may differ. Snapshots follow side
+** effects, not lines: the line is named only when the bytecode between
+** the snapshot and the next one shows it for sure (mp_snapline); else the
+** event stays the trace's (doc/format.md).
 */
 #define MP_SITEMAX	64	/* Frames of a site, at most. */
 #define MP_SITEKEY(gen, traceno, site) \
-  ((uint64_t)((gen) & 0x7fffffff) << 32 | (uint64_t)(traceno) << 16 | \
+  ((uint64_t)((gen) & MP_SITEGENS) << 40 | (uint64_t)(traceno) << 24 | \
    (uint64_t)(site))
+
 #define MP_SITENONE	((uint64_t)1 << 63)  /* A site that has no name. */
 
-/* Is target one of the VM's helpers that compiled code calls? */
-static int mp_ishelper(uintptr_t target)
+/* The IRCALL_* id of target among the VM's helpers, or IRCALL__MAX. */
+static uint32_t mp_helper(uintptr_t target)
 {
   uint32_t i;
   for (i = 0; i < IRCALL__MAX; i++)
-    if ((uintptr_t)lj_ir_callinfo[i].func == target) return 1;
-  return 0;
+    if ((uintptr_t)lj_ir_callinfo[i].func == target) break;
+  return i;
 }
 
-/* The helper called just before ra, a return address in T's code, or 0. */
-static uintptr_t mp_callret(GCtrace *T, uintptr_t ra)
+/*
+** The helper called just before ra, a return address in T's code, or
+** IRCALL__MAX. The assembler calls a helper by call rel32 if in reach,
+** else by call rax after loading rax as emit_loadu64 does: mov eax,
+** imm32; mov rax, simm32; lea rax, [DISPATCH+disp]; lea rax, [rip+disp];
+** mov rax, imm64. Whatever the bytes seem to say, only a helper's address
+** is taken.
+*/
+static uint32_t mp_callret(GCtrace *T, uintptr_t ra, uintptr_t dispatch)
 {
-  uintptr_t lo = (uintptr_t)T->mcode, target;
+  uintptr_t lo = (uintptr_t)T->mcode, v;
   const uint8_t *c = (const uint8_t *)ra;
-  int32_t rel;
-  if (ra < lo + 5 || ra >= lo + T->szmcode) return 0;
+  int32_t d;
+  uint32_t id;
+  if (ra < lo + 5 || ra >= lo + T->szmcode) return IRCALL__MAX;
   if (c[-5] == XI_CALL) {  /* call rel32 */
-    memcpy(&rel, c - 4, sizeof(rel));
-    target = ra + (intptr_t)rel;
-  } else if (c[-2] == 0xff && c[-1] == 0xd0 && ra >= lo + 12 &&
-	     c[-12] == 0x48 && c[-11] == 0xb8) {  /* mov rax, imm64; call rax */
-    memcpy(&target, c - 10, sizeof(target));
-  } else {
-    return 0;
+    memcpy(&d, c - 4, sizeof(d));
+    return mp_helper(ra + (intptr_t)d);
   }
-  return mp_ishelper(target) ? target : 0;
+  if (c[-2] != 0xff || c[-1] != 0xd0) return IRCALL__MAX;  /* call rax */
+  c -= 2;
+  if (ra >= lo + 7 && c[-5] == 0xb8) {  /* mov eax, imm32 */
+    memcpy(&d, c - 4, sizeof(d));
+    if ((id = mp_helper((uint32_t)d)) < IRCALL__MAX) return id;
+  }
+  if (ra >= lo + 9 && c[-7] == 0x48) {
+    memcpy(&d, c - 4, sizeof(d));
+    if (c[-6] == 0xc7 && c[-5] == 0xc0 &&  /* mov rax, simm32 */
+	(id = mp_helper((uintptr_t)(intptr_t)d)) < IRCALL__MAX)
+      return id;
+    if (c[-6] == 0x8d && c[-5] == 0x05 &&  /* lea rax, [rip+disp32] */
+	(id = mp_helper((uintptr_t)c + (intptr_t)d)) < IRCALL__MAX)
+      return id;
+  }
+  if (ra >= lo + 9 && c[-7] == 0x49 && c[-6] == 0x8d && c[-5] == 0x86) {
+    memcpy(&d, c - 4, sizeof(d));  /* lea rax, [r14+disp32] */
+    if ((id = mp_helper(dispatch + (intptr_t)d)) < IRCALL__MAX) return id;
+  }
+  if (ra >= lo + 6 && c[-4] == 0x49 && c[-3] == 0x8d && c[-2] == 0x46 &&
+      (id = mp_helper(dispatch + (int8_t)c[-1])) < IRCALL__MAX)
+    return id;  /* lea rax, [r14+disp8] */
+  if (ra >= lo + 12 && c[-10] == 0x48 && c[-9] == 0xb8) {
+    memcpy(&v, c - 8, sizeof(v));  /* mov rax, imm64 */
+    return mp_helper(v);
+  }
+  return IRCALL__MAX;
 }
 
 /* The snapshot in force at the call before ra. */
@@ -1211,24 +1251,83 @@ static LJ_AINLINE uint32_t mp_snapbase(GCtrace *T, SnapNo sn)
   return T->snapmap[T->snap[sn].mapofs + T->snap[sn].nent + LJ_BE] & 0xff;
 }
 
-/* Do the instructions of pt from pc up to end run one after the other
-** (no call, jump or loop: a trace ran them all) on one line? */
+/*
+** What a helper allocates for, by the bytecode that can lead to it: a
+** table constructor, a new key in a table, a concatenation, or anything.
+*/
+enum { MP_KANY, MP_KTNEW, MP_KTSET, MP_KCAT, MP_KINDS };
+
+static int mp_helperkind(uint32_t id)
+{
+  switch (id) {
+  case IRCALL_lj_tab_new1: case IRCALL_lj_tab_new_ah: case IRCALL_lj_tab_dup:
+    return MP_KTNEW;
+  case IRCALL_lj_tab_newkey:
+    return MP_KTSET;
+  case IRCALL_lj_str_new: case IRCALL_lj_strfmt_int: case IRCALL_lj_strfmt_num:
+  case IRCALL_lj_strfmt_putint: case IRCALL_lj_strfmt_putnum:
+  case IRCALL_lj_buf_putmem: case IRCALL_lj_buf_putstr:
+  case IRCALL_lj_buf_putchar: case IRCALL_lj_buf_tostr:
+    return MP_KCAT;
+  default:
+    return MP_KANY;
+  }
+}
+
+/* Can instruction op allocate through a helper of this kind? */
+static int mp_bcallocs(BCOp op, int kind)
+{
+  switch (kind) {
+  case MP_KTNEW: return op == BC_TNEW || op == BC_TDUP;
+  case MP_KTSET: return (op >= BC_TSETV && op <= BC_TSETR) || op == BC_GSET;
+  case MP_KCAT: return op == BC_CAT;
+  default:
+    return !(op == BC_MOV || op == BC_NOT || op == BC_KSTR ||
+	     (op >= BC_KSHORT && op <= BC_KNIL) || op == BC_UGET);
+  }
+}
+
+/*
+** The line of the allocation of this kind made by the instructions of pt
+** from pc up to end, or -1. They must run one after the other (no call,
+** jump or loop: a trace ran them all), and those that can allocate so be
+** on one line. The last may be the loop instruction that took the
+** snapshot at end (the loop's exit, just after it), or a comparison whose
+** snapshot resumes at the branch the trace did not take.
+*/
 #define MP_SITESPAN	64	/* Instructions checked, at most. */
 
-static int mp_spansure(GCproto *pt, const BCIns *pc, const BCIns *end)
+static BCLine mp_spanline(GCproto *pt, const BCIns *pc, const BCIns *end,
+			  int kind)
 {
   const BCIns *ins;
-  BCLine line;
+  BCLine line = -1;
+  BCOp op;
   if (end <= pc || end > proto_bc(pt) + pt->sizebc || end - pc > MP_SITESPAN)
-    return 0;
-  line = lj_debug_line(pt, proto_bcpos(pt, pc));
+    return -1;
+  op = bc_op(end[-1]);
+  if (end - 1 > pc &&
+      (op == BC_FORL || op == BC_IFORL || op == BC_JFORL || op == BC_ITERL ||
+       op == BC_IITERL || op == BC_JITERL || op == BC_LOOP ||
+       op == BC_ILOOP || op == BC_JLOOP))
+    end--;
   for (ins = pc; ins < end; ins++) {
-    BCOp op = bc_op(*ins);
-    if (op < BC_MOV || op > BC_TSETR || op == BC_UCLO || op == BC_FNEW ||
-	lj_debug_line(pt, proto_bcpos(pt, ins)) != line)
-      return 0;
+    op = bc_op(*ins);
+    if (op <= BC_ISF && ins + 1 < end && bc_op(ins[1]) == BC_JMP &&
+	(end == ins + 2 || end == ins + 2 + bc_j(ins[1]))) {
+      /* A comparison's snapshot: its PC is the branch not taken. */
+      end = ins + 1;
+    } else if (op < BC_MOV || op > BC_TSETR || op == BC_UCLO ||
+	       op == BC_FNEW) {
+      return -1;
+    }
+    if (mp_bcallocs(op, kind)) {
+      BCLine l = lj_debug_line(pt, proto_bcpos(pt, ins));
+      if (line >= 0 && l != line) return -1;
+      line = l;
+    }
   }
-  return 1;
+  return line;
 }
 
 /* May IR instruction ir call a helper that allocates? */
@@ -1246,44 +1345,56 @@ static int mp_irallocs(const IRIns *ir)
 }
 
 /*
-** Is the line of the PC of snapshot sn (in pt) the line of every
-** instruction the trace ran from there to the allocation? The trace takes
-** a snapshot before an instruction only when the one before had a side
-** effect, so an allocation in the code of snapshot sn comes from the
-** instructions between its PC and the next snapshot's: sure when the next
-** snapshot is in the same frame further on in pt and mp_spansure.
-** In a loop, the optimizer copied the snapshots of the first iteration
-** and dropped those with no guard between them: the code of a copy is that
-** of its source and of the snapshots after it up to the source of the
-** next copy, and is sure if the source's is and those after it allocate
-** nothing.
+** The line of the allocation of this kind in the code of snapshot sn (in
+** pt, at pc), or -1. The trace takes a snapshot before an instruction
+** only when the one before had a side effect, so the allocation comes from
+** the instructions between the snapshot's PC and the next snapshot's: sure
+** when the next snapshot is in the same frame further on in pt, and
+** mp_spanline finds the line. In a loop, the optimizer copied the
+** snapshots of the first iteration and dropped those with no guard
+** between them: the code of a copy is that of its source and of the
+** snapshots after it up to the source of the next copy, sure if the
+** source's line is and those after it allocate nothing.
 */
-static int mp_snapsure(GCtrace *T, SnapNo sn, GCproto *pt, const BCIns *pc)
+static BCLine mp_snapline(GCtrace *T, SnapNo sn, GCproto *pt,
+			  const BCIns *pc, int kind)
 {
   SnapNo nsnap = T->nsnap, s0, s;
   uint32_t base = mp_snapbase(T, sn);
   const BCIns *npc = sn + 1 < nsnap ? mp_snappc(T, sn + 1) : NULL;
+  const BCIns *start = pc;
+  BCLine line;
   IRRef loop;
+  if (sn == 0 && pc == mref(T->startpc, const BCIns)) {
+    /* A root trace started at its loop instruction: the body comes next
+    ** (the instruction itself may be patched, its original is startins). */
+    BCOp op = bc_op(T->startins);
+    if (op == BC_FORL || op == BC_ITERL)
+      start = pc + 1 + bc_j(T->startins);
+    else if (op == BC_LOOP)
+      start = pc + 1;
+  }
   if (npc != NULL && mp_snapbase(T, sn + 1) == base &&
-      mp_spansure(pt, pc, npc))
-    return 1;
+      (line = mp_spanline(pt, start, npc, kind)) >= 0)
+    return line;
   for (loop = REF_FIRST; loop < T->nins && T->ir[loop].o != IR_LOOP; loop++) ;
-  if (loop >= T->nins || T->snap[sn].ref <= loop) return 0;
+  if (loop >= T->nins || T->snap[sn].ref <= loop) return -1;
   for (s0 = 0; s0 + 1 < nsnap && T->snap[s0+1].ref < loop; s0++)
     if (mp_snappc(T, s0) == pc && mp_snapbase(T, s0) == base) break;
   if (s0 + 1 >= nsnap || T->snap[s0+1].ref >= loop ||
-      mp_snapbase(T, s0 + 1) != base || !mp_spansure(pt, pc, mp_snappc(T, s0 + 1)))
-    return 0;
+      mp_snapbase(T, s0 + 1) != base ||
+      (line = mp_spanline(pt, pc, mp_snappc(T, s0 + 1), kind)) < 0)
+    return -1;
   for (s = s0 + 1; s < nsnap && T->snap[s].ref < loop; s++) {
     IRRef ref, lim;
     if (npc != NULL && mp_snappc(T, s) == npc &&
 	mp_snapbase(T, s) == mp_snapbase(T, sn + 1))
-      return 1;  /* The source of the next copy. */
+      return line;  /* The source of the next copy. */
     lim = s + 1 < nsnap && T->snap[s+1].ref < loop ? T->snap[s+1].ref : loop;
     for (ref = T->snap[s].ref; ref < lim; ref++)
-      if (mp_irallocs(&T->ir[ref])) return 0;
+      if (mp_irallocs(&T->ir[ref])) return -1;
   }
-  return npc == NULL;  /* The last copy: its code goes on to the loop's end. */
+  return npc == NULL ? line : -1;  /* The last copy: on to the loop's end. */
 }
 
 /*
@@ -1292,9 +1403,10 @@ static int mp_snapsure(GCtrace *T, SnapNo sn, GCproto *pt, const BCIns *pc)
 ** the others at their call of the frame above, the last the trace's start
 ** frame (its root trace's, for a side trace). 0 unless every frame is a
 ** Lua frame whose function the snapshot holds as a constant, every PC
-** lies in its function's bytecode, and the line is sure (mp_snapsure).
+** lies in its function's bytecode, and the innermost line of an
+** allocation of this kind is sure (mp_snapline).
 */
-static uint32_t mp_snaplines(jit_State *J, GCtrace *T, SnapNo sn,
+static uint32_t mp_snaplines(jit_State *J, GCtrace *T, SnapNo sn, int kind,
 			     uint64_t *pts, uint64_t *lines)
 {
   SnapShot *snap = &T->snap[sn];
@@ -1305,6 +1417,7 @@ static uint32_t mp_snaplines(jit_State *J, GCtrace *T, SnapNo sn,
   GCproto *fpt[MP_SITEMAX];
   const BCIns *fpc[MP_SITEMAX];	/* Return PC into each frame. */
   uint32_t nf = 0, k;
+  BCLine inner;
   GCtrace *R = T->root ? traceref(J, T->root) : T;
   if (R == NULL) return 0;
   fpt[nf++] = &gcref(R->startpt)->pt;
@@ -1330,12 +1443,12 @@ static uint32_t mp_snaplines(jit_State *J, GCtrace *T, SnapNo sn,
     top = slot;
   }
   if (top + 1 != baseslot ||  /* The frames do not reach the PC. */
-      pc < proto_bc(fpt[nf-1]) || !mp_snapsure(T, sn, fpt[nf-1], pc))
+      pc < proto_bc(fpt[nf-1]) ||
+      (inner = mp_snapline(T, sn, fpt[nf-1], pc, kind)) < 0)
     return 0;
-  fpc[nf-1] = pc + 1;  /* As a return PC: the line of pc itself. */
   for (k = 0; k < nf; k++) {
     GCproto *pt = fpt[nf-1-k];
-    BCLine line = mp_line(pt, fpc[nf-1-k]);
+    BCLine line = k ? mp_line(pt, fpc[nf-1-k]) : inner;
     if (line < 0) return 0;
     pts[k] = (uintptr_t)pt;
     lines[k] = (uint64_t)line;
@@ -1378,8 +1491,8 @@ static uint64_t *mp_siteslot(MPStack *s, uint64_t key)
 static uint32_t mp_tracesite(MemProf *mp, lua_State *L, GCtrace *T)
 {
   MPStack *s = mp->stk;
-  uintptr_t cf = (uintptr_t)cframe_raw(L->cframe), slot, ra, target;
-  uint32_t gen = mp_tracegen(s, T->traceno), site = 0;
+  uintptr_t cf = (uintptr_t)cframe_raw(L->cframe), slot, ra;
+  uint32_t id, gen = mp_tracegen(s, T->traceno), site = 0;
   MPSiteHint *h;
   if (cf == 0 || s->nosites) return 0;
   slot = cf - (CFRAME_SIZE_JIT - CFRAME_SIZE) - T->spadjust -
@@ -1391,19 +1504,20 @@ static uint32_t mp_tracesite(MemProf *mp, lua_State *L, GCtrace *T)
   if (h->ra == ra && h->traceno == T->traceno && h->gen == gen)
     return h->site;
   /* A GC step is no line's: it stays the trace's. */
-  if ((target = mp_callret(T, ra)) != 0 &&
-      target != (uintptr_t)(void *)lj_gc_step_jit) {
+  if ((id = mp_callret(T, ra, (uintptr_t)G2GG(mp->g)->dispatch)) <
+      IRCALL__MAX && id != IRCALL_lj_gc_step_jit) {
     SnapNo sn = mp_snapat(T, ra);
+    int kind = mp_helperkind(id);
     uint64_t pts[MP_SITEMAX], lines[MP_SITEMAX];
     uint32_t n, i;
     uint64_t *e;
-    site = sn + 1;
+    site = sn * MP_KINDS + kind + 1;
     e = mp_siteslot(s, MP_SITEKEY(gen, T->traceno, site));
     if (e == NULL) {
       site = 0;
     } else if (*e == 0) {  /* New: named once, or marked as unnamed. */
       *e = MP_SITEKEY(gen, T->traceno, site);
-      n = mp_snaplines(G2J(mp->g), T, sn, pts, lines);
+      n = mp_snaplines(G2J(mp->g), T, sn, kind, pts, lines);
       if (n == 0) {
 	*e |= MP_SITENONE;
 	site = 0;
