@@ -799,16 +799,29 @@ typedef struct MPSeg {
 
 /*
 ** Trace call sites (mp_tracesite): the site last found at each return
-** address into a trace's machine code, by that address. A hint only:
-** the trace and its generation must match too.
+** address into a trace's machine code, by that address, for that trace
+** number; cleared whenever a trace is announced.
 */
 #define MP_SITEHINTS	64
 
 typedef struct MPSiteHint {
   uintptr_t ra;			/* Return address into the trace's mcode. */
-  uint32_t traceno, gen;	/* The trace it was found in, */
+  uint32_t traceno;		/* The trace it was found in, */
   uint32_t site;		/* and the site there (0: none). */
 } MPSiteHint;
+
+/*
+** The node of a TRACE frame (trace number and site) over a parent node,
+** direct-mapped: cleared when a trace is announced (its number's nodes
+** get a new generation).
+*/
+#define MP_TRACENODES	64
+
+typedef struct MPTraceNode {
+  const void *fn;		/* The frame's fn: trace number | site << 32. */
+  uint32_t parent;		/* The parent node, */
+  uint32_t id;			/* and the node (0: a free entry). */
+} MPTraceNode;
 
 typedef struct MPStack {
   MPFrame *last;		/* Frames of the last stack, leaf first. */
@@ -842,6 +855,7 @@ typedef struct MPStack {
   uint32_t smask, nsites;	/* Its slots - 1, its entries. */
   int nosites;			/* Out of memory once: no more sites. */
   MPSiteHint shints[MP_SITEHINTS];  /* See MPSiteHint. */
+  MPTraceNode tnodes[MP_TRACENODES];  /* See MPTraceNode. */
 } MPStack;
 
 LJ_STATIC_ASSERT(LJMPROF_STACK_DEPTH_DEFAULT == LJM_STACK_DEPTH_DEFAULT &&
@@ -1122,6 +1136,11 @@ static LJ_AINLINE uint32_t mp_tracegen(MPStack *s, uint32_t traceno)
 
 static void mp_tracenew(MPStack *s, uint32_t traceno)
 {
+  /* The caches are keyed without generation. */
+  memset(s->tnodes, 0, sizeof(s->tnodes));
+#if LJ_TARGET_X64 && LJ_GC64
+  memset(s->shints, 0, sizeof(s->shints));
+#endif
   if (traceno >= s->ntracegen) {
     uint32_t n = s->ntracegen ? s->ntracegen : 64;
     uint32_t *t;
@@ -1138,7 +1157,6 @@ static void mp_tracenew(MPStack *s, uint32_t traceno)
   if (++s->gens == 0) s->gens = 1;
   if (!(s->gens & MP_SITEGENS) && s->sites) {  /* Keys wrap: name anew. */
     memset(s->sites, 0, (s->smask + 1) * sizeof(uint64_t));
-    memset(s->shints, 0, sizeof(s->shints));
     s->nsites = 0;
   }
   s->tracegen[traceno] = s->gens;
@@ -1486,23 +1504,13 @@ static uint64_t *mp_siteslot(MPStack *s, uint64_t key)
   return &s->sites[i];
 }
 
-/* The site of trace T that the allocation comes from, announced before
-** its first use; 0 if not known. */
-static uint32_t mp_tracesite(MemProf *mp, lua_State *L, GCtrace *T)
+/* The site of trace T at return address ra, not in hint h: found, and
+** announced if new; 0 if not known. */
+static LJ_NOINLINE uint32_t mp_sitemiss(MemProf *mp, GCtrace *T, uintptr_t ra,
+					MPSiteHint *h)
 {
   MPStack *s = mp->stk;
-  uintptr_t cf = (uintptr_t)cframe_raw(L->cframe), slot, ra;
   uint32_t id, gen = mp_tracegen(s, T->traceno), site = 0;
-  MPSiteHint *h;
-  if (cf == 0 || s->nosites) return 0;
-  slot = cf - (CFRAME_SIZE_JIT - CFRAME_SIZE) - T->spadjust -
-	 sizeof(uintptr_t);
-  if (slot <= (uintptr_t)__builtin_frame_address(0) || slot >= cf)
-    return 0;
-  ra = *(const uintptr_t *)slot;
-  h = &s->shints[(ra ^ ra >> 6) & (MP_SITEHINTS - 1)];
-  if (h->ra == ra && h->traceno == T->traceno && h->gen == gen)
-    return h->site;
   /* A GC step is no line's: it stays the trace's. */
   if ((id = mp_callret(T, ra, (uintptr_t)G2GG(mp->g)->dispatch)) <
       IRCALL__MAX && id != IRCALL_lj_gc_step_jit) {
@@ -1537,9 +1545,28 @@ static uint32_t mp_tracesite(MemProf *mp, lua_State *L, GCtrace *T)
   }
   h->ra = ra;
   h->traceno = T->traceno;
-  h->gen = gen;
   h->site = site;
   return site;
+}
+
+/* The site of trace T that the allocation comes from, announced before
+** its first use; 0 if not known. */
+static LJ_AINLINE uint32_t mp_tracesite(MemProf *mp, lua_State *L,
+					GCtrace *T)
+{
+  MPStack *s = mp->stk;
+  uintptr_t cf = (uintptr_t)cframe_raw(L->cframe), slot, ra;
+  MPSiteHint *h;
+  if (cf == 0 || s->nosites) return 0;
+  slot = cf - (CFRAME_SIZE_JIT - CFRAME_SIZE) - T->spadjust -
+	 sizeof(uintptr_t);
+  if (slot <= (uintptr_t)__builtin_frame_address(0) || slot >= cf)
+    return 0;
+  ra = *(const uintptr_t *)slot;
+  h = &s->shints[(ra ^ ra >> 7) & (MP_SITEHINTS - 1)];
+  if (LJ_LIKELY(h->ra == ra && h->traceno == T->traceno))
+    return h->site;  /* The hints are cleared by a new trace. */
+  return mp_sitemiss(mp, T, ra, h);
 }
 #else
 /* Elsewhere the return address of a call from a trace is not read yet. */
@@ -1844,11 +1871,27 @@ static uint32_t mp_stackagain(MemProf *mp, lua_State *L, cTValue *f,
     }
   }
   if (n) {  /* A trace over the same frames. */
+    const void *fn = s->cur[0].fn;
+    MPTraceNode *c;
     if (last[1].pc != pc || last[0].tag != LJM_FRAME_TRACE) return 0;
-    if (last[0].fn == s->cur[0].fn && last[0].node) return last[0].node;
-    t = s->cur[0];
+    if (last[0].fn == fn && last[0].node) return last[0].node;
+    /* Another site of the trace, or another trace, over the same frames:
+    ** a loop's sites take turns. */
     parent = last[1].node;
-    id = mp_nodeid(mp, parent, &t, &last[1]);
+    c = &s->tnodes[((uint32_t)((uintptr_t)fn >> 32) +  /* Sites apart. */
+		    (uint32_t)(uintptr_t)fn * 7 + parent) & (MP_TRACENODES - 1)];
+    if (c->fn == fn && c->parent == parent && c->id) {
+      id = c->id;
+    } else {
+      t = s->cur[0];
+      if ((id = mp_nodeid(mp, parent, &t, &last[1])) == 0) return 0;
+      c->fn = fn;
+      c->parent = parent;
+      c->id = id;
+    }
+    last[0].fn = fn;  /* The rest of a TRACE frame is the same. */
+    last[0].node = id;
+    return id;
   } else {
     if (last[0].pc == pc) return last[0].node;
     if (last[0].tag != LJM_FRAME_LUA || pc == NULL) return 0;
