@@ -1374,26 +1374,32 @@ static int mp_irallocs(const IRIns *ir)
 ** snapshots after it up to the source of the next copy, sure if the
 ** source's line is and those after it allocate nothing.
 */
+/* Where the code of snapshot sn, at pc, begins in the bytecode: at pc,
+** but for a root trace's first snapshot at its loop instruction, whose
+** body comes next (the instruction may be patched: startins is its
+** original). */
+static const BCIns *mp_snapstart(GCtrace *T, SnapNo sn, const BCIns *pc)
+{
+  if (sn == 0 && pc == mref(T->startpc, const BCIns)) {
+    BCOp op = bc_op(T->startins);
+    if (op == BC_FORL || op == BC_ITERL)
+      return pc + 1 + bc_j(T->startins);
+    if (op == BC_LOOP)
+      return pc + 1;
+  }
+  return pc;
+}
+
 static BCLine mp_snapline(GCtrace *T, SnapNo sn, GCproto *pt,
 			  const BCIns *pc, int kind)
 {
   SnapNo nsnap = T->nsnap, s0, s;
   uint32_t base = mp_snapbase(T, sn);
   const BCIns *npc = sn + 1 < nsnap ? mp_snappc(T, sn + 1) : NULL;
-  const BCIns *start = pc;
   BCLine line;
   IRRef loop;
-  if (sn == 0 && pc == mref(T->startpc, const BCIns)) {
-    /* A root trace started at its loop instruction: the body comes next
-    ** (the instruction itself may be patched, its original is startins). */
-    BCOp op = bc_op(T->startins);
-    if (op == BC_FORL || op == BC_ITERL)
-      start = pc + 1 + bc_j(T->startins);
-    else if (op == BC_LOOP)
-      start = pc + 1;
-  }
   if (npc != NULL && mp_snapbase(T, sn + 1) == base &&
-      (line = mp_spanline(pt, start, npc, kind)) >= 0)
+      (line = mp_spanline(pt, mp_snapstart(T, sn, pc), npc, kind)) >= 0)
     return line;
   for (loop = REF_FIRST; loop < T->nins && T->ir[loop].o != IR_LOOP; loop++) ;
   if (loop >= T->nins || T->snap[sn].ref <= loop) return -1;
@@ -1401,7 +1407,8 @@ static BCLine mp_snapline(GCtrace *T, SnapNo sn, GCproto *pt,
     if (mp_snappc(T, s0) == pc && mp_snapbase(T, s0) == base) break;
   if (s0 + 1 >= nsnap || T->snap[s0+1].ref >= loop ||
       mp_snapbase(T, s0 + 1) != base ||
-      (line = mp_spanline(pt, pc, mp_snappc(T, s0 + 1), kind)) < 0)
+      (line = mp_spanline(pt, mp_snapstart(T, s0, pc), mp_snappc(T, s0 + 1),
+			  kind)) < 0)
     return -1;
   for (s = s0 + 1; s < nsnap && T->snap[s].ref < loop; s++) {
     IRRef ref, lim;

@@ -124,8 +124,7 @@ static int64_t leaf_location(struct mp_profile *p, const struct mp_snode *n)
 ** later site of the same number (a new trace there) replaces it. */
 static int add_site(struct mp_profile *p, const struct mp_event *ev)
 {
-  const uint8_t *q = ev->site_pairs, *end = q + 2 * LJM_FMT_ULEB128_MAX *
-					   ev->site_lines;
+  const uint8_t *q = ev->site_pairs, *end = q + ev->site_pairs_len;
   struct mp_map_entry *e;
   uint64_t i, n = 2 * ev->site_lines;
   int added;

@@ -420,6 +420,7 @@ static enum decode_result get_site(struct mp_reader *r, const uint8_t **pp,
     GET_ULEB(r, p, end, v, "site line");
     CHECK_LIMIT(r, at, v, LINE_LIMIT, "line number");
   }
+  ev->site_pairs_len = (size_t)(p - ev->site_pairs);
   *pp = p;
   return D_OK;
 }

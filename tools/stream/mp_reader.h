@@ -101,7 +101,8 @@ struct mp_event {
   uint64_t info_key, info_value;
   uint64_t site, site_lines;	/* A trace call site, */
   const uint8_t *site_pairs;	/* its pairs (prototype, line) as ULEB128s,
-				** valid until the next call. */
+				** valid until the next call, */
+  size_t site_pairs_len;	/* in this many bytes. */
   int in_symtab;	/* From the leading symbol table section. */
   uint64_t offset;	/* Byte offset of the event in the input. */
 };
