@@ -1321,7 +1321,8 @@ static BCLine mp_spanline(GCproto *pt, const BCIns *pc, const BCIns *end,
   const BCIns *ins;
   BCLine line = -1;
   BCOp op;
-  if (end <= pc || end > proto_bc(pt) + pt->sizebc || end - pc > MP_SITESPAN)
+  if (pc < proto_bc(pt) || end <= pc || end > proto_bc(pt) + pt->sizebc ||
+      end - pc > MP_SITESPAN)
     return -1;
   op = bc_op(end[-1]);
   if (end - 1 > pc &&
