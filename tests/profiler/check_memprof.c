@@ -663,14 +663,19 @@ START_TEST(jit_trace)
   finish(L, &m, &st);
   interp = mpr_count(&st, MPR_ALLOC, "@jit.lua:3");
   traced = mpr_count_prefix(&st, MPR_ALLOC, "TRACE [");
-  if (interp + traced != 200 || interp == 0 || traced == 0) mpr_dump(&st);
+  if (interp + traced != 200 || interp == 0 || (traced == 0) != !!stack_depth)
+    mpr_dump(&st);
   ck_assert_uint_eq(interp + traced, 200);
   ck_assert_uint_gt(interp, 0);
-  ck_assert_uint_gt(traced, 0);
+  if (stack_depth)  /* With stacks, the trace's events have its line. */
+    ck_assert_uint_eq(traced, 0);
+  else
+    ck_assert_uint_gt(traced, 0);
   for (i = 0; i < st.ntraces; i++)
     if (!strcmp(st.traces[i], "TRACE [1] started at @jit.lua:2")) found = 1;
   ck_assert_msg(found, "no symbol for the loop's trace");
   ck_count(&st, MPR_ALLOC, "TRACE [1] started at @jit.lua:2", traced);
+  ck_assert_uint_eq(st.sites > 0, !!stack_depth);
   mpr_free(&st);
   lua_close(L);
 }
@@ -721,8 +726,10 @@ START_TEST(trace_alive_at_start)
   ck_assert_uint_ge(st.startsyms[2], 1);
   ck_assert_uint_eq(st.ntraces, 1);
   ck_assert_str_eq(st.traces[0], "TRACE [1] started at @pre.lua:2");
-  /* The trace runs all 100 iterations, but it may exit once at the end. */
-  ck_count(&st, MPR_ALLOC, "TRACE [1] started at @pre.lua:2", 100);
+  /* The trace runs all 100 iterations, but it may exit once at the end;
+  ** with stacks, they have their line. */
+  ck_count(&st, MPR_ALLOC, stack_depth ? "@pre.lua:2"
+				       : "TRACE [1] started at @pre.lua:2", 100);
   mpr_free(&st);
   lua_close(L);
 }
@@ -764,7 +771,10 @@ static void check_stripped(int jit)
   if (interp + traced != 5000) mpr_dump(&st);
   ck_assert_uint_eq(interp + traced, 5000);
   if (jit) {
-    ck_assert_uint_gt(traced, 0);
+    if (stack_depth)  /* Its line, 0, the interpreter's. */
+      ck_assert_uint_eq(traced, 0);
+    else
+      ck_assert_uint_gt(traced, 0);
     for (i = 0; i < st.ntraces; i++)
       if (!strcmp(st.traces[i], "TRACE [1] started at @stripped.lua:0"))
 	found = 1;
@@ -2136,7 +2146,8 @@ START_TEST(stack_coroutine_trace)
 	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
   interp = mpr_count(&st, MPR_ALLOC, "(@ct.lua:3) < coroutine.resume < "
 		     "drive(@ct.lua:7) < (@ct.lua:10)");
-  traced = mpr_count(&st, MPR_ALLOC, "TRACE [1] < (@ct.lua:3) < "
+  /* The trace at its site, the line 3 of its start frame. */
+  traced = mpr_count(&st, MPR_ALLOC, "TRACE [1] at @ct.lua:3 < (@ct.lua:3) < "
 		     "coroutine.resume < drive(@ct.lua:7) < (@ct.lua:10)");
   if (interp + traced != 200 || interp == 0 || traced == 0) mpr_dump(&st);
   ck_assert_uint_eq(interp + traced, 200);
@@ -2372,6 +2383,183 @@ START_TEST(leaf_stream_has_no_time)
 }
 END_TEST
 
+/*
+** Trace call sites (issue 25): an allocation from compiled code is charged
+** to its line, as the interpreter charges it. site_run runs code with the
+** JIT on (hotloop 5) or off, stacks on, and names each event by its leaf.
+*/
+static void site_run(const char *setup, const char *name, const char *code,
+		     int jit, mpr_stats *st)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  lua_pushcfunction(L, cf_tables);
+  lua_setglobal(L, "cf_tables");
+  run(L, "=jit", jit ? "jit.on() jit.flush() jit.opt.start('hotloop=5')"
+		     : "jit.off() jit.flush()");
+  if (setup) run(L, "=setup", setup);
+  stack_depth = LJMPROF_STACK_DEPTH_DEFAULT;
+  mpr_leafnames = 1;
+  start(L, &m, 0);
+  run(L, name, code);
+  finish(L, &m, st);
+  ck_assert_int_eq(st->ext, 1);
+  lua_close(L);
+}
+
+/* Each line's count with the JIT on is the count with it off, and n. */
+static void site_same(const mpr_stats *on, const mpr_stats *off,
+		      const char *loc, unsigned long n)
+{
+  unsigned long a = mpr_count(on, MPR_ALLOC, loc);
+  unsigned long b = mpr_count(off, MPR_ALLOC, loc);
+  if (a != b || a < n - n / 10) mpr_dump(on);
+  ck_assert_msg(a == b && a >= n - n / 10, "%s: %lu events with the JIT, %lu"
+		" without, about %lu expected", loc, a, b, n);
+}
+
+/* Three lines of one trace allocate (a table, a string, and a table in a
+** small function the trace inlines, after a store there): each line
+** gets its own count, the -joff one. */
+static const char site_lines_code[] =
+  "local sink = {}\n"				/* 1 */
+  "local function mk(i)\n"			/* 2 */
+  "  sink.n = i\n"				/* 3 */
+  "  return {i, i}\n"				/* 4 */
+  "end\n"					/* 5 */
+  "for i = 1, 2000 do\n"			/* 6 */
+  "  sink[1] = {i}\n"				/* 7 */
+  "  sink[2] = 'x' .. i\n"			/* 8 */
+  "  sink[3] = mk(i)\n"				/* 9 */
+  "end\n";					/* 10 */
+
+START_TEST(stack_site_lines)
+{
+  mpr_stats on, off;
+  site_run(NULL, "@s.lua", site_lines_code, 1, &on);
+  site_run(NULL, "@s.lua", site_lines_code, 0, &off);
+  site_same(&on, &off, "@s.lua:7", 2000);
+  site_same(&on, &off, "@s.lua:8", 2000);
+  site_same(&on, &off, "@s.lua:4", 2000);
+  ck_assert_uint_gt(on.ntraces, 0);
+  ck_assert_uint_gt(on.sites, 0);
+  ck_assert_uint_gt(on.sitenodes, 0);
+  ck_assert_uint_eq(off.sites, 0);
+  ck_assert_uint_eq(on.unresolved, 0);
+  mpr_free(&on);
+  mpr_free(&off);
+}
+END_TEST
+
+/* The inlined function's line is the trace frame's site: with whole
+** stacks, the TRACE frame names it (the reports make it a frame). */
+START_TEST(stack_site_inlined)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  unsigned long inl = 0, top = 0;
+  size_t i;
+  run(L, "=jit", "jit.on() jit.flush() jit.opt.start('hotloop=5')");
+  stack_depth = LJMPROF_STACK_DEPTH_DEFAULT;
+  mpr_leafnames = 0;
+  start(L, &m, 0);
+  run(L, "@s.lua", site_lines_code);
+  finish(L, &m, &st);
+  for (i = 0; i < st.nrows; i++) {
+    const mpr_row *r = &st.rows[i];
+    if (r->ev == MPR_ALLOC && !strncmp(r->loc, "TRACE [", 7)) {
+      if (strstr(r->loc, "] at @s.lua:4" MPR_SEP "(@s.lua:6)")) inl += r->count;
+      if (strstr(r->loc, "] at @s.lua:7" MPR_SEP "(@s.lua:6)")) top += r->count;
+    }
+  }
+  if (inl < 1000 || top < 1000) mpr_dump(&st);
+  ck_assert_uint_ge(inl, 1000);
+  ck_assert_uint_ge(top, 1000);
+  mpr_free(&st);
+  lua_close(L);
+}
+END_TEST
+
+/* A side trace (the branch taken once the loop runs compiled) and a
+** lua_CFunction called from the loop (trace stitching): their lines are
+** charged too, the C function's allocations stay its own. */
+static const char site_side_code[] =
+  "local sink, f = {}, cf_tables\n"		/* 1 */
+  "for i = 1, 2000 do\n"			/* 2 */
+  "  sink[1] = {i}\n"				/* 3 */
+  "  if i > 500 then\n"				/* 4 */
+  "    sink[2] = {i, i}\n"			/* 5 */
+  "  end\n"					/* 6 */
+  "  if i % 10 == 0 then f() end\n"		/* 7 */
+  "  sink[3] = 'y' .. i\n"			/* 8 */
+  "end\n";					/* 9 */
+
+START_TEST(stack_site_side_stitch)
+{
+  mpr_stats on, off;
+  site_run(NULL, "@side.lua", site_side_code, 1, &on);
+  site_run(NULL, "@side.lua", site_side_code, 0, &off);
+  site_same(&on, &off, "@side.lua:3", 2000);
+  site_same(&on, &off, "@side.lua:5", 1500);
+  site_same(&on, &off, "@side.lua:8", 2000);
+  site_same(&on, &off, "cf_tables", 2000);
+  ck_assert_uint_gt(on.ntraces, 1);
+  mpr_free(&on);
+  mpr_free(&off);
+}
+END_TEST
+
+/* Traces compiled before profiling started: their sites are found the
+** same way, announced at their first use. */
+START_TEST(stack_site_compiled_before)
+{
+  mpr_stats on, off;
+  const char *setup = "F = load([[" "local sink, k = {}, ...\n"
+		      "for i = 1, 1000 do\n"
+		      "  sink[1] = {i}\n"
+		      "  sink[2] = 'z' .. (i + k)\n"
+		      "end]], '@pre.lua') F(0)";
+  site_run(setup, "=again", "F(5000)", 1, &on);
+  site_run(setup, "=again", "F(5000)", 0, &off);
+  ck_assert_uint_ge(on.startsyms[2], 1);
+  site_same(&on, &off, "@pre.lua:3", 1000);
+  site_same(&on, &off, "@pre.lua:4", 1000);
+  mpr_free(&on);
+  mpr_free(&off);
+}
+END_TEST
+
+/* jit.flush() while profiling: the next trace under the same number, in
+** other code, names its own lines, not the flushed trace's sites. */
+START_TEST(stack_site_flush)
+{
+  mpr_stats on, off;
+  const char *code =
+    "local sink = {}\n"				/* 1 */
+    "for i = 1, 1000 do\n"			/* 2 */
+    "  sink[1] = {i}\n"				/* 3 */
+    "  sink[2] = 'a' .. i\n"			/* 4 */
+    "end\n"					/* 5 */
+    "jit.flush()\n"				/* 6 */
+    "local s = 0\n"				/* 7 */
+    "for i = 1, 1000 do\n"			/* 8 */
+    "  s = s + i\n"				/* 9 */
+    "  sink[3] = 'b' .. i\n"			/* 10 */
+    "  sink[4] = {i, s}\n"			/* 11 */
+    "end\n";					/* 12 */
+  site_run(NULL, "@fl.lua", code, 1, &on);
+  site_run(NULL, "@fl.lua", code, 0, &off);
+  site_same(&on, &off, "@fl.lua:3", 1000);
+  site_same(&on, &off, "@fl.lua:4", 1000);
+  site_same(&on, &off, "@fl.lua:10", 1000);
+  site_same(&on, &off, "@fl.lua:11", 1000);
+  ck_assert_uint_eq(on.unresolved, 0);
+  mpr_free(&on);
+  mpr_free(&off);
+}
+END_TEST
+
 /* Bad depths are refused; misc.memprof.start takes the option. */
 START_TEST(stack_options)
 {
@@ -2557,6 +2745,11 @@ static void s_stacks(Suite *s)
   tcase_add_test(tc, stack_node_bound);
   tcase_add_test(tc, stack_options);
   tcase_add_test(tc, stack_time_marks);
+  tcase_add_test(tc, stack_site_lines);
+  tcase_add_test(tc, stack_site_inlined);
+  tcase_add_test(tc, stack_site_side_stitch);
+  tcase_add_test(tc, stack_site_compiled_before);
+  tcase_add_test(tc, stack_site_flush);
   tcase_add_test(tc, leaf_stream_has_no_time);
   suite_add_tcase(s, tc);
 }

@@ -76,6 +76,7 @@ static void map_free(mpr_map *m)
 
 typedef struct rd {
   mpr_map protos, cfuncs, traces;
+  mpr_map sites;		/* Trace << 32 | site -> its line's name. */
   mpr_stats *st;
   char **nodes;			/* Stack names by node id (extension). */
   char **leaves;		/* Their version-3 names (mpr_leafnames). */
@@ -259,7 +260,14 @@ static int x_node(xr *x, rd *r)
   case LJM_FRAME_TRACE:
     if (!x_uleb(x, &a) || !x_uleb(x, &b)) return 0;
     if (map_get(&r->traces, a) == NULL) r->st->unresolved++;
-    frame = fmt("TRACE [%llu]", (unsigned long long)a);
+    if (b && (a >> 32 || map_get(&r->sites, a << 32 | b) == NULL)) {
+      x->err = "trace site not announced";
+      return 0;
+    }
+    frame = b ? fmt("TRACE [%llu] at %s", (unsigned long long)a,
+		    map_get(&r->sites, a << 32 | b))
+	      : fmt("TRACE [%llu]", (unsigned long long)a);
+    if (b) r->st->sitenodes++;
     break;
   case LJM_FRAME_CUT:
     frame = strdup("CUT");
@@ -280,6 +288,8 @@ static int x_node(xr *x, rd *r)
     leaf = strdup(r->leaves[parent-1]);
   } else if (tag == LJM_FRAME_FAST) {
     leaf = fmt("FAST %s", frame);
+  } else if (tag == LJM_FRAME_TRACE && b) {  /* Charged to its line. */
+    leaf = strdup(map_get(&r->sites, a << 32 | b));
   } else if (tag == LJM_FRAME_TRACE) {
     const char *n = map_get(&r->traces, a);
     leaf = n ? strdup(n) : strdup(frame);
@@ -299,6 +309,29 @@ static int x_node(xr *x, rd *r)
   r->tags[r->nnodes] = (unsigned)tag;
   r->nodes[r->nnodes++] = full;
   r->st->nodes++;
+  return 1;
+}
+
+/* A trace call site: named by its first pair, the line of the call. */
+static int x_site(xr *x, rd *r)
+{
+  uint64_t traceno, site, n, i, pt, line;
+  char *name = NULL;
+  if (!x_uleb(x, &traceno) || !x_uleb(x, &site) || !x_uleb(x, &n))
+    return 0;
+  if (site == 0 || n == 0 || traceno >> 32 || site >> 32) {
+    x->err = "bad trace site";
+    return 0;
+  }
+  for (i = 0; i < n; i++) {
+    if (!x_uleb(x, &pt) || !x_uleb(x, &line)) {
+      free(name);
+      return 0;
+    }
+    if (i == 0) name = proto_name(r, pt, line);
+  }
+  map_put(&r->sites, traceno << 32 | site, name);
+  r->st->sites++;
   return 1;
 }
 
@@ -359,6 +392,8 @@ static int mpr_parse_ext(const uint8_t *p, size_t len, rd *r)
 	  st->events_timed = st->events;
 	if (ok && k < 8) { st->info[k] = v; st->ninfo[k]++; }
 	if (ok && first) st->first_info = (int)k;
+      } else if (src == LJM_SRC_SITE) {
+	ok = x_site(x, r);
       } else if (src == LJM_SRC_LFUNC || src == LJM_SRC_CFUNC ||
 		 src == LJM_SRC_TRACE) {
 	ok = x_sym(x, r, (src >> 2) - 2, 0);
@@ -413,7 +448,11 @@ static int mpr_parse_ext(const uint8_t *p, size_t len, rd *r)
     }
     if (kind >= 0) {
       st->kinds[kind]++;
-      if (!strncmp(name, "TRACE [", 7)) st->kinds_trace[kind]++;
+      /* From compiled code: a trace's source, or a stack whose leaf is
+      ** a trace (charged to its line when it has a site). */
+      if (src == LJM_SRC_STACK ? r->tags[loc-1] == LJM_FRAME_TRACE :
+	  !strncmp(name, "TRACE [", 7))
+	st->kinds_trace[kind]++;
     } else if (ev != LJM_EV_FREE) {
       st->nokind++;
     }
@@ -453,6 +492,7 @@ int mpr_parse(const uint8_t *p, size_t len, mpr_stats *st, char *err,
     map_free(&r.protos);
     map_free(&r.cfuncs);
     map_free(&r.traces);
+    map_free(&r.sites);
     return rc;
   }
   if (!(mr = mp_reader_new_mem(p, len))) {
@@ -504,6 +544,7 @@ int mpr_parse(const uint8_t *p, size_t len, mpr_stats *st, char *err,
   map_free(&r.protos);
   map_free(&r.cfuncs);
   map_free(&r.traces);
+  map_free(&r.sites);
   return rc;
 }
 

@@ -38,6 +38,8 @@ typedef struct mpr_stats {
   /* The profile extension (stacks). */
   int ext;			/* The stream is the profile extension. */
   unsigned long nodes;		/* Stack nodes announced. */
+  unsigned long sites;		/* Trace call sites announced. */
+  unsigned long sitenodes;	/* TRACE frames with a site. */
   unsigned long stackevents;	/* Events with a STACK location. */
   /* Object kinds: allocations and reallocations by their objkind byte,
   ** those of them charged to a trace (a leaf or location "TRACE [n]"),
@@ -72,7 +74,9 @@ unsigned long mpr_csym_count(const mpr_stats *st, const char *name);
 /*
 ** A STACK location is named by its frames, leaf first, joined by " < ":
 ** a Lua frame "name(chunk:line)" ("(chunk:line)" without a name), a
-** built-in by its name, a C function by its symbol, "TRACE [n]", "CUT".
+** built-in by its name, a C function by its symbol, "TRACE [n]" (or
+** "TRACE [n] at chunk:line" at a call site, which as a leaf is named
+** "chunk:line"), "CUT".
 */
 #define MPR_SEP " < "
 

@@ -66,8 +66,8 @@ SHIM_TESTS = tests/shim/basic.test tests/shim/lifecycle.test \
 	tests/shim/children.test
 # Stripped bytecode, misc.memprof under the shim.
 SHIM_TESTS += tests/shim/stripped.test tests/shim/miscapi.test
-# Call stacks: LJMPROF_STACKS, record --stacks.
-SHIM_TESTS += tests/shim/stacks.test
+# Call stacks: LJMPROF_STACKS, record --stacks; lines inside traces.
+SHIM_TESTS += tests/shim/stacks.test tests/shim/tracelines.test
 # Sampling: LJMPROF_SAMPLE's estimates, a leak found, a live file.
 SHIM_TESTS += tests/shim/sample.test
 EXTRA_DIST += tests/shim/sample.lua tests/shim/leakserver.lua
@@ -86,5 +86,5 @@ EXTRA_DIST += $(SHIM_TESTS) tests/shim/shim.sh tests/shim/alloc.lua \
 	tests/shim/threads.lua tests/shim/fork.lua tests/shim/closefd.lua \
 	tests/shim/toggle.lua tests/shim/server.lua tests/shim/spawn.lua \
 	tests/shim/work.lua tests/shim/flushkill.lua tests/shim/midexit.lua \
-	tests/shim/forkserver.lua
+	tests/shim/forkserver.lua tests/shim/tracelines.lua
 check_SCRIPTS += tools/ljmprof

@@ -3,7 +3,8 @@
 ** mp_timeline.c): temporary allocations by heaptrack's definition, per
 ** location and per stack node; the heap over time, its points spread
 ** evenly in bounded memory, the exact peak, the time marks; moments
-** taken while reading (mp_profile_set_moments). Crafted
+** taken while reading (mp_profile_set_moments); trace call sites
+** charged to their lines, inlined frames made frames. Crafted
 ** streams with numbers worked out by hand, read both ways the profile
 ** reads (the batched read driver and one event at a time).
 **
@@ -545,6 +546,92 @@ START_TEST(kinds_filtered)
 }
 END_TEST
 
+/* -- Trace call sites ------------------------------------------------------ */
+
+/*
+** Trace 1 starts at line 5 of the main chunk (0x1000), whose frame is the
+** node under it. Site 1: line 22 of f (0x2000), inlined at line 7; site
+** 2: line 6; site 3 names another start frame (stays the trace's), site
+** 4 is never announced, site 0 is not known. A trace node without a
+** parent at site 2 is charged to line 6 too.
+*/
+static void sites_stream(struct mpw *w)
+{
+  static const uint64_t p1[] = { 0x2000, 0x1000 }, l1[] = { 22, 7 };
+  static const uint64_t p2[] = { 0x1000 }, l2[] = { 6 };
+  static const uint64_t p3[] = { 0x2000 }, l3[] = { 23 };
+  uint64_t start, t1, t2, t3, t4, t0, lone;
+  mpw_symtab_begin_ext(w);
+  mpw_symtab_lfunc(w, 0x1000, "@app.lua", 0);
+  mpw_symtab_lfunc(w, 0x2000, "@app.lua", 20);
+  mpw_symtab_trace(w, 1, 0x1000, 5);
+  mpw_symtab_end(w);
+  mpw_site(w, 1, 1, 2, p1, l1);
+  mpw_site(w, 1, 2, 1, p2, l2);
+  mpw_site(w, 1, 3, 1, p3, l3);
+  start = mpw_node_lua(w, 0, 0x1000, 5, "");
+  t1 = mpw_node_trace(w, start, 1, 1);
+  t2 = mpw_node_trace(w, start, 1, 2);
+  t3 = mpw_node_trace(w, start, 1, 3);
+  t4 = mpw_node_trace(w, start, 1, 4);
+  t0 = mpw_node_trace(w, start, 1, 0);
+  lone = mpw_node_trace(w, 0, 1, 2);
+  mpw_alloc(w, mpw_stack(t1), 0x100, 10);
+  mpw_alloc(w, mpw_stack(t2), 0x200, 20);
+  mpw_alloc(w, mpw_stack(t3), 0x300, 30);
+  mpw_alloc(w, mpw_stack(t4), 0x400, 40);
+  mpw_alloc(w, mpw_stack(t0), 0x500, 50);
+  mpw_alloc(w, mpw_stack(lone), 0x600, 60);
+  mpw_epilogue(w);
+}
+
+/* The trace's location: its events that no site named. */
+static struct mp_loc trace_counts(const struct mp_profile *p)
+{
+  uint32_t id;
+  struct mp_loc l;
+  for (id = 0; id < mp_profile_nlocs(p); id++) {
+    mp_profile_loc(p, id, &l);
+    if (l.kind == MP_LOC_TRACE) {
+      mp_profile_loc_counts(p, id, &l);
+      return l;
+    }
+  }
+  ck_abort_msg("no trace location");
+  return l;
+}
+
+START_TEST(sites_charged_to_lines)
+{
+  int fast;
+  for (fast = 0; fast < 2; fast++) {
+    struct mp_profile *p = profile_of(sites_stream, fast);
+    struct mp_frame f, g, h;
+    uint32_t id, inl = 0;
+    ck_assert_uint_eq(counts_of(p, 22).alloc_bytes, 10);
+    ck_assert_uint_eq(counts_of(p, 6).alloc_bytes, 20 + 60);
+    ck_assert_uint_eq(trace_counts(p).alloc_bytes, 30 + 40 + 50);
+    /* Site 1's stack: the trace over line 22 of f over line 7 of the
+    ** start frame (no longer at its start line 5), over nothing. */
+    for (id = 1; id < mp_profile_nstacks(p); id++) {
+      mp_profile_frame(p, id, &f);
+      if (f.tag == LJM_FRAME_TRACE && f.site == 1) inl = id;
+    }
+    ck_assert_uint_ne(inl, 0);
+    mp_profile_frame(p, inl, &f);
+    ck_assert_uint_eq(f.leaf, loc_of(p, 22));
+    mp_profile_frame(p, f.parent, &g);
+    ck_assert_uint_eq(g.tag, LJM_FRAME_LUA);
+    ck_assert_uint_eq(g.loc, loc_of(p, 22));
+    mp_profile_frame(p, g.parent, &h);
+    ck_assert_uint_eq(h.tag, LJM_FRAME_LUA);
+    ck_assert_uint_eq(h.loc, loc_of(p, 7));
+    ck_assert_uint_eq(h.parent, 0);
+    mp_profile_delete(p);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("analyses");
@@ -561,6 +648,7 @@ int main(void)
   tcase_add_test(tc, kinds_counted);
   tcase_add_test(tc, kinds_filtered);
   tcase_add_test(tc, moments_exact_and_timeline_kept);
+  tcase_add_test(tc, sites_charged_to_lines);
   suite_add_tcase(s, tc);
   sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -40,6 +40,7 @@ void mp_profile_init(struct mp_profile *p, enum mp_group group)
   mp_map_init(&p->trace_funcs);
   mp_map_init(&p->loc_snodes);
   mp_map_init(&p->sample_blocks);
+  mp_map_init(&p->sites);
   mp_resolve_reset(p);
   mp_timeline_begin_file(p);
 }

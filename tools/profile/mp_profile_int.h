@@ -216,6 +216,11 @@ struct mp_profile {
   struct mp_map sample_blocks;
   double sample_carry;
   uint64_t sample_extra;	/* Their blocks beyond one each. */
+  /* Per file: its trace call sites, trace number << 32 | site -> a: the
+  ** first of its b pairs (prototype, line) in site_pairs. */
+  struct mp_map sites;
+  uint64_t *site_pairs;
+  uint32_t nsite_pairs, site_pairs_cap;
   int file_ext;			/* The file has the profile extension... */
   int file_stacks;		/* ...and its heap's owners are nodes. */
   int no_locations;		/* One location for all (stat needs none). */

@@ -14,6 +14,7 @@
 
 #include "mp_profile_int.h"
 #include "mp_sample.h"
+#include "mp_uleb.h"
 
 static uint64_t node_hash(const struct mp_snode *n)
 {
@@ -120,6 +121,94 @@ static int64_t leaf_location(struct mp_profile *p, const struct mp_snode *n)
   }
 }
 
+/* A trace call site of this file: its pairs kept until the file ends. A
+** later site of the same number (a new trace there) replaces it. */
+static int add_site(struct mp_profile *p, const struct mp_event *ev)
+{
+  const uint8_t *q = ev->site_pairs, *end = q + ev->site_pairs_len;
+  struct mp_map_entry *e;
+  uint64_t i, n = 2 * ev->site_lines;
+  int added;
+
+  if (!ev->site || !ev->site_lines)
+    return 0;	/* Nothing to charge to. */
+  if (p->nsite_pairs + n > p->site_pairs_cap) {
+    uint64_t ncap = p->site_pairs_cap ? p->site_pairs_cap : 256;
+    uint64_t *np;
+    while (ncap < p->nsite_pairs + n)
+      ncap *= 2;
+    if (ncap > UINT32_MAX)
+      return -1;
+    np = realloc(p->site_pairs, (size_t)ncap * sizeof(*np));
+    if (!np)
+      return -1;
+    p->site_pairs = np;
+    p->site_pairs_cap = (uint32_t)ncap;
+  }
+  for (i = 0; i < n; i++)	/* The reader checked them. */
+    if (mp_uleb_read(&q, end, &p->site_pairs[p->nsite_pairs + i]) !=
+	MP_ULEB_OK)
+      return 0;
+  if (!(e = mp_map_insert(&p->sites, ev->sym_addr << 32 | ev->site,
+			  &added)))
+    return -1;
+  e->a = p->nsite_pairs;
+  e->b = ev->site_lines;
+  p->nsite_pairs += (uint32_t)n;
+  return 0;
+}
+
+/*
+** A trace frame at a site the file named: the frames the trace inlined
+** become Lua frames over its start frame, whose line becomes that of the
+** call, and the trace stays the top frame, its events charged to the
+** innermost line. Only over the start frame that the trace's symbol
+** names (the site's last frame, at the trace's start line); a stack cut
+** below the trace gets the line alone. Otherwise, or out of memory, n
+** stays as it was: charged to the trace. -1 only when out of memory.
+*/
+static int site_frames(struct mp_profile *p, struct mp_snode *n,
+		       uint64_t traceno, uint64_t site)
+{
+  struct mp_map_entry *e = mp_map_find(&p->sites, traceno << 32 | site);
+  const uint64_t *pr;
+  struct mp_trace t;
+  struct mp_snode f;
+  uint32_t parent = n->parent, id;
+  int64_t loc;
+  uint64_t k;
+
+  if (!e || traceno > UINT32_MAX)
+    return 0;
+  pr = &p->site_pairs[e->a];
+  if (!parent || p->snodes[parent].frame == LJM_FRAME_CUT) {
+    if ((loc = mp_resolve_uncached(p, LJM_SRC_LFUNC, pr[0], pr[1])) < 0)
+      return -1;
+    n->leaf = (uint32_t)loc;
+    return 0;
+  }
+  if (p->snodes[parent].frame != LJM_FRAME_LUA ||
+      !mp_symtab_trace(&p->symtab, (uint32_t)traceno, &t) ||
+      t.proto != pr[2 * e->b - 2] ||
+      (loc = mp_resolve_uncached(p, LJM_SRC_LFUNC, t.proto, t.line)) < 0 ||
+      (uint32_t)loc != p->snodes[parent].loc)
+    return loc < 0 ? -1 : 0;
+  f = p->snodes[parent];	/* The start frame, at the line of the call. */
+  for (k = e->b; k-- > 0; ) {
+    if ((loc = mp_resolve_uncached(p, LJM_SRC_LFUNC, pr[2 * k],
+				   pr[2 * k + 1])) < 0)
+      return -1;
+    f.loc = f.leaf = (uint32_t)loc;
+    if (!(id = intern_node(p, &f)))
+      return -1;
+    f.parent = id;
+    f.name = MP_NO_STRING;	/* Inlined: its caller's name is not known. */
+  }
+  n->parent = f.parent;
+  n->leaf = f.loc;
+  return 0;
+}
+
 static int add_node(struct mp_profile *p, const struct mp_event *ev)
 {
   struct mp_snode n;
@@ -159,6 +248,9 @@ static int add_node(struct mp_profile *p, const struct mp_event *ev)
   if ((leaf = leaf_location(p, &n)) < 0)
     return -1;
   n.leaf = (uint32_t)leaf;
+  if (ev->frame == LJM_FRAME_TRACE && ev->frame_b &&
+      site_frames(p, &n, ev->frame_a, ev->frame_b) < 0)
+    return -1;
   if (!(id = intern_node(p, &n)))
     return -1;
   if (p->nfnodes == p->fnodes_cap) {
@@ -211,8 +303,10 @@ int mp_stacks_symbol(struct mp_profile *p, const struct mp_event *ev)
   case MP_EV_SYM_INFO:
     add_info(p, ev);
     return 0;
+  case MP_EV_SYM_SITE:
+    return add_site(p, ev);
   default:
-    return 0;	/* Trace call sites: read, not kept. */
+    return 0;
   }
 }
 
@@ -240,6 +334,8 @@ uint32_t mp_stacks_of_loc(struct mp_profile *p, uint32_t id)
 
 void mp_stacks_end_file(struct mp_profile *p)
 {
+  mp_map_clear(&p->sites);
+  p->nsite_pairs = 0;
   p->nfnodes = 0;
   p->file_ext = 0;
   p->file_stacks = 0;
@@ -252,4 +348,6 @@ void mp_stacks_free(struct mp_profile *p)
   free(p->snode_slots);
   free(p->fnodes);
   mp_map_free(&p->loc_snodes);
+  mp_map_free(&p->sites);
+  free(p->site_pairs);
 }

@@ -394,8 +394,8 @@ static enum decode_result get_info(struct mp_reader *r, const uint8_t **pp,
   return D_OK;
 }
 
-/* A trace call site: read and checked; its lines are not kept (no
-** report shows them yet). */
+/* A trace call site: read and checked; its pairs are left encoded for the
+** consumer (mp_stacks.c decodes them again). */
 static enum decode_result get_site(struct mp_reader *r, const uint8_t **pp,
 				   const uint8_t *end, struct mp_event *ev)
 {
@@ -413,12 +413,14 @@ static enum decode_result get_site(struct mp_reader *r, const uint8_t **pp,
   GET_ULEB(r, p, end, ev->site_lines, "site line count");
   CHECK_LIMIT(r, at, ev->site_lines, (uint64_t)LJM_STACK_DEPTH_MAX,
 	      "site line count");
+  ev->site_pairs = p;
   for (i = 0; i < ev->site_lines; i++) {
     GET_ULEB(r, p, end, v, "site prototype address");
     at = p;
     GET_ULEB(r, p, end, v, "site line");
     CHECK_LIMIT(r, at, v, LINE_LIMIT, "line number");
   }
+  ev->site_pairs_len = (size_t)(p - ev->site_pairs);
   *pp = p;
   return D_OK;
 }

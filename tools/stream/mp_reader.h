@@ -33,8 +33,8 @@ enum mp_event_type {
   MP_EV_SYM_NODE = MP_EV_SYM | 0x20 | 0,
   /* an information record (info_key, info_value), */
   MP_EV_SYM_INFO = MP_EV_SYM | 0x20 | 1,
-  /* a trace call site (sym_addr = trace number, site, site_lines: its
-  ** pairs, checked and skipped). */
+  /* a trace call site (sym_addr = trace number, site, site_lines: the
+  ** count of its pairs, checked, encoded at site_pairs). */
   MP_EV_SYM_SITE = MP_EV_SYM | 0x20 | 2
 };
 #define MP_EV_EXT 0x20
@@ -99,7 +99,10 @@ struct mp_event {
   uint64_t frame_a, frame_b;
   /* An information record (LJM_INFO_*, unknown keys too). */
   uint64_t info_key, info_value;
-  uint64_t site, site_lines;	/* A trace call site. */
+  uint64_t site, site_lines;	/* A trace call site, */
+  const uint8_t *site_pairs;	/* its pairs (prototype, line) as ULEB128s,
+				** valid until the next call, */
+  size_t site_pairs_len;	/* in this many bytes. */
   int in_symtab;	/* From the leading symbol table section. */
   uint64_t offset;	/* Byte offset of the event in the input. */
 };
