@@ -46,6 +46,7 @@ tools_libmpprofile_a_SOURCES = \
 	tools/profile/mp_symbols.c tools/profile/mp_overrides.c \
 	tools/profile/mp_stacks.c \
 	tools/profile/mp_timeline.c tools/profile/mp_kinds.c \
+	tools/profile/mp_life.c \
 	tools/profile/mp_live.h tools/profile/mp_read.c \
 	tools/profile/mp_pipeline.c
 
@@ -64,6 +65,7 @@ tools_libmpreport_a_SOURCES = \
 	tools/report/mp_report_stat.c \
 	tools/report/mp_report_pprof.c \
 	tools/report/mp_report_svg.c tools/report/mp_kind_names.c \
+	tools/report/mp_report_dhat.c \
 	tools/report/mp_pprof.c tools/report/mp_pprof.h \
 	tools/report/mp_diff.c tools/report/mp_diff.h \
 	tools/report/mp_diff_report.c

@@ -30,6 +30,10 @@ const struct mp_format mp_formats[] = {
   {"svg", MP_FMT_VALUE | MP_FMT_MERGED | MP_FMT_FRAMES |
    MP_FMT_NO_OVERRIDES, mp_report_svg, NULL,
    "svg has --value=held-bytes"},
+  /* valgrind DHAT's JSON, for dh_view.html and the Firefox Profiler. */
+  {"dhat", MP_FMT_MERGED | MP_FMT_FRAMES | MP_FMT_NO_OVERRIDES |
+   MP_FMT_LIFETIMES, mp_report_dhat, NULL,
+   "dhat has the bytes live at the end (eb)"},
 };
 
 const size_t mp_nformats = sizeof(mp_formats) / sizeof(mp_formats[0]);

@@ -1,7 +1,7 @@
 /*
 ** Reports over an mp_profile: the table of output formats and their
 ** functions (text in the memprof layout with its leak summary, JSON,
-** folded stacks, pprof, an SVG flame graph, and the `stat` summary as text or JSON).
+** folded stacks, pprof, an SVG flame graph, DHAT's JSON, and the `stat` summary as text or JSON).
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -86,6 +86,7 @@ typedef int (*mp_report_fn)(FILE *out, struct mp_profile *p,
 #define MP_FMT_CALLERS		0x100	/* Takes --callers. */
 #define MP_FMT_TEMPORARY	0x200	/* Takes --temporary. */
 #define MP_FMT_BY_KIND		0x400	/* Takes --by=kind. */
+#define MP_FMT_LIFETIMES	0x800	/* Needs block lifetimes. */
 
 struct mp_format {
   const char *name;
@@ -132,6 +133,9 @@ int mp_report_pprof(FILE *out, struct mp_profile *p,
 int mp_report_svg(FILE *out, struct mp_profile *p,
 		  const struct mp_report_opts *o,
 		  const struct mp_report_input *in);
+int mp_report_dhat(FILE *out, struct mp_profile *p,
+		   const struct mp_report_opts *o,
+		   const struct mp_report_input *in);
 
 /* `ljmprof stat`: the summary of p->total. */
 int mp_stat_text(FILE *out, struct mp_profile *p,
