@@ -180,6 +180,10 @@ mostlyclean-local:
 TESTS += tests/tools/kinds.test
 EXTRA_DIST += tests/tools/kinds.test tests/tools/kinds.lua
 
+# DHAT's JSON, against the JSON report and in valgrind's viewer.
+TESTS += tests/tools/dhat.test
+EXTRA_DIST += tests/tools/dhat.test tests/tools/dhat.lua
+
 # -- Fuzzing: libFuzzer with ASan and UBSan, when clang has it ---------------
 
 EXTRA_DIST += tests/fuzz/run-fuzz tests/fuzz/fuzz_parse.c \

@@ -257,7 +257,9 @@ int mp_report_dhat(FILE *out, struct mp_profile *p,
   if (!name.oom)
     mp_buf_json_string(&b, name.data, name.len);
   mp_buf_printf(&b, "\n,\"pid\":0\n,\"te\":%llu\n,\"tg\":%llu\n,\"pps\":",
-		(unsigned long long)(u.timed ? s.end_ns / 1000 : s.end_events),
+		/* Up: no lifetime, rounded down, is longer than the run. */
+		(unsigned long long)(u.timed ? (s.end_ns + 999) / 1000
+					     : s.end_events),
 		(unsigned long long)(u.timed ? s.peak_ns / 1000
 					     : s.peak_events));
   for (id = stacks ? 1 : 0; id < n; id++) {
