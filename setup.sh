@@ -28,7 +28,9 @@ zlib1g-dev"
 # module is unpacked below, not installed. golang-go for go tool pprof,
 # which reads what `report --format=pprof` writes; libxml2-utils for
 # xmllint, which parses what `report --format=svg` writes; chromium, the
-# browser that loads what `report --format=html` writes, headless.
+# browser that loads what `report --format=html` writes, headless, and in
+# which dhat.test opens what `report --format=dhat` writes in valgrind's
+# dh_view.html.
 testdeps="neovim sysbench wrk python3-lupa lua-cjson clang libclang-rt-14-dev
 valgrind g++ pdns-recursor dnsdist bind9-dnsutils nginx curl golang-go
 libxml2-utils chromium"

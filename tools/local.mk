@@ -47,6 +47,7 @@ tools_libmpprofile_a_SOURCES = \
 	tools/profile/mp_sample.c tools/profile/mp_sample.h \
 	tools/profile/mp_stacks.c \
 	tools/profile/mp_timeline.c tools/profile/mp_kinds.c \
+	tools/profile/mp_life.c \
 	tools/profile/mp_live.h tools/profile/mp_read.c \
 	tools/profile/mp_pipeline.c
 
@@ -69,6 +70,7 @@ tools_libmpreport_a_SOURCES = \
 	tools/report/mp_ftree.c tools/report/mp_ftree.h \
 	tools/report/mp_moments.c tools/report/mp_moments.h \
 	tools/report/mp_report_html.c \
+	tools/report/mp_report_dhat.c \
 	tools/report/mp_pprof.c tools/report/mp_pprof.h \
 	tools/report/mp_diff.c tools/report/mp_diff.h \
 	tools/report/mp_diff_report.c tools/report/mp_diff_html.c
@@ -206,6 +208,10 @@ mostlyclean-local:
 # Object kinds end to end.
 TESTS += tests/tools/kinds.test
 EXTRA_DIST += tests/tools/kinds.test tests/tools/kinds.lua
+
+# DHAT's JSON, against the JSON report and in valgrind's viewer.
+TESTS += tests/tools/dhat.test
+EXTRA_DIST += tests/tools/dhat.test tests/tools/dhat.lua
 
 # -- Fuzzing: libFuzzer with ASan and UBSan, when clang has it ---------------
 

@@ -67,11 +67,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   group = size ? (enum mp_group)(data[size - 1] & 3) : MP_GROUP_LINE;
   /* The byte before picks how override pairs are kept (JSON keeps
   ** counts), so both storage modes are read and merged, and whether
-  ** the profile counts object kinds, all of them or some. */
+  ** the profile counts object kinds, all of them or some, and keeps
+  ** lifetimes (DHAT). */
   p = mp_profile_new(group, (size > 1 && (data[size - 2] & 1) ?
 			     MP_PROFILE_OVERRIDE_VALUES : 0) |
 			    (size > 1 && (data[size - 2] & 2) ?
-			     MP_PROFILE_KINDS : 0));
+			     MP_PROFILE_KINDS : 0) |
+			    (size > 1 && (data[size - 2] & 8) ?
+			     MP_PROFILE_LIFETIMES : 0));
   if (!p)
     return 0;
   if (size > 1 && (data[size - 2] & 4)) {  /* --kind: the even ones. */

@@ -6,7 +6,8 @@
 ** taken while reading (mp_profile_set_moments); trace call sites
 ** charged to their lines, inlined frames made frames. Crafted
 ** streams with numbers worked out by hand, read both ways the profile
-** reads (the batched read driver and one event at a time).
+** reads (the batched read driver and one event at a time); block
+** lifetimes, maxima and the lazy snapshot at the peak (mp_life.c).
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -28,11 +29,13 @@ static const uint64_t *moments_at;
 static size_t moments_n;
 static int (*moments_take)(void *ctx, size_t i);
 
-/* A profile of one stream, read by the read driver (fast, 1) or one
-** event at a time (0); the file finished, reading done. */
-static struct mp_profile *profile_of(void (*run)(struct mpw *), int fast)
+/* A profile of one stream that keeps what needs says (MP_PROFILE_*),
+** read by the read driver (fast, 1) or one event at a time (0); the
+** file finished, reading done. */
+static struct mp_profile *profile_with(void (*run)(struct mpw *), int fast,
+				       unsigned needs)
 {
-  struct mp_profile *p = mp_profile_new(MP_GROUP_LINE, 0);
+  struct mp_profile *p = mp_profile_new(MP_GROUP_LINE, needs);
   struct mp_reader *r;
   struct mp_event ev;
   struct mpw w;
@@ -58,6 +61,11 @@ static struct mp_profile *profile_of(void (*run)(struct mpw *), int fast)
   mp_reader_free(r);
   mpw_free(&w);
   return p;
+}
+
+static struct mp_profile *profile_of(void (*run)(struct mpw *), int fast)
+{
+  return profile_with(run, fast, 0);
 }
 
 /* The location id of @app.lua:line (the only chunk of these streams). */
@@ -632,6 +640,123 @@ START_TEST(sites_charged_to_lines)
 }
 END_TEST
 
+/* -- Lifetimes (DHAT) ------------------------------------------------------ */
+
+/* Line 21 under two callers (paths a1, b1), time marks at 1 s and 3 s:
+** 1 a1 makes 0x100 (10, at 0 s); 2 b1 makes 0x200 (20, at 1 s); 3 a1
+** makes 0x100 again (30): the stream never freed the first, which ends
+** there; the peak, 50 bytes; 4 b1's block is freed (at 3 s); 5 b1
+** makes 0x300 (5). */
+static void lifetimes_stacks(struct mpw *w)
+{
+  uint64_t a, b, a1, b1;
+  mpw_symtab_begin_ext(w);
+  mpw_symtab_lfunc(w, 0x1000, "@app.lua", 0);
+  mpw_symtab_lfunc(w, 0x2000, "@app.lua", 20);
+  mpw_symtab_end(w);
+  a = mpw_node_lua(w, 0, 0x1000, 10, "");
+  b = mpw_node_lua(w, 0, 0x1000, 11, "");
+  a1 = mpw_node_lua(w, a, 0x2000, 21, "f");
+  b1 = mpw_node_lua(w, b, 0x2000, 21, "f");
+  mpw_alloc(w, mpw_stack(a1), 0x100, 10);
+  mpw_info(w, LJM_INFO_TIME, 1000000000u);
+  mpw_alloc(w, mpw_stack(b1), 0x200, 20);
+  mpw_alloc(w, mpw_stack(a1), 0x100, 30);
+  mpw_info(w, LJM_INFO_TIME, 3000000000u);
+  mpw_free_ev(w, mpw_internal(), 0x200, 20);
+  mpw_alloc(w, mpw_stack(b1), 0x300, 5);
+  mpw_epilogue(w);
+}
+
+static void ck_life(const struct mp_life_counts *c, uint64_t tb, uint64_t tbk,
+		    uint64_t tl_events, uint64_t tl_ns, uint64_t mb,
+		    uint64_t mbk, uint64_t gb, uint64_t gbk, uint64_t eb,
+		    uint64_t ebk)
+{
+  ck_assert_uint_eq(c->tb, tb);
+  ck_assert_uint_eq(c->tbk, tbk);
+  ck_assert_uint_eq(c->tl_events, tl_events);
+  ck_assert_uint_eq(c->tl_ns, tl_ns);
+  ck_assert_uint_eq(c->mb, mb);
+  ck_assert_uint_eq(c->mbk, mbk);
+  ck_assert_uint_eq(c->gb, gb);
+  ck_assert_uint_eq(c->gbk, gbk);
+  ck_assert_uint_eq(c->eb, eb);
+  ck_assert_uint_eq(c->ebk, ebk);
+}
+
+START_TEST(lifetimes_by_path_and_time)
+{
+  int fast;
+  for (fast = 0; fast < 2; fast++) {
+    struct mp_profile *p = profile_with(lifetimes_stacks, fast,
+					MP_PROFILE_LIFETIMES);
+    struct mp_life_summary s;
+    struct mp_life_counts c;
+    uint32_t id, paths = 0;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out;
+
+    ck_assert(mp_profile_has_lifetimes(p));
+    mp_profile_life_summary(p, &s);
+    ck_assert_uint_eq(s.files, 1);
+    ck_assert_uint_eq(s.timed_files, 1);
+    ck_assert_uint_eq(s.end_events, 5);
+    ck_assert_uint_eq(s.end_ns, 3000000000u);
+    ck_assert_uint_eq(s.peak_events, 3);
+    ck_assert_uint_eq(s.peak_ns, 1000000000u);
+    /* The line: both paths' blocks, the most live together at event 3. */
+    mp_profile_life_loc(p, loc_of(p, 21), &c);
+    ck_life(&c, 65, 4, 6, 5000000000u, 50, 2, 50, 2, 35, 2);
+    for (id = 1; id < mp_profile_nstacks(p); id++) {
+      struct mp_frame f, parent;
+      struct mp_loc caller;
+      mp_profile_life_stack(p, id, &c);
+      if (!c.tbk)
+	continue;
+      mp_profile_frame(p, id, &f);
+      mp_profile_frame(p, f.parent, &parent);
+      mp_profile_loc(p, parent.loc, &caller);
+      if (caller.line == 10)	/* 10 lived 2 events, 1 s; 30 to the end. */
+	ck_life(&c, 40, 2, 4, 3000000000u, 30, 1, 30, 1, 30, 1);
+      else	/* 20 lived 2 events, 2 s; 5 none. */
+	ck_life(&c, 25, 2, 2, 2000000000u, 20, 1, 20, 1, 5, 1);
+      paths++;
+    }
+    ck_assert_uint_eq(paths, 2);
+    /* The DHAT report: µs, the end and the peak from the marks. */
+    out = open_memstream(&text, &len);
+    ck_assert_ptr_nonnull(out);
+    {
+      const char *files[] = {"x.bin"};
+      struct mp_report_input in = {files, 1, NULL, NULL, NULL};
+      struct mp_report_opts o;
+      memset(&o, 0, sizeof(o));
+      ck_assert_int_eq(mp_report_dhat(out, p, &o, &in), 0);
+    }
+    fclose(out);
+    ck_assert_ptr_nonnull(strstr(text, "\"tu\":\"\xc2\xb5s\",\"Mtu\":\"s\""));
+    ck_assert_ptr_nonnull(strstr(text, "\"te\":3000000\n,\"tg\":1000000\n"));
+    ck_assert_ptr_nonnull(strstr(text, "\"tb\":40,\"tbk\":2,\"tl\":3000000,"));
+    free(text);
+    mp_profile_delete(p);
+  }
+}
+END_TEST
+
+/* Without MP_PROFILE_LIFETIMES there are none. */
+START_TEST(lifetimes_only_when_asked)
+{
+  struct mp_profile *p = profile_of(lifetimes_stacks, 1);
+  struct mp_life_counts c;
+  ck_assert(!mp_profile_has_lifetimes(p));
+  mp_profile_life_loc(p, loc_of(p, 21), &c);
+  ck_assert_uint_eq(c.tbk, 0);
+  mp_profile_delete(p);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("analyses");
@@ -649,6 +774,8 @@ int main(void)
   tcase_add_test(tc, kinds_filtered);
   tcase_add_test(tc, moments_exact_and_timeline_kept);
   tcase_add_test(tc, sites_charged_to_lines);
+  tcase_add_test(tc, lifetimes_by_path_and_time);
+  tcase_add_test(tc, lifetimes_only_when_asked);
   suite_add_tcase(s, tc);
   sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

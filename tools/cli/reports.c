@@ -342,6 +342,8 @@ static struct mp_profile *new_profile(const struct cli *c, struct outcome *o)
     needs = MP_PROFILE_OVERRIDE_VALUES;
   if (c->ro.by_kind || c->ro.kinds_kept)
     needs |= MP_PROFILE_KINDS;
+  if (flags & MP_FMT_LIFETIMES)
+    needs |= MP_PROFILE_LIFETIMES;
   p = mp_profile_new(c->group, needs);
   if (!p) {
     ljmprof_error("out of memory");

@@ -55,7 +55,8 @@ struct mp_profile *mp_profile_new(enum mp_group group, unsigned needs)
   p->ov_mode = needs & MP_PROFILE_NO_OVERRIDES ? MP_OV_NONE
 	       : needs & MP_PROFILE_OVERRIDE_VALUES ? MP_OV_VALUES
 	       : MP_OV_KEYS;
-  if ((needs & MP_PROFILE_KINDS) && mp_kinds_new(p) < 0) {
+  if (((needs & MP_PROFILE_KINDS) && mp_kinds_new(p) < 0) ||
+      ((needs & MP_PROFILE_LIFETIMES) && mp_life_new(p) < 0)) {
     mp_profile_delete(p);
     return NULL;
   }
@@ -148,6 +149,7 @@ void mp_profile_free(struct mp_profile *p)
   mp_stacks_free(p);
   mp_timeline_free(p);
   mp_kinds_free(p);
+  mp_life_free(p);
   memset(p, 0, sizeof(*p));
 }
 
@@ -203,6 +205,9 @@ int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)
       !(node = mp_stacks_of_loc(p, (uint32_t)id)))
     goto oom;
   if (p->kinds && mp_kinds_account(p, ev, (unsigned)kind, (uint32_t)id) < 0)
+    goto oom;
+  if (p->life && mp_life_account(p, ev, (uint32_t)id,
+				 p->file_stacks ? node : 0) < 0)
     goto oom;
   if (p->file.sample_mean)
     return mp_sample_account(p, ev, (uint32_t)id, node);
@@ -286,6 +291,7 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
   ** once reading is done (mp_profile_done_reading). */
   f->live_blocks = mp_live_blocks(p);
   mp_kinds_end_file(p);
+  mp_life_end_file(p, 1);
   if (mp_timeline_end_file(p) < 0)
     p->oom = 1;
   t->n_sym_proto += f->n_sym_proto;
@@ -326,5 +332,6 @@ void mp_profile_drop_file(struct mp_profile *p)
   if (!p->file_events && !p->file.stack_nodes)
     mp_strings_truncate(&p->strings, p->file_strings);
   mp_kinds_end_file(p);
+  mp_life_end_file(p, 0);
   next_file(p);
 }

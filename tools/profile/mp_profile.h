@@ -159,6 +159,7 @@ struct mp_profile;
 #define MP_PROFILE_NO_OVERRIDES	0x02	/* No override pairs. */
 #define MP_PROFILE_OVERRIDE_VALUES 0x04	/* Count and bytes per pair. */
 #define MP_PROFILE_KINDS	0x08	/* Figures by object kind. */
+#define MP_PROFILE_LIFETIMES	0x10	/* Lifetimes and maxima (DHAT). */
 
 /* A profile grouped so, or NULL when out of memory. */
 struct mp_profile *mp_profile_new(enum mp_group group, unsigned needs);
@@ -390,6 +391,42 @@ uint32_t mp_profile_nkindlocs(const struct mp_profile *p);
 void mp_profile_kindloc(const struct mp_profile *p, uint32_t i,
 			unsigned *kind, uint32_t *loc,
 			struct mp_kind_counts *out);
+
+/*
+** Lifetimes, with MP_PROFILE_LIFETIMES (for the DHAT format): per
+** location and per stack node (of the events charged to it, as
+** mp_profile_loc's and mp_profile_stack's), every block made by an
+** allocation or a reallocation, and how long it lived: from its event to
+** the one that freed or reallocated it, or to the end of its file. Each
+** sum is kept both in memory events and in nanoseconds of the stream's
+** time marks (a block made before the first mark was made at 0), so
+** that a report picks the unit once all files are read. Several files:
+** the global peak is the largest file peak (the total's), and what was
+** live at the end is summed over the files. Read, like kinds, through
+** mp_profile_event.
+*/
+struct mp_life_counts {
+  uint64_t tb, tbk;		/* Bytes and blocks made. */
+  uint64_t tl_events, tl_ns;	/* The sum of their lifetimes. */
+  uint64_t mb, mbk;		/* The most bytes live at once (and the
+				** blocks then), in any one file. */
+  uint64_t gb, gbk;		/* Live at the global peak. */
+  uint64_t eb, ebk;		/* Live at the end. */
+};
+
+struct mp_life_summary {
+  uint64_t files, timed_files;	/* Files finished; of which with marks. */
+  uint64_t end_events, end_ns;	/* The longest file's end. */
+  uint64_t peak_events, peak_ns;	/* The global peak, in its file. */
+};
+
+int mp_profile_has_lifetimes(const struct mp_profile *p);
+void mp_profile_life_summary(const struct mp_profile *p,
+			     struct mp_life_summary *out);
+void mp_profile_life_loc(const struct mp_profile *p, uint32_t id,
+			 struct mp_life_counts *out);
+void mp_profile_life_stack(const struct mp_profile *p, uint32_t id,
+			   struct mp_life_counts *out);
 
 /* Reading is over: sum the total's counts by kind and bytes (the
 ** locations'), drop what only reading needs (symbols, live heap,

@@ -9,6 +9,8 @@
 **   mp_symbols.c    symbol events
 **   mp_overrides.c  override pairs
 **   mp_stacks.c     the stack tree of the profile extension
+**   mp_kinds.c      object kinds
+**   mp_life.c       block lifetimes and maxima (DHAT)
 **   mp_live.h       live blocks per location, the totals and the peak
 **   mp_read.c       the batched read driver (mp_pipeline.c: threaded)
 **
@@ -229,7 +231,20 @@ struct mp_profile {
   ** One field: the read loop tests it at every release. */
   enum { MP_OV_KEYS, MP_OV_NONE, MP_OV_VALUES } ov_mode;
   struct mp_kinds *kinds;	/* Object kinds (mp_kinds.c), or NULL. */
+  struct mp_lifes *life;	/* Lifetimes (mp_life.c), or NULL. */
 };
+
+/* -- mp_life.c ----------------------------------------------------------- */
+
+int mp_life_new(struct mp_profile *p);
+void mp_life_free(struct mp_profile *p);
+/* The memory event ev (kept, not yet accounted), charged to location loc
+** and, in a file with stacks, made at node (else 0): 0, or -1 when out
+** of memory. */
+int mp_life_account(struct mp_profile *p, const struct mp_event *ev,
+		    uint32_t loc, uint32_t node);
+/* The file ends: finished (its peak counts), or dropped. */
+void mp_life_end_file(struct mp_profile *p, int finished);
 
 /* -- mp_kinds.c ---------------------------------------------------------- */
 

@@ -55,8 +55,9 @@ static int run_chunk(struct mp_profile *p, const struct mp_event *evs, int k)
   int64_t ids[BATCH];
   int i, n = 0;
 
-  if (p->file_stacks || p->kinds || (k && mp_event_is_ext(evs[0].type))) {
-    /* Stacks, kinds: one at a time, as mp_profile_event knows them. */
+  if (p->file_stacks || p->kinds || p->life ||
+      (k && mp_event_is_ext(evs[0].type))) {
+    /* Stacks, kinds, lifetimes: one at a time, as mp_profile_event knows them. */
     for (i = 0; i < k; i++) {
       if (mp_profile_event(p, &evs[i]) < 0)
 	return -1;
@@ -380,7 +381,7 @@ enum mp_status mp_profile_read(struct mp_profile *p, struct mp_reader *r,
       st = MP_ERROR;
       break;
     }
-    if (q && end - q > MP_FAST_MARGIN && !p->kinds) {
+    if (q && end - q > MP_FAST_MARGIN && !p->kinds && !p->life) {
       uint64_t before = p->file_events - start;
       q = run_fast(p, q, end - MP_FAST_MARGIN);
       if (!q) {

@@ -34,6 +34,10 @@ const struct mp_format mp_formats[] = {
   {"html", MP_FMT_MERGED | MP_FMT_FRAMES | MP_FMT_NO_OVERRIDES |
    MP_FMT_PAGE | MP_FMT_MOMENTS, mp_report_html, NULL,
    "html shows what is held at the end"},
+  /* valgrind DHAT's JSON, for dh_view.html and the Firefox Profiler. */
+  {"dhat", MP_FMT_MERGED | MP_FMT_FRAMES | MP_FMT_NO_OVERRIDES |
+   MP_FMT_LIFETIMES, mp_report_dhat, NULL,
+   "dhat has the bytes live at the end (eb)"},
 };
 
 const size_t mp_nformats = sizeof(mp_formats) / sizeof(mp_formats[0]);

@@ -1,8 +1,8 @@
 /*
 ** Reports over an mp_profile: the table of output formats and their
 ** functions (text in the memprof layout with its leak summary, JSON,
-** folded stacks, pprof, an SVG flame graph, an HTML page, and the `stat`
-** summary as text or JSON).
+** folded stacks, pprof, an SVG flame graph, an HTML page, DHAT's JSON,
+** and the `stat` summary as text or JSON).
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -94,6 +94,7 @@ typedef int (*mp_report_fn)(FILE *out, struct mp_profile *p,
 					** file read twice, no --at. */
 #define MP_FMT_PAGE		0x1000	/* Text, but a page for a browser:
 					** never to a terminal. */
+#define MP_FMT_LIFETIMES	0x2000	/* Needs block lifetimes. */
 
 struct mp_format {
   const char *name;
@@ -141,6 +142,9 @@ int mp_report_svg(FILE *out, struct mp_profile *p,
 		  const struct mp_report_opts *o,
 		  const struct mp_report_input *in);
 int mp_report_html(FILE *out, struct mp_profile *p,
+		    const struct mp_report_opts *o,
+		    const struct mp_report_input *in);
+int mp_report_dhat(FILE *out, struct mp_profile *p,
 		   const struct mp_report_opts *o,
 		   const struct mp_report_input *in);
 
