@@ -191,14 +191,16 @@ enum mp_load_result mp_load_upto(struct mp_profile *p, const char *path,
   /* Up to the memory event after the limit (left unaccounted), so that
   ** even #0 finds out whether the file is a stream. */
   while ((st = mp_reader_next(r, &ev)) == MP_OK) {
-    if (!mp_event_is_symbol(ev.type) && n == limit)
+    /* The start snapshot's blocks are before event 1: #0 is the start. */
+    int counted = !mp_event_is_symbol(ev.type) && !mp_profile_in_snapshot(p);
+    if (counted && n == limit)
       break;
     if (mp_profile_event(p, &ev) < 0) {
       ljmprof_error("%s: out of memory at byte %llu", shown,
 		    (unsigned long long)ev.offset);
       goto out;
     }
-    if (!mp_event_is_symbol(ev.type))
+    if (counted)
       n++;
   }
   *events = n;
