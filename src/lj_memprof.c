@@ -1956,6 +1956,9 @@ static void mp_snapvm(MemProf *mp)
 #endif
 }
 
+/* Anchors of the string table ahead of the walk whose heads it fetches. */
+#define MP_SNAPAHEAD	16
+
 /* Every live GC object and the VM's own blocks, as allocations. */
 static void mp_snapshot(MemProf *mp)
 {
@@ -1986,6 +1989,11 @@ static void mp_snapshot(MemProf *mp)
     GCRef r;
     if (g->gc.state == GCSsweepstring && i + 1 == g->gc.sweepstr)
       continue;  /* Maybe being swept: its anchor is stale until the end. */
+    /* Strings are where their hash put them: the walk waits on memory.
+    ** The heads of the chains a few anchors on are fetched meanwhile. */
+    if (i + MP_SNAPAHEAD <= g->str.mask)
+      __builtin_prefetch((void *)(gcrefu(g->str.tab[i + MP_SNAPAHEAD]) &
+				  ~(uintptr_t)1));
     setgcrefp(r, gcrefu(g->str.tab[i]) & ~(uintptr_t)1);
     for (o = gcref(r); o != NULL; o = gcref(o->gch.nextgc))
       if ((o->str.hash & g->str.mask) == i) mp_snapobj(mp, o);
