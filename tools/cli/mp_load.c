@@ -263,6 +263,7 @@ int mp_load_event_at_time(const char *path, const char *cmd,
   struct mp_event ev;
   enum mp_status st;
   uint64_t n = 0, last = MP_NO_TIME, last_n = 0;
+  int insnap = 0;
   int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
 
   if (fd < 0) {
@@ -282,8 +283,11 @@ int mp_load_event_at_time(const char *path, const char *cmd,
       }
       last = ev.info_value;
       last_n = n;
-    } else if (!mp_event_is_symbol(ev.type)) {
-      n++;
+    } else if (ev.type == MP_EV_SYM_INFO &&
+	       ev.info_key == LJM_INFO_SNAPSHOT) {
+      insnap = ev.info_value == 1;
+    } else if (!mp_event_is_symbol(ev.type) && !insnap) {
+      n++;	/* The start snapshot's blocks are not events (#0). */
     }
   }
   if (last != MP_NO_TIME && ns == last) {
