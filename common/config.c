@@ -108,7 +108,10 @@ const struct ljm_var ljm_vars[] = {
     "which other memprof tools do not read; without it, the established "
     "version 3. The default depth, 32, holds the whole stack of most "
     "programs, and the stack table stays small (each distinct path is "
-    "written once). Frees keep their leaf location.",
+    "written once). Frees keep their leaf location. The stream begins "
+    "with a snapshot of every block the VM holds then (a stream started "
+    "late, by LJMPROF_SIGNAL or LJMPROF_DELAY, knows what it frees; "
+    "ljmprof report --at=start --by=kind prints its census).",
     "yes", OFF(stacks), 1, LJM_STACK_DEPTH_MAX, 1 },
   { "LJMPROF_SAMPLE", LJM_T_SAMPLE, "no",
     "no, yes (4M), or 1 to 1G bytes (K, M, G suffixes)",

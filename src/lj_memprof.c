@@ -42,6 +42,8 @@
 
 #include "lj_gc.h"
 #include "lj_frame.h"
+#include "lj_str.h"
+#include "lj_buf.h"
 #include "lj_bc.h"
 #include "lj_debug.h"
 #include "lj_dispatch.h"
@@ -51,6 +53,10 @@
 #include "lj_trace.h"
 #include "lj_ircall.h"
 #include "lj_target.h"
+#endif
+#if LJ_HASFFI
+#include "lj_ctype.h"
+#include "lj_cdata.h"
 #endif
 #include "lj_memprof_format.h"
 
@@ -132,6 +138,8 @@ typedef struct MemProf {
   const uint8_t *sfilt;		/* Its filter of sampled blocks, */
   struct MPSample *smp;		/* and its state, or NULL (see Sampling). */
   MPCallHint hints[MP_CALLHINTS];  /* See MPCallHint. */
+  uint64_t snapn;		/* Blocks in the start snapshot. */
+  uint64_t snapbytes;		/* Their bytes. */
 } MemProf;
 
 static void *mp_allocf(void *ud, void *ptr, size_t osize, size_t nsize);
@@ -2665,6 +2673,227 @@ static int mp_sampleinit(MemProf *mp, const ljmprof_opt *opt)
 	 mp_asinit(&s->traces);
 }
 
+/* -- Start snapshot -------------------------------------------------------- */
+
+/*
+** With the profile extension, the events begin with every block the VM
+** holds when the stream starts, each as an allocation, between INFO
+** SNAPSHOT 1 and 0: the reader then knows what a later free is of. Sizes
+** are the ones the VM's free functions will give (lj_gc.c's gc_freefunc),
+** so that the free matches its block. A function or prototype is charged
+** to where it was defined, a trace to itself, the rest to INTERNAL.
+**
+** lj_memprof_start runs on the VM's thread, at a safe point that may be
+** any allocator call, also one in the middle of a GC step. The lists are
+** consistent at every such call (an object is unlinked before it is
+** freed). In a sweep phase, objects of the old white not yet swept are
+** dead but still held: they are in the snapshot too, as gc.total counts
+** them and their frees follow (a dead cdata with a finalizer goes to the
+** mmudata list and is freed later). The objects' memory is all there:
+** nothing is freed before the sweep reaches it. gc_sweepstr keeps the
+** head of the chain it sweeps in a local until it is done, so that chain
+** is left out in that phase. Nothing in the VM is changed.
+*/
+
+/* One block of the snapshot. */
+static void mp_snapblock(MemProf *mp, uint8_t src, uint64_t a, uint64_t b,
+			 const void *ptr, size_t sz, uint8_t kind)
+{
+  uint8_t *p;
+  if (ptr == NULL || sz == 0 || mp->err) return;
+  if (src == LJM_SRC_CFUNC && (uintptr_t)a != mp->lastcf)
+    mp_cfunc(mp, (uintptr_t)a);
+  if (mp->pos > mp->hardlim) mp_flush(mp);
+  p = mp->pos;
+  *p++ = LJM_EV_ALLOC | LJM_EV_KIND | src;
+  if (src != LJM_SRC_INTERNAL) {
+    p = mp_uleb(p, a);
+    if (src == LJM_SRC_LFUNC) p = mp_uleb(p, b);
+  }
+  p = mp_addr(mp, p, (uintptr_t)ptr);
+  p = mp_uleb(p, sz);
+  *p++ = kind;
+  mp->pos = p;
+  mp->snapn++;
+  mp->snapbytes += sz;
+}
+
+#define mp_snapint(mp, ptr, sz, kind) \
+  mp_snapblock((mp), LJM_SRC_INTERNAL, 0, 0, (ptr), (sz), (kind))
+
+static void mp_snaptab(MemProf *mp, GCtab *t)
+{
+  if (t->hmask > 0)
+    mp_snapint(mp, noderef(t->node), (t->hmask+1) * sizeof(Node),
+	       LJM_KIND_TAB_HASH);
+  if (t->asize > 0 && LJ_MAX_COLOSIZE != 0 && t->colo <= 0)
+    mp_snapint(mp, tvref(t->array), t->asize * sizeof(TValue),
+	       LJM_KIND_TAB_ARRAY);
+  mp_snapint(mp, t, LJ_MAX_COLOSIZE != 0 && t->colo ?
+		    sizetabcolo((uint32_t)t->colo & 0x7f) : sizeof(GCtab),
+	     LJM_KIND_TAB);
+}
+
+static void mp_snapthread(MemProf *mp, lua_State *L)
+{
+  GCobj *uv;
+  if (L != mainthread(mp->g))  /* The main thread is in GG_State. */
+    mp_snapint(mp, L, sizeof(lua_State), LJM_KIND_THREAD);
+  mp_snapint(mp, tvref(L->stack), L->stacksize * sizeof(TValue),
+	     LJM_KIND_STACK);
+  /* Open upvalues are on their thread's list, not the root list. */
+  for (uv = gcref(L->openupval); uv != NULL; uv = gcref(uv->gch.nextgc))
+    mp_snapint(mp, uv, sizeof(GCupval), LJM_KIND_UPVAL);
+}
+
+#if LJ_HASFFI
+static void mp_snapcdata(MemProf *mp, GCcdata *cd)
+{
+  if (cdataisv(cd)) {
+    mp_snapint(mp, memcdatav(cd), sizecdatav(cd), LJM_KIND_CDATA);
+  } else {
+    CType *ct = ctype_raw(ctype_ctsG(mp->g), cd->ctypeid);
+    CTSize sz = ctype_hassize(ct->info) ? ct->size : CTSIZE_PTR;
+    mp_snapint(mp, cd, sizeof(GCcdata) + sz, LJM_KIND_CDATA);
+  }
+}
+#endif
+
+static void mp_snapobj(MemProf *mp, GCobj *o)
+{
+  /* A dead prototype is not in the symbol table (mp_dumpvm), nor its
+  ** closures and traces: INTERNAL for those. */
+  int dead = isdead(mp->g, o);
+  uint8_t lsrc = dead ? LJM_SRC_INTERNAL : LJM_SRC_LFUNC;
+  switch (o->gch.gct) {
+  case ~LJ_TSTR:
+    mp_snapint(mp, o, lj_str_size(o->str.len), LJM_KIND_STR);
+    break;
+  case ~LJ_TUPVAL:
+    mp_snapint(mp, o, sizeof(GCupval), LJM_KIND_UPVAL);
+    break;
+  case ~LJ_TTHREAD:
+    mp_snapthread(mp, &o->th);
+    break;
+  case ~LJ_TPROTO:
+    mp_snapblock(mp, lsrc, (uintptr_t)&o->pt,
+		 o->pt.firstline > 0 ? (uint64_t)o->pt.firstline : 0,
+		 o, o->pt.sizept, LJM_KIND_PROTO);
+    break;
+  case ~LJ_TFUNC:
+    if (isluafunc(&o->fn)) {
+      GCproto *pt = funcproto(&o->fn);
+      mp_snapblock(mp, lsrc, (uintptr_t)pt,
+		   pt->firstline > 0 ? (uint64_t)pt->firstline : 0,
+		   o, sizeLfunc((MSize)o->fn.l.nupvalues), LJM_KIND_LFUNC);
+    } else {
+      mp_snapblock(mp, LJM_SRC_CFUNC, (uintptr_t)o->fn.c.f, 0,
+		   o, sizeCfunc((MSize)o->fn.c.nupvalues), LJM_KIND_CFUNC);
+    }
+    break;
+#if LJ_HASJIT
+  case ~LJ_TTRACE: {
+    GCtrace *T = gco2trace(o);
+    jit_State *J = G2J(mp->g);
+    /* A flushed trace is no longer in J->trace, nor in the symbols. */
+    int known = !dead && T->traceno < J->sizetrace &&
+		gcref(J->trace[T->traceno]) == o;
+    mp_snapblock(mp, known ? LJM_SRC_TRACE : LJM_SRC_INTERNAL, T->traceno,
+		 0, T,
+		 ((sizeof(GCtrace)+7)&~7) + (T->nins-T->nk)*sizeof(IRIns) +
+		 T->nsnap*sizeof(SnapShot) + T->nsnapmap*sizeof(SnapEntry),
+		 LJM_KIND_TRACE);
+    break;
+    }
+#endif
+#if LJ_HASFFI
+  case ~LJ_TCDATA:
+    mp_snapcdata(mp, &o->cd);
+    break;
+#endif
+  case ~LJ_TTAB:
+    mp_snaptab(mp, &o->tab);
+    break;
+  case ~LJ_TUDATA:
+    mp_snapint(mp, o, sizeudata(&o->ud), LJM_KIND_UDATA);
+    break;
+  default:
+    break;
+  }
+}
+
+/* The VM's own blocks that are not GC objects (lua_close frees them). */
+static void mp_snapvm(MemProf *mp)
+{
+  global_State *g = mp->g;
+  mp_snapint(mp, G2GG(g), sizeof(GG_State), LJM_KIND_VM);
+  mp_snapint(mp, g->str.tab, (g->str.mask+1) * sizeof(GCRef),
+	     LJM_KIND_STRTAB);
+  mp_snapint(mp, g->tmpbuf.b, sbufsz(&g->tmpbuf), LJM_KIND_BUF);
+#if LJ_HASFFI
+  {
+    CTState *cts = ctype_ctsG(g);
+    if (cts != NULL) {
+      mp_snapint(mp, cts->tab, cts->sizetab * sizeof(CType), LJM_KIND_FFI);
+      mp_snapint(mp, cts->cb.cbid, cts->cb.sizeid * sizeof(CTypeID1),
+		 LJM_KIND_FFI);
+      mp_snapint(mp, cts, sizeof(CTState), LJM_KIND_FFI);
+    }
+  }
+#endif
+#if LJ_HASJIT
+  {
+    jit_State *J = G2J(g);
+    mp_snapint(mp, J->trace, J->sizetrace * sizeof(GCRef), LJM_KIND_JIT);
+  }
+#endif
+}
+
+/* Anchors of the string table ahead of the walk whose heads it fetches. */
+#define MP_SNAPAHEAD	16
+
+/* Every live GC object and the VM's own blocks, as allocations. */
+static void mp_snapshot(MemProf *mp)
+{
+  global_State *g = mp->g;
+  GCobj *o;
+  MSize i;
+  mp_putinfo(mp, LJM_INFO_SNAPSHOT, 1);
+  mp_snapvm(mp);
+  /* Threads, closures, tables, upvalues, prototypes, traces, cdata and
+  ** userdata (lj_trace.c links a trace there when it is saved). */
+  for (o = gcref(g->gc.root); o != NULL; o = gcref(o->gch.nextgc))
+    mp_snapobj(mp, o);
+  /* Userdata and cdata waiting for their finalizer: a circular list. */
+  if ((o = gcref(g->gc.mmudata)) != NULL) {
+    GCobj *last = o;
+    do {
+      o = gcnext(o);
+      mp_snapobj(mp, o);
+    } while (o != last);
+  }
+  /*
+  ** Strings: the chains of the string table (bit 0 is not a pointer). A
+  ** string belongs to chain hash & mask; while the table is rechained
+  ** (lj_str_resize, lj_str_rehash_chain) a chain may lead into another,
+  ** so the test keeps each string once (one may be missed then).
+  */
+  for (i = 0; i <= g->str.mask; i++) {
+    GCRef r;
+    if (g->gc.state == GCSsweepstring && i + 1 == g->gc.sweepstr)
+      continue;  /* Maybe being swept: its anchor is stale until the end. */
+    /* Strings are where their hash put them: the walk waits on memory.
+    ** The heads of the chains a few anchors on are fetched meanwhile. */
+    if (i + MP_SNAPAHEAD <= g->str.mask)
+      __builtin_prefetch((void *)(gcrefu(g->str.tab[i + MP_SNAPAHEAD]) &
+				  ~(uintptr_t)1));
+    setgcrefp(r, gcrefu(g->str.tab[i]) & ~(uintptr_t)1);
+    for (o = gcref(r); o != NULL; o = gcref(o->gch.nextgc))
+      if ((o->str.hash & g->str.mask) == i) mp_snapobj(mp, o);
+  }
+  mp_putinfo(mp, LJM_INFO_SNAPSHOT, 0);
+}
+
 /* -- Start and stop ------------------------------------------------------ */
 
 /* The stack state of a profiler with a depth limit. 0 if out of memory. */
@@ -2762,6 +2991,13 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
     mp->t0 = mp_clock();
     mp_reserve(mp);
     mp_timemark(mp, 1);  /* 0: the stream's time starts here. */
+    /* Not while sampling: a snapshot's blocks are all of the heap, which
+    ** the sample's frees would not follow. */
+    if (!mp->smp) {
+      mp_snapshot(mp);
+      if (mp->pos > mp->hardlim) mp_flush(mp);
+      mp_timemark(mp, 1);  /* What the snapshot took. */
+    }
   }
   if (mp->err) {
     int e = mp->err;

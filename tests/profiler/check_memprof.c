@@ -351,7 +351,11 @@ START_TEST(cfunction_named_when_used)
   ck_count(&st, MPR_ALLOC, "cf_alloc", 202);
   ck_assert_uint_eq(st.startsyms[1], 0);
   ck_assert_uint_eq(mpr_csym_count(&st, "cf_alloc"), 1);
-  ck_assert_uint_eq(st.ncsyms, 1);
+  /* With stacks, the start snapshot names the C functions it has. */
+  if (st.snaps)
+    ck_assert_uint_le(st.ncsyms, 1 + st.snapkinds[LJM_KIND_CFUNC]);
+  else
+    ck_assert_uint_eq(st.ncsyms, 1);
   mpr_free(&st);
   lua_close(L);
 }
@@ -2681,6 +2685,255 @@ START_TEST(kinds_jit_on)
 }
 END_TEST
 
+/* -- Start snapshot ------------------------------------------------------------ */
+
+/*
+** An allocator that knows every live block of its VM, to hold the start
+** snapshot against: each block the snapshot names must be live, once,
+** with the size the VM will free it with.
+*/
+#define SNAP_SLOTS (1u << 18)
+typedef struct snaptrack {
+  uintptr_t addr[SNAP_SLOTS];	/* 0: empty, 1: deleted. */
+  size_t size[SNAP_SLOTS];
+  size_t live, bytes;
+  lua_State *L;			/* Start a profiler inside the allocator, */
+  unsigned long calls, startat;	/* at this call, */
+  unsigned long started, frees;	/* how many times, in a free. */
+} snaptrack;
+
+static size_t snap_slot(snaptrack *t, uintptr_t a, int add)
+{
+  size_t i = (size_t)((a >> 4) * 0x9e3779b97f4a7c15ull >> 46) & (SNAP_SLOTS-1);
+  size_t del = SNAP_SLOTS;
+  for (;; i = (i + 1) & (SNAP_SLOTS-1)) {
+    if (t->addr[i] == a) return i;
+    if (t->addr[i] == 1 && del == SNAP_SLOTS) del = i;
+    if (t->addr[i] == 0) return add && del != SNAP_SLOTS ? del : i;
+  }
+}
+
+static void snap_check(lua_State *L, snaptrack *t, mpr_stats *st);
+
+static void *snap_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  snaptrack *t = (snaptrack *)ud;
+  void *n;
+  if (++t->calls == t->startat) {  /* As the shim starts one. */
+    mpr_stats st;
+    t->startat = 0;
+    snap_check(t->L, t, &st);
+    mpr_free(&st);
+    t->started++;
+    t->frees += nsize == 0;
+  }
+  if (ptr != NULL) {
+    size_t i = snap_slot(t, (uintptr_t)ptr, 0);
+    ck_assert_uint_eq(t->addr[i], (uintptr_t)ptr);
+    ck_assert_uint_eq(t->size[i], osize);
+    t->addr[i] = 1;
+    t->live--;
+    t->bytes -= osize;
+  }
+  if (nsize == 0) {
+    free(ptr);
+    return NULL;
+  }
+  n = realloc(ptr, nsize);
+  ck_assert_ptr_nonnull(n);
+  {
+    size_t i = snap_slot(t, (uintptr_t)n, 1);
+    t->addr[i] = (uintptr_t)n;
+    t->size[i] = nsize;
+    t->live++;
+    t->bytes += nsize;
+  }
+  return n;
+}
+
+#define SNAP_N 200
+static const char snap_code[] =
+  "local N = ...\n"
+  "S = {}\n"
+  "for i = 1, N do S[#S+1] = {i, i, i} end\n"	/* Colocated array. */
+  "for i = 1, N do S[#S+1] = 'snapshot string ' .. i end\n"
+  "for i = 1, N do\n"
+  "  local u = i\n"
+  "  S[#S+1] = function() return u end\n"
+  "end\n"
+  "for i = 1, N do local g = {} for j = 1, 20 do g[j] = j end end\n"
+  "function F(n) local s = 0 for i = 1, n do s = s + #tostring(i) end end\n"
+  "F(N)\n";  /* Its trace lives as long as F. */
+
+/* Start a stack profiler, take its snapshot, stop; check it against t. */
+static void snap_check(lua_State *L, snaptrack *t, mpr_stats *st)
+{
+  membuf m = {0};
+  ljmprof_opt opt;
+  char err[256];
+  size_t i, live = t->live, bytes = t->bytes;
+  memset(&opt, 0, sizeof(opt));
+  opt.stack_depth = 8;
+  opt.writer = mem_write;
+  opt.ctx = &m;
+  ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
+  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
+  ck_assert_int_eq(mpr_parse(m.data, m.len, st, err, sizeof(err)), 0);
+  free(m.data);
+  ck_assert_int_eq(st->complete, 1);
+  ck_assert_int_eq(st->unresolved, 0);
+  ck_assert_uint_eq(st->snaps, 1);
+  ck_assert_int_eq(st->insnap, 0);
+  ck_assert_uint_eq(st->snapother, 0);
+  for (i = 0; i < st->nsnap; i++) {
+    size_t k = snap_slot(t, (uintptr_t)st->snap[i].addr, 0);
+    if (t->addr[k] != st->snap[i].addr)
+      ck_abort_msg("snapshot block %#llx (kind %d, %llu bytes) is not live",
+		   (unsigned long long)st->snap[i].addr, st->snap[i].kind,
+		   (unsigned long long)st->snap[i].size);
+    ck_assert_uint_eq(t->size[k], st->snap[i].size);
+    t->size[k] |= (size_t)1 << 62;  /* Seen: a second time fails above. */
+  }
+  for (i = 0; i < SNAP_SLOTS; i++) t->size[i] &= ~((size_t)1 << 62);
+  /* Nothing was allocated while it was taken; what it leaves out is the
+  ** JIT compiler's buffers and, in a string sweep, one chain. */
+  ck_assert_uint_eq(t->live, live);
+  ck_assert_uint_eq(t->bytes, bytes);
+  ck_assert_uint_le(st->snapblocks, live);
+  ck_assert_uint_le(st->snapbytes, bytes);
+  ck_assert_uint_ge(st->snapbytes, bytes - bytes / 8);
+}
+
+static lua_State *snap_vm(snaptrack *t, int jit)
+{
+  lua_State *L = lua_newstate(snap_alloc, t);
+  ck_assert_ptr_nonnull(L);
+  luaL_openlibs(L);
+  luaJIT_setmode(L, 0, (jit ? LUAJIT_MODE_ON : LUAJIT_MODE_OFF) |
+		 LUAJIT_MODE_ENGINE);
+  luaL_loadbuffer(L, snap_code, sizeof(snap_code) - 1, "@snap.lua");
+  lua_pushinteger(L, SNAP_N);
+  ck_assert_int_eq(lua_pcall(L, 1, 0, 0), 0);
+  return L;
+}
+
+/* The objects made before the start, with their kinds and sizes. */
+static void check_snapshot(int jit)
+{
+  snaptrack *t = calloc(1, sizeof(snaptrack));
+  lua_State *L = snap_vm(t, jit);
+  mpr_stats st;
+  ck_assert_ptr_nonnull(t);
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  snap_check(L, t, &st);
+  ck_assert_uint_ge(st.snapkinds[LJM_KIND_TAB], SNAP_N);
+  ck_assert_uint_ge(st.snapkinds[LJM_KIND_STR], SNAP_N);
+  ck_assert_uint_ge(st.snapkinds[LJM_KIND_UPVAL], SNAP_N);
+  ck_assert_uint_eq(st.snapkinds[LJM_KIND_THREAD], 0);  /* In GG_State. */
+  ck_assert_uint_eq(st.snapkinds[LJM_KIND_STACK], 1);
+  ck_assert_uint_eq(st.snapkinds[LJM_KIND_VM], 1);
+  ck_assert_uint_eq(st.snapkinds[LJM_KIND_STRTAB], 1);
+  /* The closures where they were defined, their prototype too. */
+  ck_assert_uint_eq(mpr_count(&st, MPR_SNAP, "@snap.lua:7"), SNAP_N + 1);
+  /* The main chunk was collected: neither its closure nor prototype. */
+  ck_assert_uint_eq(mpr_count(&st, MPR_SNAP, "@snap.lua:0"), 0);
+  /* None of it is an allocation of the run. */
+  ck_assert_uint_eq(mpr_count(&st, MPR_ALLOC, "@snap.lua:7"), 0);
+  if (jit) ck_assert_uint_gt(st.snapkinds[LJM_KIND_TRACE], 0);
+  mpr_free(&st);
+  lua_close(L);
+  ck_assert_uint_eq(t->live, 0);
+  free(t);
+}
+
+START_TEST(snapshot_jit_off)
+{
+  check_snapshot(0);
+}
+END_TEST
+
+START_TEST(snapshot_jit_on)
+{
+  check_snapshot(1);
+}
+END_TEST
+
+/*
+** A snapshot at every step of a GC cycle with garbage (atomic, the string
+** sweep, the sweep, finalizers): each block it names is live (the sweep
+** has not freed it yet) and is named once.
+*/
+START_TEST(snapshot_in_every_gc_phase)
+{
+  snaptrack *t = calloc(1, sizeof(snaptrack));
+  lua_State *L;
+  mpr_stats st;
+  int cycles = 0, steps = 0;
+  ck_assert_ptr_nonnull(t);
+  L = snap_vm(t, 0);
+  run(L, "=fin", "for i = 1, 50 do setmetatable({}, {__gc = function() end})"
+		 " local p = newproxy(true) getmetatable(p).__gc = type end");
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  while (cycles < 2 && steps < 20000) {
+    if (steps % 7 == 0)  /* Garbage for the sweep: strings and tables. */
+      run(L, "=garbage", "for i = 1, 30 do local s = {tostring(i) .. 'g'}"
+			  " end S[#S+1] = 'x' .. #S");
+    snap_check(L, t, &st);
+    mpr_free(&st);
+    cycles += lua_gc(L, LUA_GCSTEP, 0);
+    steps++;
+  }
+  ck_assert_int_eq(cycles, 2);
+  ck_assert_int_gt(steps, 20);
+  lua_close(L);
+  free(t);
+}
+END_TEST
+
+/*
+** The profiler started from inside the VM's allocator, as the shim does
+** (LJMPROF_DELAY, LJMPROF_SIGNAL): at calls spread over a run that makes
+** garbage and steps the collector, many of them frees of its sweep.
+*/
+START_TEST(snapshot_inside_allocator)
+{
+  snaptrack *t = calloc(1, sizeof(snaptrack));
+  unsigned long k;
+  ck_assert_ptr_nonnull(t);
+  t->L = snap_vm(t, 0);
+  for (k = 0; k < 300; k++) {
+    t->startat = t->calls + 1 + (k * 37) % 101;
+    run(t->L, "=garbage", "for i = 1, 40 do local s = {tostring(i) .. 'g'}"
+			   " end S[#S+1] = 'x' .. #S collectgarbage('step')");
+  }
+  ck_assert_uint_ge(t->started, 150);
+  ck_assert_uint_ge(t->frees, 20);
+  lua_close(t->L);
+  free(t);
+}
+END_TEST
+
+START_TEST(snapshot_not_in_version3)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  ljmprof_opt opt;
+  char err[256];
+  memset(&opt, 0, sizeof(opt));
+  opt.writer = mem_write;
+  opt.ctx = &m;
+  ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
+  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
+  ck_assert_int_eq(mpr_parse(m.data, m.len, &st, err, sizeof(err)), 0);
+  ck_assert_uint_eq(st.events, 0);
+  ck_assert_uint_eq(st.snaps, 0);
+  free(m.data);
+  mpr_free(&st);
+  lua_close(L);
+}
+END_TEST
+
 static void s_stacks(Suite *s)
 {
   TCase *tc = tcase_create("stacks");
@@ -2754,6 +3007,18 @@ static void s_stacks(Suite *s)
   suite_add_tcase(s, tc);
 }
 
+static void s_snapshot(Suite *s)
+{
+  TCase *tc = tcase_create("snapshot");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, snapshot_jit_off);
+  tcase_add_test(tc, snapshot_jit_on);
+  tcase_add_test(tc, snapshot_in_every_gc_phase);
+  tcase_add_test(tc, snapshot_inside_allocator);
+  tcase_add_test(tc, snapshot_not_in_version3);
+  suite_add_tcase(s, tc);
+}
+
 /* -- Suite ------------------------------------------------------------------- */
 
 static Suite *memprof_suite(void)
@@ -2802,6 +3067,7 @@ static Suite *memprof_suite(void)
   tcase_add_test(tc, sampled_names_lazily);
   suite_add_tcase(s, tc);
   s_stacks(s);
+  s_snapshot(s);
   return s;
 }
 

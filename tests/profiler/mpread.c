@@ -140,7 +140,7 @@ static void add_row(mpr_stats *st, int ev, char *loc, uint64_t nsize)
   size_t i;
   if (getenv("MPR_VERBOSE"))
     fprintf(stderr, "ev %d %s %llu\n", ev, loc, (unsigned long long)nsize);
-  st->events++;
+  if (ev != MPR_SNAP) st->events++;
   for (i = 0; i < st->nrows; i++)
     if (st->rows[i].ev == ev && !strcmp(st->rows[i].loc, loc)) {
       st->rows[i].count++;
@@ -370,7 +370,7 @@ static int mpr_parse_ext(const uint8_t *p, size_t len, rd *r)
   if (!x_hdr(x, 'm')) return x->err ? -1 : 0;
   for (;;) {
     uint8_t h, ev, src;
-    uint64_t loc = 0, line = 0, oa, os, na, ns = 0;
+    uint64_t loc = 0, line = 0, oa, os, na = 0, ns = 0;
     char *name = NULL;
     int kind;
     if (x->p >= x->end) return 0;
@@ -391,6 +391,10 @@ static int mpr_parse_ext(const uint8_t *p, size_t len, rd *r)
 	if (ok && k == 2)
 	  st->events_timed = st->events;
 	if (ok && k < 8) { st->info[k] = v; st->ninfo[k]++; }
+	if (ok && k == LJM_INFO_SNAPSHOT) {
+	  st->insnap = v == 1;
+	  if (v == 1) st->snaps++;
+	}
 	if (ok && first) st->first_info = (int)k;
       } else if (src == LJM_SRC_SITE) {
 	ok = x_site(x, r);
@@ -445,6 +449,24 @@ static int mpr_parse_ext(const uint8_t *p, size_t len, rd *r)
       name = strdup(mpr_leafnames ? r->leaves[loc-1] : r->nodes[loc-1]);
       st->stackevents++;
       break;
+    }
+    if (st->insnap) {
+      if (ev == LJM_EV_ALLOC && kind >= 0) {
+	st->snapblocks++;
+	st->snapbytes += ns;
+	st->snapkinds[kind]++;
+	st->snapkindbytes[kind] += ns;
+	if (st->nsnap == st->szsnap) {
+	  st->szsnap = st->szsnap ? 2 * st->szsnap : 256;
+	  st->snap = realloc(st->snap, st->szsnap * sizeof(*st->snap));
+	}
+	st->snap[st->nsnap].addr = na;
+	st->snap[st->nsnap].size = ns;
+	st->snap[st->nsnap++].kind = kind;
+	add_row(st, MPR_SNAP, name, ns);
+	continue;
+      }
+      st->snapother++;
     }
     if (kind >= 0) {
       st->kinds[kind]++;
@@ -579,6 +601,7 @@ void mpr_free(mpr_stats *st)
   free(st->csyms);
   free(st->rows);
   free(st->traces);
+  free(st->snap);
   memset(st, 0, sizeof(*st));
 }
 

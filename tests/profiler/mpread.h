@@ -13,7 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { MPR_ALLOC = 1, MPR_FREE = 2, MPR_REALLOC = 3 };
+/* MPR_SNAP: an allocation of the start snapshot (between INFO SNAPSHOT 1
+** and 0); it is in rows, and in the snap* counters, not in events. */
+enum { MPR_ALLOC = 1, MPR_FREE = 2, MPR_REALLOC = 3, MPR_SNAP = 4 };
 
 typedef struct mpr_row {
   int ev;			/* MPR_ALLOC, MPR_FREE, MPR_REALLOC. */
@@ -52,6 +54,16 @@ typedef struct mpr_stats {
   int first_info;		/* Key of the first event, if an INFO. */
   unsigned long time_backwards;	/* TIME marks below the one before. */
   unsigned long events_timed;	/* Events before the last TIME mark. */
+  /* The start snapshot. */
+  int insnap;			/* Between SNAPSHOT 1 and 0. */
+  unsigned long snaps;		/* SNAPSHOT 1 records. */
+  unsigned long snapblocks;	/* Its allocations, */
+  uint64_t snapbytes;		/* their bytes, */
+  unsigned long snapkinds[256];	/* by kind, */
+  uint64_t snapkindbytes[256];	/* and the bytes of each kind. */
+  unsigned long snapother;	/* Other events inside it (none expected). */
+  struct mpr_block { uint64_t addr, size; int kind; } *snap;  /* Its blocks. */
+  size_t nsnap, szsnap;
 } mpr_stats;
 
 /*

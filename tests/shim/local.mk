@@ -71,6 +71,8 @@ SHIM_TESTS += tests/shim/stacks.test tests/shim/tracelines.test
 # Sampling: LJMPROF_SAMPLE's estimates, a leak found, a live file.
 SHIM_TESTS += tests/shim/sample.test
 EXTRA_DIST += tests/shim/sample.lua tests/shim/leakserver.lua
+# The start snapshot of a late stream (LJMPROF_SIGNAL, LJMPROF_DELAY).
+SHIM_TESTS += tests/shim/snapshot.test
 # The stream files: private, never through a link, never over a file.
 SHIM_TESTS += tests/shim/outfile.test
 # Real programs that embed LuaJIT; each skips when its package is missing.
@@ -86,5 +88,5 @@ EXTRA_DIST += $(SHIM_TESTS) tests/shim/shim.sh tests/shim/alloc.lua \
 	tests/shim/threads.lua tests/shim/fork.lua tests/shim/closefd.lua \
 	tests/shim/toggle.lua tests/shim/server.lua tests/shim/spawn.lua \
 	tests/shim/work.lua tests/shim/flushkill.lua tests/shim/midexit.lua \
-	tests/shim/forkserver.lua tests/shim/tracelines.lua
+	tests/shim/forkserver.lua tests/shim/tracelines.lua tests/shim/snapshot.lua
 check_SCRIPTS += tools/ljmprof

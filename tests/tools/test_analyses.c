@@ -757,6 +757,132 @@ START_TEST(lifetimes_only_when_asked)
 }
 END_TEST
 
+/* -- Start snapshot ---------------------------------------------------------- */
+
+/* A snapshot of five blocks (a table, a string, two closures defined at
+** line 5, an array part), then the run: a table allocated (line 1), the
+** snapshot's table and string freed, and a free of a block nobody knows. */
+static void snapshot_stream(struct mpw *w)
+{
+  mpw_symtab_begin_ext(w);
+  mpw_symtab_lfunc(w, 0x1000, "@app.lua", 0);
+  mpw_symtab_end(w);
+  mpw_info(w, LJM_INFO_SNAPSHOT, 1);
+  mpw_alloc_kind(w, mpw_internal(), 0x100, 64, LJM_KIND_TAB);
+  mpw_alloc_kind(w, mpw_internal(), 0x200, 32, LJM_KIND_STR);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 5), 0x300, 40, LJM_KIND_LFUNC);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 5), 0x340, 40, LJM_KIND_LFUNC);
+  mpw_alloc_kind(w, mpw_internal(), 0x400, 1000, LJM_KIND_TAB_ARRAY);
+  mpw_info(w, LJM_INFO_SNAPSHOT, 0);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 1), 0x500, 50, LJM_KIND_TAB);
+  mpw_free_ev(w, mpw_internal(), 0x100, 64);
+  mpw_free_ev(w, mpw_internal(), 0x200, 32);
+  mpw_free_ev(w, mpw_internal(), 0x900, 8);
+  mpw_epilogue(w);
+}
+
+/* The START location of a kind, "live at start (KIND)". */
+static struct mp_loc start_of(const struct mp_profile *p, unsigned kind)
+{
+  uint32_t id;
+  struct mp_loc l;
+  for (id = 0; id < mp_profile_nlocs(p); id++) {
+    mp_profile_loc(p, id, &l);
+    if (l.kind == MP_LOC_START && l.addr == kind)
+      return l;
+  }
+  ck_abort_msg("no start location of kind %u", kind);
+  return l;
+}
+
+START_TEST(snapshot_accounted)
+{
+  int fast;
+  for (fast = 0; fast < 2; fast++) {
+    struct mp_profile *p = profile_of(snapshot_stream, fast);
+    const struct mp_summary *s = mp_profile_total(p);
+    struct mp_loc l;
+    struct mp_buf b = {0};
+    /* Not allocations: the run allocated one table. */
+    ck_assert_uint_eq(s->n_alloc, 1);
+    ck_assert_uint_eq(s->bytes_allocated, 50);
+    ck_assert_uint_eq(s->n_free, 3);
+    ck_assert_uint_eq(s->snapshots, 1);
+    ck_assert_uint_eq(s->snap_blocks, 5);
+    ck_assert_uint_eq(s->snap_bytes, 1176);
+    /* Their frees are theirs; only the unknown block is untracked. */
+    ck_assert_uint_eq(s->untracked_frees, 1);
+    ck_assert_uint_eq(s->untracked_bytes, 8);
+    ck_assert_uint_eq(s->live_blocks, 4);
+    ck_assert_uint_eq(s->live_bytes, 40 + 40 + 1000 + 50);
+    l = start_of(p, LJM_KIND_TAB);
+    ck_assert_uint_eq(l.created, 1);
+    ck_assert_uint_eq(l.released, 1);
+    ck_assert_uint_eq(l.held_bytes, 0);
+    ck_assert_uint_eq(l.n_alloc, 0);
+    l = start_of(p, LJM_KIND_LFUNC);
+    ck_assert_uint_eq(l.held_blocks, 2);
+    ck_assert_uint_eq(l.held_bytes, 80);
+    mp_name_location(&b, p, NULL, &l, MP_NAME_PLAIN);
+    ck_assert_str_eq(b.data, "live at start (lua-function)");
+    mp_buf_free(&b);
+    ck_assert_int_eq(mp_profile_in_snapshot(p), 0);
+    mp_profile_delete(p);
+  }
+}
+END_TEST
+
+START_TEST(snapshot_census)
+{
+  struct mp_profile *p = profile_of(snapshot_stream, 1);
+  struct mp_snap_kind k;
+  struct mp_snap_closures cl[4];
+  struct mp_snap_block big[MP_SNAP_TOP];
+  mp_profile_snap_kind(p, LJM_KIND_LFUNC, &k);
+  ck_assert_uint_eq(k.blocks, 2);
+  ck_assert_uint_eq(k.bytes, 80);
+  ck_assert_uint_eq(k.min, 40);
+  ck_assert_uint_eq(k.max, 40);
+  mp_profile_snap_kind(p, LJM_KIND_TAB, &k);  /* The run's is not in it. */
+  ck_assert_uint_eq(k.blocks, 1);
+  ck_assert_uint_eq(k.bytes, 64);
+  ck_assert_uint_eq(mp_profile_snap_closures(p, cl, 4), 1);
+  ck_assert_uint_eq(cl[0].n, 2);
+  ck_assert_uint_eq(cl[0].bytes, 80);
+  ck_assert_uint_eq(cl[0].loc, loc_of(p, 5));
+  ck_assert_uint_eq(mp_profile_snap_tables(p, big, MP_SNAP_TOP), 2);
+  ck_assert_uint_eq(big[0].kind, LJM_KIND_TAB_ARRAY);
+  ck_assert_uint_eq(big[0].size, 1000);
+  ck_assert_uint_eq(big[1].addr, 0x100);
+  mp_profile_delete(p);
+}
+END_TEST
+
+/* With kinds: the snapshot's blocks are held by their kind, and a free
+** of one is of its kind; they are not allocations of it. */
+START_TEST(snapshot_kinds)
+{
+  struct mp_profile *p = mp_profile_new(MP_GROUP_LINE, MP_PROFILE_KINDS);
+  struct mp_reader *r;
+  struct mpw w;
+  uint64_t n;
+  mpw_init_mem(&w);
+  snapshot_stream(&w);
+  r = mp_reader_new_mem(w.mem, w.len);
+  ck_assert_int_eq(mp_profile_read(p, r, &n, NULL, NULL), MP_END);
+  ck_assert_uint_eq(n, 4);  /* The run's memory events only. */
+  mp_profile_end_file(p, 0);
+  mp_profile_done_reading(p);
+  ck_kind(p, LJM_KIND_TAB, 1, 50, 0, 0, 1, 50);
+  ck_kind(p, LJM_KIND_STR, 0, 0, 0, 0, 0, 0);
+  ck_kind(p, LJM_KIND_LFUNC, 0, 0, 0, 0, 2, 80);
+  ck_kind(p, LJM_KIND_TAB_ARRAY, 0, 0, 0, 0, 1, 1000);
+  mp_reader_free(r);
+  mpw_free(&w);
+  mp_profile_delete(p);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("analyses");
@@ -776,6 +902,9 @@ int main(void)
   tcase_add_test(tc, sites_charged_to_lines);
   tcase_add_test(tc, lifetimes_by_path_and_time);
   tcase_add_test(tc, lifetimes_only_when_asked);
+  tcase_add_test(tc, snapshot_accounted);
+  tcase_add_test(tc, snapshot_census);
+  tcase_add_test(tc, snapshot_kinds);
   suite_add_tcase(s, tc);
   sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

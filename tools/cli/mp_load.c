@@ -217,14 +217,16 @@ enum mp_load_result mp_load_upto(struct mp_profile *p, const char *path,
   /* Up to the memory event after the limit (left unaccounted), so that
   ** even #0 finds out whether the file is a stream. */
   while ((st = mp_reader_next(r, &ev)) == MP_OK) {
-    if (!mp_event_is_symbol(ev.type) && n == limit)
+    /* The start snapshot's blocks are before event 1: #0 is the start. */
+    int counted = !mp_event_is_symbol(ev.type) && !mp_profile_in_snapshot(p);
+    if (counted && n == limit)
       break;
     if (mp_profile_event(p, &ev) < 0) {
       ljmprof_error("%s: out of memory at byte %llu", shown,
 		    (unsigned long long)ev.offset);
       goto out;
     }
-    if (!mp_event_is_symbol(ev.type))
+    if (counted)
       n++;
   }
   *events = n;
@@ -287,6 +289,7 @@ int mp_load_event_at_time(const char *path, const char *cmd,
   struct mp_event ev;
   enum mp_status st;
   uint64_t n = 0, last = MP_NO_TIME, last_n = 0;
+  int insnap = 0;
   int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
 
   if (fd < 0) {
@@ -306,8 +309,11 @@ int mp_load_event_at_time(const char *path, const char *cmd,
       }
       last = ev.info_value;
       last_n = n;
-    } else if (!mp_event_is_symbol(ev.type)) {
-      n++;
+    } else if (ev.type == MP_EV_SYM_INFO &&
+	       ev.info_key == LJM_INFO_SNAPSHOT) {
+      insnap = ev.info_value == 1;
+    } else if (!mp_event_is_symbol(ev.type) && !insnap) {
+      n++;	/* The start snapshot's blocks are not events (#0). */
     }
   }
   if (last != MP_NO_TIME && ns == last) {

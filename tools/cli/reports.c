@@ -220,11 +220,17 @@ static int parse_args(struct cli *c, int argc, char **argv)
     case OPT_AT:
       c->at = optarg;
       c->at_peak = !strcmp(optarg, "peak");
+      /* The start: the end of the start snapshot, before event 1. */
+      c->ro.at_start = !strcmp(optarg, "start");
+      if (c->ro.at_start) {
+	c->at_event = 0;
+	break;
+      }
       if (c->at_peak || (optarg[0] == '#' &&
 			 parse_event(optarg + 1, &c->at_event) == 0))
 	break;
       if (mp_load_parse_seconds(optarg, &c->ro.at_ns) < 0)
-	return usage_error(c, "--at needs peak, #EVENT or SECONDS, not",
+	return usage_error(c, "--at needs start, peak, #EVENT or SECONDS, not",
 			   optarg);
       c->ro.at_seconds = optarg;
       break;

@@ -160,7 +160,9 @@ int mp_kinds_account(struct mp_profile *p, const struct mp_event *ev,
   if (!(pair = pair_of(k, kind, loc)))
     return -1;
   pc = &pair->c;
-  if (ev->type == MP_EV_ALLOC) {
+  if (p->in_snap) {
+    /* A block of the start snapshot: held, not allocated. */
+  } else if (ev->type == MP_EV_ALLOC) {
     c->n_alloc++;
     c->alloc_bytes += ev->new_size;
     pc->n_alloc++;

@@ -150,6 +150,7 @@ void mp_profile_free(struct mp_profile *p)
   mp_timeline_free(p);
   mp_kinds_free(p);
   mp_life_free(p);
+  mp_snapshot_free(p);
   memset(p, 0, sizeof(*p));
 }
 
@@ -189,6 +190,12 @@ int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)
     if (kind == MP_KINDS_OOM)
       goto oom;
     return 0;	/* Of a kind left out. */
+  }
+  if (p->in_snap && ev->type == MP_EV_ALLOC) {
+    if (mp_snapshot_block(p, ev, (unsigned)(ev->objkind >= 0 ? ev->objkind
+							    : 0)) < 0)
+      goto oom;
+    return 0;
   }
   if (ev->src == LJM_SRC_STACK && p->file_stacks) {
     /* The reader checked that the node was announced. */
@@ -269,6 +276,7 @@ static void next_file(struct mp_profile *p)
 {
   memset(&p->file, 0, sizeof(p->file));
   p->file_events = 0;
+  p->in_snap = 0;
   p->fresh_block = 0;
   mp_timeline_begin_file(p);
   mp_symtab_free(&p->symtab);
@@ -319,6 +327,9 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
     if (f->sample_mean > t->sample_mean)
       t->sample_mean = f->sample_mean;
   }
+  t->snapshots += f->snapshots;
+  t->snap_blocks += f->snap_blocks;
+  t->snap_bytes += f->snap_bytes;
   t->files++;
   if (truncated)
     t->truncated_files++;

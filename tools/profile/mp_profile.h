@@ -46,14 +46,16 @@ enum mp_group {
   X(C_UNKNOWN, LJM_SRC_CFUNC, "CFUNC ", "c", 3, NONE, 0) \
   X(TRACE, LJM_SRC_TRACE, "TRACE [", "trace", 4, NUMBER, 1) \
   X(TRACE_NOPROTO, LJM_SRC_TRACE, "TRACE [", "trace", 4, NUMBER, 0) \
-  X(TRACE_UNKNOWN, LJM_SRC_TRACE, "TRACE [", "trace", 4, NUMBER, 0)
+  X(TRACE_UNKNOWN, LJM_SRC_TRACE, "TRACE [", "trace", 4, NUMBER, 0) \
+  X(START, LJM_SRC_INTERNAL, "live at start (", "start", 6, NUMBER, 0)
 
 /* Fields, as in struct mp_loc: LUA: str = chunk, linedefined, line.
 ** LUA_UNKNOWN: addr = prototype not in the symbol table, line. C: str =
 ** symbol name, addr = symbol address. C_UNKNOWN: addr = C function
 ** address. TRACE: addr = trace number, str = chunk, line. TRACE_NOPROTO
 ** (prototype unknown): addr, addr2 = prototype, line. TRACE_UNKNOWN:
-** addr = trace number not in the symbol table. */
+** addr = trace number not in the symbol table. START: the blocks of a
+** start snapshot, addr = their object kind (LJM_KIND_*). */
 enum mp_loc_kind {
 #define MP_LOC_ENUM(kind, src, prefix, json, rank, order, named) MP_LOC_##kind,
   MP_LOC_KINDS(MP_LOC_ENUM)
@@ -146,6 +148,9 @@ struct mp_summary {
   ** the stream; of several files, the largest. With a mean, every
   ** count and byte figure is an estimate (mp_sample.c). */
   uint64_t sample_mean, sample_files;
+  /* Start snapshots (INFO SNAPSHOT): how many, their blocks and bytes
+  ** (in live_* too, not in the allocations). */
+  uint64_t snapshots, snap_blocks, snap_bytes;
 };
 
 /*
@@ -371,6 +376,40 @@ void mp_profile_timeline(const struct mp_profile *p, uint32_t i,
 ** reads every event through mp_profile_event, not the fast decoder.
 */
 #define MP_NKINDS 256
+
+/*
+** Start snapshots (the writer's INFO SNAPSHOT 1 .. 0): the blocks live
+** when a stream began. They are held at "live at start (KIND)" (the
+** START location of their kind), so that their frees are charged there,
+** and are not allocations: n_alloc and bytes_allocated stay what the run
+** allocated. The census: per kind, the Lua functions with the most
+** closures live at the start (by the location where they were defined),
+** and the largest table blocks (tables, array and hash parts).
+*/
+struct mp_snap_kind {
+  uint64_t blocks, bytes, min, max;
+};
+struct mp_snap_closures {
+  uint32_t loc;			/* Where the function was defined. */
+  uint64_t n, bytes;
+};
+struct mp_snap_block {
+  uint64_t addr, size;
+  unsigned kind;
+};
+#define MP_SNAP_TOP 10		/* Largest table blocks kept. */
+
+/* Inside a start snapshot: its allocations are not events of the run. */
+int mp_profile_in_snapshot(const struct mp_profile *p);
+void mp_profile_snap_kind(const struct mp_profile *p, unsigned kind,
+			  struct mp_snap_kind *out);
+/* The locations with the most closures, most first: how many are in out
+** (at most max). */
+size_t mp_profile_snap_closures(const struct mp_profile *p,
+				struct mp_snap_closures *out, size_t max);
+/* The largest table blocks, largest first (at most MP_SNAP_TOP). */
+size_t mp_profile_snap_tables(const struct mp_profile *p,
+			      struct mp_snap_block *out, size_t max);
 
 struct mp_kind_counts {
   uint64_t n_alloc, alloc_bytes;	/* Allocations. */

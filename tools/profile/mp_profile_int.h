@@ -54,7 +54,7 @@ struct mp_lrec {
   uint64_t created, released, held_bytes;
 };
 
-#define MP_LREC_AUX_BITS 29
+#define MP_LREC_AUX_BITS 28	/* Up to 16 location kinds above it. */
 #define MP_LREC_AUX_MASK ((1u << MP_LREC_AUX_BITS) - 1)
 
 struct mp_lext {
@@ -121,6 +121,14 @@ struct mp_loc_cache_entry {
   uint32_t src;
   uint32_t gen;		/* Valid when equal to the generation of its key. */
   uint32_t id;
+};
+
+/* The start snapshots' census (mp_snapshot.c); kinds NULL until one. */
+struct mp_snapshot {
+  struct mp_snap_kind *kinds;	/* MP_NKINDS of them. */
+  struct mp_map closures;	/* Location id -> a: closures, b: bytes. */
+  struct mp_snap_block big[MP_SNAP_TOP];  /* Largest first. */
+  size_t nbig;
 };
 
 struct mp_profile {
@@ -232,6 +240,8 @@ struct mp_profile {
   enum { MP_OV_KEYS, MP_OV_NONE, MP_OV_VALUES } ov_mode;
   struct mp_kinds *kinds;	/* Object kinds (mp_kinds.c), or NULL. */
   struct mp_lifes *life;	/* Lifetimes (mp_life.c), or NULL. */
+  int in_snap;			/* Between INFO SNAPSHOT 1 and 0. */
+  struct mp_snapshot snap;	/* The start snapshots' census (mp_snapshot.c). */
 };
 
 /* -- mp_life.c ----------------------------------------------------------- */
@@ -245,6 +255,16 @@ int mp_life_account(struct mp_profile *p, const struct mp_event *ev,
 		    uint32_t loc, uint32_t node);
 /* The file ends: finished (its peak counts), or dropped. */
 void mp_life_end_file(struct mp_profile *p, int finished);
+
+/* -- mp_snapshot.c --------------------------------------------------------- */
+
+/* An allocation of the start snapshot, of that kind (after the filter):
+** held at "live at start (KIND)", not allocated; 0, or -1 out of memory. */
+int mp_snapshot_block(struct mp_profile *p, const struct mp_event *ev,
+		      unsigned kind);
+/* INFO SNAPSHOT: 1 begins one, 0 ends it. */
+void mp_snapshot_info(struct mp_profile *p, uint64_t value);
+void mp_snapshot_free(struct mp_profile *p);
 
 /* -- mp_kinds.c ---------------------------------------------------------- */
 

@@ -282,6 +282,9 @@ static void add_info(struct mp_profile *p, const struct mp_event *ev)
   case LJM_INFO_SAMPLE:
     mp_sample_info(p, ev->info_value);
     break;
+  case LJM_INFO_SNAPSHOT:
+    mp_snapshot_info(p, ev->info_value);
+    break;
   case LJM_INFO_TIME:
     /* A mark: what follows happened at or after it. */
     if (ev->info_value != MP_NO_TIME)

@@ -34,6 +34,7 @@ static void name_key(struct mp_buf *out, const struct mp_profile *p,
   switch ((enum mp_loc_kind)l->kind) {
   case MP_LOC_LUA:
   case MP_LOC_INTERNAL:
+  case MP_LOC_START:
     mp_name_location(out, p, NULL, l, MP_NAME_PLAIN);
     break;
   case MP_LOC_C:

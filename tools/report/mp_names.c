@@ -383,6 +383,10 @@ void mp_name_location(struct mp_buf *out, const struct mp_profile *p,
     mp_buf_u64(out, l->addr);
     mp_buf_add(out, "]", 1);
     break;
+  case MP_LOC_START:
+    mp_name_kind(out, (unsigned)l->addr);
+    mp_buf_add(out, ")", 1);
+    break;
   case MP_LOC_NKINDS:
     break;
   }

@@ -126,4 +126,10 @@ void mp_frame_parts(const struct mp_profile *p, const struct mp_frame *f,
 /* Append "1234B" or, human-readable, "1.2KiB". */
 void mp_name_bytes(struct mp_buf *out, uint64_t bytes, int human);
 
+/* mp_kind_names.c: the short name of an object kind that
+** lj_memprof_format.h lists, NULL for another number, which mp_name_kind
+** writes as "kind N" (the START locations are named with it too). */
+const char *mp_kind_name(unsigned kind);
+void mp_name_kind(struct mp_buf *out, unsigned kind);
+
 #endif

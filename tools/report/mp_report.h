@@ -39,6 +39,7 @@ struct mp_report_opts {
   int at;		/* --at: the profile is each stream up to one
 			** moment (mp_report_input.at_events). */
   int at_peak;		/* That moment is each stream's peak... */
+  int at_start;		/* ...or its start (after its start snapshot)... */
   const char *at_seconds;	/* ...or its time mark, as given; NULL. */
   uint64_t at_ns;	/* That time, in nanoseconds. */
   int temporary;	/* Text: the temporary allocations' section. */
@@ -157,17 +158,14 @@ int mp_stat_json(FILE *out, struct mp_profile *p,
 		 const struct mp_report_input *in);
 
 /*
-** Object kinds (mp_kind_names.c). mp_kind_name: the short name of a
-** kind that lj_memprof_format.h lists, NULL for another number, which
-** mp_name_kind writes as "kind N". mp_kinds_parse: the --kind list
+** Object kinds (mp_kind_names.c; mp_kind_name and mp_name_kind are in
+** mp_names.h). mp_kinds_parse: the --kind list
 ** ("table,string,12") into keep[]; NULL, or where the bad name begins.
 ** mp_kinds_order: the kinds with figures, most bytes first; their count.
 ** mp_kinds_pairs: the (kind, location) pairs of one kind, most bytes
 ** first, at most top (0: all), as indexes for mp_profile_kindloc (to
 ** free; NULL when out of memory).
 */
-const char *mp_kind_name(unsigned kind);
-void mp_name_kind(struct mp_buf *out, unsigned kind);
 const char *mp_kinds_parse(const char *list, uint8_t keep[MP_NKINDS]);
 size_t mp_kinds_order(const struct mp_profile *p, unsigned kinds[MP_NKINDS]);
 uint32_t *mp_kinds_pairs(const struct mp_profile *p, unsigned kind,

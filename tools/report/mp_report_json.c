@@ -120,6 +120,10 @@ static void mp_json_summary(FILE *out, const struct mp_profile *p,
   fprintf(out, "%s  \"live_blocks_end\": %llu,\n", ind, U(s->live_blocks));
   fprintf(out, "%s  \"untracked_frees\": %llu,\n", ind, U(s->untracked_frees));
   fprintf(out, "%s  \"untracked_bytes\": %llu,\n", ind, U(s->untracked_bytes));
+  if (s->snapshots) {	/* Streams without one: as they were. */
+    fprintf(out, "%s  \"snapshot_blocks\": %llu,\n", ind, U(s->snap_blocks));
+    fprintf(out, "%s  \"snapshot_bytes\": %llu,\n", ind, U(s->snap_bytes));
+  }
   fprintf(out, "%s  \"overwritten_blocks\": %llu,\n", ind, U(s->overwritten));
   fprintf(out, "%s  \"truncated_files\": [", ind);
   for (i = 0; i < in->nfiles; i++)

@@ -98,6 +98,7 @@ static void location_frame(struct pprof_out *po, struct frame_texts *t,
     break;
   case MP_LOC_C_UNKNOWN:
   case MP_LOC_INTERNAL:
+  case MP_LOC_START:
   case MP_LOC_NKINDS:
     mp_name_location(&t->name, p, &po->al, l, MP_NAME_ALIASED);
     break;

@@ -160,6 +160,13 @@ int mp_stat_text(FILE *out, struct mp_profile *p,
   mp_name_bytes(&b, s->untracked_bytes, o->human);
   fprintf(out, "untracked frees:    %llu (%s allocated before profiling)\n",
 	  U(s->untracked_frees), b.data ? b.data : "");
+  if (s->snapshots) {
+    b.len = 0;
+    mp_name_bytes(&b, s->snap_bytes, o->human);
+    fprintf(out, "live at start:      %s in %llu blocks (the start "
+	    "snapshot; not allocated)\n", b.data ? b.data : "",
+	    U(s->snap_blocks));
+  }
   if (s->overwritten)
     fprintf(out, "overwritten blocks: %llu (allocated over a live block)\n",
 	    U(s->overwritten));

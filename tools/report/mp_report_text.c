@@ -215,6 +215,8 @@ static void summary_title(struct text *t, const char *title,
 	    (unsigned long long)in->at_events[i]);
   if (o->at_peak)
     fputs(in->nfiles > 1 ? " (each file's peak)" : " (the peak)", t->out);
+  else if (o->at_start)
+    fputs(" (the start)", t->out);
   else if (o->at_seconds)
     fprintf(t->out, " (%s s in)", o->at_seconds);
   fputs(":\n", t->out);
@@ -238,13 +240,15 @@ static int leak_summary(struct text *t, uint64_t top,
   summary_title(t, "HEAP SUMMARY", o, in);
   for (i = 0; i < nrows; i++) {
     struct mp_loc l;
-    mp_profile_loc_counts(p, rows[i].loc, &l);
+    mp_profile_loc(p, rows[i].loc, &l);
     put_name(t, rows[i].loc);
     mp_buf_str(&t->line, " holds ");
     put_bytes(t, l.held_bytes);
     mp_buf_str(&t->line, ": ");
     mp_buf_u64(&t->line, l.created);
-    mp_buf_str(&t->line, " allocs, ");
+    /* The blocks of a start snapshot were not allocated in the run. */
+    mp_buf_str(&t->line, l.kind == MP_LOC_START ? " at start, "
+						 : " allocs, ");
     mp_buf_u64(&t->line, l.released);
     mp_buf_str(&t->line, " frees\n");
     call_paths(t, rows[i].loc, MP_PATHS_HELD);
@@ -356,6 +360,96 @@ static int kinds_summary(struct text *t, uint64_t top,
   return t->line.oom ? -1 : 0;
 }
 
+/* Min, avg and max of a kind in the census. */
+static void census_kind(struct text *t, unsigned kind,
+			const struct mp_snap_kind *k)
+{
+  mp_name_kind(&t->line, kind);
+  mp_buf_str(&t->line, ": ");
+  mp_buf_u64(&t->line, k->blocks);
+  mp_buf_str(&t->line, " blocks, ");
+  put_bytes(t, k->bytes);
+  mp_buf_str(&t->line, "; min ");
+  put_bytes(t, k->min);
+  mp_buf_str(&t->line, ", avg ");
+  put_bytes(t, k->blocks ? k->bytes / k->blocks : 0);
+  mp_buf_str(&t->line, ", max ");
+  put_bytes(t, k->max);
+  mp_buf_str(&t->line, "\n");
+  flush_line(t);
+}
+
+/*
+** --at=start --by=kind: the census of the start snapshots, per kind most
+** bytes first (at most top kinds), then the functions with the most
+** closures live then, and the largest table blocks.
+*/
+static int census_summary(struct text *t, uint64_t top,
+			  const struct mp_report_opts *o,
+			  const struct mp_report_input *in)
+{
+  const struct mp_profile *p = t->p;
+  const struct mp_summary *s = mp_profile_total(p);
+  struct mp_snap_kind ks[MP_NKINDS];
+  struct mp_snap_closures cl[MP_KIND_LOCS_DEFAULT * 2];
+  struct mp_snap_block big[MP_SNAP_TOP];
+  unsigned order[MP_NKINDS];
+  size_t n = 0, i, j, nshow = top ? (size_t)top : MP_KIND_LOCS_DEFAULT * 2;
+
+  summary_title(t, "LIVE AT START", o, in);
+  if (!s->snapshots) {
+    fputs("(no start snapshot: streams recorded with stacks have one)\n\n",
+	  t->out);
+    return 0;
+  }
+  mp_buf_str(&t->line, "the start snapshot: ");
+  mp_buf_u64(&t->line, s->snap_blocks);
+  mp_buf_str(&t->line, " blocks, ");
+  put_bytes(t, s->snap_bytes);
+  mp_buf_str(&t->line, "\n");
+  flush_line(t);
+  for (i = 0; i < MP_NKINDS; i++) {
+    mp_profile_snap_kind(p, (unsigned)i, &ks[i]);
+    if (!ks[i].blocks)
+      continue;
+    for (j = n++; j > 0 && ks[order[j - 1]].bytes < ks[i].bytes; j--)
+      order[j] = order[j - 1];
+    order[j] = (unsigned)i;
+  }
+  for (i = 0; i < n && (!top || i < top); i++)
+    census_kind(t, order[i], &ks[order[i]]);
+  if (nshow > sizeof(cl) / sizeof(cl[0]))
+    nshow = sizeof(cl) / sizeof(cl[0]);
+  n = mp_profile_snap_closures(p, cl, nshow);
+  if (n)
+    fputs("Functions with the most closures:\n", t->out);
+  for (i = 0; i < n; i++) {
+    mp_buf_add(&t->line, "\t", 1);
+    put_name(t, cl[i].loc);
+    mp_buf_str(&t->line, ": ");
+    mp_buf_u64(&t->line, cl[i].n);
+    mp_buf_str(&t->line, " closures, ");
+    put_bytes(t, cl[i].bytes);
+    mp_buf_str(&t->line, "\n");
+    flush_line(t);
+  }
+  n = mp_profile_snap_tables(p, big, nshow < MP_SNAP_TOP ? nshow : MP_SNAP_TOP);
+  if (n)
+    fputs("Largest tables (headers, array and hash parts):\n", t->out);
+  for (i = 0; i < n; i++) {
+    char addr[32];
+    mp_buf_add(&t->line, "\t", 1);
+    mp_name_kind(&t->line, big[i].kind);
+    snprintf(addr, sizeof(addr), " 0x%llx: ", (unsigned long long)big[i].addr);
+    mp_buf_str(&t->line, addr);
+    put_bytes(t, big[i].size);
+    mp_buf_str(&t->line, "\n");
+    flush_line(t);
+  }
+  fputc('\n', t->out);
+  return t->line.oom ? -1 : 0;
+}
+
 /* The texts behind the aliases printed above, each once. */
 static int aliases(struct text *t)
 {
@@ -418,7 +512,10 @@ int mp_report_text(FILE *out, struct mp_profile *p,
   if ((note = mp_estimate_note(&t.line, mp_profile_total(p))))
     fprintf(out, "SAMPLED: %s\n\n", note);
   t.line.len = 0;
-  if (o->by_kind) {
+  if (o->by_kind && o->at_start) {
+    if (census_summary(&t, o->top, o, in) < 0)
+      goto out;
+  } else if (o->by_kind) {
     if (kinds_summary(&t, o->top, o, in) < 0)
       goto out;
   } else if (o->leak_only) {
