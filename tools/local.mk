@@ -46,6 +46,7 @@ tools_libmpprofile_a_SOURCES = \
 	tools/profile/mp_symbols.c tools/profile/mp_overrides.c \
 	tools/profile/mp_stacks.c \
 	tools/profile/mp_timeline.c tools/profile/mp_kinds.c \
+	tools/profile/mp_peak.c \
 	tools/profile/mp_live.h tools/profile/mp_read.c \
 	tools/profile/mp_pipeline.c
 

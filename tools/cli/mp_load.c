@@ -310,17 +310,3 @@ out:
   mp_buf_free(&name);
   return rc;
 }
-
-enum mp_load_result mp_load_moments(struct mp_profile *p, const char *path,
-				    const uint64_t *at, size_t n,
-				    int (*take)(void *ctx, size_t i),
-				    void *ctx, uint64_t *events)
-{
-  struct mp_buf name = {0};
-  enum mp_load_result res;
-
-  mp_profile_set_moments(p, at, n, take, ctx);
-  res = load(p, path, 0, mp_name_escaped(&name, path), 1, events);
-  mp_buf_free(&name);
-  return res;
-}

@@ -52,6 +52,7 @@ struct mp_profile *mp_profile_new(enum mp_group group, unsigned needs)
   p->ov_mode = needs & MP_PROFILE_NO_OVERRIDES ? MP_OV_NONE
 	       : needs & MP_PROFILE_OVERRIDE_VALUES ? MP_OV_VALUES
 	       : MP_OV_KEYS;
+  p->pk_on = (needs & MP_PROFILE_PEAK) != 0;
   if ((needs & MP_PROFILE_KINDS) && mp_kinds_new(p) < 0) {
     mp_profile_delete(p);
     return NULL;
@@ -144,6 +145,7 @@ void mp_profile_free(struct mp_profile *p)
   mp_stacks_free(p);
   mp_timeline_free(p);
   mp_kinds_free(p);
+  mp_peak_free(p);
   memset(p, 0, sizeof(*p));
 }
 
@@ -302,6 +304,8 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
   t->files++;
   if (truncated)
     t->truncated_files++;
+  /* Saved in the epoch of the file's last new peak: held then. */
+  p->pk_done = f->peak_event ? p->pk_epoch : 0;
   next_file(p);
 }
 
@@ -312,5 +316,6 @@ void mp_profile_drop_file(struct mp_profile *p)
   if (!p->file_events && !p->file.stack_nodes)
     mp_strings_truncate(&p->strings, p->file_strings);
   mp_kinds_end_file(p);
+  p->pk_done = 0;
   next_file(p);
 }

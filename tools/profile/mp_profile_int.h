@@ -105,6 +105,13 @@ struct mp_scount {
   uint64_t temporary, temporary_bytes;
 };
 
+/* A location's or stack node's held counts as they were at the peak
+** epoch `epoch` (mp_peak.c). */
+struct mp_pksave {
+  uint64_t epoch;
+  uint64_t bytes, blocks;
+};
+
 /* A file's timeline being made, and those of the files finished. */
 struct mp_tl_file {
   struct mp_timeline_point *points;
@@ -185,11 +192,11 @@ struct mp_profile {
   uint64_t tl_stride, tl_next;
   uint64_t tl_due;	/* The next point; tl_next is the nearer of it
 			** and the next moment. */
-  /* The moments of the file being read (mp_profile_set_moments). */
-  const uint64_t *mo_at;
-  size_t mo_n, mo_i;
-  int (*mo_take)(void *ctx, size_t i);
+  /* Moments (mp_profile_set_moments): the hook, and the event of the
+  ** file being read it asks for next (0: none). */
+  uint64_t (*mo_take)(void *ctx, const struct mp_timeline_point *at);
   void *mo_ctx;
+  uint64_t mo_next;
   uint64_t peak_blocks, peak_time;
   uint64_t file_time;
   struct mp_tl_file *tls;
@@ -218,7 +225,23 @@ struct mp_profile {
   ** One field: the read loop tests it at every release. */
   enum { MP_OV_KEYS, MP_OV_NONE, MP_OV_VALUES } ov_mode;
   struct mp_kinds *kinds;	/* Object kinds (mp_kinds.c), or NULL. */
+  /* Held at the peak (MP_PROFILE_PEAK, mp_peak.c): the epoch, bumped
+  ** after each event that makes a new peak of the file; the counts
+  ** saved before the first change since, per location and stack node;
+  ** the epoch of the last finished file's peak (0: none). */
+  int pk_on;
+  uint64_t pk_epoch, pk_done;
+  struct mp_pksave *pk_locs, *pk_nodes;
+  uint32_t npk_locs, npk_nodes;
 };
+
+/* -- mp_peak.c ----------------------------------------------------------- */
+
+/* Save the held counts of owner (a stack node when stacks, else a
+** location) and of its location, where not saved since the peak
+** epoch began. 0, or -1 when out of memory. */
+int mp_peak_save(struct mp_profile *p, uint32_t owner, int stacks);
+void mp_peak_free(struct mp_profile *p);
 
 /* -- mp_kinds.c ---------------------------------------------------------- */
 
