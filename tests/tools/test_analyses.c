@@ -652,6 +652,90 @@ START_TEST(kinds_filtered)
 }
 END_TEST
 
+/* The page's moments (tools/report/mp_moments.c), chosen in the one
+** pass: at most MP_MOMENTS_SPREAD and the peak, ascending; evenly spaced
+** but for the end, which is one of them; the peak's exact (as held at
+** the peak), the others as the stream read up to them says. */
+START_TEST(moments_chosen_in_one_pass)
+{
+  int fast;
+  for (peak_stacks = 0; peak_stacks < 2; peak_stacks++) {
+    for (fast = 0; fast < 2; fast++) {
+      struct mp_profile *p = mp_profile_new(MP_GROUP_LINE, MP_PROFILE_PEAK);
+      struct mp_moments m;
+      struct mp_reader *r;
+      struct mp_timeline tl;
+      struct mpw w;
+      uint64_t n, gap = 0;
+      size_t i, peaks = 0;
+
+      mp_moments_init(&m);
+      peak_seed = 3;
+      mpw_init_mem(&w);
+      rising_and_falling(&w);
+      r = mp_reader_new_mem(w.mem, w.len);
+      ck_assert_int_eq(mp_moments_file_begin(&m, p, 0), 0);
+      mp_profile_set_moments(p, mp_moments_hook, &m);
+      if (fast) {
+	ck_assert_int_eq(mp_profile_read(p, r, &n, NULL, NULL), MP_END);
+      } else {
+	struct mp_event ev;
+	while (mp_reader_next(r, &ev) == MP_OK)
+	  ck_assert_int_eq(mp_profile_event(p, &ev), 0);
+      }
+      mp_profile_end_file(p, 0);
+      ck_assert_int_eq(mp_moments_file_end(&m, p), 0);
+      mp_profile_timeline(p, 0, &tl);
+      ck_assert_uint_ge(m.n, MP_MOMENTS_SPREAD / 2);
+      ck_assert_uint_le(m.n, MP_MOMENTS_SPREAD + 1);
+      ck_assert_uint_eq(m.m[m.n - 1].at.event, tl.points[tl.npoints - 1].event);
+      for (i = 0; i < m.n; i++) {
+	const struct mp_moment *x = &m.m[i];
+	struct mp_profile *q;
+	uint32_t j;
+	peak_seed = 3;
+	q = profile_upto(rising_and_falling, x->at.event);
+	ck_assert_uint_eq(x->file, 0);
+	if (i)
+	  ck_assert_uint_gt(x->at.event, m.m[i - 1].at.event);
+	ck_assert_msg(x->at.live_bytes == mp_profile_total(q)->live_bytes, "moment %zu of %zu at %llu peak %d: %llu, not %llu", i, m.n, (unsigned long long)x->at.event, x->peak, (unsigned long long)x->at.live_bytes, (unsigned long long)mp_profile_total(q)->live_bytes);
+	if (x->peak) {
+	  peaks++;
+	  ck_assert_uint_eq(x->at.event, tl.peak.event);
+	} else if (i + 1 < m.n) {
+	  /* Every stride-th event, from the stride. */
+	  if (!gap)
+	    gap = x->at.event;
+	  ck_assert_uint_eq(x->at.event % gap, 0);
+	}
+	ck_assert_uint_gt(x->nrows, 0);
+	for (j = 0; j < x->nrows; j++) {
+	  struct mp_loc l;
+	  mp_profile_loc_counts(q, x->rows[j].loc, &l);
+	  ck_assert_uint_eq(x->rows[j].bytes, l.held_bytes);
+	  ck_assert_uint_eq(x->rows[j].blocks, l.held_blocks);
+	  if (j)
+	    ck_assert_uint_le(x->rows[j].bytes, x->rows[j - 1].bytes);
+	}
+	ck_assert_uint_eq(x->npaths > 0, peak_stacks);
+	for (j = 0; j < x->npaths; j++) {
+	  struct mp_stack_counts c;
+	  mp_profile_stack(q, x->paths[j].loc, &c);
+	  ck_assert_uint_eq(x->paths[j].bytes, c.held_bytes);
+	}
+	mp_profile_delete(q);
+      }
+      ck_assert_uint_eq(peaks, 1);
+      ck_assert_uint_gt(gap, 1);	/* The stride was doubled. */
+      mp_moments_free(&m);
+      mp_reader_free(r);
+      mpw_free(&w);
+      mp_profile_delete(p);
+    }
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("analyses");
@@ -668,6 +752,7 @@ int main(void)
   tcase_add_test(tc, kinds_filtered);
   tcase_add_test(tc, moments_exact_and_timeline_kept);
   tcase_add_test(tc, peak_held_exact);
+  tcase_add_test(tc, moments_chosen_in_one_pass);
   suite_add_tcase(s, tc);
   sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
