@@ -275,11 +275,12 @@ int mp_moments_file_end(struct mp_moments *m, const struct mp_profile *p)
   mp_profile_timeline(p, mp_profile_ntimelines(p) - 1, &tl);
   if (!tl.npoints)
     return 0;
-  /* The end, unless a moment was taken there. */
+  /* The end, unless a moment was taken there; in place of the last when
+  ** they are all kept, which is less than a stride before it. */
   if (m->n == m->file_first ||
       m->m[m->n - 1].at.event != tl.points[tl.npoints - 1].event) {
     if (m->n - m->file_first >= MP_MOMENTS_SPREAD)
-      halve(m);
+      moment_free(&m->m[--m->n]);
     if (take(m, p, &tl.points[tl.npoints - 1], 0) < 0)
       return -1;
   }
