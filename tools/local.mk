@@ -49,6 +49,7 @@ tools_libmpprofile_a_SOURCES = \
 	tools/profile/mp_timeline.c tools/profile/mp_kinds.c \
 	tools/profile/mp_life.c \
 	tools/profile/mp_snapshot.c \
+	tools/profile/mp_peak.c \
 	tools/profile/mp_live.h tools/profile/mp_read.c \
 	tools/profile/mp_pipeline.c
 

@@ -3,7 +3,9 @@
 ** mp_timeline.c): temporary allocations by heaptrack's definition, per
 ** location and per stack node; the heap over time, its points spread
 ** evenly in bounded memory, the exact peak, the time marks; moments
-** taken while reading (mp_profile_set_moments); trace call sites
+** taken while reading (mp_profile_set_moments); what was held at the
+** peak, in one pass (mp_profile_loc_at_peak), against the stream read
+** up to its peak as report --at=peak reads it; trace call sites
 ** charged to their lines, inlined frames made frames. Crafted
 ** streams with numbers worked out by hand, read both ways the profile
 ** reads (the batched read driver and one event at a time); block
@@ -23,11 +25,11 @@
 #include "mp_reader.h"
 #include "mp_writer.h"
 
-/* Moments for profile_of to take (mp_profile_set_moments), when
-** moments_n is not 0. */
-static const uint64_t *moments_at;
-static size_t moments_n;
-static int (*moments_take)(void *ctx, size_t i);
+/* Moments for profile_of to take (mp_profile_set_moments), when not
+** NULL; the profile's needs. */
+static uint64_t (*moments_take)(void *ctx,
+				const struct mp_timeline_point *at);
+static unsigned profile_needs;
 
 /* A profile of one stream that keeps what needs says (MP_PROFILE_*),
 ** read by the read driver (fast, 1) or one event at a time (0); the
@@ -35,7 +37,8 @@ static int (*moments_take)(void *ctx, size_t i);
 static struct mp_profile *profile_with(void (*run)(struct mpw *), int fast,
 				       unsigned needs)
 {
-  struct mp_profile *p = mp_profile_new(MP_GROUP_LINE, needs);
+  struct mp_profile *p = mp_profile_new(MP_GROUP_LINE,
+					needs | profile_needs);
   struct mp_reader *r;
   struct mp_event ev;
   struct mpw w;
@@ -46,8 +49,8 @@ static struct mp_profile *profile_with(void (*run)(struct mpw *), int fast,
   r = mp_reader_new_mem(w.mem, w.len);
   ck_assert_ptr_nonnull(p);
   ck_assert_ptr_nonnull(r);
-  if (moments_n)
-    mp_profile_set_moments(p, moments_at, moments_n, moments_take, p);
+  if (moments_take)
+    mp_profile_set_moments(p, moments_take, p);
   if (fast) {
     ck_assert_int_eq(mp_profile_read(p, r, &n, NULL, NULL), MP_END);
   } else {
@@ -318,21 +321,26 @@ START_TEST(timeline_bounded_and_even)
 }
 END_TEST
 
-/* The moments of a long stream: each taken right after its event, with
-** the held bytes of that moment (after event k: k bytes), one past the
-** end not at all; the timeline the same as without them. */
+/* The moments of a long stream: each taken right after the event the
+** hook asked for, with the held bytes of that moment (after event k: k
+** bytes), one past the end not at all; the timeline the same as
+** without them. */
 static const uint64_t long_moments[] = {1, 300, 511, 512, 513, 65536,
 					99999, 100000, 100001};
+#define N_LONG_MOMENTS (sizeof(long_moments) / sizeof(long_moments[0]))
 static size_t moments_taken;
 
-static int check_moment(void *ctx, size_t i)
+static uint64_t check_moment(void *ctx, const struct mp_timeline_point *at)
 {
   const struct mp_profile *p = ctx;
-  ck_assert_uint_eq(i, moments_taken);
+  ck_assert_uint_lt(moments_taken, N_LONG_MOMENTS);
+  ck_assert_uint_eq(at->event, long_moments[moments_taken]);
+  ck_assert_uint_eq(at->live_bytes, long_moments[moments_taken]);
   ck_assert_uint_eq(mp_profile_measure(p, loc_of(p, 1), MP_MEASURE_HELD_BYTES),
-		    long_moments[i]);
+		    long_moments[moments_taken]);
   moments_taken++;
-  return 0;
+  return moments_taken < N_LONG_MOMENTS ? long_moments[moments_taken]
+					: UINT64_MAX;
 }
 
 START_TEST(moments_exact_and_timeline_kept)
@@ -343,14 +351,12 @@ START_TEST(moments_exact_and_timeline_kept)
     struct mp_profile *p0, *p;
     struct mp_timeline t0, t;
     uint32_t k;
-    moments_n = 0;
+    moments_take = NULL;
     p0 = profile_of(many_events, fast);
-    moments_at = long_moments;
-    moments_n = sizeof(long_moments) / sizeof(long_moments[0]);
     moments_take = check_moment;
     moments_taken = 0;
     p = profile_of(many_events, fast);
-    moments_n = 0;
+    moments_take = NULL;
     ck_assert_uint_eq(moments_taken, 8);
     mp_profile_timeline(p0, 0, &t0);
     mp_profile_timeline(p, 0, &t);
@@ -362,6 +368,168 @@ START_TEST(moments_exact_and_timeline_kept)
     ck_assert_uint_eq(t.peak.event, t0.peak.event);
     mp_profile_delete(p0);
     mp_profile_delete(p);
+  }
+}
+END_TEST
+
+/* -- Held at the peak ------------------------------------------------------ */
+
+/*
+** A heap that rises and falls (several peaks, the highest not the last):
+** allocations, frees and reallocations at 9 lines, or with stacks at
+** 9 paths under 3 callers, blocks moved by reallocations from one line
+** to another, an allocation over a live block, from a fixed seed.
+*/
+static int peak_stacks;
+static unsigned peak_seed;
+
+static unsigned next_rand(void)
+{
+  peak_seed = peak_seed * 1103515245u + 12345u;
+  return peak_seed >> 8;
+}
+
+static void rising_and_falling(struct mpw *w)
+{
+  uint64_t live[64] = {0}, sizes[64] = {0}, node[9];
+  unsigned i, k;
+  struct mpw_loc at;
+
+  if (peak_stacks) {
+    uint64_t callers[3];
+    mpw_symtab_begin_ext(w);
+    mpw_symtab_lfunc(w, 0x1000, "@app.lua", 0);
+    mpw_symtab_lfunc(w, 0x2000, "@app.lua", 20);
+    mpw_symtab_end(w);
+    for (k = 0; k < 3; k++)
+      callers[k] = mpw_node_lua(w, 0, 0x1000, 10 + k, "");
+    for (k = 0; k < 9; k++)
+      node[k] = mpw_node_lua(w, callers[k % 3], 0x2000, 21 + k / 3, "f");
+  } else {
+    mpw_symtab_begin(w);
+    mpw_symtab_lfunc(w, 0x1000, "@app.lua", 0);
+    mpw_symtab_end(w);
+  }
+  for (i = 0; i < 3000; i++) {
+    /* Grow for 400 events, shrink for 200 (a little less each time). */
+    int grow = (i % 600) < 400;
+    unsigned r = next_rand(), slot = r % 64, what = (r >> 6) % 8;
+    k = (r >> 9) % 9;
+    at = peak_stacks ? mpw_stack(node[k]) : mpw_lua(0x1000, 1 + k);
+    if (!live[slot] || (grow && what < 2)) {
+      uint64_t addr = 0x10000 + 0x1000 * slot + 16 * (i % 200);
+      if (live[slot] && what == 0)
+	addr = live[slot];	/* Over a live block, never freed. */
+      else if (live[slot])
+	continue;
+      sizes[slot] = 1 + (r >> 12) % 100;
+      mpw_alloc(w, at, addr, sizes[slot]);
+      live[slot] = addr;
+    } else if (grow || what < 3) {
+      uint64_t n = 1 + (r >> 12) % 200;
+      uint64_t addr = what & 1 ? live[slot] + 8 : live[slot];
+      mpw_realloc(w, at, live[slot], sizes[slot], addr, n);
+      live[slot] = addr;
+      sizes[slot] = n;
+    } else {
+      mpw_free_ev(w, peak_stacks ? mpw_internal() : at, live[slot],
+		  sizes[slot]);
+      live[slot] = 0;
+    }
+  }
+  mpw_epilogue(w);
+}
+
+/* The stream of run up to memory event limit, one event at a time, as
+** report --at=#EVENT (mp_load_upto) reads it. */
+static struct mp_profile *profile_upto(void (*run)(struct mpw *),
+				       uint64_t limit)
+{
+  struct mp_profile *p = mp_profile_new(MP_GROUP_LINE, 0);
+  struct mp_reader *r;
+  struct mp_event ev;
+  struct mpw w;
+  uint64_t n = 0;
+
+  mpw_init_mem(&w);
+  run(&w);
+  r = mp_reader_new_mem(w.mem, w.len);
+  ck_assert_ptr_nonnull(p);
+  ck_assert_ptr_nonnull(r);
+  while (mp_reader_next(r, &ev) == MP_OK) {
+    if (!mp_event_is_symbol(ev.type) && n == limit)
+      break;
+    ck_assert_int_eq(mp_profile_event(p, &ev), 0);
+    if (!mp_event_is_symbol(ev.type))
+      n++;
+  }
+  ck_assert_uint_eq(n, limit);
+  mp_profile_end_file(p, 0);
+  mp_reader_free(r);
+  mpw_free(&w);
+  return p;
+}
+
+START_TEST(peak_held_exact)
+{
+  unsigned seed;
+  for (seed = 1; seed <= 5; seed++) {
+    for (peak_stacks = 0; peak_stacks < 2; peak_stacks++) {
+      int fast;
+      for (fast = 0; fast < 2; fast++) {
+	struct mp_profile *p, *q;
+	struct mp_timeline tl;
+	uint64_t b, k, sum = 0;
+	uint32_t id, nq;
+	peak_seed = seed;
+	profile_needs = MP_PROFILE_PEAK;
+	p = profile_of(rising_and_falling, fast);
+	profile_needs = 0;
+	mp_profile_timeline(p, 0, &tl);
+	/* A peak before the end, which the end does not equal. */
+	ck_assert_uint_gt(tl.peak.event, 0);
+	ck_assert_uint_lt(tl.peak.live_bytes, 1u << 20);
+	ck_assert_uint_ne(tl.peak.live_bytes, mp_profile_total(p)->live_bytes);
+	peak_seed = seed;
+	q = profile_upto(rising_and_falling, tl.peak.event);
+	ck_assert_uint_eq(mp_profile_total(q)->live_bytes, tl.peak.live_bytes);
+	nq = mp_profile_nlocs(q);
+	ck_assert_uint_le(nq, mp_profile_nlocs(p));
+	for (id = 0; id < mp_profile_nlocs(p); id++) {
+	  struct mp_loc lq = {0}, lp;
+	  mp_profile_loc(p, id, &lp);
+	  if (id < nq) {
+	    mp_profile_loc(q, id, &lq);
+	    ck_assert_uint_eq(lq.kind, lp.kind);
+	    ck_assert_uint_eq(lq.line, lp.line);
+	  }
+	  mp_profile_loc_at_peak(p, id, &b, &k);
+	  ck_assert_uint_eq(b, lq.held_bytes);
+	  ck_assert_uint_eq(k, lq.held_blocks);
+	  sum += b;
+	}
+	ck_assert_uint_eq(sum, tl.peak.live_bytes);
+	if (peak_stacks) {
+	  uint64_t nodes = 0;
+	  ck_assert_uint_ge(mp_profile_nstacks(p), 10);
+	  ck_assert_uint_eq(mp_profile_nstacks(q), mp_profile_nstacks(p));
+	  sum = 0;
+	  for (id = 1; id < mp_profile_nstacks(p); id++) {
+	    struct mp_stack_counts c;
+	    mp_profile_stack(q, id, &c);
+	    mp_profile_stack_at_peak(p, id, &b, &k);
+	    ck_assert_uint_eq(b, c.held_bytes);
+	    ck_assert_uint_eq(k, c.held_blocks);
+	    sum += b;
+	    nodes += b != 0;
+	  }
+	  ck_assert_uint_eq(sum, tl.peak.live_bytes);
+	  ck_assert_uint_ge(nodes, 5);
+	}
+	mp_profile_delete(p);
+	mp_profile_delete(q);
+      }
+    }
   }
 }
 END_TEST
@@ -883,6 +1051,90 @@ START_TEST(snapshot_kinds)
 }
 END_TEST
 
+/* The page's moments (tools/report/mp_moments.c), chosen in the one
+** pass: at most MP_MOMENTS_SPREAD and the peak, ascending; evenly spaced
+** but for the end, which is one of them; the peak's exact (as held at
+** the peak), the others as the stream read up to them says. */
+START_TEST(moments_chosen_in_one_pass)
+{
+  int fast;
+  for (peak_stacks = 0; peak_stacks < 2; peak_stacks++) {
+    for (fast = 0; fast < 2; fast++) {
+      struct mp_profile *p = mp_profile_new(MP_GROUP_LINE, MP_PROFILE_PEAK);
+      struct mp_moments m;
+      struct mp_reader *r;
+      struct mp_timeline tl;
+      struct mpw w;
+      uint64_t n, gap = 0;
+      size_t i, peaks = 0;
+
+      mp_moments_init(&m);
+      peak_seed = 3;
+      mpw_init_mem(&w);
+      rising_and_falling(&w);
+      r = mp_reader_new_mem(w.mem, w.len);
+      ck_assert_int_eq(mp_moments_file_begin(&m, p, 0), 0);
+      mp_profile_set_moments(p, mp_moments_hook, &m);
+      if (fast) {
+	ck_assert_int_eq(mp_profile_read(p, r, &n, NULL, NULL), MP_END);
+      } else {
+	struct mp_event ev;
+	while (mp_reader_next(r, &ev) == MP_OK)
+	  ck_assert_int_eq(mp_profile_event(p, &ev), 0);
+      }
+      mp_profile_end_file(p, 0);
+      ck_assert_int_eq(mp_moments_file_end(&m, p), 0);
+      mp_profile_timeline(p, 0, &tl);
+      ck_assert_uint_ge(m.n, MP_MOMENTS_SPREAD / 2);
+      ck_assert_uint_le(m.n, MP_MOMENTS_SPREAD + 1);
+      ck_assert_uint_eq(m.m[m.n - 1].at.event, tl.points[tl.npoints - 1].event);
+      for (i = 0; i < m.n; i++) {
+	const struct mp_moment *x = &m.m[i];
+	struct mp_profile *q;
+	uint32_t j;
+	peak_seed = 3;
+	q = profile_upto(rising_and_falling, x->at.event);
+	ck_assert_uint_eq(x->file, 0);
+	if (i)
+	  ck_assert_uint_gt(x->at.event, m.m[i - 1].at.event);
+	ck_assert_msg(x->at.live_bytes == mp_profile_total(q)->live_bytes, "moment %zu of %zu at %llu peak %d: %llu, not %llu", i, m.n, (unsigned long long)x->at.event, x->peak, (unsigned long long)x->at.live_bytes, (unsigned long long)mp_profile_total(q)->live_bytes);
+	if (x->peak) {
+	  peaks++;
+	  ck_assert_uint_eq(x->at.event, tl.peak.event);
+	} else if (i + 1 < m.n) {
+	  /* Every stride-th event, from the stride. */
+	  if (!gap)
+	    gap = x->at.event;
+	  ck_assert_uint_eq(x->at.event % gap, 0);
+	}
+	ck_assert_uint_gt(x->nrows, 0);
+	for (j = 0; j < x->nrows; j++) {
+	  struct mp_loc l;
+	  mp_profile_loc_counts(q, x->rows[j].loc, &l);
+	  ck_assert_uint_eq(x->rows[j].bytes, l.held_bytes);
+	  ck_assert_uint_eq(x->rows[j].blocks, l.held_blocks);
+	  if (j)
+	    ck_assert_uint_le(x->rows[j].bytes, x->rows[j - 1].bytes);
+	}
+	ck_assert_uint_eq(x->npaths > 0, peak_stacks);
+	for (j = 0; j < x->npaths; j++) {
+	  struct mp_stack_counts c;
+	  mp_profile_stack(q, x->paths[j].loc, &c);
+	  ck_assert_uint_eq(x->paths[j].bytes, c.held_bytes);
+	}
+	mp_profile_delete(q);
+      }
+      ck_assert_uint_eq(peaks, 1);
+      ck_assert_uint_gt(gap, 1);	/* The stride was doubled. */
+      mp_moments_free(&m);
+      mp_reader_free(r);
+      mpw_free(&w);
+      mp_profile_delete(p);
+    }
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("analyses");
@@ -899,6 +1151,8 @@ int main(void)
   tcase_add_test(tc, kinds_counted);
   tcase_add_test(tc, kinds_filtered);
   tcase_add_test(tc, moments_exact_and_timeline_kept);
+  tcase_add_test(tc, peak_held_exact);
+  tcase_add_test(tc, moments_chosen_in_one_pass);
   tcase_add_test(tc, sites_charged_to_lines);
   tcase_add_test(tc, lifetimes_by_path_and_time);
   tcase_add_test(tc, lifetimes_only_when_asked);

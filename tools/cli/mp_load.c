@@ -90,7 +90,7 @@ static enum mp_load_result failed(struct mp_profile *p, int fd, int is_stdin)
 
 /* mp_load_file, with the name its messages give the file. */
 static enum mp_load_result load(struct mp_profile *p, const char *path,
-				int is_stdin, const char *shown, int quiet,
+				int is_stdin, const char *shown,
 				uint64_t *events)
 {
   struct progress pr = {0};
@@ -140,7 +140,7 @@ static enum mp_load_result load(struct mp_profile *p, const char *path,
   if (st == MP_ERROR && mp_profile_oom(p))
     ljmprof_error("%s: out of memory at byte %llu", shown,
 		  (unsigned long long)mp_reader_offset(r));
-  else if (st == MP_ERROR && n > 0 && !quiet)
+  else if (st == MP_ERROR && n > 0)
     ljmprof_error("%s: byte %llu: %s; the %llu events before it are kept",
 		  shown, (unsigned long long)mp_reader_error_offset(r),
 		  mp_reader_error(r), (unsigned long long)n);
@@ -161,9 +161,8 @@ static enum mp_load_result load(struct mp_profile *p, const char *path,
 	    shown, (unsigned long long)n);
     res = MP_LOAD_OK;
   } else if (st == MP_TRUNCATED) {
-    if (!quiet)
-      fprintf(stderr, "ljmprof: warning: %s is truncated after %llu events\n",
-	      shown, (unsigned long long)n);
+    fprintf(stderr, "ljmprof: warning: %s is truncated after %llu events\n",
+	    shown, (unsigned long long)n);
     res = MP_LOAD_TRUNCATED;
   } else {
     res = MP_LOAD_OK;
@@ -185,7 +184,7 @@ enum mp_load_result mp_load_file(struct mp_profile *p, const char *path,
 
   /* A file name can hold terminal escapes as well as a chunk name. */
   shown = mp_name_escaped(&name, is_stdin ? "<stdin>" : path);
-  res = load(p, path, is_stdin, shown, 0, events);
+  res = load(p, path, is_stdin, shown, events);
   mp_buf_free(&name);
   return res;
 }
@@ -340,18 +339,4 @@ out:
     close(fd);
   mp_buf_free(&name);
   return rc;
-}
-
-enum mp_load_result mp_load_moments(struct mp_profile *p, const char *path,
-				    const uint64_t *at, size_t n,
-				    int (*take)(void *ctx, size_t i),
-				    void *ctx, uint64_t *events)
-{
-  struct mp_buf name = {0};
-  enum mp_load_result res;
-
-  mp_profile_set_moments(p, at, n, take, ctx);
-  res = load(p, path, 0, mp_name_escaped(&name, path), 1, events);
-  mp_buf_free(&name);
-  return res;
 }

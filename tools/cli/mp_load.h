@@ -59,16 +59,4 @@ int mp_load_event_at_time(const char *path, const char *cmd,
 			  const char *opt, const char *arg, uint64_t ns,
 			  const char *hint, uint64_t *at);
 
-/*
-** mp_load_file, calling take(ctx, i) right after memory event at[i]
-** (ascending, n of them) with p as it is then (mp_profile_set_moments):
-** as fast. A moment the file does not reach is not taken. Damage after
-** some events is not said (the caller's first pass, mp_load_file, said
-** it): only MP_LOAD_TRUNCATED.
-*/
-enum mp_load_result mp_load_moments(struct mp_profile *p, const char *path,
-				    const uint64_t *at, size_t n,
-				    int (*take)(void *ctx, size_t i),
-				    void *ctx, uint64_t *events);
-
 #endif

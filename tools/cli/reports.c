@@ -350,6 +350,8 @@ static struct mp_profile *new_profile(const struct cli *c, struct outcome *o)
     needs |= MP_PROFILE_KINDS;
   if (flags & MP_FMT_LIFETIMES)
     needs |= MP_PROFILE_LIFETIMES;
+  if (flags & MP_FMT_MOMENTS)
+    needs |= MP_PROFILE_PEAK;
   p = mp_profile_new(c->group, needs);
   if (!p) {
     ljmprof_error("out of memory");
@@ -407,67 +409,32 @@ static enum mp_load_result load_input(const struct cli *c,
   return r == MP_LOAD_OK ? first : r;
 }
 
-/* The moments of one file for mp_load_moments. */
-struct moments_ctx {
-  struct mp_moments *m;
-  struct mp_profile *p;
-  uint32_t file;
-  const struct mp_timeline_point *at;
-  size_t peak;
-};
-
-static int take_moment(void *ctx, size_t i)
-{
-  struct moments_ctx *x = ctx;
-  return mp_moments_take(x->m, x->p, x->file, &x->at[i], i == x->peak);
-}
-
 /*
-** path into p, and what was live at its moments into m: a first pass of
-** totals finds the file's timeline and peak (and says what is wrong with
-** the file), the second stops at the moments chosen from them. Standard
-** input, which can be read once, has no moments.
+** path into p, and what was live at its moments into m, in the one pass
+** that reads it: moments chosen as it goes (mp_moments_hook), then its
+** end and its exact peak. Standard input too.
 */
 static enum mp_load_result load_moments(struct mp_profile *p,
 					const char *path, uint32_t file,
 					struct mp_moments *m, uint64_t *events)
 {
-  struct mp_timeline_point pts[MP_MOMENTS_SPREAD + 1];
-  uint64_t at[MP_MOMENTS_SPREAD + 1];
-  struct moments_ctx x = {m, p, file, pts, 0};
-  struct mp_timeline tl;
-  struct mp_profile *q;
-  enum mp_load_result first, r;
-  size_t n, i;
+  enum mp_load_result r;
 
-  if (!strcmp(path, "-"))
-    return mp_load_file(p, path, events);
-  q = mp_profile_new(MP_GROUP_LINE, MP_PROFILE_TOTALS_ONLY |
-				    MP_PROFILE_NO_OVERRIDES);
-  if (!q) {
+  if (mp_moments_file_begin(m, p, file) < 0) {
     ljmprof_error("out of memory");
     mp_profile_set_oom(p);
     return MP_LOAD_ERROR;
   }
-  first = mp_load_file(q, path, events);
-  if (mp_profile_oom(q))
-    mp_profile_set_oom(p);
-  if (first == MP_LOAD_ERROR || mp_profile_ntimelines(q) < 1) {
-    mp_profile_delete(q);
-    return MP_LOAD_ERROR;
-  }
-  mp_profile_timeline(q, 0, &tl);
-  n = mp_moments_choose(&tl, pts, &x.peak);
-  mp_profile_delete(q);
-  for (i = 0; i < n; i++)
-    at[i] = pts[i].event;
-  if (mp_moments_file_begin(m, p) < 0) {
+  mp_profile_set_moments(p, mp_moments_hook, m);
+  r = mp_load_file(p, path, events);
+  mp_profile_set_moments(p, NULL, NULL);
+  if (r == MP_LOAD_ERROR) {
+    mp_moments_file_drop(m);
+  } else if (mp_moments_file_end(m, p) < 0) {
     ljmprof_error("out of memory");
     mp_profile_set_oom(p);
-    return MP_LOAD_ERROR;
   }
-  r = mp_load_moments(p, path, at, n, take_moment, &x, events);
-  return r == MP_LOAD_OK ? first : r;
+  return r;
 }
 
 /* All files in one report; the input list names only those read. */

@@ -35,6 +35,25 @@ static MP_LIVE_INLINE uint32_t mp_live_disown(struct mp_profile *p,
   return owner;
 }
 
+/*
+** The held counts of owner (and its location) are about to change: with
+** MP_PROFILE_PEAK, keep them as they were at the file's peak, once per
+** new peak (mp_peak.c). 0, or -1 when out of memory.
+*/
+static MP_LIVE_INLINE int mp_live_peak(struct mp_profile *p, uint32_t owner,
+				       int stacks)
+{
+  uint32_t id;
+  if (!p->pk_on)
+    return 0;
+  id = stacks ? p->snodes[owner].leaf : owner;
+  if (id < p->npk_locs && p->pk_locs[id].epoch == p->pk_epoch &&
+      (!stacks || (owner < p->npk_nodes &&
+		   p->pk_nodes[owner].epoch == p->pk_epoch)))
+    return 0;
+  return mp_peak_save(p, owner, stacks);
+}
+
 /* A temporary allocation: block b (its owner not yet disowned) of
 ** location id orig, freed by the event right after the one that made it. */
 static inline int mp_live_temporary(struct mp_profile *p, uint32_t orig,
@@ -81,6 +100,8 @@ static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
 			stacks) < 0)
     return -1;
   p->fresh_block = 0;
+  if (mp_live_peak(p, b.loc, stacks) < 0)
+    return -1;
   orig_id = mp_live_disown(p, b.loc, b.size, stacks);
   orig = &p->locs[orig_id];
   orig->released++;
@@ -104,7 +125,7 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
     return 0;	/* A failed allocation holds nothing. */
   rc = huge ? mp_heap_put_huge(&p->heap, addr, size, owner, &old)
 	    : mp_heap_put(&p->heap, addr, size, owner, &old);
-  if (rc < 0)
+  if (rc < 0 || mp_live_peak(p, owner, stacks) < 0)
     return -1;
   if (stacks) {
     struct mp_scount *c = &p->scounts[owner];
@@ -113,8 +134,10 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
   }
   if (rc == 1) {
     /* The stream never freed the previous block here: drop it. */
-    struct mp_lrec *o = &p->locs[mp_live_disown(p, old.loc, old.size,
-						  stacks)];
+    struct mp_lrec *o;
+    if (mp_live_peak(p, old.loc, stacks) < 0)
+      return -1;
+    o = &p->locs[mp_live_disown(p, old.loc, old.size, stacks)];
     o->released++;
     o->held_bytes -= old.size;
     p->file.live_bytes -= old.size;
@@ -190,6 +213,7 @@ static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned 
     p->file.peak_event = evno;
     p->peak_blocks = mp_live_blocks(p);
     p->peak_time = p->file_time;
+    p->pk_epoch++;	/* What changes from now on was so at the peak. */
   }
   return 0;
 oom:

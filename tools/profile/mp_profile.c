@@ -55,6 +55,7 @@ struct mp_profile *mp_profile_new(enum mp_group group, unsigned needs)
   p->ov_mode = needs & MP_PROFILE_NO_OVERRIDES ? MP_OV_NONE
 	       : needs & MP_PROFILE_OVERRIDE_VALUES ? MP_OV_VALUES
 	       : MP_OV_KEYS;
+  p->pk_on = (needs & MP_PROFILE_PEAK) != 0;
   if (((needs & MP_PROFILE_KINDS) && mp_kinds_new(p) < 0) ||
       ((needs & MP_PROFILE_LIFETIMES) && mp_life_new(p) < 0)) {
     mp_profile_delete(p);
@@ -151,6 +152,7 @@ void mp_profile_free(struct mp_profile *p)
   mp_kinds_free(p);
   mp_life_free(p);
   mp_snapshot_free(p);
+  mp_peak_free(p);
   memset(p, 0, sizeof(*p));
 }
 
@@ -333,6 +335,8 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
   t->files++;
   if (truncated)
     t->truncated_files++;
+  /* Saved in the epoch of the file's last new peak: held then. */
+  p->pk_done = f->peak_event ? p->pk_epoch : 0;
   next_file(p);
 }
 
@@ -344,5 +348,6 @@ void mp_profile_drop_file(struct mp_profile *p)
     mp_strings_truncate(&p->strings, p->file_strings);
   mp_kinds_end_file(p);
   mp_life_end_file(p, 0);
+  p->pk_done = 0;
   next_file(p);
 }

@@ -165,6 +165,7 @@ struct mp_profile;
 #define MP_PROFILE_OVERRIDE_VALUES 0x04	/* Count and bytes per pair. */
 #define MP_PROFILE_KINDS	0x08	/* Figures by object kind. */
 #define MP_PROFILE_LIFETIMES	0x10	/* Lifetimes and maxima (DHAT). */
+#define MP_PROFILE_PEAK		0x20	/* Held at each file's peak. */
 
 /* A profile grouped so, or NULL when out of memory. */
 struct mp_profile *mp_profile_new(enum mp_group group, unsigned needs);
@@ -349,17 +350,34 @@ struct mp_timeline {
 };
 
 /*
-** Moments of the file being read (or the next one): right after its
-** memory event at[i] (counted from 1; at ascending, n of them) is
-** accounted, take(ctx, i) sees p as it is then, held bytes per location
-** and stack node exact (0, or -1: out of memory, which stops reading as
-** any out of memory does). No cost per event: the timeline's test of
-** whether a point is due covers it. at must last until the file ends;
-** ending or dropping the file forgets the moments.
+** Moments, chosen as each file is read: right after a file's memory
+** event 1, and then after each event that take asks for, take(ctx, at)
+** sees p as it is then (at: the point, events, live bytes and blocks,
+** time), held bytes per location and stack node exact, and returns the
+** next event it wants (greater than at->event), or 0 when out of memory
+** (which stops reading as any out of memory does). No cost per event:
+** the timeline's test of whether a point is due covers it. Every file
+** read afterwards; take NULL: none.
 */
-void mp_profile_set_moments(struct mp_profile *p, const uint64_t *at,
-			    size_t n, int (*take)(void *ctx, size_t i),
+void mp_profile_set_moments(struct mp_profile *p,
+			    uint64_t (*take)(void *ctx,
+					     const struct mp_timeline_point *at),
 			    void *ctx);
+
+/*
+** Held at the peak (with MP_PROFILE_PEAK): once a file is finished
+** (mp_profile_end_file) and until the next one's first event, the held
+** bytes and blocks of location id, or of stack node id, at that file's
+** peak (its timeline's peak event), as mp_profile_loc_counts and
+** mp_profile_stack would have given them right after it: so they count
+** what earlier files left too. Exact, in the one pass, at O(1) per
+** event (a lazy snapshot, mp_peak.c). For a file without a peak, or
+** without MP_PROFILE_PEAK, the counts now.
+*/
+void mp_profile_loc_at_peak(const struct mp_profile *p, uint32_t id,
+			    uint64_t *bytes, uint64_t *blocks);
+void mp_profile_stack_at_peak(const struct mp_profile *p, uint32_t id,
+			      uint64_t *bytes, uint64_t *blocks);
 
 /* Timelines kept: one per file finished. */
 uint32_t mp_profile_ntimelines(const struct mp_profile *p);

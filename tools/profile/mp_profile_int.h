@@ -107,6 +107,13 @@ struct mp_scount {
   uint64_t temporary, temporary_bytes;
 };
 
+/* A location's or stack node's held counts as they were at the peak
+** epoch `epoch` (mp_peak.c). */
+struct mp_pksave {
+  uint64_t epoch;
+  uint64_t bytes, blocks;
+};
+
 /* A file's timeline being made, and those of the files finished. */
 struct mp_tl_file {
   struct mp_timeline_point *points;
@@ -195,11 +202,11 @@ struct mp_profile {
   uint64_t tl_stride, tl_next;
   uint64_t tl_due;	/* The next point; tl_next is the nearer of it
 			** and the next moment. */
-  /* The moments of the file being read (mp_profile_set_moments). */
-  const uint64_t *mo_at;
-  size_t mo_n, mo_i;
-  int (*mo_take)(void *ctx, size_t i);
+  /* Moments (mp_profile_set_moments): the hook, and the event of the
+  ** file being read it asks for next (0: none). */
+  uint64_t (*mo_take)(void *ctx, const struct mp_timeline_point *at);
   void *mo_ctx;
+  uint64_t mo_next;
   uint64_t peak_blocks, peak_time;
   uint64_t file_time;
   struct mp_tl_file *tls;
@@ -242,6 +249,14 @@ struct mp_profile {
   struct mp_lifes *life;	/* Lifetimes (mp_life.c), or NULL. */
   int in_snap;			/* Between INFO SNAPSHOT 1 and 0. */
   struct mp_snapshot snap;	/* The start snapshots' census (mp_snapshot.c). */
+  /* Held at the peak (MP_PROFILE_PEAK, mp_peak.c): the epoch, bumped
+  ** after each event that makes a new peak of the file; the counts
+  ** saved before the first change since, per location and stack node;
+  ** the epoch of the last finished file's peak (0: none). */
+  int pk_on;
+  uint64_t pk_epoch, pk_done;
+  struct mp_pksave *pk_locs, *pk_nodes;
+  uint32_t npk_locs, npk_nodes;
 };
 
 /* -- mp_life.c ----------------------------------------------------------- */
@@ -265,6 +280,15 @@ int mp_snapshot_block(struct mp_profile *p, const struct mp_event *ev,
 /* INFO SNAPSHOT: 1 begins one, 0 ends it. */
 void mp_snapshot_info(struct mp_profile *p, uint64_t value);
 void mp_snapshot_free(struct mp_profile *p);
+
+
+/* -- mp_peak.c ----------------------------------------------------------- */
+
+/* Save the held counts of owner (a stack node when stacks, else a
+** location) and of its location, where not saved since the peak
+** epoch began. 0, or -1 when out of memory. */
+int mp_peak_save(struct mp_profile *p, uint32_t owner, int stacks);
+void mp_peak_free(struct mp_profile *p);
 
 /* -- mp_kinds.c ---------------------------------------------------------- */
 

@@ -16,8 +16,8 @@
 static void next_due(struct mp_profile *p)
 {
   p->tl_next = p->tl_due;
-  if (p->mo_i < p->mo_n && p->mo_at[p->mo_i] < p->tl_next)
-    p->tl_next = p->mo_at[p->mo_i];
+  if (p->mo_next && p->mo_next < p->tl_next)
+    p->tl_next = p->mo_next;
 }
 
 void mp_timeline_begin_file(struct mp_profile *p)
@@ -25,27 +25,22 @@ void mp_timeline_begin_file(struct mp_profile *p)
   p->ntl = 0;
   p->tl_stride = 1;
   p->tl_due = 1;
+  p->mo_next = p->mo_take ? 1 : 0;
   p->tl_next = 1;
-  p->mo_at = NULL;
-  p->mo_n = p->mo_i = 0;
   p->peak_blocks = 0;
   p->peak_time = MP_NO_TIME;
   p->file_time = MP_NO_TIME;
 }
 
-void mp_profile_set_moments(struct mp_profile *p, const uint64_t *at,
-			    size_t n, int (*take)(void *ctx, size_t i),
+void mp_profile_set_moments(struct mp_profile *p,
+			    uint64_t (*take)(void *ctx,
+					     const struct mp_timeline_point *at),
 			    void *ctx)
 {
-  p->mo_at = at;
-  p->mo_n = n;
-  p->mo_i = 0;
   p->mo_take = take;
   p->mo_ctx = ctx;
-  /* Moments already passed (none before the file's first event) are
-  ** not taken. */
-  while (p->mo_i < n && at[p->mo_i] <= p->file_events)
-    p->mo_i++;
+  /* From the next event of the file being read, if any. */
+  p->mo_next = take ? p->file_events + 1 : 0;
   next_due(p);
 }
 
@@ -81,10 +76,14 @@ static void point(struct mp_profile *p, uint64_t evno)
 
 void mp_timeline_point(struct mp_profile *p, uint64_t evno)
 {
-  while (p->mo_i < p->mo_n && p->mo_at[p->mo_i] <= evno) {
-    if (p->mo_at[p->mo_i] == evno && p->mo_take(p->mo_ctx, p->mo_i) < 0)
+  if (p->mo_next && p->mo_next <= evno) {
+    struct mp_timeline_point at;
+    put(p, &at, evno);
+    p->mo_next = p->mo_take(p->mo_ctx, &at);
+    if (!p->mo_next)
       p->oom = 1;
-    p->mo_i++;
+    else if (p->mo_next <= evno)
+      p->mo_next = evno + 1;
   }
   point(p, evno);
   next_due(p);

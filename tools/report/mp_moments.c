@@ -28,32 +28,6 @@ void mp_moments_free(struct mp_moments *m)
   memset(m, 0, sizeof(*m));
 }
 
-int mp_moments_file_begin(struct mp_moments *m, const struct mp_profile *p)
-{
-  uint32_t nl = mp_profile_nlocs(p), ns = mp_profile_nstacks(p), i;
-  uint64_t *b = realloc(m->base, ((size_t)nl * 2 + ns + 1) * sizeof(*b));
-
-  if (!b) {
-    m->oom = 1;
-    return -1;
-  }
-  m->base = b;
-  for (i = 0; i < nl; i++) {
-    struct mp_loc l;
-    mp_profile_loc_counts(p, i, &l);
-    b[2 * i] = l.held_bytes;
-    b[2 * i + 1] = l.held_blocks;
-  }
-  for (i = 0; i < ns; i++) {
-    struct mp_stack_counts c;
-    mp_profile_stack(p, i, &c);
-    b[2 * (size_t)nl + i] = c.held_bytes;
-  }
-  m->nbase_locs = nl;
-  m->nbase_stacks = ns;
-  return 0;
-}
-
 /* Grow *a (of *n) to n2 entries, the new ones 0. */
 static int grow(uint64_t **a, uint32_t *n, uint32_t n2)
 {
@@ -116,9 +90,49 @@ static int row_cmp(const void *a, const void *b)
   return row_less(y, x) ? -1 : row_less(x, y) ? 1 : 0;
 }
 
-int mp_moments_take(struct mp_moments *m, const struct mp_profile *p,
-		    uint32_t file, const struct mp_timeline_point *at,
-		    int peak)
+/* Location i's held bytes and blocks made in this file: now, or at the
+** peak. */
+static uint64_t loc_held(const struct mp_moments *m,
+			 const struct mp_profile *p, uint32_t i, int peak,
+			 uint64_t *blocks)
+{
+  uint64_t bytes, bl, b0 = 0, k0 = 0;
+  if (i < m->nbase_locs) {
+    b0 = m->base[2 * i];
+    k0 = m->base[2 * i + 1];
+  }
+  if (peak) {
+    mp_profile_loc_at_peak(p, i, &bytes, &bl);
+  } else {
+    struct mp_loc l;
+    /* The bytes first, cheaply: most locations hold nothing new. */
+    if ((bytes = mp_profile_measure(p, i, MP_MEASURE_HELD_BYTES)) == b0)
+      return 0;
+    mp_profile_loc_counts(p, i, &l);
+    bl = l.held_blocks;
+  }
+  *blocks = bl - k0;
+  return bytes - b0;
+}
+
+static uint64_t stack_held(const struct mp_moments *m,
+			   const struct mp_profile *p, uint32_t i, int peak)
+{
+  uint64_t bytes, bl;
+  if (peak) {
+    mp_profile_stack_at_peak(p, i, &bytes, &bl);
+  } else {
+    struct mp_stack_counts c;
+    mp_profile_stack(p, i, &c);
+    bytes = c.held_bytes;
+  }
+  return bytes - (i < m->nbase_stacks ?
+		  m->base[2 * (size_t)m->nbase_locs + i] : 0);
+}
+
+/* p as it is now (or was at the file's peak, at): a moment, appended. */
+static int take(struct mp_moments *m, const struct mp_profile *p,
+		const struct mp_timeline_point *at, int peak)
 {
   uint32_t nl = mp_profile_nlocs(p), ns = mp_profile_nstacks(p), i;
   struct mp_moment *x;
@@ -142,21 +156,15 @@ int mp_moments_take(struct mp_moments *m, const struct mp_profile *p,
   }
   x = &m->m[m->n++];
   memset(x, 0, sizeof(*x));
-  x->file = file;
+  x->file = m->file;
   x->peak = peak;
   x->at = *at;
   x->rows = h;
   for (i = 0; i < nl; i++) {
-    struct mp_loc l;
     struct mp_moment_row r;
-    /* The bytes first, cheaply: most locations hold nothing new. */
     r.loc = i;
-    r.bytes = mp_profile_measure(p, i, MP_MEASURE_HELD_BYTES) -
-	      (i < m->nbase_locs ? m->base[2 * i] : 0);
-    if (!r.bytes)
+    if (!(r.bytes = loc_held(m, p, i, peak, &r.blocks)))
       continue;
-    mp_profile_loc_counts(p, i, &l);
-    r.blocks = l.held_blocks - (i < m->nbase_locs ? m->base[2 * i + 1] : 0);
     x->nlive++;
     if (peak)
       m->peak_locs[i] += r.bytes;
@@ -169,14 +177,10 @@ int mp_moments_take(struct mp_moments *m, const struct mp_profile *p,
       goto oom;
     nh = 0;
     for (i = 1; i < ns; i++) {
-      struct mp_stack_counts c;
       struct mp_moment_row r;
-      mp_profile_stack(p, i, &c);
       r.loc = i;
-      r.bytes = c.held_bytes - (i < m->nbase_stacks ?
-				m->base[2 * (size_t)m->nbase_locs + i] : 0);
       r.blocks = 0;
-      if (!r.bytes)
+      if (!(r.bytes = stack_held(m, p, i, peak)))
 	continue;
       if (peak)
 	m->peak_stacks[i] += r.bytes;
@@ -191,36 +195,116 @@ oom:
   return -1;
 }
 
-size_t mp_moments_choose(const struct mp_timeline *tl,
-			 struct mp_timeline_point *out, size_t *peak_index)
+static void moment_free(struct mp_moment *x)
 {
-  size_t n = 0, k, i;
-  uint32_t step = tl->npoints > MP_MOMENTS_SPREAD ?
-		  (tl->npoints + MP_MOMENTS_SPREAD - 1) / MP_MOMENTS_SPREAD : 1;
-  int peak_done = tl->peak.event == 0;
+  free(x->rows);
+  free(x->paths);
+}
 
-  *peak_index = (size_t)-1;
-  for (i = 0; i < tl->npoints; i += step) {
-    /* The last point always: it is the end. */
-    k = i + step >= tl->npoints ? tl->npoints - 1 : i;
-    if (!peak_done && tl->peak.event <= tl->points[k].event) {
-      if (tl->peak.event < tl->points[k].event) {
-	*peak_index = n;
-	out[n++] = tl->peak;
-      } else {
-	*peak_index = n;
-      }
-      peak_done = 1;
-    }
-    if (tl->points[k].event == 0)
-      continue;
-    out[n++] = tl->points[k];
-    if (k == tl->npoints - 1)
-      break;
+/* MP_MOMENTS_SPREAD of the file's moments are kept, at multiples of the
+** stride: keep those at multiples of twice it, as the timeline does. */
+static void halve(struct mp_moments *m)
+{
+  size_t i, k = m->file_first;
+  for (i = m->file_first; i < m->n; i++) {
+    if ((i - m->file_first) % 2 == 0)
+      moment_free(&m->m[i]);
+    else
+      m->m[k++] = m->m[i];
   }
-  if (!peak_done) {
-    *peak_index = n;
-    out[n++] = tl->peak;
+  m->n = k;
+  m->stride *= 2;
+}
+
+int mp_moments_file_begin(struct mp_moments *m, const struct mp_profile *p,
+			  uint32_t file)
+{
+  uint32_t nl = mp_profile_nlocs(p), ns = mp_profile_nstacks(p), i;
+  uint64_t *b = realloc(m->base, ((size_t)nl * 2 + ns + 1) * sizeof(*b));
+
+  if (!b) {
+    m->oom = 1;
+    return -1;
   }
-  return n;
+  m->base = b;
+  for (i = 0; i < nl; i++) {
+    struct mp_loc l;
+    mp_profile_loc_counts(p, i, &l);
+    b[2 * i] = l.held_bytes;
+    b[2 * i + 1] = l.held_blocks;
+  }
+  for (i = 0; i < ns; i++) {
+    struct mp_stack_counts c;
+    mp_profile_stack(p, i, &c);
+    b[2 * (size_t)nl + i] = c.held_bytes;
+  }
+  m->nbase_locs = nl;
+  m->nbase_stacks = ns;
+  m->file_first = m->n;
+  m->file = file;
+  m->p = p;
+  m->stride = 1;
+  return 0;
+}
+
+uint64_t mp_moments_hook(void *ctx, const struct mp_timeline_point *at)
+{
+  struct mp_moments *m = ctx;
+  uint64_t ev = at->event;
+
+  if (m->n - m->file_first >= MP_MOMENTS_SPREAD) {
+    halve(m);
+    if (ev % m->stride)
+      return (ev / m->stride + 1) * m->stride;
+  }
+  if (take(m, m->p, at, 0) < 0)
+    return 0;
+  return ev + m->stride;
+}
+
+int mp_moments_file_end(struct mp_moments *m, const struct mp_profile *p)
+{
+  struct mp_timeline tl;
+  struct mp_moment x;
+  size_t i;
+
+  if (m->oom)
+    return -1;
+  if (!mp_profile_ntimelines(p))
+    return 0;
+  mp_profile_timeline(p, mp_profile_ntimelines(p) - 1, &tl);
+  if (!tl.npoints)
+    return 0;
+  /* The end, unless a moment was taken there; in place of the last when
+  ** they are all kept, which is less than a stride before it. */
+  if (m->n == m->file_first ||
+      m->m[m->n - 1].at.event != tl.points[tl.npoints - 1].event) {
+    if (m->n - m->file_first >= MP_MOMENTS_SPREAD)
+      moment_free(&m->m[--m->n]);
+    if (take(m, p, &tl.points[tl.npoints - 1], 0) < 0)
+      return -1;
+  }
+  if (!tl.peak.event)
+    return 0;
+  /* The peak, exact, in its place by event (instead of a moment taken
+  ** at the same event). */
+  if (take(m, p, &tl.peak, 1) < 0)
+    return -1;
+  x = m->m[--m->n];
+  for (i = m->file_first; i < m->n && m->m[i].at.event < x.at.event; i++)
+    ;
+  if (i < m->n && m->m[i].at.event == x.at.event) {
+    moment_free(&m->m[i]);
+  } else {
+    memmove(&m->m[i + 1], &m->m[i], (m->n - i) * sizeof(*m->m));
+    m->n++;
+  }
+  m->m[i] = x;
+  return 0;
+}
+
+void mp_moments_file_drop(struct mp_moments *m)
+{
+  while (m->n > m->file_first)
+    moment_free(&m->m[--m->n]);
 }

@@ -15,8 +15,8 @@
 
 #include "mp_profile.h"
 
-/* Moments per file: the peak and up to MP_MOMENTS_SPREAD timeline points
-** spread over it; locations kept per moment. */
+/* Moments per file: the peak and up to MP_MOMENTS_SPREAD more spread
+** over it (the end among them); locations kept per moment. */
 #define MP_MOMENTS_SPREAD 32
 #define MP_MOMENT_ROWS 50
 #define MP_MOMENT_PATHS 20	/* Call paths (leaf stack nodes) too. */
@@ -38,8 +38,15 @@ struct mp_moment {
 };
 
 struct mp_moments {
-  struct mp_moment *m;
+  struct mp_moment *m;		/* Ascending events within a file. */
   size_t n, cap;
+  /* The file being read: its first moment, which, the profile, and the
+  ** spacing of its moments in events (doubled, every other moment
+  ** dropped, when MP_MOMENTS_SPREAD are kept). */
+  size_t file_first;
+  uint32_t file;
+  const struct mp_profile *p;
+  uint64_t stride;
   uint64_t *base;	/* Held bytes and blocks per location (2 each) and
 			** per stack node when the current file began. */
   uint32_t nbase_locs, nbase_stacks;
@@ -53,22 +60,18 @@ struct mp_moments {
 void mp_moments_init(struct mp_moments *m);
 void mp_moments_free(struct mp_moments *m);
 
-/* A file begins in p: what p holds now is not this file's. 0, or -1. */
-int mp_moments_file_begin(struct mp_moments *m, const struct mp_profile *p);
-
-/* p is at the moment at of file (its point: events, live bytes, time):
-** keep it. 0, or -1 when out of memory (m->oom). */
-int mp_moments_take(struct mp_moments *m, const struct mp_profile *p,
-		    uint32_t file, const struct mp_timeline_point *at,
-		    int peak);
-
 /*
-** The events to stop at in a file whose timeline is tl: its peak and up
-** to MP_MOMENTS_SPREAD of its points, evenly spread, ascending, each
-** once; *peak_index gets the peak's place. Returns how many (at most
-** MP_MOMENTS_SPREAD + 1), 0 for a file without events.
+** One pass per file: mp_moments_file_begin before file (its index in
+** the report's input) is read into p, which needs MP_PROFILE_PEAK and
+** mp_profile_set_moments(p, mp_moments_hook, m); mp_moments_file_end
+** once p has finished it (mp_profile_end_file), to add its end and its
+** exact peak; or mp_moments_file_drop when it was dropped. 0, or -1
+** when out of memory (m->oom).
 */
-size_t mp_moments_choose(const struct mp_timeline *tl,
-			 struct mp_timeline_point *out, size_t *peak_index);
+int mp_moments_file_begin(struct mp_moments *m, const struct mp_profile *p,
+			  uint32_t file);
+uint64_t mp_moments_hook(void *ctx, const struct mp_timeline_point *at);
+int mp_moments_file_end(struct mp_moments *m, const struct mp_profile *p);
+void mp_moments_file_drop(struct mp_moments *m);
 
 #endif

@@ -536,9 +536,12 @@ int mp_report_json(FILE *out, struct mp_profile *p,
     goto out;
   for (id = 0; id < nlocs; id++) {
     uint64_t events = mp_profile_measure(p, id, MP_MEASURE_EVENTS);
+    struct mp_loc kl;
     /* With stacks, a location only a frame named has no event: not one
-    ** of the locations that version 3 would list. */
-    if (stacks && !events)
+    ** of the locations that version 3 would list. Live at start holds
+    ** blocks without an event of its own: listed. */
+    mp_profile_loc(p, id, &kl);
+    if (stacks && !events && kl.kind != MP_LOC_START)
       continue;
     mp_order_row(&order, events, id, &rows[nrows]);
     nrows++;
