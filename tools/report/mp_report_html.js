@@ -64,8 +64,8 @@ function summaryWhen() {
     (D.files.length > 1 ? ' of ' + f.name : '') + '.');
   D.files.forEach(function (f, i) {
     var last = f.points[f.points.length - 1];
-    if (last) t.push(fileName(i) +
-      (useTime ? 'lasted ' + secs(last).toFixed(3) + ' s, ' : '') +
+    if (last) t.push((fileName(i) || 'The stream: ') +
+      (useTime ? secs(last).toFixed(3) + ' s, ' : '') +
       num(f.events) + ' events' + (f.truncated ? ' (truncated)' : '') + '.');
   });
   if (!useTime) t.push('The stream has no time marks: moments are event numbers.');
