@@ -29,9 +29,7 @@ static int grow_slots(struct mp_ftree *t)
   if (!s)
     return -1;
   for (i = 1; i < t->n; i++) {
-    struct mp_ftree_node *x = &t->nodes[i];
-    uint32_t h = mp_ftree_hash(x->parent, t->names.data + x->name_at,
-			       x->name_len) & (n - 1);
+    uint32_t h = t->nodes[i].hash & (n - 1);
     while (s[h])
       h = (h + 1) & (n - 1);
     s[h] = i + 1;
@@ -50,16 +48,17 @@ static uint32_t child(struct mp_ftree *t, uint32_t parent, size_t at,
 {
   const char *name = t->names.data + at;
   size_t len = t->names.len - at;
-  uint32_t h, id;
+  uint32_t full, h, id;
 
   if (t->names.oom)
     return 0;
   if ((uint64_t)t->n * 2 >= t->nslots && grow_slots(t) < 0)
     return 0;
-  h = mp_ftree_hash(parent, name, len) & (t->nslots - 1);
+  full = mp_ftree_hash(parent, name, len);
+  h = full & (t->nslots - 1);
   while ((id = t->slots[h])) {
     struct mp_ftree_node *x = &t->nodes[id - 1];
-    if (x->parent == parent && x->name_len == len &&
+    if (x->hash == full && x->parent == parent && x->name_len == len &&
 	!memcmp(t->names.data + x->name_at, name, len)) {
       t->names.len = at;	/* Known: forget the copy. */
       return id - 1;
@@ -80,6 +79,7 @@ static uint32_t child(struct mp_ftree *t, uint32_t parent, size_t at,
   t->nodes[id].name_at = at;
   t->nodes[id].name_len = len;
   t->nodes[id].kind = (uint8_t)kind;
+  t->nodes[id].hash = full;
   t->slots[h] = id + 1;
   return id;
 }

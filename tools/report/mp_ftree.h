@@ -34,6 +34,9 @@ struct mp_ftree_node {
   uint32_t first, nchildren;	/* In order[]: its children. */
   size_t name_at, name_len;	/* In the names buffer. */
   uint8_t kind;			/* enum mp_ftree_kind. */
+  uint32_t hash;		/* mp_ftree_hash(parent, name): kept, so that
+				** growing the slots and a lookup's probes
+				** read no name. */
   uint64_t v[MP_FV_N];		/* Its own and its callees'. */
 };
 
