@@ -14,7 +14,7 @@
 
 int main(int argc, char **argv)
 {
-  static const char *kinds[] = { "?", "ALLOC", "FREE", "REALLOC" };
+  static const char *kinds[] = { "?", "ALLOC", "FREE", "REALLOC", "SNAP" };
   mpr_stats st;
   char err[256];
   size_t i;
