@@ -90,21 +90,6 @@ struct diff_cli {
   struct mp_summary totals[2];	/* Each side's, for its header. */
 };
 
-/* A decimal count: digits only, no sign, no overflow; zero if allowed. */
-static int parse_u64(const char *s, uint64_t *out, int zero_ok)
-{
-  char *end;
-  unsigned long long v;
-  if (*s < '0' || *s > '9')
-    return -1;
-  errno = 0;
-  v = strtoull(s, &end, 10);
-  if (errno == ERANGE || *end || (!v && !zero_ok))
-    return -1;
-  *out = v;
-  return 0;
-}
-
 /*
 ** --from/--to: "#N" is memory event N; seconds are found in the file's
 ** time marks (INFO TIME of the profile extension) by the reader report
@@ -113,7 +98,7 @@ static int parse_u64(const char *s, uint64_t *out, int zero_ok)
 static int parse_moment(const char *opt, const char *arg, const char *file,
 			uint64_t *event, uint64_t *ns)
 {
-  if (arg[0] == '#' && parse_u64(arg + 1, event, 1) == 0)
+  if (arg[0] == '#' && mp_load_parse_u64(arg + 1, event, 1) == 0)
     return -1;
   if (mp_load_parse_seconds(arg, ns) < 0)
     return usage_error(!strcmp(opt, "--from") ?
@@ -203,7 +188,7 @@ static int parse_args(struct diff_cli *c, int argc, char **argv)
 	return usage_error("unknown grouping", optarg);
       break;
     case 'n':
-      if (parse_u64(optarg, &c->o.top, 0) < 0)
+      if (mp_load_parse_u64(optarg, &c->o.top, 0) < 0)
 	return usage_error("--top needs a positive number, not", optarg);
       break;
     case OPT_DIFF_VALUE:
@@ -211,7 +196,7 @@ static int parse_args(struct diff_cli *c, int argc, char **argv)
 	return usage_error("unknown value", optarg);
       break;
     case OPT_CALLERS:
-      if (parse_u64(optarg, &c->o.callers, 1) < 0)
+      if (mp_load_parse_u64(optarg, &c->o.callers, 1) < 0)
 	return usage_error("--callers needs a number, not", optarg);
       c->callers_given = 1;
       break;

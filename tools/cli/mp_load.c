@@ -264,6 +264,20 @@ out:
 
 /* -- Moments by time ----------------------------------------------------- */
 
+int mp_load_parse_u64(const char *s, uint64_t *out, int zero_ok)
+{
+  char *end;
+  unsigned long long v;
+  if (*s < '0' || *s > '9')
+    return -1;
+  errno = 0;
+  v = strtoull(s, &end, 10);
+  if (errno == ERANGE || *end || (!v && !zero_ok))
+    return -1;
+  *out = v;
+  return 0;
+}
+
 int mp_load_parse_seconds(const char *s, uint64_t *ns)
 {
   char *end;

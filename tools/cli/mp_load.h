@@ -44,6 +44,10 @@ enum mp_load_result mp_load_upto(struct mp_profile *p, const char *path,
 				 const char *cmd, const char *opt,
 				 uint64_t limit, uint64_t *events);
 
+/* A decimal count (--top, --callers, #EVENT): digits only, no sign, no
+** overflow; 0 only when zero_ok. 0, or -1. */
+int mp_load_parse_u64(const char *s, uint64_t *out, int zero_ok);
+
 /* Seconds since the stream began (--at=SECONDS, diff --from=SECONDS), as
 ** nanoseconds: a finite number, not negative, no sign. 0, or -1. */
 int mp_load_parse_seconds(const char *s, uint64_t *ns);

@@ -28,36 +28,6 @@ static int usage_error(const struct cli *c, const char *what, const char *arg)
   return LJMPROF_EXIT_USAGE;
 }
 
-/* A positive decimal count: digits only, no sign, no overflow. */
-static int parse_count(const char *s, uint64_t *out)
-{
-  char *end;
-  unsigned long long v;
-  if (*s < '0' || *s > '9')
-    return -1;
-  errno = 0;
-  v = strtoull(s, &end, 10);
-  if (errno == ERANGE || *end || v == 0)
-    return -1;
-  *out = v;
-  return 0;
-}
-
-/* A memory event number: digits only, 0 allowed (before the first). */
-static int parse_event(const char *s, uint64_t *out)
-{
-  char *end;
-  unsigned long long v;
-  if (*s < '0' || *s > '9')
-    return -1;
-  errno = 0;
-  v = strtoull(s, &end, 10);
-  if (errno == ERANGE || *end)
-    return -1;
-  *out = v;
-  return 0;
-}
-
 /*
 ** An option that the chosen format does not take: name the formats that
 ** take it and, for --leak-only, where each other format has the same.
@@ -184,7 +154,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	return usage_error(c, "unknown grouping", optarg);
       break;
     case 'n':
-      if (parse_count(optarg, &c->ro.top) < 0)
+      if (mp_load_parse_u64(optarg, &c->ro.top, 0) < 0)
 	return usage_error(c, "--top needs a positive number, not", optarg);
       break;
     case OPT_VALUE:
@@ -196,7 +166,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
       c->callers_given = 1;
       if (!strcmp(optarg, "0"))
 	c->ro.callers = 0;
-      else if (parse_count(optarg, &c->ro.callers) < 0)
+      else if (mp_load_parse_u64(optarg, &c->ro.callers, 0) < 0)
 	return usage_error(c, "--callers needs a number, not", optarg);
       break;
     case OPT_TIMELINE:
@@ -227,7 +197,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	break;
       }
       if (c->at_peak || (optarg[0] == '#' &&
-			 parse_event(optarg + 1, &c->at_event) == 0))
+			 mp_load_parse_u64(optarg + 1, &c->at_event, 1) == 0))
 	break;
       if (mp_load_parse_seconds(optarg, &c->ro.at_ns) < 0)
 	return usage_error(c, "--at needs start, peak, #EVENT or SECONDS, not",
