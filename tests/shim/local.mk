@@ -73,6 +73,9 @@ SHIM_TESTS += tests/shim/sample.test
 EXTRA_DIST += tests/shim/sample.lua tests/shim/leakserver.lua
 # The start snapshot of a late stream (LJMPROF_SIGNAL, LJMPROF_DELAY).
 SHIM_TESTS += tests/shim/snapshot.test
+# A real server's census against its collectgarbage("count") (sysbench).
+SHIM_TESTS += tests/shim/census.test
+EXTRA_DIST += tests/shim/census.lua
 # The stream files: private, never through a link, never over a file.
 SHIM_TESTS += tests/shim/outfile.test
 # Real programs that embed LuaJIT; each skips when its package is missing.
