@@ -84,7 +84,7 @@ SHIM_TESTS += tests/shim/nvim.test tests/shim/sysbench.test \
 	tests/shim/pdns.test tests/shim/dnsdist.test
 # nginx with the Lua module unpacked by setup.sh, under the luajit2 shim.
 SHIM_TESTS += tests/shim/nginx-stop.test tests/shim/nginx-reload.test \
-	tests/shim/nginx-signal.test
+	tests/shim/nginx-signal.test tests/shim/nginx-census.test
 TESTS += $(SHIM_TESTS)
 EXTRA_DIST += tests/shim/nginx.sh tests/shim/nginx-work.lua
 EXTRA_DIST += $(SHIM_TESTS) tests/shim/shim.sh tests/shim/alloc.lua \
