@@ -47,6 +47,11 @@ struct mp_kinds {
   struct mp_map path_ids;
   struct mp_kindpath *paths;
   uint32_t npaths, paths_cap;
+  /* The last path and the last location's own node looked up (0: none):
+  ** a snapshot's blocks come in runs of one kind and location. */
+  uint64_t last_path_key;
+  uint32_t last_path;
+  uint32_t last_loc, last_loc_node;
 };
 
 int mp_kinds_new(struct mp_profile *p)
@@ -152,9 +157,11 @@ static struct mp_kindpath *path_of(struct mp_kinds *k, unsigned kind,
 				   uint32_t node, uint32_t pair)
 {
   int added;
-  struct mp_map_entry *e = mp_map_insert(&k->path_ids,
-					 (uint64_t)kind << 32 | node, &added);
-  if (!e)
+  uint64_t key = (uint64_t)kind << 32 | node;
+  struct mp_map_entry *e;
+  if (k->last_path_key == key)
+    return &k->paths[k->last_path];
+  if (!(e = mp_map_insert(&k->path_ids, key, &added)))
     return NULL;
   if (added) {
     if (k->npaths == k->paths_cap) {
@@ -173,6 +180,8 @@ static struct mp_kindpath *path_of(struct mp_kinds *k, unsigned kind,
     k->paths[k->npaths].pair = pair;
     e->a = k->npaths++;
   }
+  k->last_path_key = key;	/* Never 0: node is not. */
+  k->last_path = (uint32_t)e->a;
   return &k->paths[e->a];
 }
 
@@ -226,10 +235,17 @@ int mp_kinds_account(struct mp_profile *p, const struct mp_event *ev,
 		     unsigned kind, uint32_t loc)
 {
   /* A block of a start snapshot: its stack is its location's node. */
-  uint32_t node = p->file_stacks && ev->type != MP_EV_FREE ?
-		  mp_stacks_of_loc(p, loc) : 0;
-  if (p->file_stacks && ev->type != MP_EV_FREE && !node)
-    return -1;
+  struct mp_kinds *k = p->kinds;
+  uint32_t node = 0;
+  if (p->file_stacks && ev->type != MP_EV_FREE) {
+    if (!k->last_loc_node || k->last_loc != loc) {
+      if (!(node = mp_stacks_of_loc(p, loc)))
+	return -1;
+      k->last_loc = loc;
+      k->last_loc_node = node;
+    }
+    node = k->last_loc_node;
+  }
   return mp_kinds_account_node(p, ev, kind, loc, node);
 }
 
