@@ -73,6 +73,9 @@ SHIM_TESTS += tests/shim/sample.test
 EXTRA_DIST += tests/shim/sample.lua tests/shim/leakserver.lua
 # The start snapshot of a late stream (LJMPROF_SIGNAL, LJMPROF_DELAY).
 SHIM_TESTS += tests/shim/snapshot.test
+# A real server's census against its collectgarbage("count") (sysbench).
+SHIM_TESTS += tests/shim/census.test
+EXTRA_DIST += tests/shim/census.lua
 # The stream files: private, never through a link, never over a file.
 SHIM_TESTS += tests/shim/outfile.test
 # Real programs that embed LuaJIT; each skips when its package is missing.
@@ -81,7 +84,7 @@ SHIM_TESTS += tests/shim/nvim.test tests/shim/sysbench.test \
 	tests/shim/pdns.test tests/shim/dnsdist.test
 # nginx with the Lua module unpacked by setup.sh, under the luajit2 shim.
 SHIM_TESTS += tests/shim/nginx-stop.test tests/shim/nginx-reload.test \
-	tests/shim/nginx-signal.test
+	tests/shim/nginx-signal.test tests/shim/nginx-census.test
 TESTS += $(SHIM_TESTS)
 EXTRA_DIST += tests/shim/nginx.sh tests/shim/nginx-work.lua
 EXTRA_DIST += $(SHIM_TESTS) tests/shim/shim.sh tests/shim/alloc.lua \

@@ -925,6 +925,178 @@ START_TEST(lifetimes_only_when_asked)
 }
 END_TEST
 
+/* With stacks: f (line 21) called from line 10 (path A) and line 11
+** (path B). A snapshot of a table (64) and a string (32); then tables
+** of 100 (A, freed), 200 (B) and 300 (A); a string of 40 (A); an array
+** part of 16 (B) that A reallocates to 32; the snapshot's table freed. */
+static void kind_paths_stream(struct mpw *w, uint64_t *pa, uint64_t *pb)
+{
+  uint64_t a, b;
+  mpw_symtab_begin_ext(w);
+  mpw_symtab_lfunc(w, 0x1000, "@app.lua", 0);
+  mpw_symtab_lfunc(w, 0x2000, "@app.lua", 20);
+  mpw_symtab_end(w);
+  mpw_info(w, LJM_INFO_SNAPSHOT, 1);
+  mpw_alloc_kind(w, mpw_internal(), 0x100, 64, LJM_KIND_TAB);
+  mpw_alloc_kind(w, mpw_internal(), 0x200, 32, LJM_KIND_STR);
+  mpw_info(w, LJM_INFO_SNAPSHOT, 0);
+  a = mpw_node_lua(w, mpw_node_lua(w, 0, 0x1000, 10, ""), 0x2000, 21, "f");
+  b = mpw_node_lua(w, mpw_node_lua(w, 0, 0x1000, 11, ""), 0x2000, 21, "f");
+  mpw_alloc_kind(w, mpw_stack(a), 0x500, 100, LJM_KIND_TAB);
+  mpw_alloc_kind(w, mpw_stack(b), 0x600, 200, LJM_KIND_TAB);
+  mpw_alloc_kind(w, mpw_stack(a), 0x700, 300, LJM_KIND_TAB);
+  mpw_alloc_kind(w, mpw_stack(a), 0x800, 40, LJM_KIND_STR);
+  mpw_alloc_kind(w, mpw_stack(b), 0x900, 16, LJM_KIND_TAB_ARRAY);
+  mpw_realloc_kind(w, mpw_stack(a), 0x900, 16, 0xa00, 32, LJM_KIND_TAB_ARRAY);
+  mpw_free_ev(w, mpw_internal(), 0x500, 100);
+  mpw_free_ev(w, mpw_internal(), 0x100, 64);
+  mpw_epilogue(w);
+  *pa = a;
+  *pb = b;
+}
+
+/* The line of the caller of stack node id. */
+static uint32_t caller_line(const struct mp_profile *p, uint32_t id)
+{
+  struct mp_frame f, parent;
+  struct mp_loc l;
+  mp_profile_frame(p, id, &f);
+  mp_profile_frame(p, f.parent, &parent);
+  mp_profile_loc(p, parent.loc, &l);
+  return l.line;
+}
+
+#define ck_path(p, i, k, caller, na, ab, nr, rb, hb, hbytes) do { \
+  struct mp_kind_counts c_; \
+  unsigned k_; \
+  uint32_t node_; \
+  mp_profile_kindpath((p), (i), &k_, &node_, &c_); \
+  ck_assert_uint_eq(k_, (k)); \
+  if (caller) \
+    ck_assert_uint_eq(caller_line((p), node_), (caller)); \
+  ck_assert_uint_eq(c_.n_alloc, (na)); \
+  ck_assert_uint_eq(c_.alloc_bytes, (ab)); \
+  ck_assert_uint_eq(c_.n_realloc, (nr)); \
+  ck_assert_uint_eq(c_.realloc_bytes, (rb)); \
+  ck_assert_uint_eq(c_.held_blocks, (hb)); \
+  ck_assert_uint_eq(c_.held_bytes, (hbytes)); \
+} while (0)
+
+START_TEST(kinds_by_path)
+{
+  struct mp_profile *p = mp_profile_new(MP_GROUP_LINE, MP_PROFILE_KINDS);
+  struct mp_reader *r;
+  struct mpw w;
+  uint64_t n, a, b;
+  uint32_t *paths, *pairs;
+  size_t npaths, npairs;
+  struct mp_kind_counts c;
+  struct mp_loc l;
+  unsigned k;
+  uint32_t loc;
+
+  mpw_init_mem(&w);
+  kind_paths_stream(&w, &a, &b);
+  r = mp_reader_new_mem(w.mem, w.len);
+  ck_assert_int_eq(mp_profile_read(p, r, &n, NULL, NULL), MP_END);
+  mp_profile_end_file(p, 0);
+  mp_profile_done_reading(p);
+  /* Tables: path A made 400 bytes (2), holds 300; B 200, holds it; the
+  ** snapshot's table, freed, is no path any more. */
+  paths = mp_kinds_paths(p, LJM_KIND_TAB, 0, &npaths);
+  ck_assert_ptr_nonnull(paths);
+  ck_assert_uint_eq(npaths, 2);
+  ck_path(p, paths[0], LJM_KIND_TAB, 10, 2, 400, 0, 0, 1, 300);
+  ck_path(p, paths[1], LJM_KIND_TAB, 11, 1, 200, 0, 0, 1, 200);
+  free(paths);
+  /* Cut to one: the heaviest, and the count of all. */
+  paths = mp_kinds_paths(p, LJM_KIND_TAB, 1, &npaths);
+  ck_assert_uint_eq(npaths, 2);
+  ck_path(p, paths[0], LJM_KIND_TAB, 10, 2, 400, 0, 0, 1, 300);
+  free(paths);
+  /* Both paths end at line 21: its (kind, location) pair is their sum. */
+  pairs = mp_kinds_pairs(p, LJM_KIND_TAB, 0, &npairs);
+  ck_assert_uint_eq(npairs, 2);	/* Line 21, live at start (table). */
+  mp_profile_kindloc(p, pairs[0], &k, &loc, &c);
+  mp_profile_loc(p, loc, &l);
+  ck_assert_uint_eq(l.line, 21);
+  ck_assert_uint_eq(c.n_alloc, 3);
+  ck_assert_uint_eq(c.alloc_bytes, 600);
+  ck_assert_uint_eq(c.held_blocks, 2);
+  ck_assert_uint_eq(c.held_bytes, 500);
+  free(pairs);
+  /* The array part: made by B (16), moved by A's reallocation (32). */
+  paths = mp_kinds_paths(p, LJM_KIND_TAB_ARRAY, 0, &npaths);
+  ck_assert_uint_eq(npaths, 2);
+  ck_path(p, paths[0], LJM_KIND_TAB_ARRAY, 10, 0, 0, 1, 32, 1, 32);
+  ck_path(p, paths[1], LJM_KIND_TAB_ARRAY, 11, 1, 16, 0, 0, 0, 0);
+  free(paths);
+  /* Strings: A's 40 bytes, then the snapshot's, held by the node of
+  ** live at start (string), no allocation. */
+  paths = mp_kinds_paths(p, LJM_KIND_STR, 0, &npaths);
+  ck_assert_uint_eq(npaths, 2);
+  ck_path(p, paths[0], LJM_KIND_STR, 10, 1, 40, 0, 0, 1, 40);
+  ck_path(p, paths[1], LJM_KIND_STR, 0, 0, 0, 0, 0, 1, 32);
+  {
+    unsigned kk;
+    uint32_t node;
+    struct mp_frame f;
+    mp_profile_kindpath(p, paths[1], &kk, &node, &c);
+    mp_profile_frame(p, node, &f);
+    ck_assert_uint_eq(f.parent, 0);
+    mp_profile_loc(p, f.leaf, &l);
+    ck_assert_uint_eq(l.kind, MP_LOC_START);
+    ck_assert_uint_eq(l.addr, LJM_KIND_STR);
+  }
+  free(paths);
+  /* Tables A, B, live at start; strings A, live at start; arrays A, B. */
+  ck_assert_uint_eq(mp_profile_nkindpaths(p), 7);
+  mp_reader_free(r);
+  mpw_free(&w);
+  mp_profile_delete(p);
+}
+END_TEST
+
+/* A version-3 stream (no stacks) has no paths, only locations. */
+static void v3_kinds_stream(struct mpw *w)
+{
+  mpw_symtab_begin(w);
+  mpw_symtab_lfunc(w, 0x1000, "@app.lua", 0);
+  mpw_symtab_end(w);
+  mpw_alloc(w, mpw_lua(0x1000, 1), 0x100, 10);
+  mpw_alloc(w, mpw_lua(0x1000, 2), 0x200, 20);
+  mpw_epilogue(w);
+}
+
+START_TEST(kinds_no_paths_without_stacks)
+{
+  struct mp_profile *p = mp_profile_new(MP_GROUP_LINE, MP_PROFILE_KINDS);
+  struct mp_reader *r;
+  struct mpw w;
+  uint64_t n;
+  size_t np, npairs;
+  uint32_t *paths, *pairs;
+  mpw_init_mem(&w);
+  v3_kinds_stream(&w);
+  r = mp_reader_new_mem(w.mem, w.len);
+  ck_assert_int_eq(mp_profile_read(p, r, &n, NULL, NULL), MP_END);
+  mp_profile_end_file(p, 0);
+  mp_profile_done_reading(p);
+  ck_kind(p, LJM_KIND_NONE, 2, 30, 0, 0, 2, 30);
+  pairs = mp_kinds_pairs(p, LJM_KIND_NONE, 0, &npairs);
+  ck_assert_uint_eq(npairs, 2);
+  paths = mp_kinds_paths(p, LJM_KIND_NONE, 0, &np);
+  ck_assert_ptr_nonnull(paths);
+  ck_assert_uint_eq(np, 0);
+  ck_assert_uint_eq(mp_profile_nkindpaths(p), 0);
+  free(paths);
+  free(pairs);
+  mp_reader_free(r);
+  mpw_free(&w);
+  mp_profile_delete(p);
+}
+END_TEST
+
 /* -- Start snapshot ---------------------------------------------------------- */
 
 /* A snapshot of five blocks (a table, a string, two closures defined at
@@ -1150,6 +1322,8 @@ int main(void)
   tcase_add_test(tc, timeline_peak_and_time);
   tcase_add_test(tc, kinds_counted);
   tcase_add_test(tc, kinds_filtered);
+  tcase_add_test(tc, kinds_by_path);
+  tcase_add_test(tc, kinds_no_paths_without_stacks);
   tcase_add_test(tc, moments_exact_and_timeline_kept);
   tcase_add_test(tc, peak_held_exact);
   tcase_add_test(tc, moments_chosen_in_one_pass);

@@ -4,6 +4,9 @@
 ** events of some kinds only. A block's kind is known from the event that
 ** made it; a free says none, so the blocks live in this file are kept
 ** here beside the heap: address -> size, kind and the pair it counts in.
+** With stacks, the figures of every (kind, stack node) pair too, the
+** call paths of each kind; a block then counts in its path's pair, and
+** through it in its (kind, location) pair (a node's leaf location).
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -18,17 +21,37 @@ struct mp_kindloc {
   struct mp_kind_counts c;
 };
 
+struct mp_kindpath {
+  uint32_t kind, node;
+  uint32_t pair;		/* Its (kind, location) pair. */
+  struct mp_kind_counts c;
+};
+
+/* A live block's b: its kind, and the pair or path it counts in. */
+#define BLK_KIND(b)	((unsigned)((b) >> 32) & 0xffu)
+#define BLK_PATH	((uint64_t)1 << 40)	/* Low 32 bits: path + 1. */
+
 struct mp_kinds {
   uint8_t keep[MP_NKINDS];	/* The filter: 1 for the kinds kept. */
   struct mp_kind_counts counts[MP_NKINDS];
   uint64_t kind_events;		/* Events that carried a kind. */
   /* Live blocks: addr -> a: size, b: kind << 32 | (pair index + 1), or
-  ** kind << 32 alone for a block the filter left out. */
+  ** kind << 32 | BLK_PATH | (path index + 1) with stacks, or kind << 32
+  ** alone for a block the filter left out. */
   struct mp_map blocks;
   /* (kind, location) pairs: kind << 32 | loc -> a: index into pairs. */
   struct mp_map pair_ids;
   struct mp_kindloc *pairs;
   uint32_t npairs, pairs_cap;
+  /* (kind, stack node) pairs: kind << 32 | node -> a: index into paths. */
+  struct mp_map path_ids;
+  struct mp_kindpath *paths;
+  uint32_t npaths, paths_cap;
+  /* The last path and the last location's own node looked up (0: none):
+  ** a snapshot's blocks come in runs of one kind and location. */
+  uint64_t last_path_key;
+  uint32_t last_path;
+  uint32_t last_loc, last_loc_node;
 };
 
 int mp_kinds_new(struct mp_profile *p)
@@ -39,6 +62,7 @@ int mp_kinds_new(struct mp_profile *p)
   memset(k->keep, 1, sizeof(k->keep));
   mp_map_init(&k->blocks);
   mp_map_init(&k->pair_ids);
+  mp_map_init(&k->path_ids);
   p->kinds = k;
   return 0;
 }
@@ -50,7 +74,9 @@ void mp_kinds_free(struct mp_profile *p)
     return;
   mp_map_free(&k->blocks);
   mp_map_free(&k->pair_ids);
+  mp_map_free(&k->path_ids);
   free(k->pairs);
+  free(k->paths);
   free(k);
   p->kinds = NULL;
 }
@@ -75,7 +101,7 @@ int mp_kinds_keep(struct mp_profile *p, const struct mp_event *ev)
 
   if (ev->type == MP_EV_FREE) {
     e = mp_map_find(&k->blocks, ev->old_addr);
-    kind = e ? (unsigned)(e->b >> 32) : LJM_KIND_NONE;
+    kind = e ? BLK_KIND(e->b) : LJM_KIND_NONE;
     if (k->keep[kind])
       return (int)kind;
     if (e)
@@ -125,21 +151,82 @@ static struct mp_kindloc *pair_of(struct mp_kinds *k, unsigned kind,
   return &k->pairs[e->a];
 }
 
-/* A block of this file leaves: its kind and pair hold it no more. */
+/* The path pair of (kind, node) for a block of pair index pair: NULL
+** when out of memory. */
+static struct mp_kindpath *path_of(struct mp_kinds *k, unsigned kind,
+				   uint32_t node, uint32_t pair)
+{
+  int added;
+  uint64_t key = (uint64_t)kind << 32 | node;
+  struct mp_map_entry *e;
+  if (k->last_path_key == key)
+    return &k->paths[k->last_path];
+  if (!(e = mp_map_insert(&k->path_ids, key, &added)))
+    return NULL;
+  if (added) {
+    if (k->npaths == k->paths_cap) {
+      uint32_t n = k->paths_cap ? 2 * k->paths_cap : 64;
+      struct mp_kindpath *a = realloc(k->paths, (size_t)n * sizeof(*a));
+      if (!a) {
+	mp_map_remove(&k->path_ids, e);
+	return NULL;
+      }
+      k->paths = a;
+      k->paths_cap = n;
+    }
+    memset(&k->paths[k->npaths], 0, sizeof(k->paths[0]));
+    k->paths[k->npaths].kind = kind;
+    k->paths[k->npaths].node = node;
+    k->paths[k->npaths].pair = pair;
+    e->a = k->npaths++;
+  }
+  k->last_path_key = key;	/* Never 0: node is not. */
+  k->last_path = (uint32_t)e->a;
+  return &k->paths[e->a];
+}
+
+static void unhold(struct mp_kind_counts *c, uint64_t size)
+{
+  c->held_blocks--;
+  c->held_bytes -= size;
+}
+
+static void hold(struct mp_kind_counts *c, uint64_t size)
+{
+  c->held_blocks++;
+  c->held_bytes += size;
+}
+
+/* An allocation (re: 1 for a reallocation) of size bytes. */
+static void made(struct mp_kind_counts *c, int re, uint64_t size)
+{
+  if (re) {
+    c->n_realloc++;
+    c->realloc_bytes += size;
+  } else {
+    c->n_alloc++;
+    c->alloc_bytes += size;
+  }
+}
+
+/* A block of this file leaves: its kind, pair and path hold it no more. */
 static void release(struct mp_kinds *k, uint64_t addr)
 {
   struct mp_map_entry *e = mp_map_find(&k->blocks, addr);
-  uint32_t pair;
+  uint32_t idx, pair;
   if (!e)
     return;
-  pair = (uint32_t)e->b;
-  if (pair) {
-    struct mp_kind_counts *c = &k->counts[e->b >> 32];
-    struct mp_kind_counts *pc = &k->pairs[pair - 1].c;
-    c->held_blocks--;
-    c->held_bytes -= e->a;
-    pc->held_blocks--;
-    pc->held_bytes -= e->a;
+  idx = (uint32_t)e->b;
+  if (idx) {
+    if (e->b & BLK_PATH) {
+      struct mp_kindpath *path = &k->paths[idx - 1];
+      unhold(&path->c, e->a);
+      pair = path->pair;
+    } else {
+      pair = idx - 1;
+    }
+    unhold(&k->counts[BLK_KIND(e->b)], e->a);
+    unhold(&k->pairs[pair].c, e->a);
   }
   mp_map_remove(&k->blocks, e);
 }
@@ -147,10 +234,29 @@ static void release(struct mp_kinds *k, uint64_t addr)
 int mp_kinds_account(struct mp_profile *p, const struct mp_event *ev,
 		     unsigned kind, uint32_t loc)
 {
+  /* A block of a start snapshot: its stack is its location's node. */
   struct mp_kinds *k = p->kinds;
-  struct mp_kind_counts *c = &k->counts[kind], *pc;
+  uint32_t node = 0;
+  if (p->file_stacks && ev->type != MP_EV_FREE) {
+    if (!k->last_loc_node || k->last_loc != loc) {
+      if (!(node = mp_stacks_of_loc(p, loc)))
+	return -1;
+      k->last_loc = loc;
+      k->last_loc_node = node;
+    }
+    node = k->last_loc_node;
+  }
+  return mp_kinds_account_node(p, ev, kind, loc, node);
+}
+
+int mp_kinds_account_node(struct mp_profile *p, const struct mp_event *ev,
+			  unsigned kind, uint32_t loc, uint32_t node)
+{
+  struct mp_kinds *k = p->kinds;
   struct mp_kindloc *pair;
+  struct mp_kindpath *path = NULL;
   struct mp_map_entry *e;
+  uint32_t pi;
   int added;
 
   if (ev->type != MP_EV_ALLOC)
@@ -159,29 +265,28 @@ int mp_kinds_account(struct mp_profile *p, const struct mp_event *ev,
     return 0;
   if (!(pair = pair_of(k, kind, loc)))
     return -1;
-  pc = &pair->c;
-  if (p->in_snap) {
-    /* A block of the start snapshot: held, not allocated. */
-  } else if (ev->type == MP_EV_ALLOC) {
-    c->n_alloc++;
-    c->alloc_bytes += ev->new_size;
-    pc->n_alloc++;
-    pc->alloc_bytes += ev->new_size;
-  } else {
-    c->n_realloc++;
-    c->realloc_bytes += ev->new_size;
-    pc->n_realloc++;
-    pc->realloc_bytes += ev->new_size;
+  pi = (uint32_t)(pair - k->pairs);
+  if (node && !(path = path_of(k, kind, node, pi)))
+    return -1;
+  pair = &k->pairs[pi];
+  /* A block of the start snapshot is held, not allocated. */
+  if (!p->in_snap) {
+    int re = ev->type == MP_EV_REALLOC;
+    made(&k->counts[kind], re, ev->new_size);
+    made(&pair->c, re, ev->new_size);
+    if (path)
+      made(&path->c, re, ev->new_size);
   }
   release(k, ev->new_addr);	/* A block the stream never freed. */
   if (!(e = mp_map_insert(&k->blocks, ev->new_addr, &added)))
     return -1;
   e->a = ev->new_size;
-  e->b = (uint64_t)kind << 32 | (uint32_t)(pair - k->pairs + 1);
-  c->held_blocks++;
-  c->held_bytes += ev->new_size;
-  pc->held_blocks++;
-  pc->held_bytes += ev->new_size;
+  e->b = (uint64_t)kind << 32 |
+	 (path ? BLK_PATH | (uint32_t)(path - k->paths + 1) : pi + 1);
+  hold(&k->counts[kind], ev->new_size);
+  hold(&pair->c, ev->new_size);
+  if (path)
+    hold(&path->c, ev->new_size);
   return 0;
 }
 
@@ -221,4 +326,19 @@ void mp_profile_kindloc(const struct mp_profile *p, uint32_t i,
   *kind = pair->kind;
   *loc = pair->loc;
   *out = pair->c;
+}
+
+uint32_t mp_profile_nkindpaths(const struct mp_profile *p)
+{
+  return p->kinds ? p->kinds->npaths : 0;
+}
+
+void mp_profile_kindpath(const struct mp_profile *p, uint32_t i,
+			 unsigned *kind, uint32_t *node,
+			 struct mp_kind_counts *out)
+{
+  const struct mp_kindpath *path = &p->kinds->paths[i];
+  *kind = path->kind;
+  *node = path->node;
+  *out = path->c;
 }

@@ -213,7 +213,8 @@ int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)
   if (p->file_stacks && !node && ev->type != MP_EV_FREE &&
       !(node = mp_stacks_of_loc(p, (uint32_t)id)))
     goto oom;
-  if (p->kinds && mp_kinds_account(p, ev, (unsigned)kind, (uint32_t)id) < 0)
+  if (p->kinds && mp_kinds_account_node(p, ev, (unsigned)kind, (uint32_t)id,
+					p->file_stacks ? node : 0) < 0)
     goto oom;
   if (p->life && mp_life_account(p, ev, (uint32_t)id,
 				 p->file_stacks ? node : 0) < 0)

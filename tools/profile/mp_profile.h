@@ -448,6 +448,13 @@ uint32_t mp_profile_nkindlocs(const struct mp_profile *p);
 void mp_profile_kindloc(const struct mp_profile *p, uint32_t i,
 			unsigned *kind, uint32_t *loc,
 			struct mp_kind_counts *out);
+/* With stacks, the (kind, stack node) pairs, 0 .. mp_profile_nkindpaths()
+** - 1: the call paths of each kind, a node's counts being those of the
+** events whose stack it is (as mp_profile_stack's), of that kind. */
+uint32_t mp_profile_nkindpaths(const struct mp_profile *p);
+void mp_profile_kindpath(const struct mp_profile *p, uint32_t i,
+			 unsigned *kind, uint32_t *node,
+			 struct mp_kind_counts *out);
 
 /*
 ** Lifetimes, with MP_PROFILE_LIFETIMES (for the DHAT format): per

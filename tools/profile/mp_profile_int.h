@@ -302,9 +302,13 @@ void mp_kinds_end_file(struct mp_profile *p);
 ** MP_KINDS_OOM. */
 int mp_kinds_keep(struct mp_profile *p, const struct mp_event *ev);
 /* The event kept, of that kind, charged to location loc: 0, or -1 when
-** out of memory. */
+** out of memory. In a file with stacks its path is loc's own node (a
+** block of the start snapshot). */
 int mp_kinds_account(struct mp_profile *p, const struct mp_event *ev,
 		     unsigned kind, uint32_t loc);
+/* The same with its stack node (0: none; a free needs none). */
+int mp_kinds_account_node(struct mp_profile *p, const struct mp_event *ev,
+			  unsigned kind, uint32_t loc, uint32_t node);
 
 /* Blocks live in the file: the heap's, and in a sampled file the blocks
 ** its sampled ones stand for beyond themselves (mp_sample.c). */

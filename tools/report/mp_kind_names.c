@@ -142,3 +142,54 @@ uint32_t *mp_kinds_pairs(const struct mp_profile *p, unsigned kind,
   *count = m;
   return out;
 }
+
+struct path_row {
+  uint64_t bytes, held;
+  uint32_t node, index;
+};
+
+static int path_cmp(const void *a, const void *b)
+{
+  const struct path_row *x = a, *y = b;
+  if (x->bytes != y->bytes)
+    return x->bytes > y->bytes ? -1 : 1;
+  if (x->held != y->held)
+    return x->held > y->held ? -1 : 1;
+  return x->node < y->node ? -1 : x->node > y->node;
+}
+
+uint32_t *mp_kinds_paths(const struct mp_profile *p, unsigned kind,
+			 uint64_t top, size_t *count)
+{
+  uint32_t n = mp_profile_nkindpaths(p), i;
+  struct path_row *rows = malloc(((size_t)n + 1) * sizeof(*rows));
+  uint32_t *out = malloc(((size_t)n + 1) * sizeof(*out));
+  size_t m = 0, j;
+  if (!rows || !out) {
+    free(rows);
+    free(out);
+    return NULL;
+  }
+  for (i = 0; i < n; i++) {
+    struct mp_kind_counts c;
+    unsigned k;
+    uint32_t node;
+    mp_profile_kindpath(p, i, &k, &node, &c);
+    /* A path of blocks of the start snapshot all freed: nothing. */
+    if (k != kind || !(c.n_alloc | c.n_realloc | c.held_blocks))
+      continue;
+    rows[m].bytes = kind_bytes(&c);
+    rows[m].held = c.held_bytes;
+    rows[m].node = node;
+    rows[m].index = i;
+    m++;
+  }
+  qsort(rows, m, sizeof(*rows), path_cmp);
+  *count = m;
+  if (top && m > top)
+    m = (size_t)top;
+  for (j = 0; j < m; j++)
+    out[j] = rows[j].index;
+  free(rows);
+  return out;
+}

@@ -170,6 +170,12 @@ const char *mp_kinds_parse(const char *list, uint8_t keep[MP_NKINDS]);
 size_t mp_kinds_order(const struct mp_profile *p, unsigned kinds[MP_NKINDS]);
 uint32_t *mp_kinds_pairs(const struct mp_profile *p, unsigned kind,
 			 uint64_t top, size_t *count);
+/* mp_kinds_paths: with stacks, the call paths (stack nodes) of one
+** kind, most bytes first (then most held bytes), at most top (0: all),
+** as indexes for mp_profile_kindpath; *count is how many the kind has
+** (more than are returned when top cut them). */
+uint32_t *mp_kinds_paths(const struct mp_profile *p, unsigned kind,
+			 uint64_t top, size_t *count);
 
 /* The pieces of the formats that `ljmprof diff` (mp_diff_report.c)
 ** writes with: a location's folded frames (aliases may be NULL: names

@@ -463,9 +463,37 @@ static void json_kind_fields(struct mp_buf *b, const struct mp_kind_counts *c)
   mp_buf_add(b, "}", 1);
 }
 
-/* --by=kind: "kinds", most bytes first, each with its top locations. */
+/* With stacks, a kind's "paths": every call path (node of "stacks") of
+** its events, most bytes first. */
+static int json_kind_paths(FILE *out, struct mp_buf *b,
+			   const struct mp_profile *p, unsigned kind)
+{
+  size_t n, i;
+  uint32_t *paths = mp_kinds_paths(p, kind, 0, &n);
+  if (!paths)
+    return -1;
+  mp_buf_str(b, ",\n     \"paths\": [");
+  for (i = 0; i < n; i++) {
+    struct mp_kind_counts c;
+    unsigned k;
+    uint32_t node;
+    mp_profile_kindpath(p, paths[i], &k, &node, &c);
+    json_u64(b, i ? ",\n       {\"node\": " : "\n       {\"node\": ", node);
+    mp_buf_str(b, ", ");
+    json_kind_fields(b, &c);
+    mp_buf_add(b, "}", 1);
+    if (b->len > 65536)
+      json_flush(out, b);
+  }
+  mp_buf_add(b, "]", 1);
+  free(paths);
+  return 0;
+}
+
+/* --by=kind: "kinds", most bytes first, each with its top locations and,
+** with stacks, its paths. */
 static int json_kinds(FILE *out, struct mp_buf *b, const struct mp_profile *p,
-		      struct mp_buf *scratch, uint64_t top)
+		      struct mp_buf *scratch, uint64_t top, int stacks)
 {
   unsigned kinds[MP_NKINDS];
   size_t n = mp_kinds_order(p, kinds), i, j, npairs;
@@ -500,7 +528,10 @@ static int json_kinds(FILE *out, struct mp_buf *b, const struct mp_profile *p,
       mp_buf_add(b, "}", 1);
     }
     free(pairs);
-    mp_buf_str(b, npairs ? "]}" : "]}");
+    mp_buf_add(b, "]", 1);
+    if (stacks && json_kind_paths(out, b, p, kinds[i]) < 0)
+      return -1;
+    mp_buf_add(b, "}", 1);
     if (b->oom || scratch->oom)
       return -1;
     json_flush(out, b);
@@ -597,7 +628,7 @@ int mp_report_json(FILE *out, struct mp_profile *p,
   fputs(nrows ? "\n  ]" : "]", out);
   if (stacks && json_stacks(out, &obj, p, &scratch) < 0)
     goto out;
-  if (o->by_kind && json_kinds(out, &obj, p, &scratch, o->top) < 0)
+  if (o->by_kind && json_kinds(out, &obj, p, &scratch, o->top, stacks) < 0)
     goto out;
   fputs("\n}\n", out);
   rc = 0;

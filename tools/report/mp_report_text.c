@@ -80,11 +80,21 @@ static struct mp_row *sorted_rows(struct text *t, int section, uint64_t top,
   return rows;
 }
 
-/*
-** The heaviest call paths of location loc (streams with stacks), each
-** leaf first, the way a backtrace reads: the frame that allocated, then
-** who called it, down to the root.
-*/
+/* The call path of stack node id, leaf first, the way a backtrace reads:
+** the frame that allocated, then who called it, down to the root. */
+static void put_path(struct text *t, uint32_t id)
+{
+  struct mp_frame f;
+  for (;;) {
+    mp_profile_frame(t->p, id, &f);
+    mp_name_frame(&t->line, t->p, &t->al, &f, MP_NAME_ALIASED);
+    if (!(id = f.parent))
+      break;
+    mp_buf_str(&t->line, " <- ");
+  }
+}
+
+/* The heaviest call paths of location loc (streams with stacks). */
 static void call_paths(struct text *t, uint32_t loc, enum mp_path_measure m)
 {
   const struct mp_paths *ps = &t->paths;
@@ -99,7 +109,6 @@ static void call_paths(struct text *t, uint32_t loc, enum mp_path_measure m)
   mp_buf_str(&t->line, m == MP_PATHS_HELD ? "\tHeld by:\n" : "\tCall paths:\n");
   for (; i < end && shown < t->callers; i++, shown++) {
     struct mp_stack_counts c;
-    struct mp_frame f;
     uint64_t bytes, count;
     uint32_t id = ps->node[i];
     mp_profile_stack(t->p, id, &c);
@@ -109,13 +118,7 @@ static void call_paths(struct text *t, uint32_t loc, enum mp_path_measure m)
     mp_buf_str(&t->line, m == MP_PATHS_HELD ? " in " : ", ");
     mp_buf_u64(&t->line, count);
     mp_buf_str(&t->line, m == MP_PATHS_HELD ? " blocks: " : " events: ");
-    for (;;) {
-      mp_profile_frame(t->p, id, &f);
-      mp_name_frame(&t->line, t->p, &t->al, &f, MP_NAME_ALIASED);
-      if (!(id = f.parent))
-	break;
-      mp_buf_str(&t->line, " <- ");
-    }
+    put_path(t, id);
     mp_buf_add(&t->line, "\n", 1);
     if (t->line.len > 4096)
       flush_line(t);
@@ -317,9 +320,55 @@ static void kind_figures(struct text *t, const struct mp_kind_counts *c)
 }
 
 /*
+** With stacks, under a kind: its heaviest call paths (--callers), by the
+** bytes of its allocations and reallocations (then what they hold), each
+** leaf first with those bytes, its events and what it holds.
+*/
+static int kind_paths(struct text *t, unsigned kind)
+{
+  size_t n, i;
+  uint32_t *paths;
+
+  if (!t->callers)
+    return 0;
+  if (!(paths = mp_kinds_paths(t->p, kind, t->callers, &n)))
+    return -1;
+  if (n)
+    mp_buf_str(&t->line, "\tCall paths:\n");
+  for (i = 0; i < n && i < t->callers; i++) {
+    struct mp_kind_counts c;
+    unsigned k;
+    uint32_t node;
+    mp_profile_kindpath(t->p, paths[i], &k, &node, &c);
+    mp_buf_add(&t->line, "\t\t", 2);
+    put_bytes(t, c.alloc_bytes + c.realloc_bytes);
+    mp_buf_str(&t->line, ", ");
+    mp_buf_u64(&t->line, c.n_alloc + c.n_realloc);
+    mp_buf_str(&t->line, " events, holds ");
+    put_bytes(t, c.held_bytes);
+    mp_buf_str(&t->line, " in ");
+    mp_buf_u64(&t->line, c.held_blocks);
+    mp_buf_str(&t->line, " blocks: ");
+    put_path(t, node);
+    mp_buf_add(&t->line, "\n", 1);
+    if (t->line.len > 4096)
+      flush_line(t);
+  }
+  if (i < n) {
+    mp_buf_str(&t->line, "\t\t(");
+    mp_buf_u64(&t->line, n - i);
+    mp_buf_str(&t->line, " more: --callers=N)\n");
+  }
+  flush_line(t);
+  free(paths);
+  return 0;
+}
+
+/*
 ** --by=kind: per object kind, most bytes first, its allocations,
 ** reallocations and what it holds at the end, then the locations that
-** allocated most of it (bytes of allocations and reallocations).
+** allocated most of it (bytes of allocations and reallocations), and
+** with stacks its heaviest call paths.
 */
 static int kinds_summary(struct text *t, uint64_t top,
 			 const struct mp_report_opts *o,
@@ -355,6 +404,8 @@ static int kinds_summary(struct text *t, uint64_t top,
       flush_line(t);
     }
     free(pairs);
+    if (kind_paths(t, kinds[i]) < 0)
+      return -1;
   }
   fputc('\n', t->out);
   return t->line.oom ? -1 : 0;
