@@ -32,15 +32,15 @@ enum mp_ftree_value {
 struct mp_ftree_node {
   uint32_t parent;
   uint32_t first, nchildren;	/* In order[]: its children. */
-  size_t name_at, name_len;	/* In the names buffer. */
-  uint8_t kind;			/* enum mp_ftree_kind. */
-  uint8_t hashed;		/* Its children are in the slots. */
-  uint32_t kid, sib;		/* Its last child made, and the child made
-				** before it under its parent (0: none). */
-  uint32_t nkids;
   uint32_t hash;		/* mp_ftree_hash(parent, name): kept, so that
 				** growing the slots and a lookup's probes
 				** read no name. */
+  size_t name_at, name_len;	/* In the names buffer. */
+  uint32_t kid, sib;		/* Its last child made, and the child made
+				** before it under its parent (0: none). */
+  uint32_t nkids;
+  uint8_t kind;			/* enum mp_ftree_kind. */
+  uint8_t hashed;		/* Its children are in the slots. */
   uint64_t v[MP_FV_N];		/* Its own and its callees'. */
 };
 
