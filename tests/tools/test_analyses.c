@@ -9,7 +9,8 @@
 ** charged to their lines, inlined frames made frames. Crafted
 ** streams with numbers worked out by hand, read both ways the profile
 ** reads (the batched read driver and one event at a time); block
-** lifetimes, maxima and the lazy snapshot at the peak (mp_life.c).
+** lifetimes, maxima and the lazy snapshot at the peak (mp_life.c); the
+** flame tree's frames merged by name (mp_ftree.c).
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -20,6 +21,7 @@
 #include <string.h>
 
 #include "lj_memprof_format.h"
+#include "mp_ftree.h"
 #include "mp_profile.h"
 #include "mp_report.h"
 #include "mp_reader.h"
@@ -1307,6 +1309,93 @@ START_TEST(moments_chosen_in_one_pass)
 }
 END_TEST
 
+/* The flame tree (mp_ftree.c): ten chunks, each with 30 lines, the
+** lines of the chunks interleaved (so that no location's frames are its
+** predecessor's), then every line again in the other order (each chunk's
+** lines one after the other): the root and each function have more
+** children than a list holds, and are found by hash. Line k of chunk c
+** allocates c * 100 + k bytes each time. */
+#define FT_CHUNKS 10
+#define FT_LINES 30
+
+static void ftree_stream(struct mpw *w)
+{
+  uint64_t a = 0x10000;
+  unsigned c, k;
+  char name[32];
+  mpw_symtab_begin(w);
+  for (c = 0; c < FT_CHUNKS; c++) {
+    snprintf(name, sizeof(name), "@c%u.lua", c);
+    mpw_symtab_lfunc(w, 0x1000 + c * 0x100, name, 0);
+  }
+  mpw_symtab_end(w);
+  for (k = 1; k <= FT_LINES; k++)
+    for (c = 0; c < FT_CHUNKS; c++)
+      mpw_alloc(w, mpw_lua(0x1000 + c * 0x100, k), a++, c * 100 + k);
+  for (c = 0; c < FT_CHUNKS; c++)
+    for (k = 1; k <= FT_LINES; k++)
+      mpw_alloc(w, mpw_lua(0x1000 + c * 0x100, k), a++, c * 100 + k);
+  mpw_epilogue(w);
+}
+
+START_TEST(ftree_merged_by_name)
+{
+  struct mp_profile *p = profile_of(ftree_stream, 1);
+  struct mp_aliases al;
+  struct mp_ftree t;
+  uint64_t all = 0;
+  uint32_t i, j, leaves = 0, *size;
+  unsigned c, k;
+
+  for (c = 0; c < FT_CHUNKS; c++)
+    for (k = 1; k <= FT_LINES; k++)
+      all += 2 * (c * 100 + k);
+  ck_assert_int_eq(mp_aliases_init(&al, mp_profile_strings(p)), 0);
+  ck_assert_int_eq(mp_ftree_init(&t), 0);
+  ck_assert_int_eq(mp_ftree_add(&t, p, &al, 1u << MP_FV_ALLOC_BYTES,
+				NULL, 0), 0);
+  ck_assert_int_eq(mp_ftree_sort(&t), 0);
+  /* The root, a chunk and its function each, and the lines. */
+  ck_assert_uint_eq(t.n, 1 + 2 * FT_CHUNKS + FT_CHUNKS * FT_LINES);
+  ck_assert_uint_eq(t.nodes[0].v[MP_FV_ALLOC_BYTES], all);
+  ck_assert_uint_eq(t.nodes[0].nchildren, FT_CHUNKS);
+  for (i = 1; i < t.n; i++) {
+    const struct mp_ftree_node *n = &t.nodes[i];
+    char nm[64];
+    /* Siblings in name order, no two alike. */
+    for (j = 1; j < n->nchildren; j++) {
+      const struct mp_ftree_node *x = &t.nodes[t.order[n->first + j - 1]];
+      const struct mp_ftree_node *y = &t.nodes[t.order[n->first + j]];
+      size_t m = x->name_len < y->name_len ? x->name_len : y->name_len;
+      int d = memcmp(t.names.data + x->name_at, t.names.data + y->name_at, m);
+      ck_assert(d < 0 || (d == 0 && x->name_len < y->name_len));
+    }
+    ck_assert_uint_lt(n->name_len, sizeof(nm));
+    memcpy(nm, t.names.data + n->name_at, n->name_len);
+    nm[n->name_len] = 0;
+    if (sscanf(nm, "@c%u.lua:%u", &c, &k) == 2) {
+      leaves++;
+      ck_assert_uint_eq(n->nchildren, 0);
+      ck_assert_uint_eq(n->v[MP_FV_ALLOC_BYTES], 2 * (c * 100 + k));
+    } else if (!strncmp(nm, "@c", 2)) {
+      ck_assert_uint_eq(n->parent, 0);	/* A chunk: one function. */
+      ck_assert_uint_eq(n->nchildren, 1);
+    } else {
+      ck_assert_uint_eq(n->nchildren, FT_LINES);	/* Its lines. */
+    }
+  }
+  ck_assert_uint_eq(leaves, FT_CHUNKS * FT_LINES);
+  size = mp_ftree_sizes(&t);
+  ck_assert_ptr_nonnull(size);
+  ck_assert_uint_eq(size[0], t.n);
+  ck_assert_uint_eq(size[t.order[t.nodes[0].first]], 2 + FT_LINES);
+  free(size);
+  mp_ftree_free(&t);
+  mp_aliases_free(&al);
+  mp_profile_delete(p);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("analyses");
@@ -1333,6 +1422,7 @@ int main(void)
   tcase_add_test(tc, snapshot_accounted);
   tcase_add_test(tc, snapshot_census);
   tcase_add_test(tc, snapshot_kinds);
+  tcase_add_test(tc, ftree_merged_by_name);
   suite_add_tcase(s, tc);
   sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

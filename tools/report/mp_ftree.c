@@ -22,48 +22,82 @@ uint32_t mp_ftree_hash(uint32_t parent, const char *s, size_t len)
   return h ^ (h >> 15);
 }
 
-static int grow_slots(struct mp_ftree *t)
+/* A parent with more children than this finds them by hash; the others
+** by their list, which is in the cache when the parent was just found. */
+#define LIST_MAX 8
+
+static void slot_put(struct mp_ftree_slot *s, uint32_t nslots, uint32_t id,
+		     uint32_t hash)
 {
-  uint32_t n = t->nslots ? t->nslots * 2 : 1024, i;
-  uint32_t *s = calloc(n, sizeof(*s));
-  if (!s)
+  uint32_t h = hash & (nslots - 1);
+  while (s[h].id)
+    h = (h + 1) & (nslots - 1);
+  s[h].id = id + 1;
+  s[h].hash = hash;
+}
+
+/* Room in the slots for more nodes of hashed parents, at most half
+** full. */
+static int grow_slots(struct mp_ftree *t, uint32_t more)
+{
+  uint32_t n = t->nslots ? t->nslots : 1024, i;
+  struct mp_ftree_slot *s;
+  if ((uint64_t)(t->nhashed + more) * 2 < t->nslots)
+    return 0;
+  while ((uint64_t)(t->nhashed + more) * 2 >= n)
+    n *= 2;
+  if (!(s = calloc(n, sizeof(*s))))
     return -1;
-  for (i = 1; i < t->n; i++) {
-    uint32_t h = t->nodes[i].hash & (n - 1);
-    while (s[h])
-      h = (h + 1) & (n - 1);
-    s[h] = i + 1;
-  }
+  for (i = 1; i < t->n; i++)
+    if (t->nodes[t->nodes[i].parent].hashed)
+      slot_put(s, n, i, t->nodes[i].hash);
   free(t->slots);
   t->slots = s;
   t->nslots = n;
   return 0;
 }
 
+static int same_node(const struct mp_ftree *t, uint32_t id, uint32_t parent,
+		     uint32_t full, const char *name, size_t len)
+{
+  const struct mp_ftree_node *x = &t->nodes[id];
+  return x->hash == full && x->parent == parent && x->name_len == len &&
+	 !memcmp(t->names.data + x->name_at, name, len);
+}
+
 /* The child of parent called name (the last names.len - at bytes of the
 ** names buffer, dropped again when the child exists), made when new;
-** 0 when out of memory. */
+** 0 when out of memory. A slot has the node's hash: a probe reads a
+** node only when the hash is the same. */
 static uint32_t child(struct mp_ftree *t, uint32_t parent, size_t at,
 		      enum mp_ftree_kind kind)
 {
   const char *name = t->names.data + at;
   size_t len = t->names.len - at;
-  uint32_t full, h, id;
+  struct mp_ftree_node *up;
+  uint32_t full, h = 0, id;
 
   if (t->names.oom)
     return 0;
-  if ((uint64_t)t->n * 2 >= t->nslots && grow_slots(t) < 0)
-    return 0;
   full = mp_ftree_hash(parent, name, len);
-  h = full & (t->nslots - 1);
-  while ((id = t->slots[h])) {
-    struct mp_ftree_node *x = &t->nodes[id - 1];
-    if (x->hash == full && x->parent == parent && x->name_len == len &&
-	!memcmp(t->names.data + x->name_at, name, len)) {
-      t->names.len = at;	/* Known: forget the copy. */
-      return id - 1;
+  if (!t->nodes[parent].hashed) {
+    for (id = t->nodes[parent].kid; id; id = t->nodes[id].sib)
+      if (same_node(t, id, parent, full, name, len)) {
+	t->names.len = at;	/* Known: forget the copy. */
+	return id;
+      }
+  } else {
+    if (grow_slots(t, 1) < 0)
+      return 0;
+    h = full & (t->nslots - 1);
+    while ((id = t->slots[h].id)) {
+      if (t->slots[h].hash == full &&
+	  same_node(t, id - 1, parent, full, name, len)) {
+	t->names.len = at;
+	return id - 1;
+      }
+      h = (h + 1) & (t->nslots - 1);
     }
-    h = (h + 1) & (t->nslots - 1);
   }
   if (t->n == t->cap) {
     uint32_t ncap = t->cap * 2;
@@ -80,7 +114,26 @@ static uint32_t child(struct mp_ftree *t, uint32_t parent, size_t at,
   t->nodes[id].name_len = len;
   t->nodes[id].kind = (uint8_t)kind;
   t->nodes[id].hash = full;
-  t->slots[h] = id + 1;
+  up = &t->nodes[parent];
+  t->nodes[id].sib = up->kid;
+  up->kid = id;
+  up->nkids++;
+  if (up->hashed) {
+    t->slots[h].id = id + 1;
+    t->slots[h].hash = full;
+    t->nhashed++;
+  } else if (up->nkids > LIST_MAX) {
+    /* Too many for a list: all of them by hash from now on. */
+    uint32_t c;
+    if (grow_slots(t, up->nkids) < 0)
+      return id;	/* Still found in the list. */
+    up = &t->nodes[parent];
+    up->hashed = 1;
+    for (c = up->kid; c; c = t->nodes[c].sib) {
+      slot_put(t->slots, t->nslots, c, t->nodes[c].hash);
+      t->nhashed++;
+    }
+  }
   return id;
 }
 
@@ -213,20 +266,28 @@ out:
   return rc;
 }
 
-/* A version-3 stream: each location's folded frames. */
+/* A version-3 stream: each location's folded frames. Locations come in
+** the order the stream first named them, so a location's first frames
+** are mostly its predecessor's: those (the same bytes under the same
+** parent) are the nodes found for it, with no lookup. */
+#define PREFIX_DEPTH 8
+
 static int add_locations(struct mp_ftree *t, struct mp_profile *p,
 			 struct mp_aliases *al, unsigned mask,
 			 const uint64_t *at, uint32_t nat)
 {
   uint32_t nlocs = mp_profile_nlocs(p), id;
-  struct mp_buf line = {0};
+  struct mp_buf line = {0}, prev = {0};
+  /* The previous line's frames: where each ends in prev, its node. */
+  size_t prev_end[PREFIX_DEPTH];
+  uint32_t prev_node[PREFIX_DEPTH], nprev = 0;
   int rc = -1;
 
   for (id = 0; id < nlocs; id++) {
     struct mp_loc l;
     enum mp_ftree_kind kind;
     uint64_t v[MP_FV_N];
-    uint32_t parent = 0;
+    uint32_t parent = 0, depth = 0, same = 1;
     size_t from = 0;
 
     mp_profile_loc_counts(p, id, &l);
@@ -245,17 +306,38 @@ static int add_locations(struct mp_ftree *t, struct mp_profile *p,
     while (from <= line.len) {
       const char *semi = memchr(line.data + from, ';', line.len - from);
       size_t end = semi ? (size_t)(semi - line.data) : line.len;
-      size_t name_at = t->names.len;
-      mp_buf_add(&t->names, line.data + from, end - from);
-      if (!(parent = child(t, parent, name_at, kind)))
-	goto out;
+      /* The same frame as the previous line's at this depth, under the
+      ** same parent (all frames above it the same too). */
+      if (same && depth < nprev && end == prev_end[depth] &&
+	  (end == from ||
+	   !memcmp(line.data + from, prev.data + from, end - from))) {
+	parent = prev_node[depth];
+      } else {
+	size_t name_at = t->names.len;
+	same = 0;
+	mp_buf_add(&t->names, line.data + from, end - from);
+	if (!(parent = child(t, parent, name_at, kind)))
+	  goto out;
+      }
+      if (depth < PREFIX_DEPTH) {
+	prev_end[depth] = end;
+	prev_node[depth] = parent;
+      }
+      depth++;
       from = end + 1;
     }
     add_up(t, parent, v);
+    /* This line is the next one's predecessor. */
+    nprev = depth < PREFIX_DEPTH ? depth : PREFIX_DEPTH;
+    prev.len = 0;
+    mp_buf_add(&prev, line.data, line.len);
+    if (prev.oom)
+      goto out;
   }
   rc = 0;
 out:
   mp_buf_free(&line);
+  mp_buf_free(&prev);
   return rc;
 }
 
@@ -285,20 +367,48 @@ static int node_cmp(const void *a, const void *b)
   return x->name_len < y->name_len ? -1 : x->name_len > y->name_len;
 }
 
-int mp_ftree_sort(struct mp_ftree *t)
+/* order[] of the nodes keep() keeps (all when keep is NULL), by
+** (parent, name); each parent's first and nchildren. */
+static int sort_nodes(struct mp_ftree *t,
+		      int (*keep)(const struct mp_ftree *, uint32_t))
 {
-  uint32_t i;
+  uint32_t i, n = 0;
   if (!(t->order = malloc(t->n * sizeof(*t->order))))
     return -1;
   for (i = 1; i < t->n; i++)
-    t->order[i - 1] = i;
+    if (!keep || keep(t, i))
+      t->order[n++] = i;
   sort_tree = t;
-  qsort(t->order, t->n - 1, sizeof(*t->order), node_cmp);
+  qsort(t->order, n, sizeof(*t->order), node_cmp);
   sort_tree = NULL;
-  for (i = t->n - 1; i-- > 0;) {
+  for (i = n; i-- > 0;) {
     struct mp_ftree_node *up = &t->nodes[t->nodes[t->order[i]].parent];
     up->first = i;
     up->nchildren++;
   }
   return 0;
+}
+
+int mp_ftree_sort(struct mp_ftree *t)
+{
+  return sort_nodes(t, NULL);
+}
+
+int mp_ftree_sort_some(struct mp_ftree *t,
+		       int (*keep)(const struct mp_ftree *, uint32_t))
+{
+  return sort_nodes(t, keep);
+}
+
+uint32_t *mp_ftree_sizes(const struct mp_ftree *t)
+{
+  uint32_t *k = malloc(((size_t)t->n + 1) * sizeof(*k)), i;
+  if (!k)
+    return NULL;
+  for (i = 0; i < t->n; i++)
+    k[i] = 1;
+  /* A node's parent was made before it. */
+  for (i = t->n; i-- > 1;)
+    k[t->nodes[i].parent] += k[i];
+  return k;
 }

@@ -32,19 +32,28 @@ enum mp_ftree_value {
 struct mp_ftree_node {
   uint32_t parent;
   uint32_t first, nchildren;	/* In order[]: its children. */
-  size_t name_at, name_len;	/* In the names buffer. */
-  uint8_t kind;			/* enum mp_ftree_kind. */
   uint32_t hash;		/* mp_ftree_hash(parent, name): kept, so that
 				** growing the slots and a lookup's probes
 				** read no name. */
+  size_t name_at, name_len;	/* In the names buffer. */
+  uint32_t kid, sib;		/* Its last child made, and the child made
+				** before it under its parent (0: none). */
+  uint32_t nkids;
+  uint8_t kind;			/* enum mp_ftree_kind. */
+  uint8_t hashed;		/* Its children are in the slots. */
   uint64_t v[MP_FV_N];		/* Its own and its callees'. */
+};
+
+struct mp_ftree_slot {
+  uint32_t hash, id;	/* The node's hash, and its id + 1 (0: empty). */
 };
 
 struct mp_ftree {
   struct mp_ftree_node *nodes;	/* 0 is the root. */
   uint32_t n, cap;
-  uint32_t *slots;	/* Hash of (parent, name) -> node id + 1. */
-  uint32_t nslots;
+  struct mp_ftree_slot *slots;	/* By hash of (parent, name): the
+				** children of hashed nodes. */
+  uint32_t nslots, nhashed;
   uint32_t *order;	/* Node ids by (parent, name), after sorting. */
   struct mp_buf names;
 };
@@ -64,6 +73,15 @@ int mp_ftree_add(struct mp_ftree *t, struct mp_profile *p,
 
 /* Each node's children in name order (order[first .. first+nchildren)). */
 int mp_ftree_sort(struct mp_ftree *t);
+
+/* The same for the nodes keep() keeps only: a kept node's parent must
+** be kept too (the others are in no node's children). */
+int mp_ftree_sort_some(struct mp_ftree *t,
+		       int (*keep)(const struct mp_ftree *, uint32_t));
+
+/* Each node's count of frames, itself and all under it (malloc'd, t->n
+** of them), or NULL. */
+uint32_t *mp_ftree_sizes(const struct mp_ftree *t);
 
 /* A hash of a name under parent: the shade of a frame. */
 uint32_t mp_ftree_hash(uint32_t parent, const char *s, size_t len);

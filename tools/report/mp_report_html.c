@@ -144,6 +144,7 @@ struct tree_out {
   const struct mp_ftree *t;
   struct name_set names;
   struct mp_buf *b;
+  const uint32_t *size;	/* Frames at and under each node. */
   uint32_t kept, cut;	/* Frames written, and left out. */
   uint32_t written;	/* Index of the next frame in the data. */
 };
@@ -159,21 +160,14 @@ static int wide_enough(const struct mp_ftree *t, uint32_t id)
   return 0;
 }
 
-static uint32_t frames_under(const struct mp_ftree *t, uint32_t id)
-{
-  const struct mp_ftree_node *n = &t->nodes[id];
-  uint32_t k = 1, i;
-  for (i = 0; i < n->nchildren; i++)
-    k += frames_under(t, t->order[n->first + i]);
-  return k;
-}
-
 /* Frame id under the frame written as parent, then its callees, in
-** name order: [parent, name, kind, allocated, count, held, held then]. */
+** name order: [parent, name, kind, allocated, count, held, held then].
+** Its children in order[] are those wide enough (mp_ftree_sort_some):
+** the others, and all under them, are cut. */
 static void put_frame(struct tree_out *o, uint32_t id, int64_t parent)
 {
   const struct mp_ftree_node *n = &o->t->nodes[id];
-  uint32_t self = o->written++, i;
+  uint32_t self = o->written++, i, under = o->size[id] - 1;
   int k;
 
   mp_buf_str(o->b, self ? ",\n[" : "\n[");
@@ -190,11 +184,13 @@ static void put_frame(struct tree_out *o, uint32_t id, int64_t parent)
   o->kept++;
   for (i = 0; i < n->nchildren; i++) {
     uint32_t c = o->t->order[n->first + i];
-    if (!wide_enough(o->t, c) || o->kept >= MAX_FRAMES)
-      o->cut += frames_under(o->t, c);
+    under -= o->size[c];
+    if (o->kept >= MAX_FRAMES)
+      o->cut += o->size[c];
     else
       put_frame(o, c, self);
   }
+  o->cut += under;	/* The narrow children's. */
 }
 
 /* "frames", "names" and "cut" of the data: the flame graph. */
@@ -205,7 +201,7 @@ static int json_tree(struct mp_buf *b, struct mp_profile *p,
   struct mp_ftree t;
   struct tree_out o;
   const uint64_t *at = NULL;
-  uint32_t nat = 0, i;
+  uint32_t nat = 0, i, *size = NULL;
   int rc = -1;
 
   if (mp_aliases_init(&al, mp_profile_strings(p)) < 0)
@@ -220,9 +216,13 @@ static int json_tree(struct mp_buf *b, struct mp_profile *p,
     nat = stacks ? in->moments->npeak_stacks : in->moments->npeak_locs;
   }
   memset(&o, 0, sizeof(o));
+  /* Only the frames wide enough are sorted, and named. */
   if (mp_ftree_add(&t, p, &al, (1u << MP_FV_N) - 1, at, nat) < 0 ||
-      mp_ftree_sort(&t) < 0 || names_init(&o.names, &t.names, t.n) < 0)
+      mp_ftree_sort_some(&t, wide_enough) < 0 ||
+      !(size = mp_ftree_sizes(&t)) ||
+      names_init(&o.names, &t.names, t.n) < 0)
     goto out;
+  o.size = size;
   names_index(&o.names, 0, 0);	/* 0: the root's, empty. */
   o.t = &t;
   o.b = b;
@@ -241,6 +241,7 @@ static int json_tree(struct mp_buf *b, struct mp_profile *p,
 		", \"stacks\": false");
   rc = b->oom ? -1 : 0;
 out:
+  free(size);
   names_free(&o.names);
   mp_ftree_free(&t);
   mp_aliases_free(&al);
@@ -260,15 +261,51 @@ static uint64_t measure(const struct mp_loc *l, int by)
   }
 }
 
-static const uint64_t *sort_key;	/* For the comparison. */
-
-static int loc_cmp(const void *a, const void *b)
+/* Location x before y in a table: more first, then the lower id. */
+static int loc_before(const uint64_t *key, uint32_t x, uint32_t y)
 {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  uint64_t vx = sort_key[x], vy = sort_key[y];
-  if (vx != vy)
-    return vx > vy ? -1 : 1;
-  return x < y ? -1 : x > y;
+  return key[x] != key[y] ? key[x] > key[y] : x < y;
+}
+
+/* The heap of the TABLE_ROWS first: its root the last of them. */
+static void heap_down(const uint64_t *key, uint32_t *h, uint32_t n,
+		      uint32_t i)
+{
+  for (;;) {
+    uint32_t l = 2 * i + 1, s = i, t;
+    if (l < n && loc_before(key, h[s], h[l]))
+      s = l;
+    if (l + 1 < n && loc_before(key, h[s], h[l + 1]))
+      s = l + 1;
+    if (s == i)
+      return;
+    t = h[i];
+    h[i] = h[s];
+    h[s] = t;
+    i = s;
+  }
+}
+
+/* page[] of the first TABLE_ROWS of ids[0 .. n) by key (0: kept). */
+static void mark_top(const uint64_t *key, const uint32_t *ids, uint32_t n,
+		     uint32_t *page)
+{
+  uint32_t h[TABLE_ROWS], nh = 0, i;
+  for (i = 0; i < n; i++) {
+    if (nh < TABLE_ROWS) {
+      h[nh++] = ids[i];
+      if (nh == TABLE_ROWS) {
+	uint32_t k;
+	for (k = TABLE_ROWS / 2; k-- > 0;)
+	  heap_down(key, h, nh, k);
+      }
+    } else if (loc_before(key, ids[i], h[0])) {
+      h[0] = ids[i];
+      heap_down(key, h, nh, 0);
+    }
+  }
+  for (i = 0; i < nh; i++)
+    page[h[i]] = 0;
 }
 
 /*
@@ -307,13 +344,8 @@ static int json_locations(struct mp_buf *b, struct mp_profile *p,
       ids[n++] = id;
   }
   *nwith = n;
-  for (by = 0; by < 4; by++) {
-    sort_key = key[by];
-    qsort(ids, n, sizeof(*ids), loc_cmp);
-    for (i = 0; i < n && i < TABLE_ROWS; i++)
-      page[ids[i]] = 0;
-  }
-  sort_key = NULL;
+  for (by = 0; by < 4; by++)
+    mark_top(key[by], ids, n, page);
   free(key[0]);
   for (i = 0; in->moments && i < in->moments->n; i++)
     for (j = 0; j < in->moments->m[i].nrows; j++)
