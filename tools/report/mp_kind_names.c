@@ -96,100 +96,80 @@ size_t mp_kinds_order(const struct mp_profile *p, unsigned kinds[MP_NKINDS])
   return n;
 }
 
-struct pair_row {
-  uint64_t bytes;
-  uint32_t loc, index;
+/* One pair of a kind: its bytes, its held bytes (paths only: locations
+** tie on bytes by location alone), its location or node, its index. */
+struct kind_row {
+  uint64_t bytes, held;
+  uint32_t id, index;
 };
 
-static int pair_cmp(const void *a, const void *b)
+static int kind_row_cmp(const void *a, const void *b)
 {
-  const struct pair_row *x = a, *y = b;
+  const struct kind_row *x = a, *y = b;
   if (x->bytes != y->bytes)
     return x->bytes > y->bytes ? -1 : 1;
-  return x->loc < y->loc ? -1 : x->loc > y->loc;
+  if (x->held != y->held)
+    return x->held > y->held ? -1 : 1;
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+typedef void kind_pair_get(const struct mp_profile *p, uint32_t i,
+			   unsigned *kind, uint32_t *id,
+			   struct mp_kind_counts *out);
+
+/* The n pairs that get reads, those of kind, sorted, at most top (0:
+** all), as indexes; *found is how many the kind has, *kept how many are
+** returned. Paths leave out the empty ones (start-snapshot blocks all
+** freed) and tie on held bytes. */
+static uint32_t *kind_top(const struct mp_profile *p, uint32_t n,
+			  kind_pair_get *get, int paths, unsigned kind,
+			  uint64_t top, size_t *found, size_t *kept)
+{
+  struct kind_row *rows = malloc(((size_t)n + 1) * sizeof(*rows));
+  uint32_t *out = malloc(((size_t)n + 1) * sizeof(*out));
+  size_t m = 0, j;
+  uint32_t i;
+  if (!rows || !out) {
+    free(rows);
+    free(out);
+    return NULL;
+  }
+  for (i = 0; i < n; i++) {
+    struct mp_kind_counts c;
+    unsigned k;
+    uint32_t id;
+    get(p, i, &k, &id, &c);
+    if (k != kind || (paths && !(c.n_alloc | c.n_realloc | c.held_blocks)))
+      continue;
+    rows[m].bytes = kind_bytes(&c);
+    rows[m].held = paths ? c.held_bytes : 0;
+    rows[m].id = id;
+    rows[m].index = i;
+    m++;
+  }
+  qsort(rows, m, sizeof(*rows), kind_row_cmp);
+  *found = m;
+  if (top && m > top)
+    m = (size_t)top;
+  for (j = 0; j < m; j++)
+    out[j] = rows[j].index;
+  free(rows);
+  *kept = m;
+  return out;
 }
 
 uint32_t *mp_kinds_pairs(const struct mp_profile *p, unsigned kind,
 			 uint64_t top, size_t *count)
 {
-  uint32_t n = mp_profile_nkindlocs(p), i;
-  struct pair_row *rows = malloc(((size_t)n + 1) * sizeof(*rows));
-  uint32_t *out = malloc(((size_t)n + 1) * sizeof(*out));
-  size_t m = 0, j;
-  if (!rows || !out) {
-    free(rows);
-    free(out);
-    return NULL;
-  }
-  for (i = 0; i < n; i++) {
-    struct mp_kind_counts c;
-    unsigned k;
-    uint32_t loc;
-    mp_profile_kindloc(p, i, &k, &loc, &c);
-    if (k != kind)
-      continue;
-    rows[m].bytes = kind_bytes(&c);
-    rows[m].loc = loc;
-    rows[m].index = i;
-    m++;
-  }
-  qsort(rows, m, sizeof(*rows), pair_cmp);
-  if (top && m > top)
-    m = (size_t)top;
-  for (j = 0; j < m; j++)
-    out[j] = rows[j].index;
-  free(rows);
-  *count = m;
-  return out;
-}
-
-struct path_row {
-  uint64_t bytes, held;
-  uint32_t node, index;
-};
-
-static int path_cmp(const void *a, const void *b)
-{
-  const struct path_row *x = a, *y = b;
-  if (x->bytes != y->bytes)
-    return x->bytes > y->bytes ? -1 : 1;
-  if (x->held != y->held)
-    return x->held > y->held ? -1 : 1;
-  return x->node < y->node ? -1 : x->node > y->node;
+  size_t found;
+  return kind_top(p, mp_profile_nkindlocs(p), mp_profile_kindloc, 0, kind,
+		  top, &found, count);
 }
 
 uint32_t *mp_kinds_paths(const struct mp_profile *p, unsigned kind,
 			 uint64_t top, size_t *count)
 {
-  uint32_t n = mp_profile_nkindpaths(p), i;
-  struct path_row *rows = malloc(((size_t)n + 1) * sizeof(*rows));
-  uint32_t *out = malloc(((size_t)n + 1) * sizeof(*out));
-  size_t m = 0, j;
-  if (!rows || !out) {
-    free(rows);
-    free(out);
-    return NULL;
-  }
-  for (i = 0; i < n; i++) {
-    struct mp_kind_counts c;
-    unsigned k;
-    uint32_t node;
-    mp_profile_kindpath(p, i, &k, &node, &c);
-    /* A path of blocks of the start snapshot all freed: nothing. */
-    if (k != kind || !(c.n_alloc | c.n_realloc | c.held_blocks))
-      continue;
-    rows[m].bytes = kind_bytes(&c);
-    rows[m].held = c.held_bytes;
-    rows[m].node = node;
-    rows[m].index = i;
-    m++;
-  }
-  qsort(rows, m, sizeof(*rows), path_cmp);
-  *count = m;
-  if (top && m > top)
-    m = (size_t)top;
-  for (j = 0; j < m; j++)
-    out[j] = rows[j].index;
-  free(rows);
-  return out;
+  size_t kept;
+  return kind_top(p, mp_profile_nkindpaths(p), mp_profile_kindpath, 1, kind,
+		  top, count, &kept);
 }
