@@ -94,6 +94,22 @@ static void put_path(struct text *t, uint32_t id)
   }
 }
 
+/* The end of a listed row: its newline, the line written out once long. */
+static void end_row(struct text *t)
+{
+  mp_buf_add(&t->line, "\n", 1);
+  if (t->line.len > 4096)
+    flush_line(t);
+}
+
+/* The line under a list of paths that --callers cut: how many more. */
+static void more_paths(struct text *t, uint64_t left)
+{
+  mp_buf_str(&t->line, "\t\t(");
+  mp_buf_u64(&t->line, left);
+  mp_buf_str(&t->line, " more: --callers=N)\n");
+}
+
 /* The heaviest call paths of location loc (streams with stacks). */
 static void call_paths(struct text *t, uint32_t loc, enum mp_path_measure m)
 {
@@ -119,15 +135,10 @@ static void call_paths(struct text *t, uint32_t loc, enum mp_path_measure m)
     mp_buf_u64(&t->line, count);
     mp_buf_str(&t->line, m == MP_PATHS_HELD ? " blocks: " : " events: ");
     put_path(t, id);
-    mp_buf_add(&t->line, "\n", 1);
-    if (t->line.len > 4096)
-      flush_line(t);
+    end_row(t);
   }
-  if (i < end) {
-    mp_buf_str(&t->line, "\t\t(");
-    mp_buf_u64(&t->line, end - i);
-    mp_buf_str(&t->line, " more: --callers=N)\n");
-  }
+  if (i < end)
+    more_paths(t, end - i);
 }
 
 /* The "Overrides:" list under a reallocation or free location: the
@@ -143,9 +154,7 @@ static void overrides(struct text *t, int is_free, uint32_t loc)
   for (; i < end; i++) {
     mp_buf_add(&t->line, "\t\t", 2);
     put_name(t, (uint32_t)mp_profile_override(t->p, i).key);
-    mp_buf_add(&t->line, "\n", 1);
-    if (t->line.len > 4096)
-      flush_line(t);
+    end_row(t);
   }
   mp_buf_add(&t->line, "\n", 1);
 }
@@ -350,15 +359,10 @@ static int kind_paths(struct text *t, unsigned kind)
     mp_buf_u64(&t->line, c.held_blocks);
     mp_buf_str(&t->line, " blocks: ");
     put_path(t, node);
-    mp_buf_add(&t->line, "\n", 1);
-    if (t->line.len > 4096)
-      flush_line(t);
+    end_row(t);
   }
-  if (i < n) {
-    mp_buf_str(&t->line, "\t\t(");
-    mp_buf_u64(&t->line, n - i);
-    mp_buf_str(&t->line, " more: --callers=N)\n");
-  }
+  if (i < n)
+    more_paths(t, n - i);
   flush_line(t);
   free(paths);
   return 0;
