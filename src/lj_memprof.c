@@ -2847,6 +2847,16 @@ static void mp_snapvm(MemProf *mp)
     mp_snapint(mp, J->trace, J->sizetrace * sizeof(GCRef), LJM_KIND_JIT);
   }
 #endif
+#if LJ_64
+  /* The light userdata segments, sized as lj_lightud_intern grows them
+  ** (2 slots, then doubled when the number of the next one is a power
+  ** of 2) and lj_state.c's close frees them. */
+  if (mref(g->gc.lightudseg, uint32_t) != NULL) {
+    MSize n = g->gc.lightudnum ? (2u << lj_fls(g->gc.lightudnum)) : 2u;
+    mp_snapint(mp, mref(g->gc.lightudseg, uint32_t), n * sizeof(uint32_t),
+	       LJM_KIND_VM);
+  }
+#endif
 }
 
 /* Anchors of the string table ahead of the walk whose heads it fetches. */
