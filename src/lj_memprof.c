@@ -3023,12 +3023,13 @@ fallback:  /* Nothing written yet. */
   mp_snapstrchains(mp);
 }
 
-/* Every live GC object and the VM's own blocks, as allocations. */
-static void mp_snapshot(MemProf *mp)
+/* Every live GC object and the VM's own blocks, as allocations, between
+** INFO SNAPSHOT value (1: the start, 2: a later one) and 0. */
+static void mp_snapshot(MemProf *mp, uint64_t value)
 {
   global_State *g = mp->g;
   GCobj *o;
-  mp_putinfo(mp, LJM_INFO_SNAPSHOT, 1);
+  mp_putinfo(mp, LJM_INFO_SNAPSHOT, value);
   mp_snapvm(mp);
   /* Threads, closures, tables, upvalues, prototypes, traces, cdata and
   ** userdata (lj_trace.c links a trace there when it is saved). */
@@ -3043,7 +3044,7 @@ static void mp_snapshot(MemProf *mp)
     } while (o != last);
   }
   mp_snapstrs(mp);
-  mp_putinfo(mp, LJM_INFO_SNAPSHOT, 0);
+  mp_putinfo(mp, LJM_INFO_SNAPSHOT, LJM_SNAPSHOT_END);
 }
 
 /* -- Start and stop ------------------------------------------------------ */
@@ -3146,7 +3147,7 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
     /* Not while sampling: a snapshot's blocks are all of the heap, which
     ** the sample's frees would not follow. */
     if (!mp->smp) {
-      mp_snapshot(mp);
+      mp_snapshot(mp, LJM_SNAPSHOT_START);
       if (mp->pos > mp->hardlim) mp_flush(mp);
       mp_timemark(mp, 1);  /* What the snapshot took. */
     }
@@ -3378,6 +3379,38 @@ LUA_API int ljmprof_seal(lua_State *L)
     return LJMPROF_ERRIO;
   }
   errno = saved;
+  return LJMPROF_OK;
+}
+
+/*
+** A later snapshot, on the VM's thread at a safe point (a Lua call of
+** misc.memprof.snapshot, the shim's poll): the same blocks as the start
+** snapshot's, between INFO SNAPSHOT 2 and 0 and two TIME marks, as a
+** census: the reader takes them as what is live then, not as events.
+*/
+LUA_API int ljmprof_snapshot(lua_State *L)
+{
+  MemProf *mp = mp_get(G(L));
+  int e;
+  if (mp == NULL || !mp->timed || mp->smp != NULL)
+    return LJMPROF_ERRUSE;  /* Not running, no extension, or sampled. */
+  if (!mp_enter(mp) || mp->lim == NULL) {  /* Sealed or halted. */
+    mp_leave(mp);
+    return LJMPROF_ERRUSE;
+  }
+  if (!mp->err) {
+    mp_reserve(mp);
+    mp_timemark(mp, 1);
+    mp_snapshot(mp, LJM_SNAPSHOT_LATER);
+    if (mp->pos > mp->hardlim) mp_flush(mp);
+    mp_timemark(mp, 1);  /* What it took. */
+  }
+  e = mp->err;
+  mp_leave(mp);
+  if (e) {
+    errno = e;
+    return LJMPROF_ERRIO;
+  }
   return LJMPROF_OK;
 }
 
