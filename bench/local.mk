@@ -12,7 +12,7 @@ CLEANFILES += bench/runbench bench/results.txt bench/results.status
 
 BENCH_WORKLOADS = bench/workloads/common.lua bench/workloads/strings.lua \
 	bench/workloads/tables.lua bench/workloads/closures.lua \
-	bench/workloads/modules.lua
+	bench/workloads/modules.lua bench/workloads/bigheap.lua
 EXTRA_DIST += bench/README.md bench/run $(BENCH_WORKLOADS)
 
 # Options through the environment: BENCH_RUNS, BENCH_ONLY, BENCH_SCALE,
@@ -61,3 +61,16 @@ bench-nginx: $(LJM_SHIMS) tools/ljmprof
 	  $(SHELL) $(srcdir)/bench/nginx 2>&1 | tee bench/nginx-results.txt
 .PHONY: bench-nginx
 CLEANFILES += bench/nginx-results.txt bench/nginx-results.status
+
+# The start snapshot of a 1 GB heap (bench/README.md, "The snapshot"):
+# bench/workloads/bigheap.lua toggled on under the shim. Options:
+# BENCH_SNAPSHOT_RUNS, BENCH_SNAPSHOT_SCALE, BENCH_TMP.
+EXTRA_DIST += bench/snapshot
+bench-snapshot: bench/runbench preload/libljmprof.so src/luajit
+	RUNBENCH='$(abs_top_builddir)/bench/runbench' \
+	LJMPROF_SHIM='$(abs_top_builddir)/preload/libljmprof.so' \
+	LJMPROF_LUAJIT='$(abs_top_builddir)/src/luajit' \
+	BENCH_WORKLOADS_DIR='$(abs_top_srcdir)/bench/workloads' \
+	  $(SHELL) $(srcdir)/bench/snapshot 2>&1 | tee bench/snapshot-results.txt
+.PHONY: bench-snapshot
+CLEANFILES += bench/snapshot-results.txt

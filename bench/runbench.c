@@ -5,6 +5,8 @@
 **                                  under each variant, interleaved
 **   runbench parser [options]      the parser's speed on large profiles
 **   runbench count FILE...         events in memprof streams, by kind
+**   runbench snapshot FILE...      the snapshots in extended streams: blocks,
+**                                  bytes, stream bytes and time of each
 **
 ** Wall time is measured around fork/wait4 with CLOCK_MONOTONIC; peak RSS
 ** and CPU time come from the child's own rusage (wait4), so nothing the
@@ -351,6 +353,73 @@ static int cmd_count(int argc, char **argv)
     print_counts(pre, &k);
     printf("%s%.3f s, %.0f MB/s\n", pre, secs, k.bytes / 1e6 / secs);
     free(pre);
+  }
+  return rc;
+}
+
+/*
+** The snapshots of an extended stream (INFO SNAPSHOT 1 or 2 .. 0, doc/
+** format.md): for each, its blocks and their bytes, the stream bytes
+** between its two records, and its time: the TIME mark after it less
+** the last one before it (the writer marks both, so this is the wall
+** time the writer took, on its clock).
+*/
+static int cmd_snapshot(int argc, char **argv)
+{
+  int i, rc = 0;
+  for (i = 1; i < argc; i++) {
+    int fd = open(argv[i], O_RDONLY);
+    struct stat sb;
+    void *m;
+    struct mp_reader *r;
+    struct mp_event ev;
+    enum mp_status st;
+    uint64_t tlast = 0, tsnap = 0, blocks = 0, bytes = 0, off0 = 0;
+    int in = 0, after = 0, n = 0;
+    if (fd < 0 || fstat(fd, &sb) < 0 || sb.st_size == 0)
+      die("%s: cannot open or empty", argv[i]);
+    m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) die("%s: mmap failed", argv[i]);
+    if (!(r = mp_reader_new_mem(m, (size_t)sb.st_size))) die("out of memory");
+    while ((st = mp_reader_next(r, &ev)) == MP_OK) {
+      if (ev.type == MP_EV_SYM_INFO && ev.info_key == LJM_INFO_TIME) {
+	if (after) {
+	  printf("%s: snapshot %d: %" PRIu64 " blocks, %" PRIu64 " bytes, "
+		 "%" PRIu64 " stream bytes, %.3f s (its time marks)\n",
+		 argv[i], n, blocks, bytes, off0,
+		 (double)(ev.info_value - tsnap) / 1e9);
+	  after = 0;
+	}
+	tlast = ev.info_value;
+      } else if (ev.type == MP_EV_SYM_INFO &&
+		 ev.info_key == LJM_INFO_SNAPSHOT) {
+	if (ev.info_value != 0 && !in) {
+	  in = 1;
+	  n++;
+	  blocks = bytes = 0;
+	  tsnap = tlast;
+	  off0 = ev.offset;
+	} else if (ev.info_value == 0 && in) {
+	  in = 0;
+	  after = 1;
+	  off0 = ev.offset - off0;
+	}
+      } else if (in && ev.type == MP_EV_ALLOC) {
+	blocks++;
+	bytes += ev.new_size;
+      }
+    }
+    if (st != MP_END) {
+      printf("%s: not a complete stream (%s)\n", argv[i],
+	     st == MP_ERROR ? mp_reader_error(r) : "truncated");
+      rc = 1;
+    } else if (!n) {
+      printf("%s: no snapshot\n", argv[i]);
+      rc = 1;
+    }
+    mp_reader_free(r);
+    munmap(m, (size_t)sb.st_size);
   }
   return rc;
 }
@@ -1336,9 +1405,12 @@ int main(int argc, char **argv)
     return cmd_parser(argc - 1, argv + 1);
   if (argc >= 2 && strcmp(argv[1], "count") == 0)
     return cmd_count(argc - 1, argv + 1);
+  if (argc >= 2 && strcmp(argv[1], "snapshot") == 0)
+    return cmd_snapshot(argc - 1, argv + 1);
   fprintf(stderr,
 	  "usage: runbench workloads|parser [--OPTION=VALUE...]\n"
 	  "       runbench count FILE...\n"
+	  "       runbench snapshot FILE...\n"
 	  "see bench/README.md\n");
   return 2;
 }

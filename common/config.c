@@ -133,6 +133,18 @@ const struct ljm_var ljm_vars[] = {
     "The seed of LJMPROF_SAMPLE's random draws: the same seed and the same "
     "program give the same samples, for tests.",
     "42", OFF(seed), 0, UINT64_MAX, 1 },
+  { "LJMPROF_SNAPSHOT_SIGNAL", LJM_T_SIGNAL, "none",
+    "USR1, USR2, RTMIN+N, RTMAX-N; not LJMPROF_SIGNAL's",
+    "A signal that makes every VM of the process whose stream has stacks "
+    "(LJMPROF_STACKS, not sampled) write a snapshot of its heap into its "
+    "stream at its next allocation, on its own thread, as the start "
+    "snapshot is written: every block the VM holds then, with its kind. "
+    "ljmprof report --at=snapshot:N --by=kind prints the census of the "
+    "Nth snapshot of a stream (1 is the start's), ljmprof diff "
+    "--from=snapshot:1 --to=snapshot:2 --by=kind what each kind gained in "
+    "between. A VM that is not profiling then ignores it. The handler is "
+    "installed with the first VM, as LJMPROF_SIGNAL's.",
+    "RTMIN+4", OFF(snapsig), 0, 0, 0 },
 };
 
 const size_t ljm_nvars = sizeof(ljm_vars) / sizeof(ljm_vars[0]);
@@ -381,6 +393,13 @@ int ljm_config_load(struct ljm_config *c, ljm_getenv_fn get, void *ud,
       }
       bad++;
     }
+  }
+  if (bad == 0 && c->snapsig != 0 && c->snapsig == c->signo) {
+    if (bad < nmsgs)
+      snprintf(msgs[bad], LJM_MSG_MAX, "LJMPROF_SNAPSHOT_SIGNAL=%.200s: the "
+	       "signal of LJMPROF_SIGNAL, which toggles profiling; profiling "
+	       "is off", get("LJMPROF_SNAPSHOT_SIGNAL", ud));
+    bad++;
   }
   if (bad == 0 && !c->start && c->signo == 0) {
     if (bad < nmsgs)

@@ -47,6 +47,7 @@ struct ljm_config {
   uint64_t stacks;		/* LJMPROF_STACKS, frames, 0 = leaf only. */
   uint64_t sample;		/* LJMPROF_SAMPLE, mean bytes, 0 = all. */
   uint64_t seed;		/* LJMPROF_SEED, 0 = clock and pid. */
+  int snapsig;			/* LJMPROF_SNAPSHOT_SIGNAL, 0 = none. */
 };
 
 /* One row of the table. */

@@ -69,6 +69,8 @@ static const char *const summary_fmt[LJM_C__MAX] = {
   [LJM_C_CLOSE] = "%u VMs in all: closing their files failed (%s)",
   [LJM_C_TAKEN] = "%u streams in all were written under another name: "
 		  "files of theirs were there already%.0s",
+  [LJM_C_SNAPSHOT] = "%u VMs in all wrote no snapshot for "
+		     "LJMPROF_SNAPSHOT_SIGNAL%.0s",
 };
 
 static unsigned cause_key(int cause, int err)

@@ -31,6 +31,8 @@ enum ljm_cause {
   LJM_C_ALLOCF,		/* The program's allocator went over the profiler. */
   LJM_C_CLOSE,		/* Closing the stream failed (errno). */
   LJM_C_TAKEN,		/* The stream's name was taken: another one. */
+  LJM_C_SNAPSHOT,	/* LJMPROF_SNAPSHOT_SIGNAL to a stream without
+			   snapshots. */
   LJM_C__MAX
 };
 

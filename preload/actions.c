@@ -297,12 +297,34 @@ void ljm_act_execute(struct ljm_vm *vm, const struct ljm_lc_out *o,
 
 static void reconcile_in(struct ljm_vm *vm);
 
+/* LJMPROF_SNAPSHOT_SIGNAL came since the VM last looked: a snapshot into
+** the stream it writes (none when it writes none). */
+static void snapshot_in(struct ljm_vm *vm)
+{
+  unsigned r = (unsigned)__atomic_load_n(&ljm_snapreqs, __ATOMIC_SEQ_CST);
+  int st;
+  if (r == vm->seen_snaps)
+    return;
+  vm->seen_snaps = r;
+  if (vm_state(vm) != LJM_VM_RUNNING)
+    return;
+  st = ljmprof_snapshot(vm->L);
+  if (st == LJMPROF_ERRUSE)
+    vm_msg(vm, LJM_C_SNAPSHOT, 0, "LJMPROF_SNAPSHOT_SIGNAL: VM %u writes no "
+	   "snapshots: its stream %s", vm->num, ljm_cfg.sample ?
+	   "is sampled (LJMPROF_SAMPLE)" : "has no stacks (LJMPROF_STACKS)");
+  else if (st == LJMPROF_OK && ljm_cfg.verbose)
+    ljm_msg("[%ld] VM %u: a snapshot into %s", (long)ljm_self_pid, vm->num,
+	    vm->path);
+}
+
 void ljm_act_reconcile(struct ljm_vm *vm)
 {
   vm->busy++;
   seen_here(vm);
   ljm_reg_exit_lost();
   reconcile_in(vm);
+  snapshot_in(vm);
   vm->busy--;
 }
 

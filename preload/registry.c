@@ -111,6 +111,7 @@ void ljm_reg_newstate(lua_State *L)
   vm->out.fd = -1;
   vm->tid = cur_tid();
   vm->seen_toggles = (unsigned)__atomic_load_n(&ljm_toggles, __ATOMIC_SEQ_CST);
+  vm->seen_snaps = (unsigned)__atomic_load_n(&ljm_snapreqs, __ATOMIC_SEQ_CST);
   vm->seen_ticks = __atomic_load_n(&ljm_ticks, __ATOMIC_SEQ_CST);
   vm->next = vms;
   vms = vm;

@@ -18,6 +18,7 @@
 #include "vm.h"
 
 volatile sig_atomic_t ljm_toggles;	/* LJMPROF_SIGNAL received. */
+volatile sig_atomic_t ljm_snapreqs;	/* LJMPROF_SNAPSHOT_SIGNAL received. */
 static uint64_t first_sig_ms;		/* When the first one came. */
 static int sig_installed;		/* Our handler went in. */
 static int sig_warned;			/* Said that it cannot work. */
@@ -35,10 +36,31 @@ static void on_signal(int sig)
   errno = saved;
 }
 
-/* With the first VM, when LJMPROF_SIGNAL is set: our handler. */
+/* LJMPROF_SNAPSHOT_SIGNAL: each VM takes a snapshot at its next safe
+** point (actions.c). */
+static void on_snapsig(int sig)
+{
+  int saved = errno;
+  (void)sig;
+  __atomic_add_fetch(&ljm_snapreqs, 1, __ATOMIC_SEQ_CST);
+  ljm_bump_epoch();
+  errno = saved;
+}
+
+/* With the first VM, when LJMPROF_SIGNAL or LJMPROF_SNAPSHOT_SIGNAL is
+** set: our handlers. */
 void ljm_tgl_install(void)
 {
   struct sigaction sa;
+  if (ljm_cfg.snapsig) {
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_snapsig;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(ljm_cfg.snapsig, &sa, NULL) != 0)
+      ljm_msg("LJMPROF_SNAPSHOT_SIGNAL: cannot install the handler: %s",
+	      strerror(errno));
+  }
   if (!ljm_cfg.signo)
     return;
   memset(&sa, 0, sizeof(sa));

@@ -64,6 +64,7 @@ struct ljm_vm {
   void *allocd;			/* Its user data. */
   sig_atomic_t seen_epoch;	/* Epoch the idle wrapper saw last. */
   unsigned seen_toggles;	/* Signals accounted for. */
+  unsigned seen_snaps;		/* LJMPROF_SNAPSHOT_SIGNALs accounted for. */
   unsigned countdown;		/* Idle allocations until the next clock look. */
   unsigned told;		/* Causes (1 << LJM_C_*) counted for it. */
   int sigblk;			/* Its thread blocked LJMPROF_SIGNAL when last
@@ -181,6 +182,7 @@ void ljm_tick_forked(void);		/* In a fork child: none runs. */
 /* -- LJMPROF_SIGNAL (toggle.c) --------------------------------------------- */
 
 extern volatile sig_atomic_t ljm_toggles;	/* LJMPROF_SIGNAL received. */
+extern volatile sig_atomic_t ljm_snapreqs;	/* LJMPROF_SNAPSHOT_SIGNAL. */
 void ljm_tgl_install(void);		/* With the first VM. */
 int ljm_want_now(void);			/* Profiling is wanted now. */
 int ljm_delay_pending(void);		/* A delay may still start it. */

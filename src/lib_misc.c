@@ -1,6 +1,6 @@
 /*
-** Misc library: misc.memprof.start(path [, options]) and
-** misc.memprof.stop().
+** Misc library: misc.memprof.start(path [, options]),
+** misc.memprof.stop() and misc.memprof.snapshot().
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
 
@@ -182,6 +182,27 @@ LJLIB_CF(misc_memprof_stop)
   if (st == LJMPROF_ERRUSE)
     return misc_fail(L, ljmprof_running(L) ? MISC_NOTOURS :
 			"profiler is not running", EINVAL);
+  if (st == LJMPROF_ERRIO) {
+    int e = errno;
+    return misc_fail(L, strerror(e), e);
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/*
+** misc.memprof.snapshot(): a snapshot of the heap into the running
+** profiler's stream (ours or the host's: it starts and stops nothing),
+** for a census of this moment (ljmprof report --at=snapshot:N --by=kind).
+*/
+LJLIB_CF(misc_memprof_snapshot)
+{
+  int st = ljmprof_snapshot(L);
+  if (st == LJMPROF_ERRUSE)
+    return misc_fail(L, ljmprof_running(L) ?
+			"the profiler writes no snapshots (it needs stacks, "
+			"and does not sample)" : "profiler is not running",
+		     EINVAL);
   if (st == LJMPROF_ERRIO) {
     int e = errno;
     return misc_fail(L, strerror(e), e);

@@ -155,6 +155,12 @@ enum { LJM_FMT_KINDS(LJM_KIND_DEF) LJM_KIND__MAX };
 #define LJM_INFO_NODES_FULL	4
 #define LJM_INFO_CUT_EVENTS	5
 #define LJM_INFO_SNAPSHOT	6
+/* Its values: a snapshot of the start (its blocks are held from the
+** start), a later one (a census of what is live then, not events), and
+** the end of either. */
+#define LJM_SNAPSHOT_END	0
+#define LJM_SNAPSHOT_START	1
+#define LJM_SNAPSHOT_LATER	2
 
 #define LJM_STACK_DEPTH_DEFAULT	32	/* Frames kept, leaf first. */
 #define LJM_STACK_DEPTH_MAX	1024

@@ -109,6 +109,18 @@ LUA_API int ljmprof_stop(lua_State *L);
 */
 LUA_API int ljmprof_abandon(lua_State *L);
 
+/*
+** Write a snapshot of the VM's heap into the stream now, as the start
+** snapshot is written (every block the VM holds, with its kind), marked
+** as a later one (doc/format.md, "Later snapshots"). On the VM's thread,
+** at a safe point: not inside the VM's allocator unless called from the
+** poll callback. Returns LJMPROF_OK; LJMPROF_ERRUSE if no profiler runs,
+** it writes no profile extension (stack_depth 0) or it samples (a sample
+** does not follow every block); LJMPROF_ERRIO (errno set) if the writer
+** failed.
+*/
+LUA_API int ljmprof_snapshot(lua_State *L);
+
 /* Non-zero while a profiler runs (or is halted by an error) on L's VM. */
 LUA_API int ljmprof_running(lua_State *L);
 

@@ -210,6 +210,9 @@ mostlyclean-local:
 # Object kinds end to end.
 TESTS += tests/tools/kinds.test
 EXTRA_DIST += tests/tools/kinds.test tests/tools/kinds.lua
+# Two snapshots on demand of one run: diff --by=kind, their censuses.
+TESTS += tests/tools/snapdiff.test
+EXTRA_DIST += tests/tools/snapdiff.test tests/tools/snapdiff.lua
 
 # DHAT's JSON, against the JSON report and in valgrind's viewer.
 TESTS += tests/tools/dhat.test

@@ -2852,6 +2852,112 @@ START_TEST(snapshot_jit_off)
 }
 END_TEST
 
+/*
+** Snapshots on demand (misc.memprof.snapshot) in a profiler with stacks:
+** each is a census of the heap then, which with the JIT off is exactly
+** collectgarbage("count") read just before it; the 1000 tables made
+** between the two are 1000 table blocks more in the second, and neither
+** census is an event (the tables' allocations are).
+*/
+static void check_later_snapshot(int jit)
+{
+  lua_State *L = luaL_newstate();
+  membuf m = {0};
+  mpr_stats st;
+  ljmprof_opt opt;
+  double c1, c2;
+  ck_assert_ptr_nonnull(L);
+  luaL_openlibs(L);
+  /* Off before any code: a JIT that compiled once keeps its buffers. */
+  luaJIT_setmode(L, 0, (jit ? LUAJIT_MODE_ON : LUAJIT_MODE_OFF) |
+		 LUAJIT_MODE_ENGINE);
+  memset(&opt, 0, sizeof(opt));
+  opt.stack_depth = 8;
+  opt.writer = mem_write;
+  opt.ctx = &m;
+  ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
+  run(L, "@later.lua",
+      "local keep = {}\n"
+      "for i = 1, 1000 do keep[i] = false end\n"
+      "collectgarbage() collectgarbage('stop')\n"
+      "local c1 = collectgarbage('count')\n"
+      "assert(misc.memprof.snapshot())\n"
+      "for i = 1, 1000 do keep[i] = {} end\n"
+      "local c2 = collectgarbage('count')\n"
+      "assert(misc.memprof.snapshot())\n"
+      "collectgarbage('restart')\n"
+      "C1, C2, KEEP = c1, c2, keep\n");
+  lua_getglobal(L, "C1");
+  c1 = lua_tonumber(L, -1);
+  lua_getglobal(L, "C2");
+  c2 = lua_tonumber(L, -1);
+  lua_pop(L, 2);
+  finish(L, &m, &st);
+  ck_assert_uint_eq(st.snaps, 1);
+  ck_assert_uint_eq(st.laters, 2);
+  ck_assert_uint_eq(st.snapother, 0);
+  if (jit) {  /* Less the JIT's work buffers, never more. */
+    ck_assert_uint_le(st.laterbytes[0], (uint64_t)(c1 * 1024));
+    ck_assert_uint_ge(st.laterbytes[0] + 16384, (uint64_t)(c1 * 1024));
+    ck_assert_uint_le(st.laterbytes[1], (uint64_t)(c2 * 1024));
+    ck_assert_uint_ge(st.laterbytes[1] + 16384, (uint64_t)(c2 * 1024));
+  } else {
+    ck_assert_uint_eq(st.laterbytes[0], (uint64_t)(c1 * 1024));
+    ck_assert_uint_eq(st.laterbytes[1], (uint64_t)(c2 * 1024));
+  }
+  ck_assert_uint_eq(st.laterkinds[1][LJM_KIND_TAB] -
+		    st.laterkinds[0][LJM_KIND_TAB], 1000);
+  /* The tables are events of the run, allocated between the two. */
+  ck_assert_uint_ge(st.laterevents[1] - st.laterevents[0], 1000);
+  ck_assert_uint_ge(st.kinds[LJM_KIND_TAB], 1000);
+  mpr_free(&st);
+  lua_close(L);
+}
+
+START_TEST(later_snapshot_jit_off)
+{
+  check_later_snapshot(0);
+}
+END_TEST
+
+START_TEST(later_snapshot_jit_on)
+{
+  check_later_snapshot(1);
+}
+END_TEST
+
+/* Without stacks, sampled, or without a profiler: no snapshot, said. */
+START_TEST(later_snapshot_refused)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  ljmprof_opt opt;
+  run(L, "=none",
+      "local ok, err, e = misc.memprof.snapshot()\n"
+      "assert(ok == nil and err == 'profiler is not running' and e == 22)\n");
+  memset(&opt, 0, sizeof(opt));
+  opt.writer = mem_write;
+  opt.ctx = &m;
+  ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
+  ck_assert_int_eq(ljmprof_snapshot(L), LJMPROF_ERRUSE);
+  run(L, "=leaf",
+      "local ok, err, e = misc.memprof.snapshot()\n"
+      "assert(ok == nil and err:find('no snapshots') and e == 22, err)\n");
+  finish(L, &m, &st);
+  ck_assert_uint_eq(st.laters, 0);
+  mpr_free(&st);
+  opt.sample = 4096;
+  opt.stack_depth = 8;
+  ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
+  ck_assert_int_eq(ljmprof_snapshot(L), LJMPROF_ERRUSE);
+  finish(L, &m, &st);
+  ck_assert_uint_eq(st.laters, 0);
+  mpr_free(&st);
+  lua_close(L);
+}
+END_TEST
+
 START_TEST(snapshot_jit_on)
 {
   check_snapshot(1);
@@ -3013,6 +3119,9 @@ static void s_snapshot(Suite *s)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, snapshot_jit_off);
   tcase_add_test(tc, snapshot_jit_on);
+  tcase_add_test(tc, later_snapshot_jit_off);
+  tcase_add_test(tc, later_snapshot_jit_on);
+  tcase_add_test(tc, later_snapshot_refused);
   tcase_add_test(tc, snapshot_in_every_gc_phase);
   tcase_add_test(tc, snapshot_inside_allocator);
   tcase_add_test(tc, snapshot_not_in_version3);

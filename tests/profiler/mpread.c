@@ -392,8 +392,14 @@ static int mpr_parse_ext(const uint8_t *p, size_t len, rd *r)
 	  st->events_timed = st->events;
 	if (ok && k < 8) { st->info[k] = v; st->ninfo[k]++; }
 	if (ok && k == LJM_INFO_SNAPSHOT) {
-	  st->insnap = v == 1;
-	  if (v == 1) st->snaps++;
+	  st->insnap = v == LJM_SNAPSHOT_START;
+	  st->inlater = v == LJM_SNAPSHOT_LATER;
+	  if (v == LJM_SNAPSHOT_START) st->snaps++;
+	  if (v == LJM_SNAPSHOT_LATER) {
+	    if (st->laters < MPR_LATER)
+	      st->laterevents[st->laters] = st->events;
+	    st->laters++;
+	  }
 	}
 	if (ok && first) st->first_info = (int)k;
       } else if (src == LJM_SRC_SITE) {
@@ -449,6 +455,18 @@ static int mpr_parse_ext(const uint8_t *p, size_t len, rd *r)
       name = strdup(mpr_leafnames ? r->leaves[loc-1] : r->nodes[loc-1]);
       st->stackevents++;
       break;
+    }
+    if (st->inlater) {
+      if (ev == LJM_EV_ALLOC && kind >= 0) {
+	if (st->laters <= MPR_LATER) {
+	  st->laterblocks[st->laters - 1]++;
+	  st->laterbytes[st->laters - 1] += ns;
+	  st->laterkinds[st->laters - 1][kind]++;
+	}
+	free(name);
+	continue;
+      }
+      st->snapother++;
     }
     if (st->insnap) {
       if (ev == LJM_EV_ALLOC && kind >= 0) {

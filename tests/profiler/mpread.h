@@ -64,6 +64,15 @@ typedef struct mpr_stats {
   unsigned long snapother;	/* Other events inside it (none expected). */
   struct mpr_block { uint64_t addr, size; int kind; } *snap;  /* Its blocks. */
   size_t nsnap, szsnap;
+  /* Later snapshots (SNAPSHOT 2 .. 0), the first MPR_LATER of them: not
+  ** events, only counted. */
+#define MPR_LATER 4
+  int inlater;			/* Between SNAPSHOT 2 and 0. */
+  unsigned long laters;		/* SNAPSHOT 2 records. */
+  unsigned long laterblocks[MPR_LATER];	/* Each one's allocations, */
+  uint64_t laterbytes[MPR_LATER];	/* their bytes, */
+  unsigned long laterkinds[MPR_LATER][256];	/* and blocks by kind. */
+  unsigned long laterevents[MPR_LATER];	/* Memory events before it. */
 } mpr_stats;
 
 /*

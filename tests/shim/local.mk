@@ -76,6 +76,9 @@ SHIM_TESTS += tests/shim/snapshot.test
 # A real server's census against its collectgarbage("count") (sysbench).
 SHIM_TESTS += tests/shim/census.test
 EXTRA_DIST += tests/shim/census.lua
+# Snapshots on demand: LJMPROF_SNAPSHOT_SIGNAL, their censuses, diff.
+SHIM_TESTS += tests/shim/snapsig.test
+EXTRA_DIST += tests/shim/snapsig.lua
 # The stream files: private, never through a link, never over a file.
 SHIM_TESTS += tests/shim/outfile.test
 # Real programs that embed LuaJIT; each skips when its package is missing.

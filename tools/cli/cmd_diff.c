@@ -17,7 +17,7 @@
 #include "mp_diff.h"
 #include "mp_load.h"
 
-enum { OPT_DIFF_VALUE = 256, OPT_FROM, OPT_TO, OPT_CALLERS };
+enum { OPT_DIFF_VALUE = 256, OPT_FROM, OPT_TO, OPT_CALLERS, OPT_BY };
 
 static void diff_help(FILE *out)
 {
@@ -50,10 +50,15 @@ static void diff_help(FILE *out)
 "      --callers=N        text, both sides with stacks: under each location\n"
 "                         its N most changed call paths (default 3; 0: none)\n"
 "      --from=MOMENT      one FILE: the old side is the stream up to memory\n"
-"                         event #EVENT, or up to SECONDS since it began (by\n"
-"                         its time marks); default #0, the start\n"
-"      --to=MOMENT        one FILE: the new side is the stream up to #EVENT\n"
-"                         or SECONDS (default: the end)\n"
+"                         event #EVENT, up to SECONDS since it began (by\n"
+"                         its time marks), or up to its snapshot:N (1: the\n"
+"                         start's); default #0, the start\n"
+"      --to=MOMENT        one FILE: the new side is the stream up to\n"
+"                         #EVENT, SECONDS or snapshot:N (default: the end)\n"
+"      --by=kind          text, json: per object kind (streams with stacks)\n"
+"                         the change of its blocks and bytes held and of\n"
+"                         its allocations, most grown first, instead of\n"
+"                         the locations\n"
 "  -H, --human-readable   sizes in B, KiB, MiB, GiB\n"
 "  -h, --help             this text\n"
 "\n"
@@ -85,6 +90,8 @@ struct diff_cli {
   uint64_t from_event, to_event;
   uint64_t from_ns, to_ns;	/* Given in seconds: as nanoseconds. */
   int callers_given;
+  int by_kind;			/* --by=kind. */
+  struct mp_kind_counts kinds[2][MP_NKINDS];	/* Each side's, by kind. */
   char **files[2];
   int nfiles[2];
   struct mp_summary totals[2];	/* Each side's, for its header. */
@@ -98,12 +105,16 @@ struct diff_cli {
 static int parse_moment(const char *opt, const char *arg, const char *file,
 			uint64_t *event, uint64_t *ns)
 {
+  uint64_t snap;
   if (arg[0] == '#' && mp_load_parse_u64(arg + 1, event, 1) == 0)
     return -1;
+  if (mp_load_parse_snapshot(arg, &snap) == 0)
+    return mp_load_event_at_snapshot(file, "diff", opt, snap, event) < 0 ?
+	   LJMPROF_EXIT_ERROR : -1;
   if (mp_load_parse_seconds(arg, ns) < 0)
     return usage_error(!strcmp(opt, "--from") ?
-		       "--from needs #EVENT or SECONDS, not" :
-		       "--to needs #EVENT or SECONDS, not", arg);
+		       "--from needs #EVENT, snapshot:N or SECONDS, not" :
+		       "--to needs #EVENT, snapshot:N or SECONDS, not", arg);
   if (mp_load_event_at_time(file, "diff", opt, arg, *ns,
 			    !strcmp(opt, "--from") ? "give --from=#EVENT" :
 			    "give --to=#EVENT", event) < 0)
@@ -157,6 +168,7 @@ static int parse_args(struct diff_cli *c, int argc, char **argv)
     {"from", required_argument, NULL, OPT_FROM},
     {"to", required_argument, NULL, OPT_TO},
     {"callers", required_argument, NULL, OPT_CALLERS},
+    {"by", required_argument, NULL, OPT_BY},
     {"human-readable", no_argument, NULL, 'H'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}
@@ -200,6 +212,11 @@ static int parse_args(struct diff_cli *c, int argc, char **argv)
 	return usage_error("--callers needs a number, not", optarg);
       c->callers_given = 1;
       break;
+    case OPT_BY:
+      if (strcmp(optarg, "kind"))
+	return usage_error("--by takes kind, not", optarg);
+      c->by_kind = 1;
+      break;
     case OPT_FROM:
       c->from = optarg;
       break;
@@ -224,6 +241,9 @@ static int parse_args(struct diff_cli *c, int argc, char **argv)
   }
   if (c->callers_given && c->format != 0)
     return usage_error("--callers only applies to the text format", NULL);
+  if (c->by_kind && c->format > 1)
+    return usage_error("--by=kind applies to the text and json formats",
+		       NULL);
   /* getopt has moved the file names to the end of argv[0..nargs). */
   if (c->from || c->to) {
     if (split < argc || nargs - optind != 1)
@@ -240,8 +260,10 @@ static int parse_args(struct diff_cli *c, int argc, char **argv)
     if (c->to && (i = parse_moment("--to", c->to, argv[optind],
 				   &c->to_event, &c->to_ns)) >= 0)
       return i;
-    c->o.side[0].at_seconds = c->from && c->from[0] != '#' ? c->from : NULL;
-    c->o.side[1].at_seconds = c->to && c->to[0] != '#' ? c->to : NULL;
+    c->o.side[0].at_seconds = c->from && c->from[0] != '#' &&
+			      strncmp(c->from, "snapshot:", 9) ? c->from : NULL;
+    c->o.side[1].at_seconds = c->to && c->to[0] != '#' &&
+			      strncmp(c->to, "snapshot:", 9) ? c->to : NULL;
     if (c->to && c->to_event < c->from_event)
       return usage_error("--to is before --from", NULL);
     return -1;
@@ -278,7 +300,8 @@ static void read_side(struct diff_cli *c, struct mp_diff *d, int side,
 		      struct outcome *out)
 {
   struct mp_diff_side *s = &c->o.side[side];
-  struct mp_profile *p = mp_profile_new(group, MP_PROFILE_NO_OVERRIDES);
+  struct mp_profile *p = mp_profile_new(group, MP_PROFILE_NO_OVERRIDES |
+				       (c->by_kind ? MP_PROFILE_KINDS : 0));
   int i;
 
   s->files = names;
@@ -321,7 +344,11 @@ static void read_side(struct diff_cli *c, struct mp_diff *d, int side,
     mp_profile_done_reading(p);
     c->totals[side] = *mp_profile_total(p);
     s->summary = &c->totals[side];
-    if (mp_diff_add(d, side, p) < 0) {
+    if (c->by_kind) {
+      unsigned k;
+      for (k = 0; k < MP_NKINDS; k++)
+	mp_profile_kind(p, k, &c->kinds[side][k]);
+    } else if (mp_diff_add(d, side, p) < 0) {
       ljmprof_error("out of memory");
       out->fatal = 1;
     }
@@ -365,7 +392,12 @@ int ljmprof_cmd_diff(int argc, char **argv)
     }
     read_side(&c, &d, side, group, names[side], &out);
   }
-  if (!out.fatal) {
+  if (!out.fatal && c.by_kind) {
+    if (mp_diff_kinds(stdout, c.kinds[0], c.kinds[1], &c.o, c.format == 1) < 0) {
+      ljmprof_error("out of memory while writing the diff");
+      out.fatal = 1;
+    }
+  } else if (!out.fatal) {
     int has[2];
     /* Not wrong, but rarely meant: every line would be new or gone. */
     if (!mp_diff_lua_shared(&d, has) && has[0] && has[1])

@@ -229,7 +229,20 @@ enum mp_load_result mp_load_upto(struct mp_profile *p, const char *path,
       n++;
   }
   *events = n;
-  if (st == MP_ERROR && n == 0 && !mp_profile_oom(p)) {
+  if (st != MP_OK && st != MP_END && n == limit && mp_profile_in_snapshot(p) &&
+      !mp_profile_oom(p)) {
+    /* The moment is a snapshot's, and the stream is cut inside it. */
+    if (st == MP_ERROR)
+      ljmprof_error("%s: byte %llu: %s; the snapshot at %s=#%llu is cut "
+		    "there: read up to the damage", shown,
+		    (unsigned long long)mp_reader_error_offset(r),
+		    mp_reader_error(r), opt, (unsigned long long)limit);
+    else
+      ljmprof_error("%s is truncated in the snapshot at %s=#%llu: read up "
+		    "to its last complete block", shown, opt,
+		    (unsigned long long)limit);
+    res = MP_LOAD_TRUNCATED;
+  } else if (st == MP_ERROR && n == 0 && !mp_profile_oom(p)) {
     ljmprof_error("%s: byte %llu: %s", shown,
 		  (unsigned long long)mp_reader_error_offset(r),
 		  mp_reader_error(r));
@@ -260,6 +273,70 @@ out:
     close(fd);
   mp_buf_free(&name);
   return res;
+}
+
+/* -- Moments by snapshot -------------------------------------------------- */
+
+int mp_load_parse_snapshot(const char *s, uint64_t *n)
+{
+  if (strncmp(s, "snapshot:", 9) != 0)
+    return -1;
+  return mp_load_parse_u64(s + 9, n, 0);
+}
+
+int mp_load_event_at_snapshot(const char *path, const char *cmd,
+			      const char *opt, uint64_t want, uint64_t *at)
+{
+  struct mp_buf name = {0};
+  const char *shown = mp_name_escaped(&name, path);
+  struct mp_reader *r = NULL;
+  struct mp_event ev;
+  enum mp_status st;
+  uint64_t n = 0, snaps = 0;
+  int insnap = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
+
+  if (fd < 0) {
+    ljmprof_error("%s: %s", shown, strerror(errno));
+    goto out;
+  }
+  if (!(r = mp_reader_new_fd(fd, -1))) {
+    ljmprof_error("%s: out of memory", shown);
+    goto out;
+  }
+  while ((st = mp_reader_next(r, &ev)) == MP_OK) {
+    if (ev.type == MP_EV_SYM_INFO && ev.info_key == LJM_INFO_SNAPSHOT) {
+      insnap = ev.info_value != LJM_SNAPSHOT_END;
+      if (insnap && ++snaps == want) {
+	*at = n;
+	rc = 0;
+	goto out;
+      }
+    } else if (!mp_event_is_symbol(ev.type) && !insnap) {
+      n++;
+    }
+  }
+  if (st == MP_ERROR && !n && !snaps)
+    ljmprof_error("%s: byte %llu: %s", shown,
+		  (unsigned long long)mp_reader_error_offset(r),
+		  mp_reader_error(r));
+  else if (!snaps)
+    ljmprof_error("%s: %s=snapshot:%llu: %s has no snapshot (streams "
+		  "recorded with stacks begin with one)", cmd, opt,
+		  (unsigned long long)want, shown);
+  else
+    ljmprof_error("%s: %s=snapshot:%llu is past the last snapshot of %s, "
+		  "snapshot:%llu%s", cmd, opt, (unsigned long long)want,
+		  shown, (unsigned long long)snaps,
+		  st == MP_ERROR ? " (the stream is damaged after it)" :
+		  st == MP_TRUNCATED ? " (the stream is truncated after it)" :
+		  "");
+out:
+  mp_reader_free(r);
+  if (fd >= 0)
+    close(fd);
+  mp_buf_free(&name);
+  return rc;
 }
 
 /* -- Moments by time ----------------------------------------------------- */
@@ -324,7 +401,7 @@ int mp_load_event_at_time(const char *path, const char *cmd,
       last_n = n;
     } else if (ev.type == MP_EV_SYM_INFO &&
 	       ev.info_key == LJM_INFO_SNAPSHOT) {
-      insnap = ev.info_value == 1;
+      insnap = ev.info_value != LJM_SNAPSHOT_END;
     } else if (!mp_event_is_symbol(ev.type) && !insnap) {
       n++;	/* The start snapshot's blocks are not events (#0). */
     }

@@ -63,4 +63,16 @@ int mp_load_event_at_time(const char *path, const char *cmd,
 			  const char *opt, const char *arg, uint64_t ns,
 			  const char *hint, uint64_t *at);
 
+/* "snapshot:N" (N from 1): N, or -1. */
+int mp_load_parse_snapshot(const char *s, uint64_t *n);
+
+/*
+** The memory event of path at which its nth snapshot begins (1: the start
+** snapshot, at #0; a later one, INFO SNAPSHOT 2, after the events before
+** it). 0, or -1 (said, naming cmd and opt) when the stream cannot be read,
+** has no snapshot or fewer than n.
+*/
+int mp_load_event_at_snapshot(const char *path, const char *cmd,
+			      const char *opt, uint64_t n, uint64_t *at);
+
 #endif

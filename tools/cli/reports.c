@@ -192,7 +192,10 @@ static int parse_args(struct cli *c, int argc, char **argv)
       c->at_peak = !strcmp(optarg, "peak");
       /* The start: the end of the start snapshot, before event 1. */
       c->ro.at_start = !strcmp(optarg, "start");
-      if (c->ro.at_start) {
+      if (!c->ro.at_start &&
+	  mp_load_parse_snapshot(optarg, &c->ro.at_snapshot) == 0)
+	c->ro.at_start = c->ro.at_snapshot == 1;  /* The start's. */
+      if (c->ro.at_start || c->ro.at_snapshot) {
 	c->at_event = 0;
 	break;
       }
@@ -200,7 +203,8 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			 mp_load_parse_u64(optarg + 1, &c->at_event, 1) == 0))
 	break;
       if (mp_load_parse_seconds(optarg, &c->ro.at_ns) < 0)
-	return usage_error(c, "--at needs start, peak, #EVENT or SECONDS, not",
+	return usage_error(c, "--at needs start, peak, snapshot:N, #EVENT or "
+			   "SECONDS, not",
 			   optarg);
       c->ro.at_seconds = optarg;
       break;
@@ -326,8 +330,11 @@ static struct mp_profile *new_profile(const struct cli *c, struct outcome *o)
   if (!p) {
     ljmprof_error("out of memory");
     o->fatal = 1;
-  } else if (c->ro.kinds_kept) {
-    mp_profile_filter_kinds(p, c->kind_keep);
+  } else {
+    if (c->ro.kinds_kept)
+      mp_profile_filter_kinds(p, c->kind_keep);
+    if (c->ro.at_snapshot)
+      mp_profile_census_of(p, (uint32_t)c->ro.at_snapshot);
   }
   return p;
 }
@@ -348,7 +355,8 @@ static enum mp_load_result load_input(const struct cli *c,
   if (!c->at)
     return mp_load_file(p, path, events);
   *at = c->at_event;
-  if ((c->at_peak || c->ro.at_seconds) && !strcmp(path, "-")) {
+  if ((c->at_peak || c->ro.at_seconds || c->ro.at_snapshot > 1) &&
+      !strcmp(path, "-")) {
     ljmprof_error("%s: --at=%s reads the stream twice: not standard "
 		  "input (give --at=#EVENT, or a file)", c->name, c->at);
     return MP_LOAD_ERROR;
@@ -356,6 +364,10 @@ static enum mp_load_result load_input(const struct cli *c,
   if (c->ro.at_seconds &&
       mp_load_event_at_time(path, c->name, "--at", c->at, c->ro.at_ns,
 			    "give --at=#EVENT or --at=peak", at) < 0)
+    return MP_LOAD_ERROR;
+  if (c->ro.at_snapshot > 1 &&
+      mp_load_event_at_snapshot(path, c->name, "--at", c->ro.at_snapshot,
+				at) < 0)
     return MP_LOAD_ERROR;
   if (c->at_peak) {
     struct mp_profile *q;

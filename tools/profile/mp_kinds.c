@@ -92,6 +92,11 @@ static unsigned ev_kind(const struct mp_event *ev)
   return ev->objkind >= 0 ? (unsigned)ev->objkind : LJM_KIND_NONE;
 }
 
+int mp_kinds_kept(const struct mp_profile *p, unsigned kind)
+{
+  return !p->kinds || kind >= MP_NKINDS || p->kinds->keep[kind];
+}
+
 int mp_kinds_keep(struct mp_profile *p, const struct mp_event *ev)
 {
   struct mp_kinds *k = p->kinds;

@@ -188,6 +188,13 @@ int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)
   }
   if (ev->src == LJM_SRC_STACK && !p->file_ext && mp_stacks_begin_file(p) < 0)
     goto oom;
+  if (p->in_census) {	/* What is live now, not an event. */
+    if (ev->type == MP_EV_ALLOC && p->census_on &&
+	mp_snapshot_census(p, ev, (unsigned)(ev->objkind >= 0 ? ev->objkind
+							     : 0)) < 0)
+      goto oom;
+    return 0;
+  }
   if (p->kinds && (kind = mp_kinds_keep(p, ev)) < 0) {
     if (kind == MP_KINDS_OOM)
       goto oom;
@@ -279,7 +286,8 @@ static void next_file(struct mp_profile *p)
 {
   memset(&p->file, 0, sizeof(p->file));
   p->file_events = 0;
-  p->in_snap = 0;
+  p->in_snap = p->in_census = p->census_on = 0;
+  p->file_snaps = 0;
   p->fresh_block = 0;
   mp_timeline_begin_file(p);
   mp_symtab_free(&p->symtab);
@@ -331,6 +339,7 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
       t->sample_mean = f->sample_mean;
   }
   t->snapshots += f->snapshots;
+  t->later_snapshots += f->later_snapshots;
   t->snap_blocks += f->snap_blocks;
   t->snap_bytes += f->snap_bytes;
   t->files++;

@@ -151,6 +151,7 @@ struct mp_summary {
   /* Start snapshots (INFO SNAPSHOT): how many, their blocks and bytes
   ** (in live_* too, not in the allocations). */
   uint64_t snapshots, snap_blocks, snap_bytes;
+  uint64_t later_snapshots;	/* Later ones (INFO SNAPSHOT 2): censuses. */
 };
 
 /*
@@ -417,8 +418,16 @@ struct mp_snap_block {
 };
 #define MP_SNAP_TOP 10		/* Largest table blocks kept. */
 
-/* Inside a start snapshot: its allocations are not events of the run. */
+/* Inside a start snapshot: its allocations are not events of the run;
+** nor are those of a later snapshot (INFO SNAPSHOT 2 .. 0), a census of
+** what is live then, which changes no figure but its own. */
 int mp_profile_in_snapshot(const struct mp_profile *p);
+/* Before reading: the census (mp_profile_snap_*) is that of the nth
+** snapshot of each file, 1 (the default) the start one. */
+void mp_profile_census_of(struct mp_profile *p, uint32_t n);
+/* Its blocks and bytes; 0 when no file had it. */
+int mp_profile_census(const struct mp_profile *p, uint64_t *blocks,
+		      uint64_t *bytes);
 void mp_profile_snap_kind(const struct mp_profile *p, unsigned kind,
 			  struct mp_snap_kind *out);
 /* The locations with the most closures, most first: how many are in out

@@ -248,6 +248,13 @@ struct mp_profile {
   struct mp_kinds *kinds;	/* Object kinds (mp_kinds.c), or NULL. */
   struct mp_lifes *life;	/* Lifetimes (mp_life.c), or NULL. */
   int in_snap;			/* Between INFO SNAPSHOT 1 and 0. */
+  int in_census;		/* Between INFO SNAPSHOT 2 (a later one) and 0. */
+  int census_on;		/* ...and it is the census wanted. */
+  uint32_t file_snaps;		/* Snapshots begun in this file so far. */
+  uint32_t census_want;		/* The snapshot whose census is kept: 1 the
+				** start (the default), N the Nth of a file. */
+  uint64_t census_blocks, census_bytes;	/* A later one's, if kept. */
+  uint64_t census_files;	/* Files that had the snapshot wanted. */
   struct mp_snapshot snap;	/* The start snapshots' census (mp_snapshot.c). */
   /* Held at the peak (MP_PROFILE_PEAK, mp_peak.c): the epoch, bumped
   ** after each event that makes a new peak of the file; the counts
@@ -277,7 +284,10 @@ void mp_life_end_file(struct mp_profile *p, int finished);
 ** held at "live at start (KIND)", not allocated; 0, or -1 out of memory. */
 int mp_snapshot_block(struct mp_profile *p, const struct mp_event *ev,
 		      unsigned kind);
-/* INFO SNAPSHOT: 1 begins one, 0 ends it. */
+/* An allocation of a later snapshot: a census, not an event. */
+int mp_snapshot_census(struct mp_profile *p, const struct mp_event *ev,
+		       unsigned kind);
+/* INFO SNAPSHOT: 1 begins the start one, 2 a later one, 0 ends it. */
 void mp_snapshot_info(struct mp_profile *p, uint64_t value);
 void mp_snapshot_free(struct mp_profile *p);
 
@@ -294,6 +304,9 @@ void mp_peak_free(struct mp_profile *p);
 
 #define MP_KINDS_SKIP	(-1)	/* mp_kinds_keep: the filter leaves it out. */
 #define MP_KINDS_OOM	(-2)
+
+/* Whether the --kind filter keeps this kind (1 without one). */
+int mp_kinds_kept(const struct mp_profile *p, unsigned kind);
 
 int mp_kinds_new(struct mp_profile *p);
 void mp_kinds_free(struct mp_profile *p);

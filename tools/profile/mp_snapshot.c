@@ -13,12 +13,26 @@
 
 #include "mp_live.h"
 #include "mp_profile_int.h"
+#include "lj_memprof_format.h"
 
 void mp_snapshot_info(struct mp_profile *p, uint64_t value)
 {
-  p->in_snap = value == 1;
-  if (p->in_snap)
+  p->in_snap = p->in_census = p->census_on = 0;
+  if (value == LJM_SNAPSHOT_END)
+    return;
+  p->file_snaps++;
+  if (value == LJM_SNAPSHOT_START && p->file_snaps == 1) {
+    p->in_snap = 1;
     p->file.snapshots++;
+    p->census_on = p->census_want <= 1;
+  } else {
+    /* A later one (or a start record out of place): a census. */
+    p->in_census = 1;
+    p->file.later_snapshots++;
+    p->census_on = p->file_snaps == p->census_want;
+  }
+  if (p->census_on)
+    p->census_files++;
 }
 
 void mp_snapshot_free(struct mp_profile *p)
@@ -113,6 +127,16 @@ int mp_snapshot_block(struct mp_profile *p, const struct mp_event *ev,
   p->fresh_block = 0;	/* Freed next: not a temporary of the run. */
   p->file.snap_blocks++;
   p->file.snap_bytes += ev->new_size;
+  return p->census_on ? census(p, ev, kind) : 0;
+}
+
+int mp_snapshot_census(struct mp_profile *p, const struct mp_event *ev,
+		       unsigned kind)
+{
+  if (!mp_kinds_kept(p, kind))
+    return 0;
+  p->census_blocks++;
+  p->census_bytes += ev->new_size;
   return census(p, ev, kind);
 }
 
@@ -120,7 +144,25 @@ int mp_snapshot_block(struct mp_profile *p, const struct mp_event *ev,
 
 int mp_profile_in_snapshot(const struct mp_profile *p)
 {
-  return p->in_snap;
+  return p->in_snap || p->in_census;
+}
+
+void mp_profile_census_of(struct mp_profile *p, uint32_t n)
+{
+  p->census_want = n;
+}
+
+int mp_profile_census(const struct mp_profile *p, uint64_t *blocks,
+		      uint64_t *bytes)
+{
+  if (p->census_want <= 1) {
+    *blocks = mp_profile_total(p)->snap_blocks;
+    *bytes = mp_profile_total(p)->snap_bytes;
+  } else {
+    *blocks = p->census_blocks;
+    *bytes = p->census_bytes;
+  }
+  return p->census_files != 0;
 }
 
 void mp_profile_snap_kind(const struct mp_profile *p, unsigned kind,

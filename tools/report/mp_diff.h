@@ -180,4 +180,11 @@ int mp_diff_folded(FILE *out, const struct mp_diff *d,
 int mp_diff_html(FILE *out, const struct mp_diff *d,
 		 const struct mp_diff_opts *o);
 
+/* --by=kind: per object kind, the change of its held blocks and bytes
+** and of its allocations (NEW less OLD), most grown first, text or JSON.
+** 0, or -1 out of memory. */
+int mp_diff_kinds(FILE *out, const struct mp_kind_counts *old,
+		  const struct mp_kind_counts *new_,
+		  const struct mp_diff_opts *o, int json);
+
 #endif

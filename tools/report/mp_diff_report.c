@@ -583,3 +583,99 @@ out:
   free(rows);
   return rc;
 }
+
+/* -- By object kind (--by=kind) ------------------------------------------ */
+
+struct kind_row {
+  unsigned kind;
+  int64_t blocks, bytes, allocs;	/* NEW less OLD. */
+};
+
+static int cmp_kind_row(const void *a, const void *b)
+{
+  const struct kind_row *x = a, *y = b;
+  if (x->bytes != y->bytes)
+    return x->bytes > y->bytes ? -1 : 1;
+  if (x->blocks != y->blocks)
+    return x->blocks > y->blocks ? -1 : 1;
+  return x->kind < y->kind ? -1 : x->kind > y->kind;
+}
+
+static void put_signed(struct mp_buf *b, int64_t v, int bytes, int human)
+{
+  mp_buf_add(b, v < 0 ? "-" : "+", 1);
+  if (bytes)
+    mp_name_bytes(b, v < 0 ? (uint64_t)-v : (uint64_t)v, human);
+  else
+    mp_buf_u64(b, v < 0 ? (uint64_t)-v : (uint64_t)v);
+}
+
+int mp_diff_kinds(FILE *out, const struct mp_kind_counts *old,
+		  const struct mp_kind_counts *new_,
+		  const struct mp_diff_opts *o, int json)
+{
+  struct kind_row rows[MP_NKINDS];
+  struct mp_buf b = {0};
+  size_t n = 0, i;
+  unsigned k;
+  int rc = -1;
+
+  for (k = 0; k < MP_NKINDS; k++) {
+    const struct mp_kind_counts *a = &old[k], *c = &new_[k];
+    if (!a->held_blocks && !c->held_blocks && !a->n_alloc && !c->n_alloc &&
+	!a->n_realloc && !c->n_realloc)
+      continue;
+    rows[n].kind = k;
+    rows[n].blocks = (int64_t)(c->held_blocks - a->held_blocks);
+    rows[n].bytes = (int64_t)(c->held_bytes - a->held_bytes);
+    rows[n].allocs = (int64_t)(c->n_alloc - a->n_alloc);
+    if (rows[n].blocks || rows[n].bytes || rows[n].allocs)
+      n++;	/* The kinds that did not change are left out. */
+  }
+  qsort(rows, n, sizeof(rows[0]), cmp_kind_row);
+  if (o->top && n > o->top)
+    n = (size_t)o->top;
+  if (json) {
+    mp_buf_str(&b, "{\n  \"schema\": \"ljmprof-diff-kinds\",\n  \"kinds\": [");
+    for (i = 0; i < n; i++) {
+      const struct mp_kind_counts *a = &old[rows[i].kind];
+      const struct mp_kind_counts *c = &new_[rows[i].kind];
+      mp_buf_str(&b, i ? ",\n    {\"kind\": \"" : "\n    {\"kind\": \"");
+      mp_name_kind(&b, rows[i].kind);
+      mp_buf_printf(&b, "\", \"old\": {\"held_blocks\": %llu, "
+		    "\"held_bytes\": %llu, \"allocs\": %llu}, \"new\": "
+		    "{\"held_blocks\": %llu, \"held_bytes\": %llu, "
+		    "\"allocs\": %llu}, \"held_blocks\": %lld, "
+		    "\"held_bytes\": %lld, \"allocs\": %lld}",
+		    U(a->held_blocks), U(a->held_bytes), U(a->n_alloc),
+		    U(c->held_blocks), U(c->held_bytes), U(c->n_alloc),
+		    (long long)rows[i].blocks, (long long)rows[i].bytes,
+		    (long long)rows[i].allocs);
+    }
+    mp_buf_str(&b, n ? "\n  ]\n}\n" : "]\n}\n");
+  } else {
+    side_header(&b, "OLD:", &o->side[0]);
+    side_header(&b, "NEW:", &o->side[1]);
+    mp_buf_str(&b, "\nBY KIND (held blocks, held bytes, allocations; NEW "
+		   "less OLD):\n");
+    for (i = 0; i < n; i++) {
+      mp_name_kind(&b, rows[i].kind);
+      mp_buf_str(&b, ": ");
+      put_signed(&b, rows[i].blocks, 0, 0);
+      mp_buf_str(&b, " blocks, ");
+      put_signed(&b, rows[i].bytes, 1, o->human);
+      mp_buf_str(&b, ", ");
+      put_signed(&b, rows[i].allocs, 0, 0);
+      mp_buf_str(&b, " allocations\n");
+    }
+    if (!n)
+      mp_buf_str(&b, "(no change of any object kind; streams recorded "
+		     "with stacks have kinds)\n");
+  }
+  if (!b.oom) {
+    fwrite(b.data, 1, b.len, out);
+    rc = 0;
+  }
+  mp_buf_free(&b);
+  return rc;
+}

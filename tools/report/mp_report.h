@@ -40,6 +40,7 @@ struct mp_report_opts {
 			** moment (mp_report_input.at_events). */
   int at_peak;		/* That moment is each stream's peak... */
   int at_start;		/* ...or its start (after its start snapshot)... */
+  uint64_t at_snapshot;	/* ...or its snapshot N (1: at_start too)... */
   const char *at_seconds;	/* ...or its time mark, as given; NULL. */
   uint64_t at_ns;	/* That time, in nanoseconds. */
   int temporary;	/* Text: the temporary allocations' section. */

@@ -167,6 +167,9 @@ int mp_stat_text(FILE *out, struct mp_profile *p,
 	    "snapshot; not allocated)\n", b.data ? b.data : "",
 	    U(s->snap_blocks));
   }
+  if (s->later_snapshots)  /* Censuses: report --at=snapshot:N. */
+    fprintf(out, "later snapshots:    %llu (report --at=snapshot:2 and on "
+	    "--by=kind: their censuses)\n", U(s->later_snapshots));
   if (s->overwritten)
     fprintf(out, "overwritten blocks: %llu (allocated over a live block)\n",
 	    U(s->overwritten));

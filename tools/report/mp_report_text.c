@@ -227,6 +227,8 @@ static void summary_title(struct text *t, const char *title,
 	    (unsigned long long)in->at_events[i]);
   if (o->at_peak)
     fputs(in->nfiles > 1 ? " (each file's peak)" : " (the peak)", t->out);
+  else if (o->at_snapshot > 1)
+    fprintf(t->out, " (snapshot %llu)", (unsigned long long)o->at_snapshot);
   else if (o->at_start)
     fputs(" (the start)", t->out);
   else if (o->at_seconds)
@@ -437,7 +439,8 @@ static void census_kind(struct text *t, unsigned kind,
 /*
 ** --at=start --by=kind: the census of the start snapshots, per kind most
 ** bytes first (at most top kinds), then the functions with the most
-** closures live then, and the largest table blocks.
+** closures live then, and the largest table blocks; --at=snapshot:N
+** --by=kind the same of each file's Nth snapshot.
 */
 static int census_summary(struct text *t, uint64_t top,
 			  const struct mp_report_opts *o,
@@ -450,17 +453,25 @@ static int census_summary(struct text *t, uint64_t top,
   struct mp_snap_block big[MP_SNAP_TOP];
   unsigned order[MP_NKINDS];
   size_t n = 0, i, j, nshow = top ? (size_t)top : MP_KIND_LOCS_DEFAULT * 2;
+  uint64_t blocks, bytes;
+  int later = o->at_snapshot > 1;
 
-  summary_title(t, "LIVE AT START", o, in);
-  if (!s->snapshots) {
+  summary_title(t, later ? "SNAPSHOT" : "LIVE AT START", o, in);
+  if (!mp_profile_census(p, &blocks, &bytes) || (!later && !s->snapshots)) {
     fputs("(no start snapshot: streams recorded with stacks have one)\n\n",
 	  t->out);
     return 0;
   }
-  mp_buf_str(&t->line, "the start snapshot: ");
-  mp_buf_u64(&t->line, s->snap_blocks);
+  if (later) {
+    mp_buf_str(&t->line, "snapshot ");
+    mp_buf_u64(&t->line, o->at_snapshot);
+    mp_buf_str(&t->line, ": ");
+  } else {
+    mp_buf_str(&t->line, "the start snapshot: ");
+  }
+  mp_buf_u64(&t->line, blocks);
   mp_buf_str(&t->line, " blocks, ");
-  put_bytes(t, s->snap_bytes);
+  put_bytes(t, bytes);
   mp_buf_str(&t->line, "\n");
   flush_line(t);
   for (i = 0; i < MP_NKINDS; i++) {
@@ -567,7 +578,7 @@ int mp_report_text(FILE *out, struct mp_profile *p,
   if ((note = mp_estimate_note(&t.line, mp_profile_total(p))))
     fprintf(out, "SAMPLED: %s\n\n", note);
   t.line.len = 0;
-  if (o->by_kind && o->at_start) {
+  if (o->by_kind && (o->at_start || o->at_snapshot)) {
     if (census_summary(&t, o->top, o, in) < 0)
       goto out;
   } else if (o->by_kind) {
