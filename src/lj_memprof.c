@@ -860,16 +860,19 @@ typedef struct MPTraceNode {
 } MPTraceNode;
 
 /*
-** The trace quick path (mp_tracequick): an allocation from the trace of
-** an earlier trace event, on the same thread, C frame and stack, with the
-** frames below the trace as they were then, at a return address into the
-** trace's code that one of those events had, has that event's node: no
-** site hint, no frame walk, no node lookup. The frames are checked as
-** mp_stackagain checks them, from a list of (word, value) pairs made when
-** it is armed (mp_quickset): a frame's function slot and link, a Lua
-** frame's bytecode pointer, a vararg frame's other link, each read only
-** once the pairs before it held. The return addresses and their nodes are
-** direct-mapped; a new trace or prototype disarms it (st MP_QUICKOFF).
+** The trace quick path (mp_tracequick): an allocation or reallocation
+** from a trace, on the thread, C frame, g->jit_base and stack of earlier
+** trace events, with the frames below the trace as they were then, at a
+** return address into a trace's code that one of those events had, has
+** that event's node: no site hint, no frame walk, no node lookup. The
+** frames are checked as mp_stackagain checks them, from a list of (word,
+** value) pairs made when it is armed (mp_quickset): a frame's function
+** slot and link, a Lua frame's bytecode pointer, a vararg frame's other
+** link, each read only once the pairs before it held. Traces that take
+** turns over the same frames (an inner and an outer loop) share it: the
+** return addresses, with their trace and node, are direct-mapped, and
+** the slot of the last trace's return address is kept. A new trace or
+** prototype disarms it (L NULL).
 */
 #define MP_QUICKPAIRS	48
 #define MP_QUICKSITESLOG	4
@@ -884,19 +887,20 @@ typedef struct MPQuickPair {
 } MPQuickPair;
 
 typedef struct MPQuickSite {
-  uintptr_t ra;			/* Return address into the trace's code, */
+  uintptr_t ra;			/* Return address into a trace's code, */
+  int32_t st;			/* that trace (vmstate), */
   uint32_t node;		/* and the node of its events (0: none). */
 } MPQuickSite;
 
 typedef struct MPQuick {
-  int32_t st;			/* The trace (vmstate), or MP_QUICKOFF. */
+  int32_t st;			/* The trace slot is for, or MP_QUICKOFF. */
   uint32_t n;			/* Pairs in c. */
-  lua_State *L;			/* The thread, */
+  lua_State *L;			/* The thread (NULL: off), */
   cTValue *base;		/* g->jit_base, */
   uintptr_t cf;			/* L->cframe, */
   cTValue *stack;		/* L->stack, */
   MSize size;			/* and L->stacksize (at least) when armed. */
-  uintptr_t slot;		/* Where the trace's call left its return address. */
+  uintptr_t slot;		/* Where trace st's call leaves its return address. */
   MPQuickSite sites[MP_QUICKSITES];  /* By return address. */
   MPQuickPair c[MP_QUICKPAIRS];	/* The frames below the trace. */
 } MPQuick;
@@ -936,6 +940,13 @@ typedef struct MPStack {
   MPSiteHint shints[MP_SITEHINTS];  /* See MPSiteHint. */
   MPTraceNode tnodes[MP_TRACENODES];  /* See MPTraceNode. */
 } MPStack;
+
+/* Off until mp_quickset arms it again. */
+static LJ_AINLINE void mp_quickoff(MPQuick *q)
+{
+  q->L = NULL;
+  q->st = MP_QUICKOFF;
+}
 
 LJ_STATIC_ASSERT(LJMPROF_STACK_DEPTH_DEFAULT == LJM_STACK_DEPTH_DEFAULT &&
 		 LJMPROF_STACK_DEPTH_MAX == LJM_STACK_DEPTH_MAX &&
@@ -1162,7 +1173,7 @@ static void mp_protonew(MPStack *s, uintptr_t pt)
   s->protos[i] += (uint64_t)1 << 48;
   if (!(s->protos[i] >> 48)) s->protos[i] += (uint64_t)1 << 48;  /* Not 0. */
   s->nlast = 0;  /* The last stack's frames may name it. */
-  s->q.st = MP_QUICKOFF;
+  mp_quickoff(&s->q);
 }
 
 /*
@@ -1223,7 +1234,7 @@ static void mp_tracenew(MPStack *s, uint32_t traceno)
 {
   /* The caches are keyed without generation. */
   memset(s->tnodes, 0, sizeof(s->tnodes));
-  s->q.st = MP_QUICKOFF;
+  mp_quickoff(&s->q);
 #if LJ_TARGET_X64 && LJ_GC64
   memset(s->shints, 0, sizeof(s->shints));
 #endif
@@ -2097,15 +2108,16 @@ static void mp_quickset(MemProf *mp, lua_State *L, int32_t st, uintptr_t slot,
   uintptr_t cf = (uintptr_t)L->cframe, ra = *(const uintptr_t *)slot;
   cTValue *base = tvref(mp->g->jit_base);
   uint32_t i, n = 0;
+  MPQuickSite *qs;
   if (!s->lastplain || s->nlastseg || s->nlast < 2 ||
       last[0].tag != LJM_FRAME_TRACE || last[0].node != node ||
       last[1].slot != base - 1) {
-    q->st = MP_QUICKOFF;
+    mp_quickoff(q);
     return;
   }
-  if (q->st != st || q->L != L || q->base != base || q->cf != cf ||
-      q->stack != tvref(L->stack) || q->slot != slot || !mp_quickframes(q)) {
-    q->st = MP_QUICKOFF;  /* Armed anew for these frames. */
+  if (q->L != L || q->base != base || q->cf != cf ||
+      q->stack != tvref(L->stack) || !mp_quickframes(q)) {
+    mp_quickoff(q);  /* Armed anew for these frames. */
     for (i = 1; i < s->nlast; i++) {
       const MPFrame *e = &last[i];
       cTValue *ef = e->slot;
@@ -2125,51 +2137,68 @@ static void mp_quickset(MemProf *mp, lua_State *L, int32_t st, uintptr_t slot,
       }
     }
     q->n = n;
-    q->L = L;
     q->base = base;
     q->cf = cf;
     q->stack = tvref(L->stack);
     q->size = L->stacksize;
-    q->slot = slot;
     memset(q->sites, 0, sizeof(q->sites));
-    q->st = st;
+    q->L = L;
   }
-  q->sites[mp_quickhash(ra)].ra = ra;
-  q->sites[mp_quickhash(ra)].node = node;
+  q->st = st;
+  q->slot = slot;
+  qs = &q->sites[mp_quickhash(ra)];
+  qs->ra = ra;
+  qs->st = st;
+  qs->node = node;
 }
 
 /*
-** An allocation on the quick path (MPQuick): written with its node and
-** returns 1, or returns 0 for mp_stackevent. The buffer has room.
+** An allocation or reallocation on the quick path (MPQuick): written with
+** its node and returns 1, or returns 0 for mp_stackevent. The buffer has
+** room.
 */
-static LJ_AINLINE int mp_tracequick(MemProf *mp, void *nptr, size_t nsize)
+static LJ_AINLINE int mp_tracequick(MemProf *mp, uint8_t ev, void *optr,
+				    size_t osize, void *nptr, size_t nsize)
 {
   global_State *g = mp->g;
   MPQuick *q = &mp->stk->q;
   lua_State *L = (lua_State *)gcref(g->mem_L);
+  int32_t st = g->vmstate;
   const MPQuickSite *e;
-  uintptr_t ra;
+  uintptr_t slot, ra;
   uint8_t *p;
-  if (g->vmstate != q->st || L != q->L || tvref(g->jit_base) != q->base ||
+  if (st <= 0 || L != q->L || L == NULL || tvref(g->jit_base) != q->base ||
       (uintptr_t)L->cframe != q->cf || tvref(L->stack) != q->stack ||
-      L->stacksize < q->size ||
-      q->slot <= (uintptr_t)__builtin_frame_address(0))
+      L->stacksize < q->size)
     return 0;
-  ra = *(const uintptr_t *)q->slot;
+  if (LJ_LIKELY(st == q->st)) {
+    slot = q->slot;
+  } else {  /* Another trace over the same frames: its slot, as mp_tracesite. */
+    jit_State *J = G2J(g);
+    uintptr_t cf = (uintptr_t)cframe_raw((void *)q->cf);
+    GCtrace *T = (MSize)st < J->sizetrace ? traceref(J, st) : NULL;
+    if (T == NULL) return 0;
+    slot = cf - (CFRAME_SIZE_JIT - CFRAME_SIZE) - T->spadjust -
+	   sizeof(uintptr_t);
+    if (slot >= cf) return 0;
+    q->st = st;
+    q->slot = slot;
+  }
+  if (slot <= (uintptr_t)__builtin_frame_address(0)) return 0;
+  ra = *(const uintptr_t *)slot;
   e = &q->sites[mp_quickhash(ra)];
-  if (e->ra != ra || !mp_quickframes(q))
-    return 0;
+  if (e->ra != ra || e->st != st || e->node == 0 || !mp_quickframes(q))
+    return 0;  /* An entry never set has node 0. */
   p = mp->pos;
-  *p++ = LJM_EV_ALLOC | LJM_SRC_STACK | LJM_EV_KIND;
+  *p++ = ev | LJM_SRC_STACK | LJM_EV_KIND;
   p = mp_uleb(p, e->node);
-  p = mp_addr(mp, p, (uintptr_t)nptr);
-  p = mp_uleb(p, nsize);
+  p = mp_body(mp, p, ev, optr, osize, nptr, nsize);
   mp->pos = mp_objkind(g, p);
   return 1;
 }
 #else
 #define mp_quickset(mp, L, st, slot, node)	UNUSED(slot)
-#define mp_tracequick(mp, nptr, nsize)	0
+#define mp_tracequick(mp, ev, optr, osize, nptr, nsize)	0
 #endif
 
 /*
@@ -2372,7 +2401,8 @@ static LJ_NOINLINE void mp_record(MemProf *mp, uint8_t ev, void *optr,
   if (LJ_UNLIKELY(mp->pos > mp->lim) && !mp_full(mp))
     return;
   if (LJ_UNLIKELY(mp->depth) && ev != LJM_EV_FREE) {  /* With stacks. */
-    if (!mp_stackevent(mp, ev, optr, osize, nptr, nsize))
+    if (!mp_tracequick(mp, ev, optr, osize, nptr, nsize) &&
+	!mp_stackevent(mp, ev, optr, osize, nptr, nsize))
       mp_event(mp, ev, optr, osize, nptr, nsize);
     return;
   }
@@ -2461,7 +2491,7 @@ static LJ_NOINLINE void *mp_allocstack(MemProf *mp, size_t osize,
   void *nptr = mp->allocf(mp->allocd, NULL, osize, nsize);
   if (LJ_LIKELY(mp_enter(mp)) && nptr != NULL &&
       (LJ_LIKELY(mp->pos <= mp->lim) || mp_full(mp)) &&
-      !mp_tracequick(mp, nptr, nsize) &&
+      !mp_tracequick(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize) &&
       !mp_stackevent(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize))
     mp_event(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize);
   mp_leave(mp);
@@ -3055,7 +3085,7 @@ static int mp_stackinit(MemProf *mp, int depth)
   mp->stk = s;
   mp->depth = (uint32_t)depth;
   s->maxnodes = lj_memprof_nodes_max ? lj_memprof_nodes_max : 1;
-  s->q.st = MP_QUICKOFF;
+  mp_quickoff(&s->q);
   s->last = (MPFrame *)calloc(mp->depth, sizeof(MPFrame));
   s->cur = (MPFrame *)calloc(mp->depth, sizeof(MPFrame));
   return s->last != NULL && s->cur != NULL && mp_nodegrow(s);
