@@ -2099,8 +2099,8 @@ static LJ_AINLINE int mp_quickframes(const MPQuick *q)
 ** add the return address to it. Armed only where mp_stackagain would take
 ** that stack again: plain frames, no resumer.
 */
-static void mp_quickset(MemProf *mp, lua_State *L, int32_t st, uintptr_t slot,
-			uint32_t node)
+static LJ_NOINLINE void mp_quickset(MemProf *mp, lua_State *L, int32_t st,
+				    uintptr_t slot, uint32_t node)
 {
   MPStack *s = mp->stk;
   MPQuick *q = &s->q;
@@ -2161,13 +2161,16 @@ static LJ_AINLINE int mp_tracequick(MemProf *mp, uint8_t ev, void *optr,
 				    size_t osize, void *nptr, size_t nsize)
 {
   global_State *g = mp->g;
-  MPQuick *q = &mp->stk->q;
-  lua_State *L = (lua_State *)gcref(g->mem_L);
   int32_t st = g->vmstate;
+  MPQuick *q;
+  lua_State *L;
   const MPQuickSite *e;
   uintptr_t slot, ra;
   uint8_t *p;
-  if (st <= 0 || L != q->L || L == NULL || tvref(g->jit_base) != q->base ||
+  if (st <= 0) return 0;  /* Not a trace: nothing else is read. */
+  q = &mp->stk->q;
+  L = (lua_State *)gcref(g->mem_L);
+  if (L != q->L || L == NULL || tvref(g->jit_base) != q->base ||
       (uintptr_t)L->cframe != q->cf || tvref(L->stack) != q->stack ||
       L->stacksize < q->size)
     return 0;
