@@ -859,7 +859,54 @@ typedef struct MPTraceNode {
   uint32_t id;			/* and the node (0: a free entry). */
 } MPTraceNode;
 
+/*
+** The trace quick path (mp_tracequick): an allocation or reallocation
+** from a trace, on the thread, C frame, g->jit_base and stack of earlier
+** trace events, with the frames below the trace as they were then, at a
+** return address into a trace's code that one of those events had, has
+** that event's node: no site hint, no frame walk, no node lookup. The
+** frames are checked as mp_stackagain checks them, from a list of (word,
+** value) pairs made when it is armed (mp_quickset): a frame's function
+** slot and link, a Lua frame's bytecode pointer, a vararg frame's other
+** link, each read only once the pairs before it held. Traces that take
+** turns over the same frames (an inner and an outer loop) share it: the
+** return addresses, with their trace and node, are direct-mapped, and
+** the slot of the last trace's return address is kept. A new trace or
+** prototype disarms it (L NULL).
+*/
+#define MP_QUICKPAIRS	48
+#define MP_QUICKSITESLOG	4
+#define MP_QUICKSITES	(1u << MP_QUICKSITESLOG)
+#define MP_QUICKOFF	INT32_MIN
+#define mp_quickhash(ra) \
+  ((uint32_t)((uint32_t)(ra) * 0x9e3779b1u) >> (32 - MP_QUICKSITESLOG))
+
+typedef struct MPQuickPair {
+  const uint64_t *p;		/* A word in the thread's stack or a function, */
+  uint64_t v;			/* and its value when armed. */
+} MPQuickPair;
+
+typedef struct MPQuickSite {
+  uintptr_t ra;			/* Return address into a trace's code, */
+  int32_t st;			/* that trace (vmstate), */
+  uint32_t node;		/* and the node of its events (0: none). */
+} MPQuickSite;
+
+typedef struct MPQuick {
+  int32_t st;			/* The trace slot is for, or MP_QUICKOFF. */
+  uint32_t n;			/* Pairs in c. */
+  lua_State *L;			/* The thread (NULL: off), */
+  cTValue *base;		/* g->jit_base, */
+  uintptr_t cf;			/* L->cframe, */
+  cTValue *stack;		/* L->stack, */
+  MSize size;			/* and L->stacksize (at least) when armed. */
+  uintptr_t slot;		/* Where trace st's call leaves its return address. */
+  MPQuickSite sites[MP_QUICKSITES];  /* By return address. */
+  MPQuickPair c[MP_QUICKPAIRS];	/* The frames below the trace. */
+} MPQuick;
+
 typedef struct MPStack {
+  MPQuick q;			/* See MPQuick. */
   MPFrame *last;		/* Frames of the last stack, leaf first. */
   MPFrame *cur;			/* The stack being walked. */
   uint32_t nlast;		/* Frames in last. */
@@ -893,6 +940,13 @@ typedef struct MPStack {
   MPSiteHint shints[MP_SITEHINTS];  /* See MPSiteHint. */
   MPTraceNode tnodes[MP_TRACENODES];  /* See MPTraceNode. */
 } MPStack;
+
+/* Off until mp_quickset arms it again. */
+static LJ_AINLINE void mp_quickoff(MPQuick *q)
+{
+  q->L = NULL;
+  q->st = MP_QUICKOFF;
+}
 
 LJ_STATIC_ASSERT(LJMPROF_STACK_DEPTH_DEFAULT == LJM_STACK_DEPTH_DEFAULT &&
 		 LJMPROF_STACK_DEPTH_MAX == LJM_STACK_DEPTH_MAX &&
@@ -1119,6 +1173,7 @@ static void mp_protonew(MPStack *s, uintptr_t pt)
   s->protos[i] += (uint64_t)1 << 48;
   if (!(s->protos[i] >> 48)) s->protos[i] += (uint64_t)1 << 48;  /* Not 0. */
   s->nlast = 0;  /* The last stack's frames may name it. */
+  mp_quickoff(&s->q);
 }
 
 /*
@@ -1179,6 +1234,7 @@ static void mp_tracenew(MPStack *s, uint32_t traceno)
 {
   /* The caches are keyed without generation. */
   memset(s->tnodes, 0, sizeof(s->tnodes));
+  mp_quickoff(&s->q);
 #if LJ_TARGET_X64 && LJ_GC64
   memset(s->shints, 0, sizeof(s->shints));
 #endif
@@ -1604,9 +1660,10 @@ static LJ_NOINLINE uint32_t mp_sitemiss(MemProf *mp, GCtrace *T, uintptr_t ra,
 }
 
 /* The site of trace T that the allocation comes from, announced before
-** its first use; 0 if not known. */
+** its first use; 0 if not known. *slotp: where the return address was
+** read (for mp_quickset), or 0. */
 static LJ_AINLINE uint32_t mp_tracesite(MemProf *mp, lua_State *L,
-					GCtrace *T)
+					GCtrace *T, uintptr_t *slotp)
 {
   MPStack *s = mp->stk;
   uintptr_t cf = (uintptr_t)cframe_raw(L->cframe), slot, ra;
@@ -1616,6 +1673,7 @@ static LJ_AINLINE uint32_t mp_tracesite(MemProf *mp, lua_State *L,
 	 sizeof(uintptr_t);
   if (slot <= (uintptr_t)__builtin_frame_address(0) || slot >= cf)
     return 0;
+  *slotp = slot;
   ra = *(const uintptr_t *)slot;
   h = &s->shints[(ra ^ ra >> 7) & (MP_SITEHINTS - 1)];
   if (LJ_LIKELY(h->ra == ra && h->traceno == T->traceno))
@@ -1624,7 +1682,7 @@ static LJ_AINLINE uint32_t mp_tracesite(MemProf *mp, lua_State *L,
 }
 #else
 /* Elsewhere the return address of a call from a trace is not read yet. */
-#define mp_tracesite(mp, L, T)	0
+#define mp_tracesite(mp, L, T, slotp)	0
 #endif
 #endif
 
@@ -2025,6 +2083,127 @@ static uint32_t mp_stacknode(MemProf *mp, uint32_t n, int cut)
   return parent;
 }
 
+#if LJ_HASJIT && LJ_FR2
+/* Do the frames below the armed trace still hold what they held? */
+static LJ_AINLINE int mp_quickframes(const MPQuick *q)
+{
+  uint32_t i;
+  for (i = 0; i < q->n; i++)
+    if (*q->c[i].p != q->c[i].v) return 0;
+  return 1;
+}
+
+/*
+** After a trace event of thread L from trace st, whose return address was
+** in slot: arm the quick path for the last stack, whose leaf is node, or
+** add the return address to it. Armed only where mp_stackagain would take
+** that stack again: plain frames, no resumer.
+*/
+static LJ_NOINLINE void mp_quickset(MemProf *mp, lua_State *L, int32_t st,
+				    uintptr_t slot, uint32_t node)
+{
+  MPStack *s = mp->stk;
+  MPQuick *q = &s->q;
+  MPFrame *last = s->last;
+  uintptr_t cf = (uintptr_t)L->cframe, ra = *(const uintptr_t *)slot;
+  cTValue *base = tvref(mp->g->jit_base);
+  uint32_t i, n = 0;
+  MPQuickSite *qs;
+  if (!s->lastplain || s->nlastseg || s->nlast < 2 ||
+      last[0].tag != LJM_FRAME_TRACE || last[0].node != node ||
+      last[1].slot != base - 1) {
+    mp_quickoff(q);
+    return;
+  }
+  if (q->L != L || q->base != base || q->cf != cf ||
+      q->stack != tvref(L->stack) || !mp_quickframes(q)) {
+    mp_quickoff(q);  /* Armed anew for these frames. */
+    for (i = 1; i < s->nlast; i++) {
+      const MPFrame *e = &last[i];
+      cTValue *ef = e->slot;
+      if (n + 3 > MP_QUICKPAIRS) return;
+      q->c[n].p = &(ef - 1)->u64;
+      q->c[n++].v = e->func;
+      q->c[n].p = (const uint64_t *)&ef->ftsz;
+      q->c[n++].v = (uint64_t)e->link;
+      if (e->tag == LJM_FRAME_LUA) {
+	q->c[n].p = (const uint64_t *)&((const GCfunc *)e->fn)->l.pc;
+	q->c[n].v = *q->c[n].p;
+	n++;
+      }
+      if (frame_isvarg(ef)) {
+	q->c[n].p = (const uint64_t *)&frame_prevd(ef)->ftsz;
+	q->c[n++].v = (uint64_t)e->link2;
+      }
+    }
+    q->n = n;
+    q->base = base;
+    q->cf = cf;
+    q->stack = tvref(L->stack);
+    q->size = L->stacksize;
+    memset(q->sites, 0, sizeof(q->sites));
+    q->L = L;
+  }
+  q->st = st;
+  q->slot = slot;
+  qs = &q->sites[mp_quickhash(ra)];
+  qs->ra = ra;
+  qs->st = st;
+  qs->node = node;
+}
+
+/*
+** An allocation or reallocation on the quick path (MPQuick): written with
+** its node and returns 1, or returns 0 for mp_stackevent. The buffer has
+** room.
+*/
+static LJ_AINLINE int mp_tracequick(MemProf *mp, uint8_t ev, void *optr,
+				    size_t osize, void *nptr, size_t nsize)
+{
+  global_State *g = mp->g;
+  int32_t st = g->vmstate;
+  MPQuick *q;
+  lua_State *L;
+  const MPQuickSite *e;
+  uintptr_t slot, ra;
+  uint8_t *p;
+  if (st <= 0) return 0;  /* Not a trace: nothing else is read. */
+  q = &mp->stk->q;
+  L = (lua_State *)gcref(g->mem_L);
+  if (L != q->L || L == NULL || tvref(g->jit_base) != q->base ||
+      (uintptr_t)L->cframe != q->cf || tvref(L->stack) != q->stack ||
+      L->stacksize < q->size)
+    return 0;
+  if (LJ_LIKELY(st == q->st)) {
+    slot = q->slot;
+  } else {  /* Another trace over the same frames: its slot, as mp_tracesite. */
+    jit_State *J = G2J(g);
+    uintptr_t cf = (uintptr_t)cframe_raw((void *)q->cf);
+    GCtrace *T = (MSize)st < J->sizetrace ? traceref(J, st) : NULL;
+    if (T == NULL) return 0;
+    slot = cf - (CFRAME_SIZE_JIT - CFRAME_SIZE) - T->spadjust -
+	   sizeof(uintptr_t);
+    if (slot >= cf) return 0;
+    q->st = st;
+    q->slot = slot;
+  }
+  if (slot <= (uintptr_t)__builtin_frame_address(0)) return 0;
+  ra = *(const uintptr_t *)slot;
+  e = &q->sites[mp_quickhash(ra)];
+  if (e->ra != ra || e->st != st || e->node == 0 || !mp_quickframes(q))
+    return 0;  /* An entry never set has node 0. */
+  p = mp->pos;
+  *p++ = ev | LJM_SRC_STACK | LJM_EV_KIND;
+  p = mp_uleb(p, e->node);
+  p = mp_body(mp, p, ev, optr, osize, nptr, nsize);
+  mp->pos = mp_objkind(g, p);
+  return 1;
+}
+#else
+#define mp_quickset(mp, L, st, slot, node)	UNUSED(slot)
+#define mp_tracequick(mp, ev, optr, osize, nptr, nsize)	0
+#endif
+
 /*
 ** The stack of an allocation or reallocation: write the event with it and
 ** return 1, or return 0 when it has none (the VM itself allocates, or no
@@ -2040,6 +2219,7 @@ static LJ_NOINLINE int mp_stackevent(MemProf *mp, uint8_t ev, void *optr,
   uint32_t n = 0, node;
   int cut = 0, top = 1;
   cTValue *f = NULL;
+  uintptr_t slot = 0;
   uint8_t *p;
 #if LJ_HASJIT
   if (st > 0) {
@@ -2052,7 +2232,8 @@ static LJ_NOINLINE int mp_stackevent(MemProf *mp, uint8_t ev, void *optr,
     jit_State *J = G2J(g);
     MPFrame *e = &mp->stk->cur[0];
     GCtrace *T = (MSize)st < J->sizetrace ? traceref(J, st) : NULL;
-    uint32_t site = L != NULL && T != NULL ? mp_tracesite(mp, L, T) : 0;
+    uint32_t site = L != NULL && T != NULL ?
+		    mp_tracesite(mp, L, T, &slot) : 0;
     e->slot = NULL;
     e->fn = (const void *)((uintptr_t)st | (uintptr_t)site << 32);
     e->pc = NULL;
@@ -2100,6 +2281,7 @@ static LJ_NOINLINE int mp_stackevent(MemProf *mp, uint8_t ev, void *optr,
     mp->stk->laststack = L ? tvref(L->stack) : NULL;
     mp->stk->lastsize = L ? L->stacksize : 0;
   }
+  if (slot) mp_quickset(mp, L, st, slot, node);
   mp_reserve(mp);
   p = mp->pos;
   *p++ = ev | LJM_SRC_STACK | LJM_EV_KIND;
@@ -2222,7 +2404,8 @@ static LJ_NOINLINE void mp_record(MemProf *mp, uint8_t ev, void *optr,
   if (LJ_UNLIKELY(mp->pos > mp->lim) && !mp_full(mp))
     return;
   if (LJ_UNLIKELY(mp->depth) && ev != LJM_EV_FREE) {  /* With stacks. */
-    if (!mp_stackevent(mp, ev, optr, osize, nptr, nsize))
+    if (!mp_tracequick(mp, ev, optr, osize, nptr, nsize) &&
+	!mp_stackevent(mp, ev, optr, osize, nptr, nsize))
       mp_event(mp, ev, optr, osize, nptr, nsize);
     return;
   }
@@ -2311,6 +2494,7 @@ static LJ_NOINLINE void *mp_allocstack(MemProf *mp, size_t osize,
   void *nptr = mp->allocf(mp->allocd, NULL, osize, nsize);
   if (LJ_LIKELY(mp_enter(mp)) && nptr != NULL &&
       (LJ_LIKELY(mp->pos <= mp->lim) || mp_full(mp)) &&
+      !mp_tracequick(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize) &&
       !mp_stackevent(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize))
     mp_event(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize);
   mp_leave(mp);
@@ -3057,6 +3241,7 @@ static int mp_stackinit(MemProf *mp, int depth)
   mp->stk = s;
   mp->depth = (uint32_t)depth;
   s->maxnodes = lj_memprof_nodes_max ? lj_memprof_nodes_max : 1;
+  mp_quickoff(&s->q);
   s->last = (MPFrame *)calloc(mp->depth, sizeof(MPFrame));
   s->cur = (MPFrame *)calloc(mp->depth, sizeof(MPFrame));
   return s->last != NULL && s->cur != NULL && mp_nodegrow(s);
