@@ -10,7 +10,10 @@
 ** no global, no lock, one profiler per VM. A host may set an allocator
 ** of its own over the wrapper while profiling; g->memprof still finds the
 ** state. A stopped profiler's state stays, as a pass-through to the
-** allocator it wrapped, until the VM is gone (see mp_stop).
+** allocator it wrapped, until the VM is gone (see mp_stop). A sampling
+** profiler on the VM's own allocator wraps nothing but frees: the VM
+** counts the bytes itself (see "Sampled blocks in a range of their
+** own").
 **
 ** Every event is charged to the thread that allocates (g->mem_L, set by
 ** lj_memprof_alloc, which lj_mem_realloc, lj_mem_alloc and lj_mem_newgco
@@ -2697,8 +2700,11 @@ static int mp_sampleinit(MemProf *mp, const ljmprof_opt *opt)
 ** VM's allocator (addresses above it) from a sampled one, with no lookup
 ** and nothing read but the address; what is below the end and not in the
 ** range goes on to lj_alloc_f. Each sampled block has a header: its
-** arena, whose profiler (if one records) writes the free. The VM's blocks
-** in the range are never touched by anything but this code.
+** arena, whose profiler writes the free if it is the one that sampled
+** the block (MPArena.gen), and its size. The VM's blocks in the range
+** are never touched by anything but this code. Allocations that bypass
+** the VM's allocation functions (a C module calling the pair that
+** lua_getallocf gave it) are not sampled.
 **
 ** An arena is the VM's, not a profiler's: sampled blocks outlive the
 ** profiler that sampled them (mp_sfree stays the VM's allocator until

@@ -66,11 +66,14 @@ LJ_DATA uint32_t lj_memprof_nodes_max;
 ** zero: a sample is due, or a profiler of every event wants the thread
 ** (g->mem_L). Without a profiler the counter starts at INT64_MAX.
 */
+#include "lj_gc.h"  /* LJ_MEMPROF_COUNTER: a tree with patch 0011. */
+#ifdef LJ_MEMPROF_COUNTER
 #define lj_memprof_due(g, n)	(((g)->mem_left -= (int64_t)(n)) < 0)
 LJ_FUNC void *lj_memprof_alloc(lua_State *L, void *p, GCSize osz,
 			       GCSize nsz);
 /* In close_state, once no block is left: the VM's own allocator pair. */
 LJ_FUNC void lj_memprof_unwrap(global_State *g);
+#endif
 
 /* New symbols while profiling. */
 LJ_FUNC void lj_memprof_addproto(global_State *g, GCproto *pt);
