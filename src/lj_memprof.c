@@ -3437,6 +3437,14 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
 		  mp->depth ? mp_allocf_stacks : mp_allocf, mp);
     mp_setleft(g, MP_ALWAYS);  /* Every allocation stores its thread. */
   }
+#if MP_COUNTER
+  /* The VM stores the allocating thread only while a profiler runs (in
+  ** lj_memprof_alloc): one started at a safe point inside an allocation
+  ** (a toggle, a delay) charges that allocation to the thread that runs,
+  ** as g->cur_L says, not to the last one of an earlier profiler. */
+  setgcref(g->mem_L, gcref(g->cur_L) != NULL ? gcref(g->cur_L) :
+		     obj2gco(L));
+#endif
   g->memprof = mp;
   return LJMPROF_OK;
 }
