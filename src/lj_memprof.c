@@ -3051,10 +3051,15 @@ static void mp_setpair(global_State *g, lua_Alloc f, void *d)
 void *lj_memprof_alloc(lua_State *L, void *p, GCSize osz, GCSize nsz)
 {
   global_State *g = G(L);
-  MemProf *mp = mp_get(g);
+  MemProf *mp;
   setgcref(g->mem_L, obj2gco(L));
+  if (LJ_LIKELY(g->mem_left < MP_ALWAYS / 2)) {  /* Every event: first. */
+    g->mem_left = MP_ALWAYS;
+    return g->allocf(g->allocd, p, osz, nsz);
+  }
+  mp = mp_get(g);
 #if MP_ARENA
-  if (mp != NULL && mp->fast && g->mem_left > MP_ALWAYS / 2)
+  if (mp != NULL && mp->fast)
     return mp_sampledue(L, mp, p, osz, nsz);
 #endif
   mp_setleft(g, mp != NULL ? MP_ALWAYS : INT64_MAX);
