@@ -10,10 +10,15 @@
 ** no global, no lock, one profiler per VM. A host may set an allocator
 ** of its own over the wrapper while profiling; g->memprof still finds the
 ** state. A stopped profiler's state stays, as a pass-through to the
-** allocator it wrapped, until the VM is gone (see mp_stop).
+** allocator it wrapped, until the VM is gone (see mp_stop). A sampling
+** profiler on the VM's own allocator wraps nothing but frees: the VM
+** counts the bytes itself (see "Sampled blocks in a range of their
+** own").
 **
 ** Every event is charged to the thread that allocates (g->mem_L, set by
-** lj_mem_realloc and lj_mem_newgco) and to what runs on it: a trace, the
+** lj_memprof_alloc, which lj_mem_realloc, lj_mem_alloc and lj_mem_newgco
+** call on every allocation while such a profiler runs: see "Sampled
+** blocks in a range of their own") and to what runs on it: a trace, the
 ** VM itself, or the function on top of that thread's stack, read without
 ** trusting any slot (see "Attribution").
 */
@@ -37,10 +42,14 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <linux/membarrier.h>
 
 #include "lj_gc.h"
+#include "lj_alloc.h"
 #include "lj_frame.h"
 #include "lj_str.h"
 #include "lj_buf.h"
@@ -137,6 +146,8 @@ typedef struct MemProf {
   int64_t sleft;		/* Sampling: bytes until the next sample. */
   const uint8_t *sfilt;		/* Its filter of sampled blocks, */
   struct MPSample *smp;		/* and its state, or NULL (see Sampling). */
+  int fast;			/* Sampling with the VM's counter and arena. */
+  struct MPArena *arena;	/* The VM's sampled blocks (newest state). */
   MPCallHint hints[MP_CALLHINTS];  /* See MPCallHint. */
   uint64_t snapn;		/* Blocks in the start snapshot. */
   uint64_t snapbytes;		/* Their bytes. */
@@ -2857,6 +2868,398 @@ static int mp_sampleinit(MemProf *mp, const ljmprof_opt *opt)
 	 mp_asinit(&s->traces);
 }
 
+/* -- Sampled blocks in a range of their own -------------------------------- */
+
+/*
+** Where the VM's allocator is its own (lj_alloc_f, the case of
+** luaL_newstate), the sampled profiler does not wrap allocations at all:
+** the VM's byte counter (g->mem_left, patch 0011) costs one subtraction
+** and one branch where the VM allocates, and new blocks go straight to
+** g->mem_newf. When the counter runs out, lj_memprof_alloc takes the
+** block from the VM's arena: a part of one range of the address space,
+** [MP_ARBASE, MP_ARBASE + MP_ARSIZE), reserved once per process, below
+** every mapping that mmap places from the top (the VM's own allocator's
+** among them). A free or a reallocation goes through g->allocf, which is
+** mp_sfree: one compare with the range's end tells every block of the
+** VM's allocator (addresses above it) from a sampled one, with no lookup
+** and nothing read but the address; what is below the end and not in the
+** range goes on to lj_alloc_f. Each sampled block has a header: its
+** arena, whose profiler writes the free if it is the one that sampled
+** the block (MPArena.gen), and its size. The VM's blocks in the range
+** are never touched by anything but this code. Allocations that bypass
+** the VM's allocation functions (a C module calling the pair that
+** lua_getallocf gave it) are not sampled.
+**
+** An arena is the VM's, not a profiler's: sampled blocks outlive the
+** profiler that sampled them (mp_sfree stays the VM's allocator until
+** close_state, lj_memprof_unwrap), and it passes from state to state
+** (mp->arena of the newest). Small blocks (with their header, up to
+** 64 KiB) come from 1 MiB chunks in power-of-two classes with a free list
+** each; larger ones are runs of 64 KiB of their own, whose pages go back
+** to the system when they are freed and whose range is kept for another
+** large sample. Chunks and runs are carved from the range by one atomic
+** add: VMs of several threads need no lock, and a forked child inherits
+** a consistent range. The range is given up for good when a VM is gone
+** (its pages, not its addresses: MP_ARSIZE is 1 TiB). If the range cannot
+** be reserved (taken, or an address-space limit: RLIMIT_AS is left to the
+** host) or the VM's allocator is another, sampling wraps the allocator
+** (mp_allocf_sample above).
+*/
+/* The VM's counter is patch 0011's: without it, the wrappers alone. */
+#ifdef LJ_MEMPROF_COUNTER
+#define MP_COUNTER	1
+#define mp_setleft(g, v)	((g)->mem_left = (v))
+#else
+#define MP_COUNTER	0
+#define mp_setleft(g, v)	((void)(g))
+#endif
+#if MP_COUNTER && LJ_GC64 && !defined(LUAJIT_USE_SYSMALLOC)
+#define MP_ARENA	1
+#else
+#define MP_ARENA	0
+#endif
+
+#if MP_ARENA
+
+#define MP_ARBASE	((uintptr_t)1 << 40)
+#define MP_ARSIZE	((uintptr_t)1 << 40)
+#define MP_ARCHUNK	((size_t)1 << 20)	/* Small blocks' chunks. */
+#define MP_ARRUN	((size_t)1 << 16)	/* Large blocks round to it. */
+#define MP_ARMINC	5	/* Classes 2^5 (32 bytes) .. */
+#define MP_ARMAXC	16	/* .. 2^16, header included. */
+
+/* Before each sampled block. 16 bytes: the block stays 16-aligned. */
+typedef struct MPArHdr {
+  struct MPArena *arena;	/* Its arena. */
+  uint32_t gen;			/* The profiler that sampled it (MPArena). */
+  uint32_t units;		/* Its 32-byte units, header included. */
+} MPArHdr;
+
+#define MP_ARUNIT	5
+#define mp_arsize(h)	((size_t)(h)->units << MP_ARUNIT)
+#define MP_ARMAX	(((size_t)UINT32_MAX << MP_ARUNIT) - MP_ARRUN)
+
+typedef struct MPArRun {
+  uintptr_t addr;
+  size_t size;
+} MPArRun;
+
+typedef struct MPArena {
+  MemProf *mp;			/* The profiler writing its frees, or NULL: */
+  uint32_t gen;			/* those of the blocks it sampled. */
+  uint8_t *cur, *end;		/* What is left of the small blocks' chunk. */
+  MPArHdr *freel[MP_ARMAXC + 1];  /* Free small blocks by class. */
+  MPArRun *runs;		/* Every chunk and run carved, */
+  uint32_t nruns, szruns;	/* given back when the VM is gone. */
+  MPArRun *idle;		/* Free large runs. */
+  uint32_t nidle, szidle;
+} MPArena;
+
+/* The range: its ends once reserved (before, no mp_sfree is in use),
+** the next free address, and 0 untried, 1 being reserved, 2 reserved,
+** 3 failed. */
+static uintptr_t mp_arlo = ~(uintptr_t)0, mp_arhi;
+static uintptr_t mp_artop = MP_ARBASE;
+static int mp_arstate;
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE	0x100000
+#endif
+
+/* Reserve the range, once per process. 1 if it is there. */
+static int mp_arreserve(void)
+{
+  int st = __atomic_load_n(&mp_arstate, __ATOMIC_ACQUIRE);
+  if (st == 0) {
+    int zero = 0;
+    if (__atomic_compare_exchange_n(&mp_arstate, &zero, 1, 0,
+				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      struct rlimit rl;
+      void *p = MAP_FAILED;
+      /* PROT_NONE costs no memory, only addresses: none while the host
+      ** has a limit on them. */
+      if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY)
+	p = mmap((void *)MP_ARBASE, MP_ARSIZE, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+		 MAP_FIXED_NOREPLACE, -1, 0);
+      if (p != MAP_FAILED && p != (void *)MP_ARBASE) {
+	munmap(p, MP_ARSIZE);  /* An old kernel took the address as a hint. */
+	p = MAP_FAILED;
+      }
+      if (p != MAP_FAILED) {
+	mp_arlo = MP_ARBASE;
+	mp_arhi = MP_ARBASE + MP_ARSIZE;
+      }
+      st = p != MAP_FAILED ? 2 : 3;
+      __atomic_store_n(&mp_arstate, st, __ATOMIC_RELEASE);
+    } else {
+      st = zero;
+    }
+  }
+  while (st == 1) {  /* Another thread is at it: a system call's wait. */
+    sched_yield();
+    st = __atomic_load_n(&mp_arstate, __ATOMIC_ACQUIRE);
+  }
+  return st == 2;
+}
+
+/* Room for one more entry in a list of runs. 0 if out of memory. */
+static int mp_arroom(MPArRun **v, uint32_t n, uint32_t *sz)
+{
+  if (n == *sz) {
+    uint32_t nsz = *sz ? 2 * *sz : 16;
+    MPArRun *nv = (MPArRun *)realloc(*v, nsz * sizeof(MPArRun));
+    if (nv == NULL) return 0;
+    *v = nv;
+    *sz = nsz;
+  }
+  return 1;
+}
+
+/* size bytes of the range, usable. NULL if it is used up. */
+static void *mp_arcarve(MPArena *a, size_t size)
+{
+  uintptr_t p;
+  if (size > MP_ARSIZE || !mp_arroom(&a->runs, a->nruns, &a->szruns))
+    return NULL;
+  p = __atomic_fetch_add(&mp_artop, size, __ATOMIC_RELAXED);
+  if (p > MP_ARBASE + MP_ARSIZE - size)
+    return NULL;  /* Used up (mp_artop stays past the end). */
+  if (mprotect((void *)p, size, PROT_READ | PROT_WRITE) != 0)
+    return NULL;  /* No memory: these addresses stay unused. */
+  a->runs[a->nruns].addr = p;
+  a->runs[a->nruns].size = size;
+  a->nruns++;
+  return (void *)p;
+}
+
+/* A block of nsize bytes in the arena, or NULL. */
+static void *mp_aralloc(MPArena *a, size_t nsize)
+{
+  size_t t = nsize + sizeof(MPArHdr);
+  MPArHdr *h;
+  if (nsize > MP_ARMAX) return NULL;
+  if (t <= ((size_t)1 << MP_ARMAXC)) {
+    uint32_t c = MP_ARMINC;
+    size_t sz;
+    while (((size_t)1 << c) < t) c++;
+    sz = (size_t)1 << c;
+    h = a->freel[c];
+    if (h != NULL) {
+      a->freel[c] = *(MPArHdr **)(void *)(h + 1);
+    } else {
+      if ((size_t)(a->end - a->cur) < sz) {
+	uint8_t *ch = (uint8_t *)mp_arcarve(a, MP_ARCHUNK);
+	if (ch == NULL) return NULL;
+	a->cur = ch;
+	a->end = ch + MP_ARCHUNK;
+      }
+      h = (MPArHdr *)(void *)a->cur;
+      a->cur += sz;
+    }
+    h->units = (uint32_t)(sz >> MP_ARUNIT);
+  } else {
+    size_t sz = (t + MP_ARRUN - 1) & ~(MP_ARRUN - 1);
+    uint32_t i, best = a->nidle;
+    /* The smallest idle run that fits, if it is not twice too large. */
+    for (i = 0; i < a->nidle; i++)
+      if (a->idle[i].size >= sz && a->idle[i].size / 2 < sz &&
+	  (best == a->nidle || a->idle[i].size < a->idle[best].size))
+	best = i;
+    if (best < a->nidle) {
+      h = (MPArHdr *)a->idle[best].addr;
+      sz = a->idle[best].size;
+      a->idle[best] = a->idle[--a->nidle];
+    } else {
+      h = (MPArHdr *)mp_arcarve(a, sz);
+      if (h == NULL) return NULL;
+    }
+    h->units = (uint32_t)(sz >> MP_ARUNIT);
+  }
+  h->arena = a;
+  h->gen = a->gen;
+  return h + 1;
+}
+
+/* Is ptr a sampled block (in the range)? */
+static LJ_AINLINE int mp_inarena(const void *ptr)
+{
+  return (uintptr_t)ptr - MP_ARBASE < MP_ARSIZE;
+}
+
+/* Free the sampled block ptr, with its event if the profiler that
+** sampled it records. */
+static void mp_arfree(void *ptr, size_t osize)
+{
+  MPArHdr *h = (MPArHdr *)ptr - 1;
+  MPArena *a = h->arena;
+  MemProf *mp = a->mp;
+  if (mp != NULL && h->gen == a->gen) {
+    if (LJ_LIKELY(mp_enter(mp))) {
+      mp_freetrace(mp);
+      mp_record(mp, LJM_EV_FREE, ptr, osize, NULL, 0);
+    }
+    mp_leave(mp);
+  }
+  if (mp_arsize(h) <= ((size_t)1 << MP_ARMAXC)) {
+    uint32_t c = (uint32_t)__builtin_ctzll((unsigned long long)mp_arsize(h));
+    *(MPArHdr **)(void *)(h + 1) = a->freel[c];
+    a->freel[c] = h;
+  } else {
+    size_t sz = mp_arsize(h);
+    (void)madvise(h, sz, MADV_DONTNEED);  /* Its pages go back. */
+    if (mp_arroom(&a->idle, a->nidle, &a->szidle)) {
+      a->idle[a->nidle].addr = (uintptr_t)h;
+      a->idle[a->nidle].size = sz;
+      a->nidle++;
+    }  /* Else its addresses stay unused. */
+  }
+}
+
+/* The VM is gone: every page of its arena goes back (not the addresses). */
+static void mp_ardestroy(MPArena *a)
+{
+  uint32_t i;
+  for (i = 0; i < a->nruns; i++)
+    (void)mmap((void *)a->runs[i].addr, a->runs[i].size, PROT_NONE,
+	       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  free(a->runs);
+  free(a->idle);
+  free(a);
+}
+
+/* A free or reallocation below the range's end: in the range, or not. */
+static LJ_NOINLINE void *mp_sfreeslow(void *ud, void *ptr, size_t osize,
+				      size_t nsize)
+{
+  void *nptr;
+  if (!mp_inarena(ptr))
+    return lj_alloc_f(ud, ptr, osize, nsize);
+  if (nsize == 0) {
+    mp_arfree(ptr, osize);
+    return NULL;
+  }
+  /* A reallocation that the counter did not sample: the new block is the
+  ** VM allocator's, the sampled one is freed. */
+  nptr = lj_alloc_f(ud, NULL, 0, nsize);
+  if (nptr == NULL) return NULL;  /* Failed: nothing changed. */
+  memcpy(nptr, ptr, osize < nsize ? osize : nsize);
+  mp_arfree(ptr, osize);
+  return nptr;
+}
+
+/*
+** The VM's allocator while its sampled blocks are in the range: the pair
+** is (mp_sfree, the VM allocator's own state). mmap places the VM
+** allocator's memory from the top down, above the range: the test is
+** one compare with its end. Where its memory is below the range (under
+** valgrind, whose mappings grow from the bottom up), mp_sfreeup tests
+** the other end.
+*/
+static void *mp_sfree(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  if (LJ_UNLIKELY((uintptr_t)ptr < mp_arhi))
+    return mp_sfreeslow(ud, ptr, osize, nsize);
+  return lj_alloc_f(ud, ptr, osize, nsize);
+}
+
+static void *mp_sfreeup(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  if (LJ_UNLIKELY((uintptr_t)ptr >= mp_arlo))
+    return mp_sfreeslow(ud, ptr, osize, nsize);
+  return lj_alloc_f(ud, ptr, osize, nsize);
+}
+
+/* Is f one of the two? */
+#define mp_issfree(f)	((f) == mp_sfree || (f) == mp_sfreeup)
+
+/*
+** The counter ran out: a sample. The new block is the arena's, a
+** reallocated one moves there (its old block is freed, with an event if
+** it was sampled), and the block is recorded as an allocation. The safe
+** point of a sampled profiler is here.
+*/
+static LJ_NOINLINE void *mp_sampledue(lua_State *L, MemProf *mp, void *ptr,
+				      size_t osize, size_t nsize)
+{
+  global_State *g = G(L);
+  void *nptr;
+  if (LJ_UNLIKELY(*mp->pollflag != mp->pollseen)) {
+    if (mp_enter(mp)) {
+      mp->pollseen = *mp->pollflag;
+      mp->poll(mainthread(g), mp->ctx);
+    }
+    mp_leave(mp);
+    if (mp_get(g) != mp)  /* Stopped or replaced: as any allocation. */
+      return g->allocf(g->allocd, ptr, osize, nsize);
+  }
+  mp_setleft(g, mp_nextsample(mp->smp));
+  nptr = mp_aralloc(mp->arena, nsize);
+  if (nptr == NULL)  /* The range is used up: not sampled. */
+    return g->allocf(g->allocd, ptr, osize, nsize);
+  if (ptr != NULL) {
+    memcpy(nptr, ptr, osize < nsize ? osize : nsize);
+    if (mp_inarena(ptr))
+      mp_arfree(ptr, osize);
+    else
+      g->allocf(g->allocd, ptr, osize, 0);
+  }
+  if (LJ_LIKELY(mp_enter(mp)) &&
+      (LJ_LIKELY(mp->pos <= mp->lim) || mp_full(mp)) &&
+      !mp_stackevent(mp, LJM_EV_ALLOC, ptr, 0, nptr, nsize))
+    mp_event(mp, LJM_EV_ALLOC, ptr, 0, nptr, nsize);
+  mp_leave(mp);
+  return nptr;
+}
+
+#endif
+
+/* Set the VM's allocator pair; new blocks go through it too, but for
+** mp_sfree's, which takes them to the VM allocator's own. */
+static void mp_setpair(global_State *g, lua_Alloc f, void *d)
+{
+  g->allocf = f;
+  g->allocd = d;
+#if MP_ARENA
+  g->mem_newf = mp_issfree(f) ? lj_alloc_f : f;
+#elif MP_COUNTER
+  g->mem_newf = f;
+#endif
+}
+
+/* The counter of a profiler that sees every event: always below zero, so
+** that lj_memprof_alloc stores the allocating thread. */
+#define MP_ALWAYS	(INT64_MIN / 2)
+
+#if MP_COUNTER
+void *lj_memprof_alloc(lua_State *L, void *p, GCSize osz, GCSize nsz)
+{
+  global_State *g = G(L);
+  MemProf *mp;
+  setgcref(g->mem_L, obj2gco(L));
+  if (LJ_LIKELY(g->mem_left < MP_ALWAYS / 2)) {  /* Every event: first. */
+    g->mem_left = MP_ALWAYS;
+    return g->allocf(g->allocd, p, osz, nsz);
+  }
+  mp = mp_get(g);
+#if MP_ARENA
+  if (mp != NULL && mp->fast)
+    return mp_sampledue(L, mp, p, osz, nsz);
+#endif
+  mp_setleft(g, mp != NULL ? MP_ALWAYS : INT64_MAX);
+  return g->allocf(g->allocd, p, osz, nsz);
+}
+
+void lj_memprof_unwrap(global_State *g)
+{
+#if MP_ARENA
+  if (mp_issfree(g->allocf)) mp_setpair(g, lj_alloc_f, g->allocd);
+#else
+  UNUSED(g);
+#endif
+}
+#endif
+
 /* -- Start snapshot -------------------------------------------------------- */
 
 /*
@@ -3282,7 +3685,7 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
 		     lj_memprof_release release)
 {
   global_State *g = G(L);
-  MemProf *mp;
+  MemProf *mp, *older;
   size_t sz;
   int depth;
   if (opt == NULL || opt->writer == NULL || mp_get(g) != NULL ||
@@ -3348,12 +3751,59 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   mp->allocf = g->allocf;
   mp->allocd = g->allocd;
   mp->active = 1;
-  mp->older = (MemProf *)g->memprof;
-  g->allocd = mp;
-  g->allocf = mp->smp ? mp_allocf_sample :
-	      mp->depth ? mp_allocf_stacks : mp_allocf;
+  older = (MemProf *)g->memprof;
+  mp->older = older;
+  if (older != NULL) {  /* The VM's arena goes with the newest state. */
+    mp->arena = older->arena;
+    older->arena = NULL;
+  }
+#if MP_ARENA
+  /* Sampling with the VM's own allocator (or the pair an earlier sampled
+  ** profiler left): its counter and the arena, no wrapper. */
+  if (mp->smp && (g->allocf == lj_alloc_f || mp_issfree(g->allocf)) &&
+      mp_arreserve()) {
+    if (mp->arena == NULL)
+      mp->arena = (MPArena *)calloc(1, sizeof(MPArena));
+    mp->fast = mp->arena != NULL;
+  }
+  if (mp->fast) {
+    mp->arena->mp = mp;
+    mp->arena->gen++;  /* The blocks sampled before are not this one's. */
+    mp_setpair(g, mp_issfree(g->allocf) ? g->allocf :
+		  (uintptr_t)g->allocd >= mp_arhi ? mp_sfree : mp_sfreeup,
+	       g->allocd);
+    mp_setleft(g, mp->sleft);
+  } else
+#endif
+  {
+    mp_setpair(g, mp->smp ? mp_allocf_sample :
+		  mp->depth ? mp_allocf_stacks : mp_allocf, mp);
+    mp_setleft(g, MP_ALWAYS);  /* Every allocation stores its thread. */
+  }
+#if MP_COUNTER
+  /* The VM stores the allocating thread only while a profiler runs (in
+  ** lj_memprof_alloc): one started at a safe point inside an allocation
+  ** (a toggle, a delay) charges that allocation to the thread that runs,
+  ** as g->cur_L says, not to the last one of an earlier profiler. */
+  setgcref(g->mem_L, gcref(g->cur_L) != NULL ? gcref(g->cur_L) :
+		     obj2gco(L));
+#endif
   g->memprof = mp;
   return LJMPROF_OK;
+}
+
+/*
+** The VM without the profiler: its allocator back if the wrapper is on
+** top (a sampled profiler's mp_sfree stays: its blocks are still there),
+** its counter at rest, frees of the arena's blocks no longer written.
+*/
+static void mp_unhook(global_State *g, MemProf *mp)
+{
+  if (mp_ontop(g, mp)) mp_setpair(g, mp->allocf, mp->allocd);
+  mp_setleft(g, INT64_MAX);
+#if MP_ARENA
+  if (mp->arena != NULL && mp->arena->mp == mp) mp->arena->mp = NULL;
+#endif
 }
 
 /*
@@ -3376,10 +3826,7 @@ static int mp_stop(lua_State *L, int write, int any,
   if (!mp_enter(mp)) {
     /* Ended by another thread as the process goes, which may still be
     ** writing the buffer: touch nothing, free nothing. */
-    if (mp_ontop(g, mp)) {
-      g->allocf = mp->allocf;
-      g->allocd = mp->allocd;
-    }
+    mp_unhook(g, mp);
     mp->active = 0;
     mp_leave(mp);
     return LJMPROF_OK;
@@ -3395,10 +3842,7 @@ static int mp_stop(lua_State *L, int write, int any,
     mp_flush(mp);
   }
   e = write ? mp->err : 0;
-  if (mp_ontop(g, mp)) {
-    g->allocf = mp->allocf;
-    g->allocd = mp->allocd;
-  }
+  mp_unhook(g, mp);
   mp_release(mp);
   mp->active = 0;
   mp->pos = (uint8_t *)mp;  /* Not NULL: pos > lim holds for every event, */
@@ -3420,6 +3864,12 @@ void lj_memprof_free(void *states)
   MemProf *mp = (MemProf *)states;
   while (mp != NULL) {
     MemProf *older = mp->older;
+#if MP_ARENA
+    if (mp->arena != NULL) {  /* Empty: the VM's last block is gone. */
+      mp_ardestroy(mp->arena);
+      mp->arena = NULL;
+    }
+#endif
     if (!mp->sealed) {  /* A sealed one may be in use as the process ends. */
       mp_release(mp);
       free(mp);

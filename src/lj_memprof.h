@@ -59,6 +59,22 @@ LJ_FUNC void lj_memprof_closed(void *ud);
 ** a profiler starts; the tests lower it. */
 LJ_DATA uint32_t lj_memprof_nodes_max;
 
+/*
+** The VM's byte counter (patch 0011): where the VM allocates, it takes
+** the new size from g->mem_left, one subtraction and one branch, and
+** calls lj_memprof_alloc for the allocation when the counter goes below
+** zero: a sample is due, or a profiler of every event wants the thread
+** (g->mem_L). Without a profiler the counter starts at INT64_MAX.
+*/
+#include "lj_gc.h"  /* LJ_MEMPROF_COUNTER: a tree with patch 0011. */
+#ifdef LJ_MEMPROF_COUNTER
+#define lj_memprof_due(g, n)	(((g)->mem_left -= (int64_t)(n)) < 0)
+LJ_FUNC void *lj_memprof_alloc(lua_State *L, void *p, GCSize osz,
+			       GCSize nsz);
+/* In close_state, once no block is left: the VM's own allocator pair. */
+LJ_FUNC void lj_memprof_unwrap(global_State *g);
+#endif
+
 /* New symbols while profiling. */
 LJ_FUNC void lj_memprof_addproto(global_State *g, GCproto *pt);
 #if LJ_HASJIT
