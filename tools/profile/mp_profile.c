@@ -301,7 +301,7 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
   /* The counts by kind and the bytes are the locations' sums, taken
   ** once reading is done (mp_profile_done_reading). */
   f->live_blocks = mp_live_blocks(p);
-  mp_kinds_end_file(p);
+  mp_kinds_end_file(p, 1);
   mp_life_end_file(p, 1);
   if (mp_timeline_end_file(p) < 0)
     p->oom = 1;
@@ -347,7 +347,7 @@ void mp_profile_drop_file(struct mp_profile *p)
   ** its stack nodes made locations (and names) of their own. */
   if (!p->file_events && !p->file.stack_nodes)
     mp_strings_truncate(&p->strings, p->file_strings);
-  mp_kinds_end_file(p);
+  mp_kinds_end_file(p, 0);
   mp_life_end_file(p, 0);
   p->pk_done = 0;
   next_file(p);

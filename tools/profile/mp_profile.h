@@ -390,8 +390,9 @@ void mp_profile_timeline(const struct mp_profile *p, uint32_t i,
 ** at the end, by kind and by (kind, location) pair, the location being
 ** the one the event is charged to. A free is of its block's kind. An
 ** event without the byte (a version-3 stream) is of kind LJM_KIND_NONE.
-** The figures are read in one pass with the rest: a profile with kinds
-** reads every event through mp_profile_event, not the fast decoder.
+** The figures are read in one pass with the rest, by the fast decoder
+** too (the heap keeps each block's kind); a filter (and a sampled file)
+** reads every event through mp_profile_event.
 */
 #define MP_NKINDS 256
 
