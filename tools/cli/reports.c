@@ -316,7 +316,7 @@ static struct mp_profile *new_profile(const struct cli *c, struct outcome *o)
     needs = MP_PROFILE_NO_OVERRIDES;
   else if (flags & MP_FMT_OVERRIDE_VALUES)
     needs = MP_PROFILE_OVERRIDE_VALUES;
-  if (c->ro.by_kind || c->ro.kinds_kept)
+  if (c->ro.by_kind || c->ro.kinds_kept || (flags & MP_FMT_KINDS))
     needs |= MP_PROFILE_KINDS;
   if (flags & MP_FMT_LIFETIMES)
     needs |= MP_PROFILE_LIFETIMES;

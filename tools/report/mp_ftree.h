@@ -71,6 +71,14 @@ int mp_ftree_add(struct mp_ftree *t, struct mp_profile *p,
 		 struct mp_aliases *al, unsigned mask, const uint64_t *at,
 		 uint32_t nat);
 
+/*
+** The same by object kind (MP_PROFILE_KINDS): into trees[kind], where
+** not NULL, the call paths of that kind (with stacks; without, its
+** locations' folded frames), MP_FV_HELD_AT 0. 0, or -1 out of memory.
+*/
+int mp_ftree_add_kinds(struct mp_ftree *const trees[MP_NKINDS],
+		       struct mp_profile *p, struct mp_aliases *al);
+
 /* Each node's children in name order (order[first .. first+nchildren)). */
 int mp_ftree_sort(struct mp_ftree *t);
 
