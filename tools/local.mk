@@ -187,7 +187,7 @@ EXTRA_DIST += tests/tools/diff.test tests/tools/diff.lua \
 	tests/tools/diffpath.test tests/tools/diffpath.lua
 # The HTML page: its structure, escaping, and in headless Chromium.
 TESTS += tests/tools/html.test
-EXTRA_DIST += tests/tools/html.test tests/tools/html.lua
+EXTRA_DIST += tests/tools/html.test tests/tools/html.lua tests/tools/page.sh
 
 TESTS += tests/tools/test_parse tests/tools/test_pprof tests/tools/golden.test \
 	tests/tools/layers.test tests/tools/errors.test tests/tools/merge.test tests/tools/bench.test \
