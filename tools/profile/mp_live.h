@@ -54,6 +54,20 @@ static MP_LIVE_INLINE int mp_live_peak(struct mp_profile *p, uint32_t owner,
   return mp_peak_save(p, owner, stacks);
 }
 
+/* The bytes of kind held change by add - sub: with MP_PROFILE_PEAK, kept
+** as they were at the file's peak, once per new peak (mp_peak.c). */
+static MP_LIVE_INLINE void mp_live_kind_held(struct mp_profile *p,
+					     unsigned kind, uint64_t add,
+					     uint64_t sub)
+{
+  kind &= MP_NKINDS - 1;
+  if (p->pk_on && p->kind_pk[kind].epoch != p->pk_epoch) {
+    p->kind_pk[kind].epoch = p->pk_epoch;
+    p->kind_pk[kind].bytes = p->kind_held[kind];
+  }
+  p->kind_held[kind] += add - sub;
+}
+
 /* A temporary allocation: block b (its owner not yet disowned) of
 ** location id orig, freed by the event right after the one that made it. */
 static inline int mp_live_temporary(struct mp_profile *p, uint32_t orig,
@@ -102,6 +116,7 @@ static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
   p->fresh_block = 0;
   if (mp_live_peak(p, b.loc, stacks) < 0)
     return -1;
+  mp_live_kind_held(p, b.kind, 0, b.size);
   orig_id = mp_live_disown(p, b.loc, b.size, stacks);
   orig = &p->locs[orig_id];
   orig->released++;
@@ -128,6 +143,7 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
 	    : mp_heap_put(&p->heap, addr, size, owner, kind, &old);
   if (rc < 0 || mp_live_peak(p, owner, stacks) < 0)
     return -1;
+  mp_live_kind_held(p, kind, size, 0);
   if (stacks) {
     struct mp_scount *c = &p->scounts[owner];
     c->held_bytes += size;
@@ -138,6 +154,7 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
     struct mp_lrec *o;
     if (mp_live_peak(p, old.loc, stacks) < 0)
       return -1;
+    mp_live_kind_held(p, old.kind, 0, old.size);
     o = &p->locs[mp_live_disown(p, old.loc, old.size, stacks)];
     o->released++;
     o->held_bytes -= old.size;

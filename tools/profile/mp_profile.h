@@ -457,6 +457,12 @@ void mp_profile_kindpath(const struct mp_profile *p, uint32_t i,
 			 unsigned *kind, uint32_t *node,
 			 struct mp_kind_counts *out);
 
+/* The bytes held by each object kind, by the blocks of every file
+** (without MP_PROFILE_KINDS too; sampled files: estimates): now, or
+** with at_peak, at the last finished file's peak (MP_PROFILE_PEAK). */
+void mp_profile_kinds_held(const struct mp_profile *p, int at_peak,
+			   uint64_t out[MP_NKINDS]);
+
 /*
 ** Lifetimes, with MP_PROFILE_LIFETIMES (for the DHAT format): per
 ** location and per stack node (of the events charged to it, as

@@ -256,6 +256,13 @@ struct mp_profile {
   int pk_on;
   uint64_t pk_epoch, pk_done;
   struct mp_pksave *pk_locs, *pk_nodes;
+  /* The bytes held by each object kind (LJM_KIND_*: blocks of every file
+  ** made as that kind and not released, as locations' held_bytes), and
+  ** with MP_PROFILE_PEAK each as it was at the peak epoch `epoch`. */
+  uint64_t kind_held[MP_NKINDS];
+  struct {
+    uint64_t epoch, bytes;
+  } kind_pk[MP_NKINDS];
   uint32_t npk_locs, npk_nodes;
 };
 

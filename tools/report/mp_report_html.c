@@ -595,13 +595,14 @@ static void path_name(struct mp_buf *out, const struct mp_profile *p,
 
 /* "moments": [{file, peak, at: point, live: locations holding bytes,
 ** rows: [[location, bytes, blocks], ...], with stacks paths: [[path,
-** bytes], ...]}]. */
+** bytes], ...], with object kinds kinds: [[kind, bytes], ...]}]. */
 static void json_moments(struct mp_buf *b, const struct mp_profile *p,
 			 const struct mp_report_input *in,
 			 const uint32_t *page)
 {
   struct mp_buf name = {0};
   size_t i, j;
+  int kinds = mp_profile_kind_events(p) != 0;
 
   mp_buf_str(b, ",\n\"moments\": [");
   for (i = 0; in->moments && i < in->moments->n; i++) {
@@ -628,7 +629,17 @@ static void json_moments(struct mp_buf *b, const struct mp_profile *p,
       json_u64(b, ",", m->paths[j].bytes);
       mp_buf_add(b, "]", 1);
     }
-    mp_buf_str(b, "]}");
+    mp_buf_add(b, "]", 1);
+    if (kinds) {
+      mp_buf_str(b, ", \"kinds\": [");
+      for (j = 0; j < m->nkinds; j++) {
+	json_u64(b, j ? ",[" : "[", m->kinds[j][0]);
+	json_u64(b, ",", m->kinds[j][1]);
+	mp_buf_add(b, "]", 1);
+      }
+      mp_buf_add(b, "]", 1);
+    }
+    mp_buf_add(b, "}", 1);
   }
   mp_buf_str(b, "]");
   if (name.oom)

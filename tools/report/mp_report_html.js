@@ -125,6 +125,7 @@ function choose(i) {
   check('moment-event', m.at[0]);
   check('moment-bytes', m.at[1]);
   check('moment-peak', m.peak ? 1 : 0);
+  if (D.kinds) drawKinds();
   drawMarks();
 }
 
@@ -465,18 +466,28 @@ function drawKinds() {
     return;
   }
   function total(k) { return k.alloc_bytes + k.realloc_bytes; }
-  table(t, [
+  var m = D.moments[moment], then = {}, cols;
+  if (m && m.kinds) m.kinds.forEach(function (h) { then[h[0]] = h[1]; });
+  cols = [
     {name: 'kind', cls: 'kind', get: function (k) { return k.name; }},
     {name: 'bytes allocated', num: true, fmt: bytes, get: total},
     {name: 'allocations', num: true, fmt: num, get: function (k) { return k.allocs + k.reallocs; }},
     {name: 'held at the end', num: true, fmt: bytes, get: function (k) { return k.held; }},
     {name: 'blocks held', num: true, fmt: num, get: function (k) { return k.held_blocks; }}
-  ], D.kinds, 1, 'kinds', function (k) {
+  ];
+  /* What each kind held at the moment chosen on the chart. */
+  if (m && m.kinds)
+    cols.push({name: 'held then', num: true, fmt: bytes,
+      get: function (k) { return then[k.number] || 0; }});
+  table(t, cols, D.kinds, 1, 'kinds', function (k) {
     setKind(D.kinds.indexOf(k));
     drawFlame();
   });
   note.textContent = 'What the VM allocated, by the kind of object (allocations and ' +
-    'reallocations; a free is of its block\'s kind). Click a kind for its flame graph.';
+    'reallocations; a free is of its block\'s kind)' + (m && m.kinds ?
+    '; held then: at ' + when(m.at) + (m.peak ? ' (the peak)' : '') +
+    ', by blocks made in ' + (D.files.length > 1 ? 'its stream' : 'the stream') : '') +
+    '. Click a kind for its flame graph.';
   check('kinds', D.kinds.length);
 }
 
