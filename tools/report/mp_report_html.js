@@ -470,10 +470,10 @@ function drawKinds() {
   if (m && m.kinds) m.kinds.forEach(function (h) { then[h[0]] = h[1]; });
   cols = [
     {name: 'kind', cls: 'kind', get: function (k) { return k.name; }},
-    {name: 'bytes allocated', num: true, fmt: bytes, get: total},
+    {name: 'allocated', num: true, fmt: bytes, get: total},
     {name: 'allocations', num: true, fmt: num, get: function (k) { return k.allocs + k.reallocs; }},
-    {name: 'held at the end', num: true, fmt: bytes, get: function (k) { return k.held; }},
-    {name: 'blocks held', num: true, fmt: num, get: function (k) { return k.held_blocks; }}
+    {name: 'held at end', num: true, fmt: bytes, get: function (k) { return k.held; }},
+    {name: 'blocks', num: true, fmt: num, get: function (k) { return k.held_blocks; }}
   ];
   /* What each kind held at the moment chosen on the chart. */
   if (m && m.kinds)
@@ -483,9 +483,9 @@ function drawKinds() {
     setKind(D.kinds.indexOf(k));
     drawFlame();
   });
-  note.textContent = 'What the VM allocated, by the kind of object (allocations and ' +
-    'reallocations; a free is of its block\'s kind)' + (m && m.kinds ?
-    '; held then: at ' + when(m.at) + (m.peak ? ' (the peak)' : '') +
+  note.textContent = 'Bytes allocated and reallocated by the kind of object made ' +
+    '(a free is of its block\'s kind), and held at the end' + (m && m.kinds ?
+    ' and then: at ' + when(m.at) + (m.peak ? ' (the peak)' : '') +
     ', by blocks made in ' + (D.files.length > 1 ? 'its stream' : 'the stream') : '') +
     '. Click a kind for its flame graph.';
   check('kinds', D.kinds.length);
@@ -517,9 +517,9 @@ function start() {
   initFrames();
   summaryWhen();
   fillMoments();
+  drawKinds();	/* Before the chart, which takes the width left. */
   drawChart();
   setupFlame();
-  drawKinds();
   if (D.kinds && fg.wantKind !== undefined)
     setKind(D.kinds.map(function (k) { return k.name; }).indexOf(fg.wantKind));
   drawFlame();
