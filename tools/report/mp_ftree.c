@@ -252,10 +252,10 @@ static int add_node(struct mp_ftree *t, struct mp_profile *p,
   return 0;
 }
 
-/* The real stacks. */
+/* The real stacks; *of_out, when not NULL, gets of[] (the caller's). */
 static int add_stacks(struct mp_ftree *t, struct mp_profile *p,
 		      struct mp_aliases *al, unsigned mask,
-		      const uint64_t *at, uint32_t nat)
+		      const uint64_t *at, uint32_t nat, uint32_t **of_out)
 {
   uint32_t n = mp_profile_nstacks(p), id;
   uint32_t *of = calloc(n, sizeof(*of));
@@ -281,7 +281,10 @@ static int add_stacks(struct mp_ftree *t, struct mp_profile *p,
   rc = 0;
 out:
   free(ch.id);
-  free(of);
+  if (rc == 0 && of_out)
+    *of_out = of;
+  else
+    free(of);
   return rc;
 }
 
@@ -442,13 +445,49 @@ out:
   return rc;
 }
 
+int mp_ftree_add_map(struct mp_ftree *t, struct mp_profile *p,
+		     struct mp_aliases *al, unsigned mask, const uint64_t *at,
+		     uint32_t nat, uint32_t **of)
+{
+  int rc;
+  if (of)
+    *of = NULL;
+  rc = mp_profile_nstacks(p) > 1 ? add_stacks(t, p, al, mask, at, nat, of) :
+       add_locations(t, p, al, mask, at, nat);
+  return rc < 0 || t->names.oom ? -1 : 0;
+}
+
 int mp_ftree_add(struct mp_ftree *t, struct mp_profile *p,
 		 struct mp_aliases *al, unsigned mask, const uint64_t *at,
 		 uint32_t nat)
 {
-  int rc = mp_profile_nstacks(p) > 1 ? add_stacks(t, p, al, mask, at, nat) :
-	   add_locations(t, p, al, mask, at, nat);
-  return rc < 0 || t->names.oom ? -1 : 0;
+  return mp_ftree_add_map(t, p, al, mask, at, nat, NULL);
+}
+
+uint32_t mp_ftree_append(struct mp_ftree *t, uint32_t parent,
+			 const char *name, size_t len,
+			 enum mp_ftree_kind kind, const uint64_t *v)
+{
+  size_t at = t->names.len;
+  mp_buf_add(&t->names, name, len);
+  if (t->names.oom)
+    return 0;
+  if (t->n == t->cap) {
+    uint32_t ncap = t->cap * 2;
+    struct mp_ftree_node *nn = realloc(t->nodes, ncap * sizeof(*nn));
+    if (!nn)
+      return 0;
+    t->nodes = nn;
+    t->cap = ncap;
+  }
+  memset(&t->nodes[t->n], 0, sizeof(t->nodes[0]));
+  t->nodes[t->n].parent = parent;
+  t->nodes[t->n].name_at = at;
+  t->nodes[t->n].name_len = len;
+  t->nodes[t->n].kind = (uint8_t)kind;
+  t->nodes[t->n].hash = mp_ftree_hash(parent, name, len);
+  memcpy(t->nodes[t->n].v, v, sizeof(t->nodes[0].v));
+  return t->n++;
 }
 
 static const struct mp_ftree *sort_tree;	/* For the comparison. */

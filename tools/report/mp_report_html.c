@@ -250,9 +250,12 @@ static void put_frame(struct tree_out *o, uint32_t id, int64_t parent)
 }
 
 /* t's frames wide enough, at most max of them, as "frames": [...],
-** "frames_cut" and "frames_all" (after before). 0, or -1 out of memory. */
+** "frames_cut" and "frames_all" (after before); all, when not 0, is the
+** frames of the whole graph that t is the wide part of. 0, or -1 out of
+** memory. */
 static int put_tree(struct mp_buf *b, struct mp_ftree *t,
-		    struct name_set *names, uint32_t max, const char *before)
+		    struct name_set *names, uint32_t max, const char *before,
+		    uint32_t all)
 {
   struct tree_out o;
   uint32_t *size = NULL;
@@ -271,21 +274,102 @@ static int put_tree(struct mp_buf *b, struct mp_ftree *t,
   mp_buf_str(b, before);
   mp_buf_str(b, "\"frames\": [");
   put_frame(&o, 0, -1);
-  json_u64(b, "],\n\"frames_cut\": ", o.cut);
-  json_u64(b, ", \"frames_all\": ", t->n);
+  if (!all) {
+    json_u64(b, "],\n\"frames_cut\": ", o.cut);
+    json_u64(b, ", \"frames_all\": ", t->n);
+  } else {
+    json_u64(b, "],\n\"frames_cut\": ", all - o.kept);
+    json_u64(b, ", \"frames_all\": ", all);
+  }
   free(size);
   return o.oom ? -1 : 0;
 }
 
-/* "kinds": the object kinds, most bytes first, each with its figures and
-** its own flame graph; null when no stream said any. */
-static int json_kinds(struct mp_buf *b, struct mp_profile *p,
-		      struct mp_aliases *al, struct name_set *names)
+/* Each node's own values of a kind, then (summed up) its and its
+** callees': the flame graph of one kind on the frames of the whole. */
+struct kind_sums {
+  uint64_t (*v)[3];	/* By node of the whole graph. */
+  uint32_t *to;		/* Its node in the kind's graph + 1 (0: none). */
+  uint32_t *next;	/* The kind's next path (chains by kind). */
+  uint32_t head[MP_NKINDS];	/* First path + 1 of each kind. */
+};
+
+/* The kind's graph in kt: the frames of the whole graph t (of[]: the
+** node of each stream node) wide enough for the kind (at least
+** 1/MIN_SHARE of its total in a view), parents first; *all gets the
+** frames that have any of its values. 0, or -1 out of memory. */
+static int kind_tree(struct mp_ftree *kt, const struct mp_ftree *t,
+		     const uint32_t *of, struct mp_profile *p, unsigned kind,
+		     struct kind_sums *ks, uint32_t *all)
 {
+  uint32_t i, n = 0;
+  int k;
+
+  memset(ks->v, 0, (size_t)t->n * sizeof(*ks->v));
+  for (i = ks->head[kind]; i; i = ks->next[i - 1]) {
+    struct mp_kind_counts c;
+    unsigned kd;
+    uint32_t node, at;
+    mp_profile_kindpath(p, i - 1, &kd, &node, &c);
+    if (!(at = of[node]))
+      continue;	/* No figures of its own: in no graph. */
+    ks->v[at][MP_FV_ALLOC_BYTES] += c.alloc_bytes + c.realloc_bytes;
+    ks->v[at][MP_FV_ALLOC_COUNT] += c.n_alloc + c.n_realloc;
+    ks->v[at][MP_FV_HELD_END] += c.held_bytes;
+  }
+  /* A node's parent was made before it. */
+  for (i = t->n; i-- > 1;)
+    for (k = 0; k < 3; k++)
+      ks->v[t->nodes[i].parent][k] += ks->v[i][k];
+  ks->to[0] = 1;
+  {
+    uint64_t v[MP_FV_N] = {ks->v[0][0], ks->v[0][1], ks->v[0][2], 0};
+    kt->nodes[0].v[0] = v[0];
+    kt->nodes[0].v[1] = v[1];
+    kt->nodes[0].v[2] = v[2];
+  }
+  n = 1;
+  for (i = 1; i < t->n; i++) {
+    uint64_t v[MP_FV_N];
+    int wide = 0;
+    ks->to[i] = 0;
+    if (!(ks->v[i][0] | ks->v[i][1] | ks->v[i][2]))
+      continue;
+    n++;
+    for (k = 0; k < 3; k++)
+      if (ks->v[i][k] && ks->v[i][k] >= ks->v[0][k] / MIN_SHARE)
+	wide = 1;
+    if (!wide || !ks->to[t->nodes[i].parent])
+      continue;
+    for (k = 0; k < 3; k++)
+      v[k] = ks->v[i][k];
+    v[MP_FV_HELD_AT] = 0;
+    if (!(ks->to[i] = mp_ftree_append(kt, ks->to[t->nodes[i].parent] - 1,
+				      t->names.data + t->nodes[i].name_at,
+				      t->nodes[i].name_len,
+				      (enum mp_ftree_kind)t->nodes[i].kind,
+				      v)))
+      return -1;
+    ks->to[i]++;
+  }
+  *all = n;
+  return 0;
+}
+
+/* "kinds": the object kinds, most bytes first, each with its figures and
+** its own flame graph; null when no stream said any. With stacks, each
+** kind's graph is made on the whole graph t's frames (of[]: the node of
+** each stream node); without, from the kind's locations. */
+static int json_kinds(struct mp_buf *b, struct mp_profile *p,
+		      struct mp_aliases *al, struct name_set *names,
+		      const struct mp_ftree *t, const uint32_t *of)
+{
+  struct kind_sums ks;
   struct mp_ftree *trees[MP_NKINDS], *store;
   unsigned kinds[MP_NKINDS];
   size_t n, i;
   struct mp_buf name = {0};
+  uint32_t all;
   int rc = -1;
 
   if (!mp_profile_kind_events(p)) {
@@ -294,6 +378,7 @@ static int json_kinds(struct mp_buf *b, struct mp_profile *p,
   }
   n = mp_kinds_order(p, kinds);
   memset(trees, 0, sizeof(trees));
+  memset(&ks, 0, sizeof(ks));
   if (!(store = calloc(n ? n : 1, sizeof(*store))))
     return -1;
   for (i = 0; i < n; i++) {
@@ -301,8 +386,24 @@ static int json_kinds(struct mp_buf *b, struct mp_profile *p,
       goto out;
     trees[kinds[i]] = &store[i];
   }
-  if (mp_ftree_add_kinds(trees, p, al) < 0)
+  if (of) {
+    uint32_t np = mp_profile_nkindpaths(p), j;
+    ks.v = malloc(((size_t)t->n + 1) * sizeof(*ks.v));
+    ks.to = malloc(((size_t)t->n + 1) * sizeof(*ks.to));
+    ks.next = malloc(((size_t)np + 1) * sizeof(*ks.next));
+    if (!ks.v || !ks.to || !ks.next)
+      goto out;
+    for (j = np; j-- > 0;) {
+      struct mp_kind_counts c;
+      unsigned kd;
+      uint32_t node;
+      mp_profile_kindpath(p, j, &kd, &node, &c);
+      ks.next[j] = ks.head[kd & (MP_NKINDS - 1)];
+      ks.head[kd & (MP_NKINDS - 1)] = j + 1;
+    }
+  } else if (mp_ftree_add_kinds(trees, p, al) < 0) {
     goto out;
+  }
   mp_buf_str(b, ",\n\"kinds\": [");
   for (i = 0; i < n; i++) {
     struct mp_kind_counts c;
@@ -319,7 +420,10 @@ static int json_kinds(struct mp_buf *b, struct mp_profile *p,
     json_u64(b, ", \"realloc_bytes\": ", c.realloc_bytes);
     json_u64(b, ", \"held\": ", c.held_bytes);
     json_u64(b, ", \"held_blocks\": ", c.held_blocks);
-    if (put_tree(b, &store[i], names, KIND_FRAMES, ",\n") < 0)
+    all = 0;
+    if (of && kind_tree(&store[i], t, of, p, kinds[i], &ks, &all) < 0)
+      goto out;
+    if (put_tree(b, &store[i], names, KIND_FRAMES, ",\n", all) < 0)
       goto out;
     mp_buf_add(b, "}", 1);
     /* What only this kind's graph needed. */
@@ -333,6 +437,9 @@ out:
   for (i = 0; i < n; i++)
     mp_ftree_free(&store[i]);
   free(store);
+  free(ks.v);
+  free(ks.to);
+  free(ks.next);
   mp_buf_free(&name);
   return rc;
 }
@@ -346,7 +453,7 @@ static int json_tree(struct mp_buf *b, struct mp_profile *p,
   struct mp_ftree t;
   struct name_set names;
   const uint64_t *at = NULL;
-  uint32_t nat = 0, i;
+  uint32_t nat = 0, i, *of = NULL;
   int rc = -1, have_tree = 0;
 
   if (names_init(&names) < 0) {
@@ -366,12 +473,10 @@ static int json_tree(struct mp_buf *b, struct mp_profile *p,
     nat = stacks ? in->moments->npeak_stacks : in->moments->npeak_locs;
   }
   names_index(&names, NULL, 0);	/* 0: the root's, empty. */
-  if (mp_ftree_add(&t, p, &al, (1u << MP_FV_N) - 1, at, nat) < 0 ||
-      put_tree(b, &t, &names, MAX_FRAMES, ",\n") < 0)
-    goto out;
-  mp_ftree_free(&t);
-  have_tree = 0;
-  if (json_kinds(b, p, &al, &names) < 0)
+  if (mp_ftree_add_map(&t, p, &al, (1u << MP_FV_N) - 1, at, nat,
+		       mp_profile_kind_events(p) ? &of : NULL) < 0 ||
+      put_tree(b, &t, &names, MAX_FRAMES, ",\n", 0) < 0 ||
+      json_kinds(b, p, &al, &names, &t, of) < 0)
     goto out;
   mp_buf_str(b, ",\n\"names\": [");
   for (i = 0; i < names.n; i++) {
@@ -385,6 +490,7 @@ static int json_tree(struct mp_buf *b, struct mp_profile *p,
 		", \"stacks\": false");
   rc = b->oom ? -1 : 0;
 out:
+  free(of);
   if (have_tree)
     mp_ftree_free(&t);
   names_free(&names);
