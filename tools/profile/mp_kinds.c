@@ -49,6 +49,7 @@ void mp_kinds_free(struct mp_profile *p)
   mp_map_free(&k->blocks);
   mp_map_free(&k->pair_ids);
   mp_map_free(&k->path_ids);
+  free(k->node_path);
   free(k->pairs);
   free(k->paths);
   free(k);
@@ -165,17 +166,38 @@ static struct mp_kindpath *path_of(struct mp_kinds *k, unsigned kind,
 {
   int added;
   uint64_t key = (uint64_t)kind << 32 | node;
-  struct mp_map_entry *e;
+  struct mp_map_entry *e, first;
+  uint32_t *slot = NULL;
   if (k->last_path_key == key)
     return &k->paths[k->last_path];
-  if (!(e = mp_map_insert(&k->path_ids, key, &added)))
+  if (node >= k->nnode_path) {
+    uint32_t n = k->nnode_path ? k->nnode_path : 1024, *a;
+    while (n <= node)
+      n = n > UINT32_MAX / 2 ? UINT32_MAX : 2 * n;
+    if (n <= node || !(a = realloc(k->node_path, (size_t)n * sizeof(*a))))
+      return NULL;
+    memset(a + k->nnode_path, 0, (size_t)(n - k->nnode_path) * sizeof(*a));
+    k->node_path = a;
+    k->nnode_path = n;
+  }
+  if (!k->node_path[node]) {
+    slot = &k->node_path[node];	/* The node's first kind. */
+    e = &first;
+    added = 1;
+  } else if (k->paths[k->node_path[node] - 1].kind == kind) {
+    e = &first;
+    e->a = k->node_path[node] - 1;
+    added = 0;
+  } else if (!(e = mp_map_insert(&k->path_ids, key, &added))) {
     return NULL;
+  }
   if (added) {
     if (k->npaths == k->paths_cap) {
       uint32_t n = k->paths_cap ? 2 * k->paths_cap : 64;
       struct mp_kindpath *a = realloc(k->paths, (size_t)n * sizeof(*a));
       if (!a) {
-	mp_map_remove(&k->path_ids, e);
+	if (!slot)
+	  mp_map_remove(&k->path_ids, e);
 	return NULL;
       }
       k->paths = a;
@@ -186,6 +208,8 @@ static struct mp_kindpath *path_of(struct mp_kinds *k, unsigned kind,
     k->paths[k->npaths].node = node;
     k->paths[k->npaths].pair = pair;
     e->a = k->npaths++;
+    if (slot)
+      *slot = (uint32_t)e->a + 1;
   }
   k->last_path_key = key;	/* Never 0: node is not. */
   k->last_path = (uint32_t)e->a;

@@ -61,6 +61,8 @@ struct mp_profile *mp_profile_new(enum mp_group group, unsigned needs)
     mp_profile_delete(p);
     return NULL;
   }
+  if (p->kinds)
+    p->kinds->ext_only = (needs & MP_PROFILE_KINDS_EXT) != 0;
   return p;
 }
 
@@ -188,7 +190,7 @@ int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)
   }
   if (ev->src == LJM_SRC_STACK && !p->file_ext && mp_stacks_begin_file(p) < 0)
     goto oom;
-  if (p->kinds && (kind = mp_kinds_keep(p, ev)) < 0) {
+  if (mp_kinds_on(p) && (kind = mp_kinds_keep(p, ev)) < 0) {
     if (kind == MP_KINDS_OOM)
       goto oom;
     return 0;	/* Of a kind left out. */
@@ -213,7 +215,7 @@ int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)
   if (p->file_stacks && !node && ev->type != MP_EV_FREE &&
       !(node = mp_stacks_of_loc(p, (uint32_t)id)))
     goto oom;
-  if (p->kinds && mp_kinds_account_node(p, ev, (unsigned)kind, (uint32_t)id,
+  if (mp_kinds_on(p) && mp_kinds_account_node(p, ev, (unsigned)kind, (uint32_t)id,
 					p->file_stacks ? node : 0) < 0)
     goto oom;
   if (p->life && mp_life_account(p, ev, (uint32_t)id,

@@ -166,6 +166,10 @@ struct mp_profile;
 #define MP_PROFILE_KINDS	0x08	/* Figures by object kind. */
 #define MP_PROFILE_LIFETIMES	0x10	/* Lifetimes and maxima (DHAT). */
 #define MP_PROFILE_PEAK		0x20	/* Held at each file's peak. */
+/* With MP_PROFILE_KINDS: the kinds of the files with the profile
+** extension only (the others can say none: their events are in no
+** kind's figures, not even unknown's). */
+#define MP_PROFILE_KINDS_EXT	0x40
 
 /* A profile grouped so, or NULL when out of memory. */
 struct mp_profile *mp_profile_new(enum mp_group group, unsigned needs);

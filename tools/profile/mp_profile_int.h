@@ -331,6 +331,7 @@ struct mp_kinds {
   ** every event.
   */
   int by_heap;
+  int ext_only;			/* MP_PROFILE_KINDS_EXT. */
   struct mp_kind_counts counts[MP_NKINDS];
   uint64_t kind_events;		/* Events that carried a kind. */
   /* Not by_heap: live blocks, addr -> a: size, b: kind << 32 | (pair
@@ -341,7 +342,12 @@ struct mp_kinds {
   struct mp_map pair_ids;
   struct mp_kindloc *pairs;
   uint32_t npairs, pairs_cap;
-  /* (kind, stack node) pairs: kind << 32 | node -> a: index into paths. */
+  /* (kind, stack node) pairs: the first kind seen at each node by
+  ** node_path (index + 1 into paths, or 0; nnode_path of them); the
+  ** others kind << 32 | node -> a: index into paths. Most nodes make
+  ** one kind. */
+  uint32_t *node_path;
+  uint32_t nnode_path;
   struct mp_map path_ids;
   struct mp_kindpath *paths;
   uint32_t npaths, paths_cap;
@@ -376,11 +382,17 @@ int mp_kinds_account_node(struct mp_profile *p, const struct mp_event *ev,
 uint32_t mp_kinds_lookup(struct mp_profile *p, unsigned kind, uint32_t loc,
 			 uint32_t node);
 
+/* Whether this file's kinds are counted. */
+static inline int mp_kinds_on(const struct mp_profile *p)
+{
+  return p->kinds && (p->file_ext || !p->kinds->ext_only);
+}
+
 /* Whether the read driver may account this file's kinds itself, with
 ** mp_kinds_made (by_heap, and a file that is not sampled). */
 static inline int mp_kinds_fast(const struct mp_profile *p)
 {
-  return p->kinds && p->kinds->by_heap && !p->file.sample_mean;
+  return mp_kinds_on(p) && p->kinds->by_heap && !p->file.sample_mean;
 }
 
 static inline void mp_kinds_count(struct mp_kind_counts *c, unsigned type,

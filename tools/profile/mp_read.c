@@ -414,9 +414,9 @@ static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
   /* Estimates (few events), the blocks of a start snapshot, lifetimes
   ** and kinds under a filter: mp_profile_event's way. */
   if (p->file.sample_mean || p->in_snap || p->life ||
-      (p->kinds && !mp_kinds_fast(p)))
+      (mp_kinds_on(p) && !mp_kinds_fast(p)))
     return q;
-  if (p->kinds)
+  if (mp_kinds_on(p))
     return p->file_stacks ? run_fast_as(p, q, stop, 1, 1)
 			  : run_fast_as(p, q, stop, 0, 1);
   return p->file_stacks ? run_fast_as(p, q, stop, 1, 0)
