@@ -76,7 +76,8 @@ static void hold_block(void *ctx, uint64_t addr, const struct mp_block *b)
     hold(&k->paths[idx].c, b->size);
     idx = k->paths[idx].pair;
   }
-  hold(&k->pairs[idx].c, b->size);
+  if (idx != MP_KINDS_NO_PAIR)
+    hold(&k->pairs[idx].c, b->size);
 }
 
 void mp_kinds_end_file(struct mp_profile *p, int finished)
@@ -220,9 +221,14 @@ uint32_t mp_kinds_lookup(struct mp_profile *p, unsigned kind, uint32_t loc,
 			 uint32_t node)
 {
   struct mp_kinds *k = p->kinds;
-  struct mp_kindloc *pair = pair_of(k, kind, loc);
+  struct mp_kindloc *pair;
   struct mp_kindpath *path;
-  if (!pair)
+  /* The HTML page (ext_only) reads no (kind, location) pairs where it
+  ** has the paths. */
+  if (node && k->ext_only)
+    return (path = path_of(k, kind, node, MP_KINDS_NO_PAIR))
+	       ? (uint32_t)(path - k->paths) : UINT32_MAX;
+  if (!(pair = pair_of(k, kind, loc)))
     return UINT32_MAX;
   if (!node)
     return (uint32_t)(pair - k->pairs);
@@ -272,7 +278,8 @@ static void release(struct mp_kinds *k, uint64_t addr)
       pair = idx - 1;
     }
     unhold(&k->counts[BLK_KIND(e->b)], e->a);
-    unhold(&k->pairs[pair].c, e->a);
+    if (pair != MP_KINDS_NO_PAIR)
+      unhold(&k->pairs[pair].c, e->a);
   }
   mp_map_remove(&k->blocks, e);
 }

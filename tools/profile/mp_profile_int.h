@@ -307,9 +307,11 @@ struct mp_kindloc {
   struct mp_kind_counts c;
 };
 
+#define MP_KINDS_NO_PAIR UINT32_MAX
 struct mp_kindpath {
   uint32_t kind, node;
-  uint32_t pair;		/* Its (kind, location) pair. */
+  uint32_t pair;		/* Its (kind, location) pair, or
+				** MP_KINDS_NO_PAIR (mp_kinds_lookup). */
   struct mp_kind_counts c;
 };
 
@@ -438,7 +440,8 @@ static inline int mp_kinds_made(struct mp_profile *p, unsigned type,
   if (node) {
     struct mp_kindpath *path = &k->paths[idx];
     mp_kinds_count(&path->c, type, size);
-    idx = path->pair;
+    if ((idx = path->pair) == MP_KINDS_NO_PAIR)
+      return 0;
   }
   mp_kinds_count(&k->pairs[idx].c, type, size);
   return 0;
