@@ -335,30 +335,62 @@ START_TEST(heap_unpacked_then_packed)
 
   mp_heap_init(&h);
   for (i = 1; i <= 100; i++)	/* Slots, before the big map is used. */
-    ck_assert_int_eq(mp_heap_put(&h, (uint64_t)i * 16, 8, 1, &b), 0);
-  ck_assert_int_eq(mp_heap_put(&h, 4096, 1ull << 41, 2, &b), 0);
-  ck_assert_int_eq(mp_heap_put(&h, 4096, 32, 3, &b), 1);
+    ck_assert_int_eq(mp_heap_put(&h, (uint64_t)i * 16, 8, 1, 0, &b), 0);
+  ck_assert_int_eq(mp_heap_put(&h, 4096, 1ull << 41, 2, 7, &b), 0);
+  ck_assert_int_eq(mp_heap_put(&h, 4096, 32, 3, 255, &b), 1);
   ck_assert_uint_eq(b.size, 1ull << 41);
   ck_assert_uint_eq(b.loc, 2);
+  ck_assert_uint_eq(b.kind, 7);
   ck_assert_uint_eq(mp_heap_count(&h), 101);
   ck_assert_int_eq(mp_heap_take(&h, 4096, &b), 1);
   ck_assert_uint_eq(b.size, 32);
   ck_assert_uint_eq(b.loc, 3);
+  ck_assert_uint_eq(b.kind, 255);
   ck_assert_int_eq(mp_heap_take(&h, 4096, &b), 0);
   /* An owner that does not pack, the same way. */
-  ck_assert_int_eq(mp_heap_put(&h, 8192, 16, 1u << 25, &b), 0);
-  ck_assert_int_eq(mp_heap_put(&h, 8192, 16, 4, &b), 1);
+  ck_assert_int_eq(mp_heap_put(&h, 8192, 16, 1u << 25, 4, &b), 0);
+  ck_assert_int_eq(mp_heap_put(&h, 8192, 16, 4, 5, &b), 1);
   ck_assert_uint_eq(b.loc, 1u << 25);
+  ck_assert_uint_eq(b.kind, 4);
+  /* 4 GiB, the first size that does not pack. */
+  ck_assert_int_eq(mp_heap_put(&h, 8192, 1ull << 32, 6, 3, &b), 1);
+  ck_assert_uint_eq(b.kind, 5);
+  ck_assert_int_eq(mp_heap_take(&h, 8192, &b), 1);
+  ck_assert_uint_eq(b.size, 1ull << 32);
+  ck_assert_uint_eq(b.loc, 6);
+  ck_assert_uint_eq(b.kind, 3);
+  ck_assert_int_eq(mp_heap_put(&h, 8192, 16, 4, 5, &b), 0);
   ck_assert_uint_eq(mp_heap_count(&h), 101);
   mp_heap_free(&h);
 }
 END_TEST
 
+/* mp_heap_each: the sums of what it visits. */
+struct heap_sums {
+  uint64_t blocks, bytes, locs, kinds, addrs;
+};
+
+static void heap_sum(void *ctx, uint64_t addr, const struct mp_block *b)
+{
+  struct heap_sums *s = ctx;
+  s->blocks++;
+  s->bytes += b->size;
+  s->locs += b->loc;
+  s->kinds += b->kind;
+  s->addrs += addr;
+}
+
 START_TEST(heap_against_reference)
 {
   enum { N = 300000, KEYS = 40000 };
-  static struct { int live; uint64_t size; uint32_t loc; } ref[KEYS];
+  static struct {
+    int live;
+    uint64_t size;
+    uint32_t loc;
+    unsigned kind;
+  } ref[KEYS];
   struct mp_heap h;
+  struct heap_sums want, got;
   uint64_t rng = 777, live = 0;
   int i;
 
@@ -367,32 +399,38 @@ START_TEST(heap_against_reference)
   for (i = 0; i < N; i++) {
     uint64_t k, addr, size;
     uint32_t loc;
+    unsigned kind;
     struct mp_block b;
     int rc;
     rng = rng * 6364136223846793005ull + 1442695040888963407ull;
     k = (rng >> 33) % KEYS;
     addr = k * 48;	/* Address 0 included. */
     /* Mostly packable; some sizes and owners that are not. */
-    size = (rng >> 8) % 1000 == 0 ? (1ull << 41) + k : (rng >> 16) % 5000;
+    size = (rng >> 8) % 1000 == 0 ? (1ull << 41) + k
+	   : (rng >> 8) % 1000 == 1 ? (1ull << 32) + k : (rng >> 16) % 5000;
     loc = (rng >> 4) % 997 == 0 ? (1u << 25) + (uint32_t)k : (uint32_t)k % 300;
+    kind = (unsigned)(rng >> 24) % 256;
     if ((rng >> 50) & 1) {
-      rc = mp_heap_put(&h, addr, size, loc, &b);
+      rc = mp_heap_put(&h, addr, size, loc, kind, &b);
       ck_assert_int_eq(rc, ref[k].live);
       if (rc == 1) {
 	ck_assert_uint_eq(b.size, ref[k].size);
 	ck_assert_uint_eq(b.loc, ref[k].loc);
+	ck_assert_uint_eq(b.kind, ref[k].kind);
       } else {
 	live++;
       }
       ref[k].live = 1;
       ref[k].size = size;
       ref[k].loc = loc;
+      ref[k].kind = kind;
     } else {
       rc = mp_heap_take(&h, addr, &b);
       ck_assert_int_eq(rc, ref[k].live);
       if (rc) {
 	ck_assert_uint_eq(b.size, ref[k].size);
 	ck_assert_uint_eq(b.loc, ref[k].loc);
+	ck_assert_uint_eq(b.kind, ref[k].kind);
 	live--;
       }
       ref[k].live = 0;
@@ -403,6 +441,22 @@ START_TEST(heap_against_reference)
     struct mp_block b;
     ck_assert_int_eq(mp_heap_peek(&h, (uint64_t)i * 48, &b), ref[i].live);
   }
+  memset(&want, 0, sizeof(want));
+  memset(&got, 0, sizeof(got));
+  for (i = 0; i < KEYS; i++)
+    if (ref[i].live) {
+      want.blocks++;
+      want.bytes += ref[i].size;
+      want.locs += ref[i].loc;
+      want.kinds += ref[i].kind;
+      want.addrs += (uint64_t)i * 48;
+    }
+  mp_heap_each(&h, heap_sum, &got);
+  ck_assert_uint_eq(got.blocks, want.blocks);
+  ck_assert_uint_eq(got.bytes, want.bytes);
+  ck_assert_uint_eq(got.locs, want.locs);
+  ck_assert_uint_eq(got.kinds, want.kinds);
+  ck_assert_uint_eq(got.addrs, want.addrs);
   mp_heap_clear(&h);
   ck_assert_uint_eq(mp_heap_count(&h), 0);
   mp_heap_free(&h);

@@ -322,6 +322,8 @@ static struct mp_profile *new_profile(const struct cli *c, struct outcome *o)
     needs = MP_PROFILE_OVERRIDE_VALUES;
   if (c->ro.by_kind || c->ro.kinds_kept)
     needs |= MP_PROFILE_KINDS;
+  else if (flags & MP_FMT_KINDS)	/* Where the streams say them. */
+    needs |= MP_PROFILE_KINDS | MP_PROFILE_KINDS_EXT;
   if (flags & MP_FMT_LIFETIMES)
     needs |= MP_PROFILE_LIFETIMES;
   if (flags & MP_FMT_MOMENTS)

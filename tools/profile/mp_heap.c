@@ -65,16 +65,13 @@ void mp_heap_clear(struct mp_heap *h)
   mp_map_clear(&h->huge);
 }
 
-static int fits(uint64_t addr, uint64_t size, uint32_t loc)
+static int fits(uint64_t addr, uint64_t size, uint32_t loc, unsigned kind)
 {
-  return addr != 0 && size < (1ull << MP_HEAP_SIZE_BITS) && loc <= LOC_MASK;
+  return addr != 0 && size < (1ull << MP_HEAP_SIZE_BITS) && loc <= LOC_MASK &&
+	 kind < (1u << MP_HEAP_KIND_BITS);
 }
 
-static void unpack(uint64_t packed, struct mp_block *out)
-{
-  out->size = packed >> MP_HEAP_LOC_BITS;
-  out->loc = (uint32_t)(packed & LOC_MASK);
-}
+#define unpack mp_heap_unpack
 
 static struct mp_heap_slot *find(const struct mp_heap *h, uint64_t addr)
 {
@@ -100,12 +97,44 @@ int mp_heap_peek(const struct mp_heap *h, uint64_t addr, struct mp_block *out)
   if (h->big.count) {
     struct mp_map_entry *e = mp_map_find((struct mp_map *)&h->big, addr);
     if (e) {
-      out->size = e->a;
-      out->loc = (uint32_t)e->b;
+      mp_heap_unpack_b(e->a, e->b, out);
       return 1;
     }
   }
   return 0;
+}
+
+void mp_heap_each(const struct mp_heap *h,
+		  void (*fn)(void *ctx, uint64_t addr,
+			     const struct mp_block *b),
+		  void *ctx)
+{
+  const struct mp_map *maps[2];
+  struct mp_block b;
+  uint64_t i;
+  size_t m, j;
+  if (has_table(h))
+    for (i = 0; i <= h->mask; i++)
+      if (h->slots[i].addr) {
+	unpack(h->slots[i].packed, &b);
+	fn(ctx, h->slots[i].addr, &b);
+      }
+  maps[0] = &h->big;
+  maps[1] = &h->huge;
+  for (m = 0; m < 2; m++) {
+    const struct mp_map *map = maps[m];
+    if (!map->count)
+      continue;
+    if (map->has_zero) {
+      mp_heap_unpack_b(map->zero.a, map->zero.b, &b);
+      fn(ctx, 0, &b);
+    }
+    for (j = 0; map->slots && j <= map->mask; j++)
+      if (map->slots[j].key) {
+	mp_heap_unpack_b(map->slots[j].a, map->slots[j].b, &b);
+	fn(ctx, map->slots[j].key, &b);
+      }
+  }
 }
 
 /* Remove slot s, pulling later members of its probe run back. */
@@ -136,8 +165,7 @@ int mp_heap_take_slow(struct mp_heap *h, uint64_t addr, struct mp_block *out)
   if (h->big.count) {
     struct mp_map_entry *e = mp_map_find(&h->big, addr);
     if (e) {
-      out->size = e->a;
-      out->loc = (uint32_t)e->b;
+      mp_heap_unpack_b(e->a, e->b, out);
       mp_map_remove(&h->big, e);
       if (!h->big.count)
 	h->fast_limit = h->limit;
@@ -175,7 +203,7 @@ static int resize(struct mp_heap *h, uint64_t nslots)
 }
 
 int mp_heap_put_slow(struct mp_heap *h, uint64_t addr, uint64_t size,
-		     uint32_t loc, struct mp_block *old)
+		     uint32_t loc, unsigned kind, struct mp_block *old)
 {
   int replaced;
   uint64_t i;
@@ -185,52 +213,50 @@ int mp_heap_put_slow(struct mp_heap *h, uint64_t addr, uint64_t size,
   if (!has_table(h) || h->used >= h->limit)
     if (resize(h, has_table(h) ? (h->mask + 1) * 2 : MIN_SLOTS) < 0)
       return -1;
-  if (fits(addr, size, loc) && !h->big.count) {
+  if (fits(addr, size, loc, kind) && !h->big.count) {
     /* The common case: one probe run finds the address or a free slot. */
     for (i = mp_heap_home(h, addr); h->slots[i].addr; i = (i + 1) & h->mask)
       if (h->slots[i].addr == addr) {
 	unpack(h->slots[i].packed, old);
-	h->slots[i].packed = size << MP_HEAP_LOC_BITS | loc;
+	h->slots[i].packed = mp_heap_pack(size, kind, loc);
 	return 1;
       }
     h->slots[i].addr = addr;
-    h->slots[i].packed = size << MP_HEAP_LOC_BITS | loc;
+    h->slots[i].packed = mp_heap_pack(size, kind, loc);
     h->used++;
     return 0;
   }
   replaced = mp_heap_take_slow(h, addr, old);
 
-  if (!fits(addr, size, loc)) {
+  if (!fits(addr, size, loc, kind)) {
     int added;
     struct mp_map_entry *e = mp_map_insert(&h->big, addr, &added);
     if (!e)
       return -1;
     h->fast_limit = 0;
     e->a = size;
-    e->b = loc;
+    e->b = mp_heap_pack_b(kind, loc);
     return replaced;
   }
   for (i = mp_heap_home(h, addr); h->slots[i].addr; i = (i + 1) & h->mask)
     ;
   h->slots[i].addr = addr;
-  h->slots[i].packed = size << MP_HEAP_LOC_BITS | loc;
+  h->slots[i].packed = mp_heap_pack(size, kind, loc);
   h->used++;
   return replaced;
 }
 
 int mp_heap_put_huge(struct mp_heap *h, uint64_t addr, uint64_t size,
-		     uint32_t loc, struct mp_block *old)
+		     uint32_t loc, unsigned kind, struct mp_block *old)
 {
   int added;
   struct mp_map_entry *e = mp_map_insert(&h->huge, addr, &added);
   if (!e)
     return -1;
-  if (!added) {
-    old->size = e->a;
-    old->loc = (uint32_t)e->b;
-  }
+  if (!added)
+    mp_heap_unpack_b(e->a, e->b, old);
   e->a = size;
-  e->b = loc;
+  e->b = mp_heap_pack_b(kind, loc);
   return !added;
 }
 
@@ -239,8 +265,7 @@ int mp_heap_take_huge(struct mp_heap *h, uint64_t addr, struct mp_block *out)
   struct mp_map_entry *e = mp_map_find(&h->huge, addr);
   if (!e)
     return 0;
-  out->size = e->a;
-  out->loc = (uint32_t)e->b;
+  mp_heap_unpack_b(e->a, e->b, out);
   mp_map_remove(&h->huge, e);
   return 1;
 }

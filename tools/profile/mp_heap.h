@@ -1,10 +1,14 @@
 /*
-** The live heap: address -> (size, owning location) for every block
-** allocated while profiling and not yet freed. Sized for millions of
-** blocks: a slot is 16 bytes (size and owner packed into one word),
+** The live heap: address -> (size, object kind, owning location) for
+** every block allocated while profiling and not yet freed. Sized for
+** millions of blocks: a slot is 16 bytes (size, kind and owner packed
+** into one word: 32, 8 and 24 bits),
 ** linear probing with backward-shift deletion, at most half full (an
 ** eighth while small). The rare block whose size or owner does not fit
 ** the packing (and address 0) goes to a small general map beside it.
+** The kind (LJM_KIND_*) is the object kind the block was made as, so
+** that a free finds it with the block (mp_kinds.c counts what each kind
+** holds from the heap when a file ends).
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -17,11 +21,13 @@
 #include "mp_map.h"
 
 #define MP_HEAP_LOC_BITS 24	/* Owners below 2^24 pack... */
-#define MP_HEAP_SIZE_BITS 40	/* ...with sizes below 2^40 (1 TiB). */
+#define MP_HEAP_KIND_BITS 8	/* ...with every object kind... */
+#define MP_HEAP_SIZE_BITS 32	/* ...and sizes below 2^32 (4 GiB). */
+#define MP_HEAP_SIZE_SHIFT (MP_HEAP_LOC_BITS + MP_HEAP_KIND_BITS)
 
 struct mp_heap_slot {
   uint64_t addr;	/* 0: empty. */
-  uint64_t packed;	/* size << MP_HEAP_LOC_BITS | owner. */
+  uint64_t packed;	/* size << 32 | kind << 24 | owner. */
 };
 
 struct mp_heap {
@@ -33,7 +39,8 @@ struct mp_heap {
   /* The inline put's limit: limit, or 0 while the big map holds blocks
   ** (a put must then look there too). */
   uint64_t fast_limit;
-  struct mp_map big;	/* addr -> a: size, b: owner; what does not pack. */
+  /* addr -> a: size, b: kind << 32 | owner; what does not pack. */
+  struct mp_map big;
   /* The same for addresses of MP_FAST_KEY_LIMIT and above, which have
   ** no key (mp_live.h): keyed by the address, in a space of their own. */
   struct mp_map huge;
@@ -42,7 +49,38 @@ struct mp_heap {
 struct mp_block {
   uint64_t size;
   uint32_t loc;
+  unsigned kind;	/* Below 2^MP_HEAP_KIND_BITS. */
 };
+
+/* A block's packed word, and back (mp_heap_fits says whether it packs). */
+static inline uint64_t mp_heap_pack(uint64_t size, unsigned kind,
+				    uint32_t loc)
+{
+  return size << MP_HEAP_SIZE_SHIFT | (uint64_t)kind << MP_HEAP_LOC_BITS |
+	 loc;
+}
+
+static inline void mp_heap_unpack(uint64_t packed, struct mp_block *out)
+{
+  out->size = packed >> MP_HEAP_SIZE_SHIFT;
+  out->kind = (unsigned)(packed >> MP_HEAP_LOC_BITS) &
+	      ((1u << MP_HEAP_KIND_BITS) - 1);
+  out->loc = (uint32_t)(packed & ((1u << MP_HEAP_LOC_BITS) - 1));
+}
+
+/* The map entry's b of a block that does not pack, and back. */
+static inline uint64_t mp_heap_pack_b(unsigned kind, uint32_t loc)
+{
+  return (uint64_t)kind << 32 | loc;
+}
+
+static inline void mp_heap_unpack_b(uint64_t size, uint64_t b,
+				    struct mp_block *out)
+{
+  out->size = size;
+  out->loc = (uint32_t)b;
+  out->kind = (unsigned)(b >> 32);
+}
 
 void mp_heap_init(struct mp_heap *h);
 void mp_heap_free(struct mp_heap *h);
@@ -67,17 +105,23 @@ static inline void mp_heap_prefetch(const struct mp_heap *h, uint64_t addr)
 }
 
 int mp_heap_put_slow(struct mp_heap *h, uint64_t addr, uint64_t size,
-		     uint32_t loc, struct mp_block *old);
+		     uint32_t loc, unsigned kind, struct mp_block *old);
 int mp_heap_take_slow(struct mp_heap *h, uint64_t addr, struct mp_block *out);
 void mp_heap_remove_slot(struct mp_heap *h, struct mp_heap_slot *s);
 
 /* mp_heap_put and mp_heap_take for the addresses without a key. */
 int mp_heap_put_huge(struct mp_heap *h, uint64_t addr, uint64_t size,
-		     uint32_t loc, struct mp_block *old);
+		     uint32_t loc, unsigned kind, struct mp_block *old);
 int mp_heap_take_huge(struct mp_heap *h, uint64_t addr, struct mp_block *out);
 
 /* Look up a block without changing anything; 1 when found. */
 int mp_heap_peek(const struct mp_heap *h, uint64_t addr, struct mp_block *out);
+
+/* Call fn on every live block (addr is its key, as put); in no order. */
+void mp_heap_each(const struct mp_heap *h,
+		  void (*fn)(void *ctx, uint64_t addr,
+			     const struct mp_block *b),
+		  void *ctx);
 
 /* Remove a block, returning it; 1 when it was there. */
 static inline __attribute__((always_inline)) int
@@ -87,9 +131,7 @@ mp_heap_take(struct mp_heap *h, uint64_t addr, struct mp_block *out)
   if (addr != 0)
     for (i = mp_heap_home(h, addr); h->slots[i].addr; i = (i + 1) & h->mask)
       if (h->slots[i].addr == addr) {
-	uint64_t packed = h->slots[i].packed;
-	out->size = packed >> MP_HEAP_LOC_BITS;
-	out->loc = (uint32_t)(packed & ((1u << MP_HEAP_LOC_BITS) - 1));
+	mp_heap_unpack(h->slots[i].packed, out);
 	if (!h->slots[(i + 1) & h->mask].addr) {
 	  /* The end of its probe run: nothing to pull back. */
 	  h->slots[i].addr = 0;
@@ -110,18 +152,17 @@ mp_heap_take(struct mp_heap *h, uint64_t addr, struct mp_block *out)
 */
 static inline __attribute__((always_inline)) int
 mp_heap_put(struct mp_heap *h, uint64_t addr, uint64_t size, uint32_t loc,
-	    struct mp_block *old)
+	    unsigned kind, struct mp_block *old)
 {
   uint64_t i;
   if (h->used < h->fast_limit && addr != 0 &&
-      !(size >> MP_HEAP_SIZE_BITS | loc >> MP_HEAP_LOC_BITS)) {
+      !(size >> MP_HEAP_SIZE_BITS | loc >> MP_HEAP_LOC_BITS |
+	kind >> MP_HEAP_KIND_BITS)) {
     /* The common case: one probe run finds the address or a free slot. */
-    uint64_t packed = size << MP_HEAP_LOC_BITS | loc;
+    uint64_t packed = mp_heap_pack(size, kind, loc);
     for (i = mp_heap_home(h, addr); h->slots[i].addr; i = (i + 1) & h->mask)
       if (h->slots[i].addr == addr) {
-	uint64_t was = h->slots[i].packed;
-	old->size = was >> MP_HEAP_LOC_BITS;
-	old->loc = (uint32_t)(was & ((1u << MP_HEAP_LOC_BITS) - 1));
+	mp_heap_unpack(h->slots[i].packed, old);
 	h->slots[i].packed = packed;
 	return 1;
       }
@@ -130,7 +171,7 @@ mp_heap_put(struct mp_heap *h, uint64_t addr, uint64_t size, uint32_t loc,
     h->used++;
     return 0;
   }
-  return mp_heap_put_slow(h, addr, size, loc, old);
+  return mp_heap_put_slow(h, addr, size, loc, kind, old);
 }
 
 #endif

@@ -2,11 +2,18 @@
 ** Object kinds (mp_profile.h, "object kinds"): the figures of every kind
 ** and of every (kind, location) pair, and the filter that keeps the
 ** events of some kinds only. A block's kind is known from the event that
-** made it; a free says none, so the blocks live in this file are kept
-** here beside the heap: address -> size, kind and the pair it counts in.
-** With stacks, the figures of every (kind, stack node) pair too, the
-** call paths of each kind; a block then counts in its path's pair, and
-** through it in its (kind, location) pair (a node's leaf location).
+** made it; a free says none. The live heap keeps every block's kind
+** beside its owner: without a filter (by_heap), an allocation counts
+** where it is made (mp_kinds_made, which the read driver calls too), a
+** free needs nothing, and what each kind, pair and path still holds is
+** counted from the heap when the file ends. With a filter, whose frees
+** must be known before they are accounted, and in a sampled file, whose
+** heap holds estimates, the blocks live in this file are kept here as
+** well: address -> size, kind and the pair it counts in, held counts
+** following each event. With stacks, the figures of every (kind, stack
+** node) pair too, the call paths of each kind; a block then counts in
+** its path's pair, and through it in its (kind, location) pair (a
+** node's leaf location).
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -16,43 +23,9 @@
 
 #include "mp_profile_int.h"
 
-struct mp_kindloc {
-  uint32_t kind, loc;
-  struct mp_kind_counts c;
-};
-
-struct mp_kindpath {
-  uint32_t kind, node;
-  uint32_t pair;		/* Its (kind, location) pair. */
-  struct mp_kind_counts c;
-};
-
 /* A live block's b: its kind, and the pair or path it counts in. */
 #define BLK_KIND(b)	((unsigned)((b) >> 32) & 0xffu)
 #define BLK_PATH	((uint64_t)1 << 40)	/* Low 32 bits: path + 1. */
-
-struct mp_kinds {
-  uint8_t keep[MP_NKINDS];	/* The filter: 1 for the kinds kept. */
-  struct mp_kind_counts counts[MP_NKINDS];
-  uint64_t kind_events;		/* Events that carried a kind. */
-  /* Live blocks: addr -> a: size, b: kind << 32 | (pair index + 1), or
-  ** kind << 32 | BLK_PATH | (path index + 1) with stacks, or kind << 32
-  ** alone for a block the filter left out. */
-  struct mp_map blocks;
-  /* (kind, location) pairs: kind << 32 | loc -> a: index into pairs. */
-  struct mp_map pair_ids;
-  struct mp_kindloc *pairs;
-  uint32_t npairs, pairs_cap;
-  /* (kind, stack node) pairs: kind << 32 | node -> a: index into paths. */
-  struct mp_map path_ids;
-  struct mp_kindpath *paths;
-  uint32_t npaths, paths_cap;
-  /* The last path and the last location's own node looked up (0: none):
-  ** a snapshot's blocks come in runs of one kind and location. */
-  uint64_t last_path_key;
-  uint32_t last_path;
-  uint32_t last_loc, last_loc_node;
-};
 
 int mp_kinds_new(struct mp_profile *p)
 {
@@ -60,6 +33,7 @@ int mp_kinds_new(struct mp_profile *p)
   if (!k)
     return -1;
   memset(k->keep, 1, sizeof(k->keep));
+  k->by_heap = 1;
   mp_map_init(&k->blocks);
   mp_map_init(&k->pair_ids);
   mp_map_init(&k->path_ids);
@@ -75,16 +49,44 @@ void mp_kinds_free(struct mp_profile *p)
   mp_map_free(&k->blocks);
   mp_map_free(&k->pair_ids);
   mp_map_free(&k->path_ids);
+  free(k->node_path);
   free(k->pairs);
   free(k->paths);
   free(k);
   p->kinds = NULL;
 }
 
-void mp_kinds_end_file(struct mp_profile *p)
+static void hold(struct mp_kind_counts *c, uint64_t size);
+
+/* A block live at the end of a by-heap file: what it holds. */
+static void hold_block(void *ctx, uint64_t addr, const struct mp_block *b)
 {
-  if (p->kinds)
-    mp_map_clear(&p->kinds->blocks);	/* As the heap: per file. */
+  struct mp_profile *p = ctx;
+  struct mp_kinds *k = p->kinds;
+  uint32_t node = p->file_stacks ? b->loc : 0;
+  uint32_t loc = node ? p->snodes[node].leaf : b->loc;
+  uint32_t idx = mp_kinds_lookup(p, b->kind, loc, node);
+  (void)addr;
+  if (idx == UINT32_MAX) {
+    p->oom = 1;
+    return;
+  }
+  hold(&k->counts[b->kind], b->size);
+  if (node) {
+    hold(&k->paths[idx].c, b->size);
+    idx = k->paths[idx].pair;
+  }
+  if (idx != MP_KINDS_NO_PAIR)
+    hold(&k->pairs[idx].c, b->size);
+}
+
+void mp_kinds_end_file(struct mp_profile *p, int finished)
+{
+  if (!p->kinds)
+    return;
+  if (finished && mp_kinds_fast(p))
+    mp_heap_each(&p->heap, hold_block, p);
+  mp_map_clear(&p->kinds->blocks);	/* As the heap: per file. */
 }
 
 static unsigned ev_kind(const struct mp_event *ev)
@@ -104,6 +106,13 @@ int mp_kinds_keep(struct mp_profile *p, const struct mp_event *ev)
   unsigned kind;
   int added;
 
+  if (mp_kinds_fast(p)) {
+    if (ev->type == MP_EV_FREE)
+      return LJM_KIND_NONE;	/* Its block knows its kind. */
+    if (ev->objkind >= 0)
+      k->kind_events++;
+    return (int)ev_kind(ev);
+  }
   if (ev->type == MP_EV_FREE) {
     e = mp_map_find(&k->blocks, ev->old_addr);
     kind = e ? BLK_KIND(e->b) : LJM_KIND_NONE;
@@ -163,17 +172,38 @@ static struct mp_kindpath *path_of(struct mp_kinds *k, unsigned kind,
 {
   int added;
   uint64_t key = (uint64_t)kind << 32 | node;
-  struct mp_map_entry *e;
+  struct mp_map_entry *e, first;
+  uint32_t *slot = NULL;
   if (k->last_path_key == key)
     return &k->paths[k->last_path];
-  if (!(e = mp_map_insert(&k->path_ids, key, &added)))
+  if (node >= k->nnode_path) {
+    uint32_t n = k->nnode_path ? k->nnode_path : 1024, *a;
+    while (n <= node)
+      n = n > UINT32_MAX / 2 ? UINT32_MAX : 2 * n;
+    if (n <= node || !(a = realloc(k->node_path, (size_t)n * sizeof(*a))))
+      return NULL;
+    memset(a + k->nnode_path, 0, (size_t)(n - k->nnode_path) * sizeof(*a));
+    k->node_path = a;
+    k->nnode_path = n;
+  }
+  if (!k->node_path[node]) {
+    slot = &k->node_path[node];	/* The node's first kind. */
+    e = &first;
+    added = 1;
+  } else if (k->paths[k->node_path[node] - 1].kind == kind) {
+    e = &first;
+    e->a = k->node_path[node] - 1;
+    added = 0;
+  } else if (!(e = mp_map_insert(&k->path_ids, key, &added))) {
     return NULL;
+  }
   if (added) {
     if (k->npaths == k->paths_cap) {
       uint32_t n = k->paths_cap ? 2 * k->paths_cap : 64;
       struct mp_kindpath *a = realloc(k->paths, (size_t)n * sizeof(*a));
       if (!a) {
-	mp_map_remove(&k->path_ids, e);
+	if (!slot)
+	  mp_map_remove(&k->path_ids, e);
 	return NULL;
       }
       k->paths = a;
@@ -184,10 +214,32 @@ static struct mp_kindpath *path_of(struct mp_kinds *k, unsigned kind,
     k->paths[k->npaths].node = node;
     k->paths[k->npaths].pair = pair;
     e->a = k->npaths++;
+    if (slot)
+      *slot = (uint32_t)e->a + 1;
   }
   k->last_path_key = key;	/* Never 0: node is not. */
   k->last_path = (uint32_t)e->a;
   return &k->paths[e->a];
+}
+
+uint32_t mp_kinds_lookup(struct mp_profile *p, unsigned kind, uint32_t loc,
+			 uint32_t node)
+{
+  struct mp_kinds *k = p->kinds;
+  struct mp_kindloc *pair;
+  struct mp_kindpath *path;
+  /* The HTML page (ext_only) reads no (kind, location) pairs where it
+  ** has the paths. */
+  if (node && k->ext_only)
+    return (path = path_of(k, kind, node, MP_KINDS_NO_PAIR))
+	       ? (uint32_t)(path - k->paths) : UINT32_MAX;
+  if (!(pair = pair_of(k, kind, loc)))
+    return UINT32_MAX;
+  if (!node)
+    return (uint32_t)(pair - k->pairs);
+  if (!(path = path_of(k, kind, node, (uint32_t)(pair - k->pairs))))
+    return UINT32_MAX;
+  return (uint32_t)(path - k->paths);
 }
 
 static void unhold(struct mp_kind_counts *c, uint64_t size)
@@ -231,7 +283,8 @@ static void release(struct mp_kinds *k, uint64_t addr)
       pair = idx - 1;
     }
     unhold(&k->counts[BLK_KIND(e->b)], e->a);
-    unhold(&k->pairs[pair].c, e->a);
+    if (pair != MP_KINDS_NO_PAIR)
+      unhold(&k->pairs[pair].c, e->a);
   }
   mp_map_remove(&k->blocks, e);
 }
@@ -264,6 +317,10 @@ int mp_kinds_account_node(struct mp_profile *p, const struct mp_event *ev,
   uint32_t pi;
   int added;
 
+  if (mp_kinds_fast(p))
+    return ev->type == MP_EV_FREE
+	       ? 0
+	       : mp_kinds_made(p, ev->type, kind, loc, node, ev->new_size);
   if (ev->type != MP_EV_ALLOC)
     release(k, ev->old_addr);
   if (ev->type == MP_EV_FREE)
@@ -300,8 +357,14 @@ int mp_kinds_account_node(struct mp_profile *p, const struct mp_event *ev,
 void mp_profile_filter_kinds(struct mp_profile *p,
 			     const uint8_t keep[MP_NKINDS])
 {
-  if (p->kinds)
-    memcpy(p->kinds->keep, keep, MP_NKINDS);
+  unsigned i;
+  if (!p->kinds)
+    return;
+  memcpy(p->kinds->keep, keep, MP_NKINDS);
+  p->kinds->by_heap = 1;
+  for (i = 0; i < MP_NKINDS; i++)
+    if (!keep[i])
+      p->kinds->by_heap = 0;
 }
 
 uint64_t mp_profile_kind_events(const struct mp_profile *p)

@@ -54,6 +54,20 @@ static MP_LIVE_INLINE int mp_live_peak(struct mp_profile *p, uint32_t owner,
   return mp_peak_save(p, owner, stacks);
 }
 
+/* The bytes of kind held change by add - sub: with MP_PROFILE_PEAK, kept
+** as they were at the file's peak, once per new peak (mp_peak.c). */
+static MP_LIVE_INLINE void mp_live_kind_held(struct mp_profile *p,
+					     unsigned kind, uint64_t add,
+					     uint64_t sub)
+{
+  kind &= MP_NKINDS - 1;
+  if (p->pk_on && p->kind_pk[kind].epoch != p->pk_epoch) {
+    p->kind_pk[kind].epoch = p->pk_epoch;
+    p->kind_pk[kind].bytes = p->kind_held[kind];
+  }
+  p->kind_held[kind] += add - sub;
+}
+
 /* A temporary allocation: block b (its owner not yet disowned) of
 ** location id orig, freed by the event right after the one that made it. */
 static inline int mp_live_temporary(struct mp_profile *p, uint32_t orig,
@@ -102,6 +116,7 @@ static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
   p->fresh_block = 0;
   if (mp_live_peak(p, b.loc, stacks) < 0)
     return -1;
+  mp_live_kind_held(p, b.kind, 0, b.size);
   orig_id = mp_live_disown(p, b.loc, b.size, stacks);
   orig = &p->locs[orig_id];
   orig->released++;
@@ -111,10 +126,11 @@ static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
 }
 
 /* A block enters the heap (alloc, or the new half of a realloc), owned
-** by location at, or with stacks by stack node owner (whose leaf is at). */
+** by location at, or with stacks by stack node owner (whose leaf is at),
+** made as an object of kind (LJM_KIND_*). */
 static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
 				 uint32_t owner, uint64_t addr, uint64_t size,
-				 int huge, int stacks)
+				 unsigned kind, int huge, int stacks)
 {
   struct mp_block old;
   struct mp_lrec *l;
@@ -123,10 +139,11 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
   p->fresh_block = huge ? 0 : addr;
   if (addr == 0)
     return 0;	/* A failed allocation holds nothing. */
-  rc = huge ? mp_heap_put_huge(&p->heap, addr, size, owner, &old)
-	    : mp_heap_put(&p->heap, addr, size, owner, &old);
+  rc = huge ? mp_heap_put_huge(&p->heap, addr, size, owner, kind, &old)
+	    : mp_heap_put(&p->heap, addr, size, owner, kind, &old);
   if (rc < 0 || mp_live_peak(p, owner, stacks) < 0)
     return -1;
+  mp_live_kind_held(p, kind, size, 0);
   if (stacks) {
     struct mp_scount *c = &p->scounts[owner];
     c->held_bytes += size;
@@ -137,6 +154,7 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
     struct mp_lrec *o;
     if (mp_live_peak(p, old.loc, stacks) < 0)
       return -1;
+    mp_live_kind_held(p, old.kind, 0, old.size);
     o = &p->locs[mp_live_disown(p, old.loc, old.size, stacks)];
     o->released++;
     o->held_bytes -= old.size;
@@ -162,14 +180,16 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
 ** huge (MP_LIVE_*_HUGE) says have none. evno is the event's number in
 ** the file, from 1 (only for the peak). The counts by kind are the
 ** locations' (summed by mp_profile_done_reading). With stacks (a
-** constant), owner is the block's stack node, else equal to id.
+** constant), owner is the block's stack node, else equal to id. objkind
+** is the object kind of the block made (LJM_KIND_NONE when none said).
 */
 static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned type,
 					 uint32_t id, uint32_t owner,
 					 uint64_t old_addr,
 					 uint64_t old_size, uint64_t new_addr,
-					 uint64_t new_size, unsigned huge,
-					 uint64_t evno, int stacks)
+					 uint64_t new_size, unsigned objkind,
+					 unsigned huge, uint64_t evno,
+					 int stacks)
 {
   struct mp_lrec *l = &p->locs[id];
   struct mp_lext *e;
@@ -178,7 +198,7 @@ static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned 
   case MP_EV_ALLOC:
     l->n_alloc++;
     l->alloc_bytes += new_size;
-    if (mp_live_create(p, id, owner, new_addr, new_size,
+    if (mp_live_create(p, id, owner, new_addr, new_size, objkind,
 		       (huge & MP_LIVE_NEW_HUGE) != 0, stacks) < 0)
       goto oom;
     break;
@@ -201,7 +221,7 @@ static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned 
     e->realloc_old += old_size;
     if (mp_live_release(p, id, old_addr, old_size, 0,
 			(huge & MP_LIVE_OLD_HUGE) != 0, stacks) < 0 ||
-	mp_live_create(p, id, owner, new_addr, new_size,
+	mp_live_create(p, id, owner, new_addr, new_size, objkind,
 		       (huge & MP_LIVE_NEW_HUGE) != 0, stacks) < 0)
       goto oom;
     break;
@@ -256,15 +276,17 @@ static inline int mp_live_account(struct mp_profile *p,
   unsigned huge = 0;
   uint64_t old_key = mp_live_key(ev->old_addr, &huge, MP_LIVE_OLD_HUGE);
   uint64_t new_key = mp_live_key(ev->new_addr, &huge, MP_LIVE_NEW_HUGE);
+  unsigned objkind = ev->objkind >= 0 ? (unsigned)ev->objkind
+				      : LJM_KIND_NONE;
   int rc;
   if (p->file_stacks) {
     mp_live_count_stack(p, ev->type, node, ev->new_size);
     rc = mp_live_account_fields(p, ev->type, id, node, old_key, ev->old_size,
-				new_key, ev->new_size, huge,
+				new_key, ev->new_size, objkind, huge,
 				p->file_events + 1, 1);
   } else {
     rc = mp_live_account_fields(p, ev->type, id, id, old_key, ev->old_size,
-				new_key, ev->new_size, huge,
+				new_key, ev->new_size, objkind, huge,
 				p->file_events + 1, 0);
   }
   if (rc == 0) {

@@ -87,6 +87,16 @@ static const struct mp_pksave *saved(const struct mp_profile *p,
   return NULL;
 }
 
+void mp_profile_kinds_held(const struct mp_profile *p, int at_peak,
+			   uint64_t out[MP_NKINDS])
+{
+  unsigned k;
+  for (k = 0; k < MP_NKINDS; k++)
+    out[k] = at_peak && p->pk_done && p->kind_pk[k].epoch == p->pk_done
+		 ? p->kind_pk[k].bytes
+		 : p->kind_held[k];
+}
+
 void mp_profile_loc_at_peak(const struct mp_profile *p, uint32_t id,
 			    uint64_t *bytes, uint64_t *blocks)
 {

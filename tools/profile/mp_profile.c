@@ -61,6 +61,8 @@ struct mp_profile *mp_profile_new(enum mp_group group, unsigned needs)
     mp_profile_delete(p);
     return NULL;
   }
+  if (p->kinds)
+    p->kinds->ext_only = (needs & MP_PROFILE_KINDS_EXT) != 0;
   return p;
 }
 
@@ -195,7 +197,7 @@ int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)
       goto oom;
     return 0;
   }
-  if (p->kinds && (kind = mp_kinds_keep(p, ev)) < 0) {
+  if (mp_kinds_on(p) && (kind = mp_kinds_keep(p, ev)) < 0) {
     if (kind == MP_KINDS_OOM)
       goto oom;
     return 0;	/* Of a kind left out. */
@@ -220,7 +222,7 @@ int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)
   if (p->file_stacks && !node && ev->type != MP_EV_FREE &&
       !(node = mp_stacks_of_loc(p, (uint32_t)id)))
     goto oom;
-  if (p->kinds && mp_kinds_account_node(p, ev, (unsigned)kind, (uint32_t)id,
+  if (mp_kinds_on(p) && mp_kinds_account_node(p, ev, (unsigned)kind, (uint32_t)id,
 					p->file_stacks ? node : 0) < 0)
     goto oom;
   if (p->life && mp_life_account(p, ev, (uint32_t)id,
@@ -309,7 +311,7 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
   /* The counts by kind and the bytes are the locations' sums, taken
   ** once reading is done (mp_profile_done_reading). */
   f->live_blocks = mp_live_blocks(p);
-  mp_kinds_end_file(p);
+  mp_kinds_end_file(p, 1);
   mp_life_end_file(p, 1);
   if (mp_timeline_end_file(p) < 0)
     p->oom = 1;
@@ -356,7 +358,7 @@ void mp_profile_drop_file(struct mp_profile *p)
   ** its stack nodes made locations (and names) of their own. */
   if (!p->file_events && !p->file.stack_nodes)
     mp_strings_truncate(&p->strings, p->file_strings);
-  mp_kinds_end_file(p);
+  mp_kinds_end_file(p, 0);
   mp_life_end_file(p, 0);
   p->pk_done = 0;
   next_file(p);

@@ -167,6 +167,10 @@ struct mp_profile;
 #define MP_PROFILE_KINDS	0x08	/* Figures by object kind. */
 #define MP_PROFILE_LIFETIMES	0x10	/* Lifetimes and maxima (DHAT). */
 #define MP_PROFILE_PEAK		0x20	/* Held at each file's peak. */
+/* With MP_PROFILE_KINDS: the kinds of the files with the profile
+** extension only (the others can say none: their events are in no
+** kind's figures, not even unknown's). */
+#define MP_PROFILE_KINDS_EXT	0x40
 
 /* A profile grouped so, or NULL when out of memory. */
 struct mp_profile *mp_profile_new(enum mp_group group, unsigned needs);
@@ -391,8 +395,9 @@ void mp_profile_timeline(const struct mp_profile *p, uint32_t i,
 ** at the end, by kind and by (kind, location) pair, the location being
 ** the one the event is charged to. A free is of its block's kind. An
 ** event without the byte (a version-3 stream) is of kind LJM_KIND_NONE.
-** The figures are read in one pass with the rest: a profile with kinds
-** reads every event through mp_profile_event, not the fast decoder.
+** The figures are read in one pass with the rest, by the fast decoder
+** too (the heap keeps each block's kind); a filter (and a sampled file)
+** reads every event through mp_profile_event.
 */
 #define MP_NKINDS 256
 
@@ -464,6 +469,12 @@ uint32_t mp_profile_nkindpaths(const struct mp_profile *p);
 void mp_profile_kindpath(const struct mp_profile *p, uint32_t i,
 			 unsigned *kind, uint32_t *node,
 			 struct mp_kind_counts *out);
+
+/* The bytes held by each object kind, by the blocks of every file
+** (without MP_PROFILE_KINDS too; sampled files: estimates): now, or
+** with at_peak, at the last finished file's peak (MP_PROFILE_PEAK). */
+void mp_profile_kinds_held(const struct mp_profile *p, int at_peak,
+			   uint64_t out[MP_NKINDS]);
 
 /*
 ** Lifetimes, with MP_PROFILE_LIFETIMES (for the DHAT format): per

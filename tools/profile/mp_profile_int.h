@@ -263,6 +263,13 @@ struct mp_profile {
   int pk_on;
   uint64_t pk_epoch, pk_done;
   struct mp_pksave *pk_locs, *pk_nodes;
+  /* The bytes held by each object kind (LJM_KIND_*: blocks of every file
+  ** made as that kind and not released, as locations' held_bytes), and
+  ** with MP_PROFILE_PEAK each as it was at the peak epoch `epoch`. */
+  uint64_t kind_held[MP_NKINDS];
+  struct {
+    uint64_t epoch, bytes;
+  } kind_pk[MP_NKINDS];
   uint32_t npk_locs, npk_nodes;
 };
 
@@ -308,9 +315,71 @@ void mp_peak_free(struct mp_profile *p);
 /* Whether the --kind filter keeps this kind (1 without one). */
 int mp_kinds_kept(const struct mp_profile *p, unsigned kind);
 
+struct mp_kindloc {
+  uint32_t kind, loc;
+  struct mp_kind_counts c;
+};
+
+#define MP_KINDS_NO_PAIR UINT32_MAX
+struct mp_kindpath {
+  uint32_t kind, node;
+  uint32_t pair;		/* Its (kind, location) pair, or
+				** MP_KINDS_NO_PAIR (mp_kinds_lookup). */
+  struct mp_kind_counts c;
+};
+
+/* The memo of mp_kinds_made: key + 1 (0: empty) -> pair or path index. */
+#define MP_KINDS_MEMO_BITS 8
+struct mp_kinds_memo {
+  uint64_t key;
+  uint32_t idx;
+};
+
+struct mp_kinds {
+  uint8_t keep[MP_NKINDS];	/* The filter: 1 for the kinds kept. */
+  /*
+  ** 1 while the filter keeps every kind: the live heap keeps each
+  ** block's kind with its owner, so a free needs nothing here and what
+  ** each kind, pair and path holds is counted from the heap when a file
+  ** ends. Else (a filter, or a sampled file, whose heap holds estimates)
+  ** the blocks are kept in `blocks` too, and their held counts follow
+  ** every event.
+  */
+  int by_heap;
+  int ext_only;			/* MP_PROFILE_KINDS_EXT. */
+  struct mp_kind_counts counts[MP_NKINDS];
+  uint64_t kind_events;		/* Events that carried a kind. */
+  /* Not by_heap: live blocks, addr -> a: size, b: kind << 32 | (pair
+  ** index + 1), or kind << 32 | BLK_PATH | (path index + 1) with stacks,
+  ** or kind << 32 alone for a block the filter left out. */
+  struct mp_map blocks;
+  /* (kind, location) pairs: kind << 32 | loc -> a: index into pairs. */
+  struct mp_map pair_ids;
+  struct mp_kindloc *pairs;
+  uint32_t npairs, pairs_cap;
+  /* (kind, stack node) pairs: the first kind seen at each node by
+  ** node_path (index + 1 into paths, or 0; nnode_path of them); the
+  ** others kind << 32 | node -> a: index into paths. Most nodes make
+  ** one kind. */
+  uint32_t *node_path;
+  uint32_t nnode_path;
+  struct mp_map path_ids;
+  struct mp_kindpath *paths;
+  uint32_t npaths, paths_cap;
+  /* The last path and the last location's own node looked up (0: none):
+  ** a snapshot's blocks come in runs of one kind and location. */
+  uint64_t last_path_key;
+  uint32_t last_path;
+  uint32_t last_loc, last_loc_node;
+  /* Recent (kind, location) and (kind, node) pairs and their indexes:
+  ** most allocations repeat one of a few. Indexes never move. */
+  struct mp_kinds_memo memo[1u << MP_KINDS_MEMO_BITS];
+};
+
 int mp_kinds_new(struct mp_profile *p);
 void mp_kinds_free(struct mp_profile *p);
-void mp_kinds_end_file(struct mp_profile *p);
+/* The file ends: finished (what its blocks hold counts), or dropped. */
+void mp_kinds_end_file(struct mp_profile *p, int finished);
 /* A memory event, before it is accounted: its kind, or MP_KINDS_SKIP or
 ** MP_KINDS_OOM. */
 int mp_kinds_keep(struct mp_profile *p, const struct mp_event *ev);
@@ -322,6 +391,74 @@ int mp_kinds_account(struct mp_profile *p, const struct mp_event *ev,
 /* The same with its stack node (0: none; a free needs none). */
 int mp_kinds_account_node(struct mp_profile *p, const struct mp_event *ev,
 			  unsigned kind, uint32_t loc, uint32_t node);
+/* The index of the pair (kind, loc), or with node of the path (kind,
+** node), made on first sight (the path's pair first): UINT32_MAX when
+** out of memory. */
+uint32_t mp_kinds_lookup(struct mp_profile *p, unsigned kind, uint32_t loc,
+			 uint32_t node);
+
+/* Whether this file's kinds are counted. */
+static inline int mp_kinds_on(const struct mp_profile *p)
+{
+  return p->kinds && (p->file_ext || !p->kinds->ext_only);
+}
+
+/* Whether the read driver may account this file's kinds itself, with
+** mp_kinds_made (by_heap, and a file that is not sampled). */
+static inline int mp_kinds_fast(const struct mp_profile *p)
+{
+  return mp_kinds_on(p) && p->kinds->by_heap && !p->file.sample_mean;
+}
+
+static inline void mp_kinds_count(struct mp_kind_counts *c, unsigned type,
+				  uint64_t size)
+{
+  if (type == MP_EV_REALLOC) {
+    c->n_realloc++;
+    c->realloc_bytes += size;
+  } else {
+    c->n_alloc++;
+    c->alloc_bytes += size;
+  }
+}
+
+/*
+** By heap (mp_kinds_fast): an allocation or reallocation (type) of size
+** bytes of kind, charged to location loc, with stacks made at node (else
+** 0): its figures as made, by kind, pair and path (not in a start
+** snapshot, whose blocks are held, not made; the heap says what they
+** hold). 0, or -1 when out of memory.
+*/
+static inline int mp_kinds_made(struct mp_profile *p, unsigned type,
+				unsigned kind, uint32_t loc, uint32_t node,
+				uint64_t size)
+{
+  struct mp_kinds *k = p->kinds;
+  uint64_t key = ((uint64_t)kind << 32 | (node ? node : loc)) +
+		 ((uint64_t)(node != 0) << 40) + 1;
+  struct mp_kinds_memo *m =
+      &k->memo[(key * 0x9e3779b97f4a7c15ull) >> (64 - MP_KINDS_MEMO_BITS)];
+  uint32_t idx;
+  if (m->key == key) {
+    idx = m->idx;
+  } else {
+    if ((idx = mp_kinds_lookup(p, kind, loc, node)) == UINT32_MAX)
+      return -1;
+    m->key = key;
+    m->idx = idx;
+  }
+  if (p->in_snap)
+    return 0;
+  mp_kinds_count(&k->counts[kind], type, size);
+  if (node) {
+    struct mp_kindpath *path = &k->paths[idx];
+    mp_kinds_count(&path->c, type, size);
+    if ((idx = path->pair) == MP_KINDS_NO_PAIR)
+      return 0;
+  }
+  mp_kinds_count(&k->pairs[idx].c, type, size);
+  return 0;
+}
 
 /* Blocks live in the file: the heap's, and in a sampled file the blocks
 ** its sampled ones stand for beyond themselves (mp_sample.c). */

@@ -145,18 +145,38 @@ struct fast_memo {
 #define RAW_ONE_BYTE 0x100u
 #define RAW_NONE 0x200u
 
-/* One event of header kind | src at q: the byte after it, or NULL when
-** mp_fast_location or mp_fast_fields leaves it to the reader, or when out
-** of memory (p->oom). */
+/* The object kind byte after the fields of an event whose header has
+** LJM_EV_KIND (haskind, a constant), at *next: counted, and stepped
+** over; LJM_KIND_NONE without one. */
+static MP_LIVE_INLINE unsigned fast_objkind(struct mp_profile *p,
+					    const uint8_t **next,
+					    unsigned haskind, int kinds)
+{
+  unsigned objkind;
+  if (!haskind)
+    return LJM_KIND_NONE;
+  objkind = **next;
+  (*next)++;
+  if (kinds)
+    p->kinds->kind_events++;
+  return objkind;
+}
+
+/* One event of header kind | src (| haskind: LJM_EV_KIND) at q: the byte
+** after it, or NULL when mp_fast_location or mp_fast_fields leaves it to
+** the reader, or when out of memory (p->oom). kinds (a constant): count
+** the object kinds (mp_kinds_fast). */
 static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
 					      const uint8_t *q, unsigned kind,
-					      unsigned src,
+					      unsigned src, unsigned haskind,
 					      struct fast_memo *m,
-					      uint64_t evno, int stacks)
+					      uint64_t evno, int stacks,
+					      int kinds)
 {
   struct mp_fast_event e;
   int64_t id;
   const uint8_t *next;
+  unsigned objkind;
 
   /* With stacks, a block made at a version-3 location needs a node of
   ** its own (mp_stacks_of_loc): the reader's way. Frees are as ever. */
@@ -217,9 +237,13 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
 fields:
   if (!(next = mp_fast_fields(next, kind, &e)))
     return NULL;
+  objkind = fast_objkind(p, &next, haskind, kinds);
+  if (kinds && kind != LJM_EV_FREE &&
+      mp_kinds_made(p, kind, objkind, (uint32_t)id, 0, e.new_size) < 0)
+    goto oom;
   if (mp_live_account_fields(p, kind, (uint32_t)id, (uint32_t)id, e.old_addr,
-			     e.old_size, e.new_addr, e.new_size, 0, evno,
-			     stacks) < 0)
+			     e.old_size, e.new_addr, e.new_size, objkind, 0,
+			     evno, stacks) < 0)
     return NULL;
   return next;
 oom:
@@ -265,18 +289,21 @@ static const uint8_t *fast_symbol(struct mp_profile *p, const uint8_t *q)
 }
 
 /*
-** A memory event of a stack location (header kind | LJM_SRC_STACK, no
-** KIND bit) at q, in a file with stacks: the byte after it, or NULL when
-** left to the reader (a node not announced, long fields) or out of
-** memory (p->oom).
+** A memory event of a stack location (header kind | LJM_SRC_STACK, with
+** LJM_EV_KIND when haskind) at q, in a file with stacks: the byte after
+** it, or NULL when left to the reader (a node not announced, long
+** fields) or out of memory (p->oom).
 */
 static MP_LIVE_INLINE const uint8_t *fast_stack(struct mp_profile *p,
 						const uint8_t *q,
-						unsigned kind, uint64_t evno)
+						unsigned kind,
+						unsigned haskind,
+						uint64_t evno, int kinds)
 {
   struct mp_fast_event e;
   uint64_t local;
-  uint32_t node;
+  uint32_t node, leaf;
+  unsigned objkind;
   const uint8_t *next = mp_fast_uleb(q + 1, &local);
 
   if (!next || local - 1 >= p->nfnodes)
@@ -284,10 +311,16 @@ static MP_LIVE_INLINE const uint8_t *fast_stack(struct mp_profile *p,
   node = p->fnodes[local - 1];
   if (!(next = mp_fast_fields(next, kind, &e)))
     return NULL;
+  objkind = fast_objkind(p, &next, haskind, kinds);
+  leaf = p->snodes[node].leaf;
+  if (kinds && kind != LJM_EV_FREE &&
+      mp_kinds_made(p, kind, objkind, leaf, node, e.new_size) < 0) {
+    p->oom = 1;
+    return NULL;
+  }
   mp_live_count_stack(p, kind, node, e.new_size);
-  if (mp_live_account_fields(p, kind, p->snodes[node].leaf, node,
-			     e.old_addr, e.old_size, e.new_addr, e.new_size,
-			     0, evno, 1) < 0)
+  if (mp_live_account_fields(p, kind, leaf, node, e.old_addr, e.old_size,
+			     e.new_addr, e.new_size, objkind, 0, evno, 1) < 0)
     return NULL;
   return next;
 }
@@ -301,29 +334,55 @@ static MP_LIVE_INLINE const uint8_t *fast_stack(struct mp_profile *p,
 ** events. stacks (a constant: two copies of the loop) is the file's
 ** p->file_stacks.
 */
+/*
+** Account the memory events at q straight from the reader's buffer, and
+** define its prototype symbols, up to stop or the first event that
+** mp_fast_location, mp_fast_fields or mp_fast_proto_symbol leaves to the
+** reader. Returns
+** where it stopped, or NULL when out of memory; p->file_events counts the
+** events. stacks and kinds (constants: four copies of the loop) are the
+** file's p->file_stacks and mp_kinds_fast(p).
+*/
 static MP_LIVE_INLINE const uint8_t *run_fast_as(struct mp_profile *p,
 						 const uint8_t *q,
 						 const uint8_t *stop,
-						 int stacks)
+						 int stacks, int kinds)
 {
   struct fast_memo m = {MP_NO_MEMO, 0, -1, -1, 0, RAW_NONE, -1, 0, 0};
   uint64_t k = p->file_events;	/* In a register, not p's. */
+  /* The kind byte is the profile extension's: elsewhere the bit is an
+  ** error, which the reader reports. */
+  const int ext = p->file_ext;
 
   while (q < stop) {
     const uint8_t *next;
     switch (*q) {
 #define FAST_CASE(kind, src) \
     case (kind) | (src): \
-      next = fast_one(p, q, (kind), (src), &m, k + 1, stacks); \
+      next = fast_one(p, q, (kind), (src), 0, &m, k + 1, stacks, kinds); \
       break;
     MP_FAST_HEADERS(FAST_CASE)
 #undef FAST_CASE
+#define KIND_CASE(kind, src) \
+    case (kind) | (src) | LJM_EV_KIND: \
+      next = ext ? fast_one(p, q, (kind), (src), 1, &m, k + 1, stacks, \
+			    kinds) : NULL; \
+      break;
+    MP_FAST_HEADERS_MADE(KIND_CASE)
+#undef KIND_CASE
 #define STACK_CASE(kind, src) \
     case (kind) | (src): \
-      next = stacks ? fast_stack(p, q, (kind), k + 1) : NULL; \
+      next = stacks ? fast_stack(p, q, (kind), 0, k + 1, kinds) : NULL; \
       break;
     MP_FAST_HEADERS_SRC(STACK_CASE, LJM_SRC_STACK)
 #undef STACK_CASE
+#define STACK_KIND_CASE(kind, src) \
+    case (kind) | (src) | LJM_EV_KIND: \
+      next = stacks && ext ? fast_stack(p, q, (kind), 1, k + 1, kinds) \
+			   : NULL; \
+      break;
+    MP_FAST_HEADERS_MADE_SRC(STACK_KIND_CASE, LJM_SRC_STACK)
+#undef STACK_KIND_CASE
     case LJM_EV_SYMTAB | LJM_SRC_LFUNC:
       if (!(next = fast_symbol(p, q)))
 	goto out;
@@ -352,11 +411,16 @@ out:
 static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
 			       const uint8_t *stop)
 {
-  if (p->file.sample_mean)
-    return q;	/* Estimates: mp_profile_event's way (few events). */
-  if (p->file_stacks)
-    return run_fast_as(p, q, stop, 1);
-  return run_fast_as(p, q, stop, 0);
+  /* Estimates (few events), the blocks of a start snapshot, lifetimes
+  ** and kinds under a filter: mp_profile_event's way. */
+  if (p->file.sample_mean || p->in_snap || p->life ||
+      (mp_kinds_on(p) && !mp_kinds_fast(p)))
+    return q;
+  if (mp_kinds_on(p))
+    return p->file_stacks ? run_fast_as(p, q, stop, 1, 1)
+			  : run_fast_as(p, q, stop, 0, 1);
+  return p->file_stacks ? run_fast_as(p, q, stop, 1, 0)
+			: run_fast_as(p, q, stop, 0, 0);
 }
 
 /*
@@ -381,7 +445,7 @@ enum mp_status mp_profile_read(struct mp_profile *p, struct mp_reader *r,
       st = MP_ERROR;
       break;
     }
-    if (q && end - q > MP_FAST_MARGIN && !p->kinds && !p->life) {
+    if (q && end - q > MP_FAST_MARGIN) {
       uint64_t before = p->file_events - start;
       q = run_fast(p, q, end - MP_FAST_MARGIN);
       if (!q) {

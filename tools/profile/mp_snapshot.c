@@ -118,10 +118,10 @@ int mp_snapshot_block(struct mp_profile *p, const struct mp_event *ev,
   owner = (uint32_t)id;
   if (p->file_stacks && !(owner = mp_stacks_of_loc(p, (uint32_t)id)))
     return -1;
-  if (p->kinds && mp_kinds_account(p, ev, kind, (uint32_t)id) < 0)
+  if (mp_kinds_on(p) && mp_kinds_account(p, ev, kind, (uint32_t)id) < 0)
     return -1;
   key = mp_live_key(ev->new_addr, &huge, MP_LIVE_NEW_HUGE);
-  if (mp_live_create(p, (uint32_t)id, owner, key, ev->new_size,
+  if (mp_live_create(p, (uint32_t)id, owner, key, ev->new_size, kind,
 		     huge != 0, p->file_stacks) < 0)
     return -1;
   p->fresh_block = 0;	/* Freed next: not a temporary of the run. */

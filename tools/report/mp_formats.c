@@ -32,7 +32,7 @@ const struct mp_format mp_formats[] = {
    "svg has --value=held-bytes"},
   /* One page for a browser, from every file: not for a terminal. */
   {"html", MP_FMT_MERGED | MP_FMT_FRAMES | MP_FMT_NO_OVERRIDES |
-   MP_FMT_PAGE | MP_FMT_MOMENTS, mp_report_html, NULL,
+   MP_FMT_PAGE | MP_FMT_MOMENTS | MP_FMT_KINDS, mp_report_html, NULL,
    "html shows what is held at the end"},
   /* valgrind DHAT's JSON, for dh_view.html and the Firefox Profiler. */
   {"dhat", MP_FMT_MERGED | MP_FMT_FRAMES | MP_FMT_NO_OVERRIDES |

@@ -205,27 +205,68 @@ static int wanted(const uint64_t *v, unsigned mask)
   return 0;
 }
 
+/* The chain of stack nodes up from one (chain[0] the deepest): grown as
+** needed. */
+struct chain {
+  uint32_t *id;
+  size_t cap;
+};
+
 /*
-** The real stacks: of[] maps a stream node to its tree node once (0: not
-** yet), so each frame is named once however many stacks pass through it.
+** Add v at stream stack node id: its frames, root first, made where new.
+** of[] maps a stream node to its tree node once (0: not yet), so each
+** frame is named once however many stacks pass through it. 0, or -1
+** when out of memory.
 */
+static int add_node(struct mp_ftree *t, struct mp_profile *p,
+		    struct mp_aliases *al, uint32_t *of, struct chain *ch,
+		    uint32_t id, const uint64_t *v)
+{
+  struct mp_frame f;
+  uint32_t up = id, k = 0, parent;
+
+  /* Up to the first node already in the tree, then down again. */
+  while (up && !of[up]) {
+    if (k == ch->cap) {
+      size_t ncap = ch->cap ? ch->cap * 2 : 64;
+      uint32_t *nc = realloc(ch->id, ncap * sizeof(*nc));
+      if (!nc)
+	return -1;
+      ch->id = nc;
+      ch->cap = ncap;
+    }
+    ch->id[k++] = up;
+    mp_profile_frame(p, up, &f);
+    up = f.parent;
+  }
+  parent = up ? of[up] : 0;
+  while (k-- > 0) {
+    size_t name_at = t->names.len;
+    mp_profile_frame(p, ch->id[k], &f);
+    mp_name_frame(&t->names, p, al, &f, MP_NAME_FRAME);
+    if (!(parent = child(t, parent, name_at, kind_of_frame(p, &f))))
+      return -1;
+    of[ch->id[k]] = parent;
+  }
+  add_up(t, parent, v);
+  return 0;
+}
+
+/* The real stacks; *of_out, when not NULL, gets of[] (the caller's). */
 static int add_stacks(struct mp_ftree *t, struct mp_profile *p,
 		      struct mp_aliases *al, unsigned mask,
-		      const uint64_t *at, uint32_t nat)
+		      const uint64_t *at, uint32_t nat, uint32_t **of_out)
 {
   uint32_t n = mp_profile_nstacks(p), id;
   uint32_t *of = calloc(n, sizeof(*of));
-  uint32_t *chain = NULL;
-  size_t cap = 0;
+  struct chain ch = {NULL, 0};
   int rc = -1;
 
   if (!of)
     return -1;
   for (id = 1; id < n; id++) {
     struct mp_stack_counts c;
-    struct mp_frame f;
     uint64_t v[MP_FV_N];
-    uint32_t up = id, k = 0, parent;
 
     mp_profile_stack(p, id, &c);
     v[MP_FV_ALLOC_BYTES] = c.alloc_bytes + c.realloc_bytes;
@@ -234,35 +275,16 @@ static int add_stacks(struct mp_ftree *t, struct mp_profile *p,
     v[MP_FV_HELD_AT] = at && id < nat ? at[id] : 0;
     if (!wanted(v, mask))
       continue;
-    /* Up to the first node already in the tree, then down again. */
-    while (up && !of[up]) {
-      if (k == cap) {
-	size_t ncap = cap ? cap * 2 : 64;
-	uint32_t *nc = realloc(chain, ncap * sizeof(*nc));
-	if (!nc)
-	  goto out;
-	chain = nc;
-	cap = ncap;
-      }
-      chain[k++] = up;
-      mp_profile_frame(p, up, &f);
-      up = f.parent;
-    }
-    parent = up ? of[up] : 0;
-    while (k-- > 0) {
-      size_t name_at = t->names.len;
-      mp_profile_frame(p, chain[k], &f);
-      mp_name_frame(&t->names, p, al, &f, MP_NAME_FRAME);
-      if (!(parent = child(t, parent, name_at, kind_of_frame(p, &f))))
-	goto out;
-      of[chain[k]] = parent;
-    }
-    add_up(t, parent, v);
+    if (add_node(t, p, al, of, &ch, id, v) < 0)
+      goto out;
   }
   rc = 0;
 out:
-  free(chain);
-  free(of);
+  free(ch.id);
+  if (rc == 0 && of_out)
+    *of_out = of;
+  else
+    free(of);
   return rc;
 }
 
@@ -341,13 +363,131 @@ out:
   return rc;
 }
 
+/* A location's folded frames, split at ';', with v at the last. */
+static int add_folded(struct mp_ftree *t, struct mp_profile *p,
+		      struct mp_aliases *al, uint32_t loc, const uint64_t *v,
+		      struct mp_buf *line)
+{
+  struct mp_loc l;
+  enum mp_ftree_kind kind = kind_of_loc(p, loc);
+  uint32_t parent = 0;
+  size_t from = 0;
+
+  mp_profile_loc(p, loc, &l);
+  line->len = 0;
+  mp_folded_frames(line, p, al, &l);
+  if (line->oom)
+    return -1;
+  while (from <= line->len) {
+    const char *semi = line->len > from
+			   ? memchr(line->data + from, ';', line->len - from)
+			   : NULL;
+    size_t end = semi ? (size_t)(semi - line->data) : line->len;
+    size_t name_at = t->names.len;
+    mp_buf_add(&t->names, line->data + from, end - from);
+    if (!(parent = child(t, parent, name_at, kind)))
+      return -1;
+    from = end + 1;
+  }
+  add_up(t, parent, v);
+  return 0;
+}
+
+int mp_ftree_add_kinds(struct mp_ftree *const trees[MP_NKINDS],
+		       struct mp_profile *p, struct mp_aliases *al)
+{
+  int stacks = mp_profile_nstacks(p) > 1;
+  uint32_t n = stacks ? mp_profile_nkindpaths(p) : mp_profile_nkindlocs(p);
+  uint32_t *of[MP_NKINDS], i;
+  struct chain ch = {NULL, 0};
+  struct mp_buf line = {0};
+  int rc = -1;
+
+  memset(of, 0, sizeof(of));
+  for (i = 0; i < n; i++) {
+    struct mp_kind_counts c;
+    uint64_t v[MP_FV_N];
+    unsigned kind;
+    uint32_t at;
+
+    if (stacks)
+      mp_profile_kindpath(p, i, &kind, &at, &c);
+    else
+      mp_profile_kindloc(p, i, &kind, &at, &c);
+    if (kind >= MP_NKINDS || !trees[kind])
+      continue;
+    v[MP_FV_ALLOC_BYTES] = c.alloc_bytes + c.realloc_bytes;
+    v[MP_FV_ALLOC_COUNT] = c.n_alloc + c.n_realloc;
+    v[MP_FV_HELD_END] = c.held_bytes;
+    v[MP_FV_HELD_AT] = 0;
+    if (!wanted(v, (1u << MP_FV_N) - 1))
+      continue;
+    if (!stacks) {
+      if (add_folded(trees[kind], p, al, at, v, &line) < 0)
+	goto out;
+      continue;
+    }
+    if (!of[kind] && !(of[kind] = calloc(mp_profile_nstacks(p),
+					 sizeof(*of[kind]))))
+      goto out;
+    if (add_node(trees[kind], p, al, of[kind], &ch, at, v) < 0)
+      goto out;
+  }
+  rc = 0;
+  for (i = 0; i < MP_NKINDS; i++)
+    if (trees[i] && trees[i]->names.oom)
+      rc = -1;
+out:
+  for (i = 0; i < MP_NKINDS; i++)
+    free(of[i]);
+  free(ch.id);
+  mp_buf_free(&line);
+  return rc;
+}
+
+int mp_ftree_add_map(struct mp_ftree *t, struct mp_profile *p,
+		     struct mp_aliases *al, unsigned mask, const uint64_t *at,
+		     uint32_t nat, uint32_t **of)
+{
+  int rc;
+  if (of)
+    *of = NULL;
+  rc = mp_profile_nstacks(p) > 1 ? add_stacks(t, p, al, mask, at, nat, of) :
+       add_locations(t, p, al, mask, at, nat);
+  return rc < 0 || t->names.oom ? -1 : 0;
+}
+
 int mp_ftree_add(struct mp_ftree *t, struct mp_profile *p,
 		 struct mp_aliases *al, unsigned mask, const uint64_t *at,
 		 uint32_t nat)
 {
-  int rc = mp_profile_nstacks(p) > 1 ? add_stacks(t, p, al, mask, at, nat) :
-	   add_locations(t, p, al, mask, at, nat);
-  return rc < 0 || t->names.oom ? -1 : 0;
+  return mp_ftree_add_map(t, p, al, mask, at, nat, NULL);
+}
+
+uint32_t mp_ftree_append(struct mp_ftree *t, uint32_t parent,
+			 const char *name, size_t len,
+			 enum mp_ftree_kind kind, const uint64_t *v)
+{
+  size_t at = t->names.len;
+  mp_buf_add(&t->names, name, len);
+  if (t->names.oom)
+    return 0;
+  if (t->n == t->cap) {
+    uint32_t ncap = t->cap * 2;
+    struct mp_ftree_node *nn = realloc(t->nodes, ncap * sizeof(*nn));
+    if (!nn)
+      return 0;
+    t->nodes = nn;
+    t->cap = ncap;
+  }
+  memset(&t->nodes[t->n], 0, sizeof(t->nodes[0]));
+  t->nodes[t->n].parent = parent;
+  t->nodes[t->n].name_at = at;
+  t->nodes[t->n].name_len = len;
+  t->nodes[t->n].kind = (uint8_t)kind;
+  t->nodes[t->n].hash = mp_ftree_hash(parent, name, len);
+  memcpy(t->nodes[t->n].v, v, sizeof(t->nodes[0].v));
+  return t->n++;
 }
 
 static const struct mp_ftree *sort_tree;	/* For the comparison. */

@@ -71,6 +71,26 @@ int mp_ftree_add(struct mp_ftree *t, struct mp_profile *p,
 		 struct mp_aliases *al, unsigned mask, const uint64_t *at,
 		 uint32_t nat);
 
+/*
+** The same by object kind (MP_PROFILE_KINDS): into trees[kind], where
+** not NULL, the call paths of that kind (with stacks; without, its
+** locations' folded frames), MP_FV_HELD_AT 0. 0, or -1 out of memory.
+*/
+int mp_ftree_add_kinds(struct mp_ftree *const trees[MP_NKINDS],
+		       struct mp_profile *p, struct mp_aliases *al);
+
+/* mp_ftree_add, and with stacks *of (malloc'd, the caller's; else NULL):
+** the tree node of each stream stack node (0: none). */
+int mp_ftree_add_map(struct mp_ftree *t, struct mp_profile *p,
+		     struct mp_aliases *al, unsigned mask, const uint64_t *at,
+		     uint32_t nat, uint32_t **of);
+
+/* A new child of parent, with no lookup (the caller knows it is new):
+** its id, or 0 when out of memory. */
+uint32_t mp_ftree_append(struct mp_ftree *t, uint32_t parent,
+			 const char *name, size_t len,
+			 enum mp_ftree_kind kind, const uint64_t *v);
+
 /* Each node's children in name order (order[first .. first+nchildren)). */
 int mp_ftree_sort(struct mp_ftree *t);
 

@@ -20,6 +20,7 @@ void mp_moments_free(struct mp_moments *m)
   for (i = 0; i < m->n; i++) {
     free(m->m[i].rows);
     free(m->m[i].paths);
+    free(m->m[i].kinds);
   }
   free(m->m);
   free(m->base);
@@ -172,6 +173,20 @@ static int take(struct mp_moments *m, const struct mp_profile *p,
   }
   qsort(h, nh, sizeof(*h), row_cmp);
   x->nrows = nh;
+  {
+    uint64_t held[MP_NKINDS];
+    unsigned k, nk = 0;
+    mp_profile_kinds_held(p, peak, held);
+    for (k = 0; k < MP_NKINDS; k++)
+      nk += held[k] != m->kbase[k];
+    if (nk && !(x->kinds = malloc(nk * sizeof(*x->kinds))))
+      goto oom;
+    for (k = 0; k < MP_NKINDS; k++)
+      if (held[k] != m->kbase[k]) {
+	x->kinds[x->nkinds][0] = k;
+	x->kinds[x->nkinds++][1] = held[k] - m->kbase[k];
+      }
+  }
   if (ns > 1) {
     if (!(x->paths = malloc(MP_MOMENT_PATHS * sizeof(*x->paths))))
       goto oom;
@@ -199,6 +214,7 @@ static void moment_free(struct mp_moment *x)
 {
   free(x->rows);
   free(x->paths);
+  free(x->kinds);
 }
 
 /* MP_MOMENTS_SPREAD of the file's moments are kept, at multiples of the
@@ -240,6 +256,7 @@ int mp_moments_file_begin(struct mp_moments *m, const struct mp_profile *p,
   }
   m->nbase_locs = nl;
   m->nbase_stacks = ns;
+  mp_profile_kinds_held(p, 0, m->kbase);
   m->file_first = m->n;
   m->file = file;
   m->p = p;

@@ -35,6 +35,10 @@ struct mp_moment {
   struct mp_moment_row *paths;	/* The same by stack node; blocks 0. */
   uint32_t npaths;
   uint64_t nlive;		/* Locations holding bytes then. */
+  /* Bytes held then by each object kind that held any, by blocks made
+  ** in this file: [kind, bytes] pairs, by kind. */
+  uint64_t (*kinds)[2];
+  uint32_t nkinds;
 };
 
 struct mp_moments {
@@ -50,6 +54,7 @@ struct mp_moments {
   uint64_t *base;	/* Held bytes and blocks per location (2 each) and
 			** per stack node when the current file began. */
   uint32_t nbase_locs, nbase_stacks;
+  uint64_t kbase[MP_NKINDS];	/* Held by each kind when it began. */
   uint64_t *peak_locs;	/* Held at each file's peak, summed. */
   uint32_t npeak_locs;
   uint64_t *peak_stacks;

@@ -97,6 +97,7 @@ typedef int (*mp_report_fn)(FILE *out, struct mp_profile *p,
 #define MP_FMT_PAGE		0x1000	/* Text, but a page for a browser:
 					** never to a terminal. */
 #define MP_FMT_LIFETIMES	0x2000	/* Needs block lifetimes. */
+#define MP_FMT_KINDS		0x4000	/* Needs the figures by object kind. */
 
 struct mp_format {
   const char *name;

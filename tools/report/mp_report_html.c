@@ -30,6 +30,9 @@
 #define MAX_FRAMES 40000
 /* Locations kept per table (allocated, count, held, temporary). */
 #define TABLE_ROWS 500
+/* The flame graph of each object kind: at most this many frames (and
+** none under 1/MIN_SHARE of the kind's total in every view). */
+#define KIND_FRAMES 2000
 
 /* -- Escaping --------------------------------------------------------------- */
 
@@ -95,24 +98,23 @@ static void json_u64(struct mp_buf *b, const char *before, uint64_t v)
 
 /* -- The frame tree --------------------------------------------------------- */
 
-/* Frame names, each once: "names" in the data. */
+/* Frame names, each once: "names" in the data, shared by the flame
+** graph and those of each object kind. */
 struct name_set {
   uint32_t *slots;	/* Name index + 1, by hash. */
-  uint32_t nslots, n;
-  size_t *at, *len;	/* Where each is in the tree's names buffer. */
-  const struct mp_buf *src;
+  uint32_t nslots, n, cap;
+  size_t *at, *len;	/* Where each is in buf. */
+  struct mp_buf buf;
 };
 
-static int names_init(struct name_set *s, const struct mp_buf *src,
-		      uint32_t most)
+static int names_init(struct name_set *s)
 {
   memset(s, 0, sizeof(*s));
-  s->src = src;
-  for (s->nslots = 1024; s->nslots < most * 2; s->nslots *= 2)
-    ;
+  s->nslots = 1024;
+  s->cap = 512;
   s->slots = calloc(s->nslots, sizeof(*s->slots));
-  s->at = malloc(((size_t)most + 1) * sizeof(*s->at));
-  s->len = malloc(((size_t)most + 1) * sizeof(*s->len));
+  s->at = malloc(s->cap * sizeof(*s->at));
+  s->len = malloc(s->cap * sizeof(*s->len));
   return s->slots && s->at && s->len ? 0 : -1;
 }
 
@@ -121,32 +123,83 @@ static void names_free(struct name_set *s)
   free(s->slots);
   free(s->at);
   free(s->len);
+  mp_buf_free(&s->buf);
 }
 
-static uint32_t names_index(struct name_set *s, size_t at, size_t len)
+static const char *names_at(const struct name_set *s, uint32_t i)
 {
-  /* The buffer is NULL while no frame has a name. */
-  const char *name = s->src->data ? s->src->data + at : "";
-  uint32_t h = mp_ftree_hash(0, name, len) & (s->nslots - 1), id;
+  return s->buf.data ? s->buf.data + s->at[i] : "";
+}
+
+/* Room for one more name: at most half the slots used. */
+static int names_grow(struct name_set *s)
+{
+  uint32_t i;
+  if (s->n == s->cap) {
+    uint32_t ncap = s->cap * 2;
+    size_t *at = realloc(s->at, ncap * sizeof(*at)), *len;
+    if (!at)
+      return -1;
+    s->at = at;
+    if (!(len = realloc(s->len, ncap * sizeof(*len))))
+      return -1;
+    s->len = len;
+    s->cap = ncap;
+  }
+  if ((s->n + 1) * 2 >= s->nslots) {
+    uint32_t n = s->nslots * 2, *slots = calloc(n, sizeof(*slots));
+    if (!slots)
+      return -1;
+    for (i = 0; i < s->n; i++) {
+      uint32_t h = mp_ftree_hash(0, names_at(s, i), s->len[i]) & (n - 1);
+      while (slots[h])
+	h = (h + 1) & (n - 1);
+      slots[h] = i + 1;
+    }
+    free(s->slots);
+    s->slots = slots;
+    s->nslots = n;
+  }
+  return 0;
+}
+
+/* The index of name (len bytes; NULL when len is 0), added when new;
+** UINT32_MAX when out of memory. */
+static uint32_t names_index(struct name_set *s, const char *name, size_t len)
+{
+  uint32_t h, id;
+  if (!name)
+    name = "";
+  h = mp_ftree_hash(0, name, len) & (s->nslots - 1);
   while ((id = s->slots[h])) {
     if (s->len[id - 1] == len &&
-	(!len || !memcmp(s->src->data + s->at[id - 1], name, len)))
+	(!len || !memcmp(names_at(s, id - 1), name, len)))
       return id - 1;
     h = (h + 1) & (s->nslots - 1);
   }
-  s->at[s->n] = at;
+  if (names_grow(s) < 0)
+    return UINT32_MAX;
+  h = mp_ftree_hash(0, name, len) & (s->nslots - 1);
+  while (s->slots[h])
+    h = (h + 1) & (s->nslots - 1);
+  s->at[s->n] = s->buf.len;
   s->len[s->n] = len;
+  mp_buf_add(&s->buf, name, len);
+  if (s->buf.oom)
+    return UINT32_MAX;
   s->slots[h] = ++s->n;
   return s->n - 1;
 }
 
 struct tree_out {
   const struct mp_ftree *t;
-  struct name_set names;
+  struct name_set *names;
   struct mp_buf *b;
   const uint32_t *size;	/* Frames at and under each node. */
+  uint32_t max;		/* Frames at most. */
   uint32_t kept, cut;	/* Frames written, and left out. */
   uint32_t written;	/* Index of the next frame in the data. */
+  int oom;
 };
 
 static int wide_enough(const struct mp_ftree *t, uint32_t id)
@@ -167,16 +220,19 @@ static int wide_enough(const struct mp_ftree *t, uint32_t id)
 static void put_frame(struct tree_out *o, uint32_t id, int64_t parent)
 {
   const struct mp_ftree_node *n = &o->t->nodes[id];
-  uint32_t self = o->written++, i, under = o->size[id] - 1;
+  uint32_t self = o->written++, i, under = o->size[id] - 1, name = 0;
   int k;
 
+  if (id && (name = names_index(o->names, o->t->names.data ?
+				o->t->names.data + n->name_at : NULL,
+				n->name_len)) == UINT32_MAX)
+    o->oom = 1;
   mp_buf_str(o->b, self ? ",\n[" : "\n[");
   if (parent < 0)
     mp_buf_str(o->b, "-1");
   else
     mp_buf_u64(o->b, (uint64_t)parent);
-  json_u64(o->b, ",", id ? names_index(&o->names, n->name_at,
-				       n->name_len) : 0);
+  json_u64(o->b, ",", name);
   json_u64(o->b, ",", n->kind);
   for (k = 0; k < MP_FV_N; k++)
     json_u64(o->b, ",", n->v[k]);
@@ -185,7 +241,7 @@ static void put_frame(struct tree_out *o, uint32_t id, int64_t parent)
   for (i = 0; i < n->nchildren; i++) {
     uint32_t c = o->t->order[n->first + i];
     under -= o->size[c];
-    if (o->kept >= MAX_FRAMES)
+    if (o->kept >= o->max)
       o->cut += o->size[c];
     else
       put_frame(o, c, self);
@@ -193,57 +249,251 @@ static void put_frame(struct tree_out *o, uint32_t id, int64_t parent)
   o->cut += under;	/* The narrow children's. */
 }
 
-/* "frames", "names" and "cut" of the data: the flame graph. */
+/* t's frames wide enough, at most max of them, as "frames": [...],
+** "frames_cut" and "frames_all" (after before); all, when not 0, is the
+** frames of the whole graph that t is the wide part of. 0, or -1 out of
+** memory. */
+static int put_tree(struct mp_buf *b, struct mp_ftree *t,
+		    struct name_set *names, uint32_t max, const char *before,
+		    uint32_t all)
+{
+  struct tree_out o;
+  uint32_t *size = NULL;
+
+  memset(&o, 0, sizeof(o));
+  /* Only the frames wide enough are sorted, and named. */
+  if (mp_ftree_sort_some(t, wide_enough) < 0 || !(size = mp_ftree_sizes(t))) {
+    free(size);
+    return -1;
+  }
+  o.t = t;
+  o.names = names;
+  o.b = b;
+  o.size = size;
+  o.max = max;
+  mp_buf_str(b, before);
+  mp_buf_str(b, "\"frames\": [");
+  put_frame(&o, 0, -1);
+  if (!all) {
+    json_u64(b, "],\n\"frames_cut\": ", o.cut);
+    json_u64(b, ", \"frames_all\": ", t->n);
+  } else {
+    json_u64(b, "],\n\"frames_cut\": ", all - o.kept);
+    json_u64(b, ", \"frames_all\": ", all);
+  }
+  free(size);
+  return o.oom ? -1 : 0;
+}
+
+/* Each node's own values of a kind, then (summed up) its and its
+** callees': the flame graph of one kind on the frames of the whole. */
+struct kind_sums {
+  uint64_t (*v)[3];	/* By node of the whole graph. */
+  uint32_t *to;		/* Its node in the kind's graph + 1 (0: none). */
+  uint32_t *next;	/* The kind's next path (chains by kind). */
+  uint32_t head[MP_NKINDS];	/* First path + 1 of each kind. */
+};
+
+/* The kind's graph in kt: the frames of the whole graph t (of[]: the
+** node of each stream node) wide enough for the kind (at least
+** 1/MIN_SHARE of its total in a view), parents first; *all gets the
+** frames that have any of its values. 0, or -1 out of memory. */
+static int kind_tree(struct mp_ftree *kt, const struct mp_ftree *t,
+		     const uint32_t *of, struct mp_profile *p, unsigned kind,
+		     struct kind_sums *ks, uint32_t *all)
+{
+  uint32_t i, n = 0;
+  int k;
+
+  memset(ks->v, 0, (size_t)t->n * sizeof(*ks->v));
+  for (i = ks->head[kind]; i; i = ks->next[i - 1]) {
+    struct mp_kind_counts c;
+    unsigned kd;
+    uint32_t node, at;
+    mp_profile_kindpath(p, i - 1, &kd, &node, &c);
+    if (!(at = of[node]))
+      continue;	/* No figures of its own: in no graph. */
+    ks->v[at][MP_FV_ALLOC_BYTES] += c.alloc_bytes + c.realloc_bytes;
+    ks->v[at][MP_FV_ALLOC_COUNT] += c.n_alloc + c.n_realloc;
+    ks->v[at][MP_FV_HELD_END] += c.held_bytes;
+  }
+  /* A node's parent was made before it. */
+  for (i = t->n; i-- > 1;)
+    for (k = 0; k < 3; k++)
+      ks->v[t->nodes[i].parent][k] += ks->v[i][k];
+  ks->to[0] = 1;
+  {
+    uint64_t v[MP_FV_N] = {ks->v[0][0], ks->v[0][1], ks->v[0][2], 0};
+    kt->nodes[0].v[0] = v[0];
+    kt->nodes[0].v[1] = v[1];
+    kt->nodes[0].v[2] = v[2];
+  }
+  n = 1;
+  for (i = 1; i < t->n; i++) {
+    uint64_t v[MP_FV_N];
+    int wide = 0;
+    ks->to[i] = 0;
+    if (!(ks->v[i][0] | ks->v[i][1] | ks->v[i][2]))
+      continue;
+    n++;
+    for (k = 0; k < 3; k++)
+      if (ks->v[i][k] && ks->v[i][k] >= ks->v[0][k] / MIN_SHARE)
+	wide = 1;
+    if (!wide || !ks->to[t->nodes[i].parent])
+      continue;
+    for (k = 0; k < 3; k++)
+      v[k] = ks->v[i][k];
+    v[MP_FV_HELD_AT] = 0;
+    if (!(ks->to[i] = mp_ftree_append(kt, ks->to[t->nodes[i].parent] - 1,
+				      t->names.data + t->nodes[i].name_at,
+				      t->nodes[i].name_len,
+				      (enum mp_ftree_kind)t->nodes[i].kind,
+				      v)))
+      return -1;
+    ks->to[i]++;
+  }
+  *all = n;
+  return 0;
+}
+
+/* "kinds": the object kinds, most bytes first, each with its figures and
+** its own flame graph; null when no stream said any. With stacks, each
+** kind's graph is made on the whole graph t's frames (of[]: the node of
+** each stream node); without, from the kind's locations. */
+static int json_kinds(struct mp_buf *b, struct mp_profile *p,
+		      struct mp_aliases *al, struct name_set *names,
+		      const struct mp_ftree *t, const uint32_t *of)
+{
+  struct kind_sums ks;
+  struct mp_ftree *trees[MP_NKINDS], *store;
+  unsigned kinds[MP_NKINDS];
+  size_t n, i;
+  struct mp_buf name = {0};
+  uint32_t all;
+  int rc = -1;
+
+  if (!mp_profile_kind_events(p)) {
+    mp_buf_str(b, ",\n\"kinds\": null");
+    return 0;
+  }
+  n = mp_kinds_order(p, kinds);
+  memset(trees, 0, sizeof(trees));
+  memset(&ks, 0, sizeof(ks));
+  if (!(store = calloc(n ? n : 1, sizeof(*store))))
+    return -1;
+  for (i = 0; i < n; i++) {
+    if (mp_ftree_init(&store[i]) < 0)
+      goto out;
+    trees[kinds[i]] = &store[i];
+  }
+  if (of) {
+    uint32_t np = mp_profile_nkindpaths(p), j;
+    ks.v = malloc(((size_t)t->n + 1) * sizeof(*ks.v));
+    ks.to = malloc(((size_t)t->n + 1) * sizeof(*ks.to));
+    ks.next = malloc(((size_t)np + 1) * sizeof(*ks.next));
+    if (!ks.v || !ks.to || !ks.next)
+      goto out;
+    for (j = np; j-- > 0;) {
+      struct mp_kind_counts c;
+      unsigned kd;
+      uint32_t node;
+      mp_profile_kindpath(p, j, &kd, &node, &c);
+      ks.next[j] = ks.head[kd & (MP_NKINDS - 1)];
+      ks.head[kd & (MP_NKINDS - 1)] = j + 1;
+    }
+  } else if (mp_ftree_add_kinds(trees, p, al) < 0) {
+    goto out;
+  }
+  mp_buf_str(b, ",\n\"kinds\": [");
+  for (i = 0; i < n; i++) {
+    struct mp_kind_counts c;
+    mp_profile_kind(p, kinds[i], &c);
+    mp_buf_str(b, i ? ",\n{\"name\": " : "\n{\"name\": ");
+    name.len = 0;
+    mp_name_kind(&name, kinds[i]);
+    mp_html_json_name(b, name.data ? name.data : "", name.len,
+		      MP_HTML_NAME_MAX);
+    json_u64(b, ", \"number\": ", kinds[i]);
+    json_u64(b, ", \"allocs\": ", c.n_alloc);
+    json_u64(b, ", \"alloc_bytes\": ", c.alloc_bytes);
+    json_u64(b, ", \"reallocs\": ", c.n_realloc);
+    json_u64(b, ", \"realloc_bytes\": ", c.realloc_bytes);
+    json_u64(b, ", \"held\": ", c.held_bytes);
+    json_u64(b, ", \"held_blocks\": ", c.held_blocks);
+    all = 0;
+    if (of && kind_tree(&store[i], t, of, p, kinds[i], &ks, &all) < 0)
+      goto out;
+    if (put_tree(b, &store[i], names, KIND_FRAMES, ",\n", all) < 0)
+      goto out;
+    mp_buf_add(b, "}", 1);
+    /* What only this kind's graph needed. */
+    mp_ftree_free(&store[i]);
+    if (mp_ftree_init(&store[i]) < 0)
+      goto out;
+  }
+  mp_buf_str(b, "]");
+  rc = b->oom || name.oom ? -1 : 0;
+out:
+  for (i = 0; i < n; i++)
+    mp_ftree_free(&store[i]);
+  free(store);
+  free(ks.v);
+  free(ks.to);
+  free(ks.next);
+  mp_buf_free(&name);
+  return rc;
+}
+
+/* "frames", "names" and "cut" of the data: the flame graph, and the
+** kinds with theirs. */
 static int json_tree(struct mp_buf *b, struct mp_profile *p,
 		     const struct mp_report_input *in)
 {
   struct mp_aliases al;
   struct mp_ftree t;
-  struct tree_out o;
+  struct name_set names;
   const uint64_t *at = NULL;
-  uint32_t nat = 0, i, *size = NULL;
-  int rc = -1;
+  uint32_t nat = 0, i, *of = NULL;
+  int rc = -1, have_tree = 0;
 
-  if (mp_aliases_init(&al, mp_profile_strings(p)) < 0)
-    return -1;
-  if (mp_ftree_init(&t) < 0) {
-    mp_aliases_free(&al);
+  if (names_init(&names) < 0) {
+    names_free(&names);
     return -1;
   }
+  if (mp_aliases_init(&al, mp_profile_strings(p)) < 0) {
+    names_free(&names);
+    return -1;
+  }
+  if (mp_ftree_init(&t) < 0)
+    goto out;
+  have_tree = 1;
   if (in->moments) {
     int stacks = mp_profile_nstacks(p) > 1;
     at = stacks ? in->moments->peak_stacks : in->moments->peak_locs;
     nat = stacks ? in->moments->npeak_stacks : in->moments->npeak_locs;
   }
-  memset(&o, 0, sizeof(o));
-  /* Only the frames wide enough are sorted, and named. */
-  if (mp_ftree_add(&t, p, &al, (1u << MP_FV_N) - 1, at, nat) < 0 ||
-      mp_ftree_sort_some(&t, wide_enough) < 0 ||
-      !(size = mp_ftree_sizes(&t)) ||
-      names_init(&o.names, &t.names, t.n) < 0)
+  names_index(&names, NULL, 0);	/* 0: the root's, empty. */
+  if (mp_ftree_add_map(&t, p, &al, (1u << MP_FV_N) - 1, at, nat,
+		       mp_profile_kind_events(p) ? &of : NULL) < 0 ||
+      put_tree(b, &t, &names, MAX_FRAMES, ",\n", 0) < 0 ||
+      json_kinds(b, p, &al, &names, &t, of) < 0)
     goto out;
-  o.size = size;
-  names_index(&o.names, 0, 0);	/* 0: the root's, empty. */
-  o.t = &t;
-  o.b = b;
-  mp_buf_str(b, ",\n\"frames\": [");
-  put_frame(&o, 0, -1);
-  mp_buf_str(b, "],\n\"names\": [");
-  for (i = 0; i < o.names.n; i++) {
+  mp_buf_str(b, ",\n\"names\": [");
+  for (i = 0; i < names.n; i++) {
     if (i)
       mp_buf_str(b, i % 16 ? "," : ",\n");
-    mp_html_json_name(b, t.names.data ? t.names.data + o.names.at[i] : "",
-		      o.names.len[i], MP_HTML_NAME_MAX);
+    mp_html_json_name(b, names_at(&names, i), names.len[i],
+		      MP_HTML_NAME_MAX);
   }
-  json_u64(b, "],\n\"frames_cut\": ", o.cut);
-  json_u64(b, ", \"frames_all\": ", t.n);
+  mp_buf_str(b, "]");
   mp_buf_str(b, mp_profile_nstacks(p) > 1 ? ", \"stacks\": true" :
 		", \"stacks\": false");
   rc = b->oom ? -1 : 0;
 out:
-  free(size);
-  names_free(&o.names);
-  mp_ftree_free(&t);
+  free(of);
+  if (have_tree)
+    mp_ftree_free(&t);
+  names_free(&names);
   mp_aliases_free(&al);
   return rc;
 }
@@ -451,13 +701,14 @@ static void path_name(struct mp_buf *out, const struct mp_profile *p,
 
 /* "moments": [{file, peak, at: point, live: locations holding bytes,
 ** rows: [[location, bytes, blocks], ...], with stacks paths: [[path,
-** bytes], ...]}]. */
+** bytes], ...], with object kinds kinds: [[kind, bytes], ...]}]. */
 static void json_moments(struct mp_buf *b, const struct mp_profile *p,
 			 const struct mp_report_input *in,
 			 const uint32_t *page)
 {
   struct mp_buf name = {0};
   size_t i, j;
+  int kinds = mp_profile_kind_events(p) != 0;
 
   mp_buf_str(b, ",\n\"moments\": [");
   for (i = 0; in->moments && i < in->moments->n; i++) {
@@ -484,7 +735,17 @@ static void json_moments(struct mp_buf *b, const struct mp_profile *p,
       json_u64(b, ",", m->paths[j].bytes);
       mp_buf_add(b, "]", 1);
     }
-    mp_buf_str(b, "]}");
+    mp_buf_add(b, "]", 1);
+    if (kinds) {
+      mp_buf_str(b, ", \"kinds\": [");
+      for (j = 0; j < m->nkinds; j++) {
+	json_u64(b, j ? ",[" : "[", m->kinds[j][0]);
+	json_u64(b, ",", m->kinds[j][1]);
+	mp_buf_add(b, "]", 1);
+      }
+      mp_buf_add(b, "]", 1);
+    }
+    mp_buf_add(b, "}", 1);
   }
   mp_buf_str(b, "]");
   if (name.oom)
@@ -583,6 +844,7 @@ int mp_report_html(FILE *out, struct mp_profile *p,
   json_u64(&b, ", \"temporary_bytes\": ", s->temporary_bytes);
   mp_buf_str(&b, in->moments && in->moments->n ? ", \"has_moments\": true" :
 		 ", \"has_moments\": false");
+  json_u64(&b, ", \"kind_frames\": ", KIND_FRAMES);
   json_files(&b, p, in);
   if (json_locations(&b, p, in, page, &nwith) < 0 ||
       json_tree(&b, p, in) < 0)
@@ -604,13 +866,18 @@ int mp_report_html(FILE *out, struct mp_profile *p,
 
   put_summary(out, p, in);
   fputs("<div class=\"box\" id=\"heap\"><h2>Heap over time</h2>\n"
-	"<div id=\"chart\"></div>\n"
+	"<div class=\"side\"><div id=\"chart\"></div>\n"
+	"<div id=\"kinds-box\"><h3>By object kind</h3>"
+	"<p class=\"note\" id=\"kinds-note\"></p>"
+	"<table id=\"kinds\" class=\"data\"></table></div></div>\n"
 	"<p>What was live at <select id=\"moment\"></select> "
 	"<span id=\"moment-note\"></span></p>\n"
 	"<table id=\"live\" class=\"data\"></table>\n"
 	"<table id=\"paths\" class=\"data\"></table></div>\n"
 	"<div class=\"box\" id=\"flame\"><h2>Flame graph</h2>\n"
-	"<p class=\"controls\"><select id=\"view\">"
+	"<p class=\"controls\"><select id=\"fg-kind\">"
+	"<option value=\"-1\">all kinds</option></select> "
+	"<select id=\"view\">"
 	"<option value=\"0\">bytes allocated</option>"
 	"<option value=\"1\">allocations</option>"
 	"<option value=\"2\">bytes held at the end</option>"

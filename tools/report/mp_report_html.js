@@ -125,6 +125,7 @@ function choose(i) {
   check('moment-event', m.at[0]);
   check('moment-bytes', m.at[1]);
   check('moment-peak', m.peak ? 1 : 0);
+  if (D.kinds) drawKinds();
   drawMarks();
 }
 
@@ -133,7 +134,10 @@ function choose(i) {
 var chart = {};
 
 function drawChart() {
-  var box = document.getElementById('chart'), W = 1000, H = 260;
+  /* As wide as its box (beside the kinds), so that its text keeps its
+  ** shape. */
+  var box = document.getElementById('chart'), H = 260;
+  var W = Math.max(400, Math.round(box.clientWidth || 1000));
   var left = 80, right = 20, top = 15, bottom = 35, xmax = 0, ymax = 0;
   var s = svg('svg', {viewBox: '0 0 ' + W + ' ' + H,
     preserveAspectRatio: 'none'}), drawn = 0;
@@ -228,7 +232,9 @@ function drawMarks() {
 /* Frames: [parent, name, kind, allocated, count, held, held at the peak]
 ** (a diff's: NEW's three, 0, then OLD's three). */
 var F = [], kids = [];
-var fg = {view: 0, zoom: 0, re: null};
+var fg = {view: 0, zoom: 0, re: null, kind: -1};
+/* The tree drawn: the data's, or the chosen kind's (D.kinds[fg.kind]). */
+var FT = D;
 
 function initFrames() {
   kids = F.map(function () { return []; });
@@ -298,11 +304,17 @@ function drawFlame() {
     'Nothing to draw: no ' + VIEWS[fg.view] + '.';
   document.getElementById('fg-tip').textContent = D.diff ? 'Red: grew, blue: shrank (the deeper, the larger ' +
     'its share of the frame); widths are NEW\'s, so what is gone in NEW is only in the table.' :
+    (fg.kind < 0 ? '' : 'Only the allocations of kind ' + FT.name + '. ') +
     'Frames: ' + num(F.length) +
-    ' of ' + num(D.frames_all) + ' in the data (' + num(D.frames_cut) +
-    ' left out as under 1/5000 of every view; their values count in their callers); ' +
+    ' of ' + num(FT.frames_all) + ' in the data (' + num(FT.frames_cut) +
+    (fg.kind < 0 ? '' : ' of kind ' + FT.name) +
+    ' left out as under 1/5000 of every view' +
+    (fg.kind < 0 ? '' : ' of the kind, or beyond the ' + num(D.kind_frames) +
+     ' widest that the page keeps for a kind') +
+    '; their values count in their callers); ' +
     (D.stacks ? 'call stacks.' : 'no call stacks in the stream: chunk, function and line.');
   check('flame-view', fg.view);
+  check('flame-kind', fg.kind < 0 ? '' : FT.name);
   check('flame-total', total);
   check('flame-root', F[0][v]);
   check('flame-zoom', z ? frameName(z) : '');
@@ -310,9 +322,36 @@ function drawFlame() {
   check('flame-matched', hit);
 }
 
+/* The flame graph of kind k (an index into D.kinds; -1: all): the peak's
+** view is not kept by kind. */
+function setKind(k) {
+  var s = document.getElementById('view');
+  fg.kind = D.kinds && k >= 0 && k < D.kinds.length ? k : -1;
+  FT = fg.kind < 0 ? D : D.kinds[fg.kind];
+  F = FT.frames;
+  initFrames();
+  fg.zoom = 0;
+  s.options[3].disabled = fg.kind >= 0 || (!D.diff && !D.has_moments);
+  if (fg.kind >= 0 && fg.view === 3) {
+    fg.view = 0;
+    s.value = '0';
+  }
+  document.getElementById('fg-kind').value = String(fg.kind);
+}
+
 function setupFlame() {
   var s = document.getElementById('view'), q = document.getElementById('search');
+  var ks = document.getElementById('fg-kind');
   if (!D.diff && !D.has_moments) s.options[3].disabled = true;
+  if (ks && !D.kinds) ks.hidden = true;
+  if (ks && D.kinds) {
+    D.kinds.forEach(function (k, i) {
+      var o = el('option', '', 'kind ' + k.name);
+      o.value = i;
+      ks.appendChild(o);
+    });
+    ks.onchange = function () { setKind(+ks.value); drawFlame(); };
+  }
   s.onchange = function () { fg.view = +s.value; drawFlame(); };
   q.oninput = function () {
     try { fg.re = q.value ? new RegExp(q.value) : null; } catch (e) { fg.re = null; }
@@ -328,7 +367,7 @@ var SHOWN = 200;
 
 /* A sortable table: cols {name, get, num, fmt}; sorted by column by,
 ** largest first; a click on a header sorts by it (again: the other way). */
-function table(t, cols, rows, by, key) {
+function table(t, cols, rows, by, key, onrow) {
   var order = rows.map(function (r, i) { return i; }), down = true;
   function sort() {
     var g = cols[by].get;
@@ -354,9 +393,14 @@ function table(t, cols, rows, by, key) {
     for (i = 0; i < n; i++) {
       var r = rows[order[i]], tr = el('tr');
       cols.forEach(function (c) {
-        var v = c.get(r);
-        tr.appendChild(el('td', c.num ? 'n' : 'name', c.fmt ? c.fmt(v) : String(v)));
+        var v = c.get(r), td = el('td', c.num ? 'n' : c.cls || 'name', c.fmt ? c.fmt(v) : String(v));
+        if (c.num) td.setAttribute('data-v', String(v));	/* Exact, for the tests. */
+        tr.appendChild(td);
       });
+      if (onrow) {
+        tr.className = 'pick';
+        tr.onclick = (function (row) { return function () { onrow(row); }; })(r);
+      }
       t.appendChild(tr);
     }
     if (!n) {
@@ -406,13 +450,56 @@ function drawTables() {
   note('temp-note', temp, 'with temporary allocations (freed by the very next memory event)');
 }
 
-/* -- Start: #at=peak|end|N (the Nth moment), #view=0..3, #search=RE -------- */
+/* -- Object kinds ---------------------------------------------------------- */
+
+/* Beside the chart: each kind's allocations and what it holds at the end;
+** a row chooses the kind's flame graph. */
+function drawKinds() {
+  var t = document.getElementById('kinds'), note = document.getElementById('kinds-note');
+  if (!D.kinds) {
+    t.hidden = true;
+    note.textContent = 'Object kinds are not recorded in ' +
+      (D.files.length > 1 ? 'these streams' : 'this stream') +
+      ': only a stream with the profile extension (recorded with stacks, ' +
+      'LJMPROF_STACKS) says what kind of object each allocation made.';
+    check('kinds', 'none');
+    return;
+  }
+  function total(k) { return k.alloc_bytes + k.realloc_bytes; }
+  var m = D.moments[moment], then = {}, cols;
+  if (m && m.kinds) m.kinds.forEach(function (h) { then[h[0]] = h[1]; });
+  cols = [
+    {name: 'kind', cls: 'kind', get: function (k) { return k.name; }},
+    {name: 'allocated', num: true, fmt: bytes, get: total},
+    {name: 'allocations', num: true, fmt: num, get: function (k) { return k.allocs + k.reallocs; }},
+    {name: 'held at end', num: true, fmt: bytes, get: function (k) { return k.held; }},
+    {name: 'blocks', num: true, fmt: num, get: function (k) { return k.held_blocks; }}
+  ];
+  /* What each kind held at the moment chosen on the chart. */
+  if (m && m.kinds)
+    cols.push({name: 'held then', num: true, fmt: bytes,
+      get: function (k) { return then[k.number] || 0; }});
+  table(t, cols, D.kinds, 1, 'kinds', function (k) {
+    setKind(D.kinds.indexOf(k));
+    drawFlame();
+  });
+  note.textContent = 'Bytes allocated and reallocated by the kind of object made ' +
+    '(a free is of its block\'s kind), and held at the end' + (m && m.kinds ?
+    ' and then: at ' + when(m.at) + (m.peak ? ' (the peak)' : '') +
+    ', by blocks made in ' + (D.files.length > 1 ? 'its stream' : 'the stream') : '') +
+    '. Click a kind for its flame graph.';
+  check('kinds', D.kinds.length);
+}
+
+/* -- Start: #at=peak|end|N (the Nth moment), #view=0..3, #search=RE,
+** #kind=NAME ------------------------------------------------------------- */
 
 function fromHash() {
   var h = location.hash.replace(/^#/, '').split('&'), at = null;
   h.forEach(function (kv) {
     var i = kv.indexOf('='), k = kv.slice(0, i), v = decodeURIComponent(kv.slice(i + 1));
     if (k === 'at') at = v;
+    else if (k === 'kind') fg.wantKind = v;
     else if (k === 'view' && /^[0-3]$/.test(v)) {
       fg.view = +v;
       document.getElementById('view').value = v;
@@ -430,8 +517,11 @@ function start() {
   initFrames();
   summaryWhen();
   fillMoments();
+  drawKinds();	/* Before the chart, which takes the width left. */
   drawChart();
   setupFlame();
+  if (D.kinds && fg.wantKind !== undefined)
+    setKind(D.kinds.map(function (k) { return k.name; }).indexOf(fg.wantKind));
   drawFlame();
   drawTables();
   if (at === 'peak') {

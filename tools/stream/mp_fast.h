@@ -276,4 +276,14 @@ static inline const uint8_t *mp_fast_proto_symbol(const uint8_t *p,
   MP_FAST_HEADERS_SRC(X, LJM_SRC_CFUNC) \
   MP_FAST_HEADERS_SRC(X, LJM_SRC_TRACE)
 
+/* The events that make a block (and so may carry an object kind byte,
+** LJM_EV_KIND, in the profile extension): X(kind, src) as above. */
+#define MP_FAST_HEADERS_MADE_SRC(X, src) \
+  X(LJM_EV_ALLOC, src) X(LJM_EV_REALLOC, src)
+#define MP_FAST_HEADERS_MADE(X) \
+  MP_FAST_HEADERS_MADE_SRC(X, LJM_SRC_INTERNAL) \
+  MP_FAST_HEADERS_MADE_SRC(X, LJM_SRC_LFUNC) \
+  MP_FAST_HEADERS_MADE_SRC(X, LJM_SRC_CFUNC) \
+  MP_FAST_HEADERS_MADE_SRC(X, LJM_SRC_TRACE)
+
 #endif
