@@ -1785,6 +1785,14 @@ END_TEST
 */
 #define ARENA_LO ((uint64_t)1 << 40)
 #define ARENA_HI ((uint64_t)1 << 41)
+#ifdef __SANITIZE_ADDRESS__
+/* ASan's shadow gap holds those addresses: the range cannot be reserved,
+** and sampling falls back to wrapping the allocator (the sanitizer build
+** checks that fallback with the same rules, but for the addresses). */
+#define ARENA_EXPECTED 0
+#else
+#define ARENA_EXPECTED 1
+#endif
 
 static const char range_code[] =
   "local keep, parts = {}, {}\n"
@@ -1817,7 +1825,8 @@ static size_t range_check(const membuf *m, uint64_t mean, double *est,
 		    (unsigned long long)ev.old_addr);
       (*live)[i] = (*live)[--*nlive];
     } else if (ev.type == MP_EV_ALLOC) {
-      ck_assert_msg(ev.new_addr >= ARENA_LO && ev.new_addr < ARENA_HI,
+      ck_assert_msg(!ARENA_EXPECTED ||
+		    (ev.new_addr >= ARENA_LO && ev.new_addr < ARENA_HI),
 		    "sampled block at 0x%llx, not in the range",
 		    (unsigned long long)ev.new_addr);
       ck_assert_uint_eq(ev.new_addr % 16, 0);
