@@ -36,7 +36,6 @@ int mp_kinds_new(struct mp_profile *p)
   k->by_heap = 1;
   mp_map_init(&k->blocks);
   mp_map_init(&k->pair_ids);
-  mp_map_init(&k->path_ids);
   p->kinds = k;
   return 0;
 }
@@ -48,7 +47,6 @@ void mp_kinds_free(struct mp_profile *p)
     return;
   mp_map_free(&k->blocks);
   mp_map_free(&k->pair_ids);
-  mp_map_free(&k->path_ids);
   free(k->node_path);
   free(k->pairs);
   free(k->paths);
@@ -170,10 +168,8 @@ static struct mp_kindloc *pair_of(struct mp_kinds *k, unsigned kind,
 static struct mp_kindpath *path_of(struct mp_kinds *k, unsigned kind,
 				   uint32_t node, uint32_t pair)
 {
-  int added;
   uint64_t key = (uint64_t)kind << 32 | node;
-  struct mp_map_entry *e, first;
-  uint32_t *slot = NULL;
+  uint32_t i;
   if (k->last_path_key == key)
     return &k->paths[k->last_path];
   if (node >= k->nnode_path) {
@@ -186,40 +182,31 @@ static struct mp_kindpath *path_of(struct mp_kinds *k, unsigned kind,
     k->node_path = a;
     k->nnode_path = n;
   }
-  if (!k->node_path[node]) {
-    slot = &k->node_path[node];	/* The node's first kind. */
-    e = &first;
-    added = 1;
-  } else if (k->paths[k->node_path[node] - 1].kind == kind) {
-    e = &first;
-    e->a = k->node_path[node] - 1;
-    added = 0;
-  } else if (!(e = mp_map_insert(&k->path_ids, key, &added))) {
-    return NULL;
-  }
-  if (added) {
+  /* The node's kinds, a few at most: a chain through the paths. */
+  for (i = k->node_path[node]; i && k->paths[i - 1].kind != kind;
+       i = k->paths[i - 1].next)
+    ;
+  if (!i) {
+    struct mp_kindpath *x;
     if (k->npaths == k->paths_cap) {
       uint32_t n = k->paths_cap ? 2 * k->paths_cap : 64;
       struct mp_kindpath *a = realloc(k->paths, (size_t)n * sizeof(*a));
-      if (!a) {
-	if (!slot)
-	  mp_map_remove(&k->path_ids, e);
+      if (!a)
 	return NULL;
-      }
       k->paths = a;
       k->paths_cap = n;
     }
-    memset(&k->paths[k->npaths], 0, sizeof(k->paths[0]));
-    k->paths[k->npaths].kind = kind;
-    k->paths[k->npaths].node = node;
-    k->paths[k->npaths].pair = pair;
-    e->a = k->npaths++;
-    if (slot)
-      *slot = (uint32_t)e->a + 1;
+    x = &k->paths[k->npaths];
+    memset(x, 0, sizeof(*x));
+    x->kind = kind;
+    x->node = node;
+    x->pair = pair;
+    x->next = k->node_path[node];
+    i = k->node_path[node] = ++k->npaths;
   }
   k->last_path_key = key;	/* Never 0: node is not. */
-  k->last_path = (uint32_t)e->a;
-  return &k->paths[e->a];
+  k->last_path = i - 1;
+  return &k->paths[i - 1];
 }
 
 uint32_t mp_kinds_lookup(struct mp_profile *p, unsigned kind, uint32_t loc,

@@ -325,6 +325,7 @@ struct mp_kindpath {
   uint32_t kind, node;
   uint32_t pair;		/* Its (kind, location) pair, or
 				** MP_KINDS_NO_PAIR (mp_kinds_lookup). */
+  uint32_t next;		/* The node's next kind's path + 1, or 0. */
   struct mp_kind_counts c;
 };
 
@@ -357,13 +358,11 @@ struct mp_kinds {
   struct mp_map pair_ids;
   struct mp_kindloc *pairs;
   uint32_t npairs, pairs_cap;
-  /* (kind, stack node) pairs: the first kind seen at each node by
-  ** node_path (index + 1 into paths, or 0; nnode_path of them); the
-  ** others kind << 32 | node -> a: index into paths. Most nodes make
-  ** one kind. */
+  /* (kind, stack node) pairs: node_path[node] is the index + 1 into
+  ** paths of the node's newest kind (0: none; nnode_path of them), and
+  ** each path's next the node's kind before it. */
   uint32_t *node_path;
   uint32_t nnode_path;
-  struct mp_map path_ids;
   struct mp_kindpath *paths;
   uint32_t npaths, paths_cap;
   /* The last path and the last location's own node looked up (0: none):

@@ -305,7 +305,8 @@ static int kind_tree(struct mp_ftree *kt, const struct mp_ftree *t,
   uint32_t i, n = 0;
   int k;
 
-  memset(ks->v, 0, (size_t)t->n * sizeof(*ks->v));
+  /* ks->v is all zeros here: calloc'd, and each kind's pass below
+  ** leaves it so, which saves clearing the whole of it per kind. */
   for (i = ks->head[kind]; i; i = ks->next[i - 1]) {
     struct mp_kind_counts c;
     unsigned kd;
@@ -332,17 +333,20 @@ static int kind_tree(struct mp_ftree *kt, const struct mp_ftree *t,
   for (i = 1; i < t->n; i++) {
     uint64_t v[MP_FV_N];
     int wide = 0;
-    ks->to[i] = 0;
+    /* A node without values has none below it: its parent's to[] is
+    ** read only by nodes with values, whose parents have them too. */
     if (!(ks->v[i][0] | ks->v[i][1] | ks->v[i][2]))
       continue;
+    ks->to[i] = 0;
     n++;
-    for (k = 0; k < 3; k++)
-      if (ks->v[i][k] && ks->v[i][k] >= ks->v[0][k] / MIN_SHARE)
+    for (k = 0; k < 3; k++) {
+      v[k] = ks->v[i][k];
+      ks->v[i][k] = 0;	/* Zeros again for the next kind. */
+      if (v[k] && v[k] >= ks->v[0][k] / MIN_SHARE)
 	wide = 1;
+    }
     if (!wide || !ks->to[t->nodes[i].parent])
       continue;
-    for (k = 0; k < 3; k++)
-      v[k] = ks->v[i][k];
     v[MP_FV_HELD_AT] = 0;
     if (!(ks->to[i] = mp_ftree_append(kt, ks->to[t->nodes[i].parent] - 1,
 				      t->names.data + t->nodes[i].name_at,
@@ -352,6 +356,8 @@ static int kind_tree(struct mp_ftree *kt, const struct mp_ftree *t,
       return -1;
     ks->to[i]++;
   }
+  for (k = 0; k < 3; k++)
+    ks->v[0][k] = 0;
   *all = n;
   return 0;
 }
@@ -388,7 +394,7 @@ static int json_kinds(struct mp_buf *b, struct mp_profile *p,
   }
   if (of) {
     uint32_t np = mp_profile_nkindpaths(p), j;
-    ks.v = malloc(((size_t)t->n + 1) * sizeof(*ks.v));
+    ks.v = calloc((size_t)t->n + 1, sizeof(*ks.v));
     ks.to = malloc(((size_t)t->n + 1) * sizeof(*ks.to));
     ks.next = malloc(((size_t)np + 1) * sizeof(*ks.next));
     if (!ks.v || !ks.to || !ks.next)
