@@ -49,28 +49,24 @@ static void on_snapsig(int sig)
 
 /* With the first VM, when LJMPROF_SIGNAL or LJMPROF_SNAPSHOT_SIGNAL is
 ** set: our handlers. */
-void ljm_tgl_install(void)
+static int install(int signo, void (*handler)(int), const char *var)
 {
   struct sigaction sa;
-  if (ljm_cfg.snapsig) {
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_snapsig;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(ljm_cfg.snapsig, &sa, NULL) != 0)
-      ljm_msg("LJMPROF_SNAPSHOT_SIGNAL: cannot install the handler: %s",
-	      strerror(errno));
-  }
-  if (!ljm_cfg.signo)
-    return;
   memset(&sa, 0, sizeof(sa));
-  sa.sa_handler = on_signal;
+  sa.sa_handler = handler;
   sa.sa_flags = SA_RESTART;
   sigemptyset(&sa.sa_mask);
-  if (sigaction(ljm_cfg.signo, &sa, NULL) != 0)
-    ljm_msg("LJMPROF_SIGNAL: cannot install the handler: %s",
-	    strerror(errno));
-  else
+  if (sigaction(signo, &sa, NULL) == 0)
+    return 1;
+  ljm_msg("%s: cannot install the handler: %s", var, strerror(errno));
+  return 0;
+}
+
+void ljm_tgl_install(void)
+{
+  if (ljm_cfg.snapsig)
+    install(ljm_cfg.snapsig, on_snapsig, "LJMPROF_SNAPSHOT_SIGNAL");
+  if (ljm_cfg.signo && install(ljm_cfg.signo, on_signal, "LJMPROF_SIGNAL"))
     sig_installed = 1;
 }
 

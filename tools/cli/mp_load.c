@@ -284,6 +284,21 @@ int mp_load_parse_snapshot(const char *s, uint64_t *n)
   return mp_load_parse_u64(s + 9, n, 0);
 }
 
+/* A reader of the stream at path (shown: its name in messages) on *fd
+** (-1 if it could not be opened); NULL, with one message, if none. */
+static struct mp_reader *open_stream(const char *path, const char *shown,
+				     int *fd)
+{
+  struct mp_reader *r;
+  if ((*fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+    ljmprof_error("%s: %s", shown, strerror(errno));
+    return NULL;
+  }
+  if (!(r = mp_reader_new_fd(*fd, -1)))
+    ljmprof_error("%s: out of memory", shown);
+  return r;
+}
+
 int mp_load_event_at_snapshot(const char *path, const char *cmd,
 			      const char *opt, uint64_t want, uint64_t *at)
 {
@@ -294,16 +309,10 @@ int mp_load_event_at_snapshot(const char *path, const char *cmd,
   enum mp_status st;
   uint64_t n = 0, snaps = 0;
   int insnap = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
+  int fd, rc = -1;
 
-  if (fd < 0) {
-    ljmprof_error("%s: %s", shown, strerror(errno));
+  if (!(r = open_stream(path, shown, &fd)))
     goto out;
-  }
-  if (!(r = mp_reader_new_fd(fd, -1))) {
-    ljmprof_error("%s: out of memory", shown);
-    goto out;
-  }
   while ((st = mp_reader_next(r, &ev)) == MP_OK) {
     if (ev.type == MP_EV_SYM_INFO && ev.info_key == LJM_INFO_SNAPSHOT) {
       insnap = ev.info_value != LJM_SNAPSHOT_END;
@@ -380,16 +389,10 @@ int mp_load_event_at_time(const char *path, const char *cmd,
   enum mp_status st;
   uint64_t n = 0, last = MP_NO_TIME, last_n = 0;
   int insnap = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
+  int fd, rc = -1;
 
-  if (fd < 0) {
-    ljmprof_error("%s: %s", shown, strerror(errno));
+  if (!(r = open_stream(path, shown, &fd)))
     goto out;
-  }
-  if (!(r = mp_reader_new_fd(fd, -1))) {
-    ljmprof_error("%s: out of memory", shown);
-    goto out;
-  }
   while ((st = mp_reader_next(r, &ev)) == MP_OK) {
     if (ev.type == MP_EV_SYM_INFO && ev.info_key == LJM_INFO_TIME) {
       if (ev.info_value > ns) {

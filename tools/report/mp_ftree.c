@@ -57,6 +57,18 @@ static int grow_slots(struct mp_ftree *t, uint32_t more)
   return 0;
 }
 
+/* Room for one more node: 0, or -1 out of memory. */
+static int grow_nodes(struct mp_ftree *t)
+{
+  uint32_t ncap = t->cap * 2;
+  struct mp_ftree_node *nn = realloc(t->nodes, ncap * sizeof(*nn));
+  if (!nn)
+    return -1;
+  t->nodes = nn;
+  t->cap = ncap;
+  return 0;
+}
+
 static int same_node(const struct mp_ftree *t, uint32_t id, uint32_t parent,
 		     uint32_t full, const char *name, size_t len)
 {
@@ -99,14 +111,8 @@ static uint32_t child(struct mp_ftree *t, uint32_t parent, size_t at,
       h = (h + 1) & (t->nslots - 1);
     }
   }
-  if (t->n == t->cap) {
-    uint32_t ncap = t->cap * 2;
-    struct mp_ftree_node *nn = realloc(t->nodes, ncap * sizeof(*nn));
-    if (!nn)
-      return 0;
-    t->nodes = nn;
-    t->cap = ncap;
-  }
+  if (t->n == t->cap && grow_nodes(t) < 0)
+    return 0;
   id = t->n++;
   memset(&t->nodes[id], 0, sizeof(t->nodes[id]));
   t->nodes[id].parent = parent;
@@ -472,14 +478,8 @@ uint32_t mp_ftree_append(struct mp_ftree *t, uint32_t parent,
   mp_buf_add(&t->names, name, len);
   if (t->names.oom)
     return 0;
-  if (t->n == t->cap) {
-    uint32_t ncap = t->cap * 2;
-    struct mp_ftree_node *nn = realloc(t->nodes, ncap * sizeof(*nn));
-    if (!nn)
-      return 0;
-    t->nodes = nn;
-    t->cap = ncap;
-  }
+  if (t->n == t->cap && grow_nodes(t) < 0)
+    return 0;
   memset(&t->nodes[t->n], 0, sizeof(t->nodes[0]));
   t->nodes[t->n].parent = parent;
   t->nodes[t->n].name_at = at;
