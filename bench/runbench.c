@@ -1045,7 +1045,7 @@ static uint64_t count_reading(char *const av[])
 }
 
 /* The whole of a file, NUL-terminated; NULL if it cannot be read. */
-static char *slurp(const char *path, size_t *len)
+static char *slurp(const char *path)
 {
   FILE *f = fopen(path, "rb");
   char *buf = NULL;
@@ -1062,7 +1062,6 @@ static char *slurp(const char *path, size_t *len)
   } while (got > 0);
   fclose(f);
   buf[n] = '\0';
-  *len = n;
   return buf;
 }
 
@@ -1109,8 +1108,7 @@ static void page_bench(const char *page, double text_wall, double text_cpu,
       "--virtual-time-budget=5000", "--dump-dom", url, NULL
     };
     struct run r = run_child(av, NULL, dump, "/dev/null");
-    size_t len = 0;
-    buf = run_ok(&r) ? slurp(dump, &len) : NULL;
+    buf = run_ok(&r) ? slurp(dump) : NULL;
     if (buf && dom_value(buf, "data-done=\"") == 1)
       ms[n++] = dom_value(buf, "data-ms=\"");
     free(buf);
