@@ -13,15 +13,31 @@
 
 #include "vm.h"
 
+/* No profiler of ours runs on the VM: it waits for one, or has not yet
+** looked since a fork. */
+static int idle_waits(enum ljm_vm_state s)
+{
+  return s == LJM_VM_IDLE || s == LJM_VM_HALTED || s == LJM_VM_INHERITED_OFF;
+}
+
 static void *idle_slow(struct ljm_vm *vm, void *ptr, size_t osize,
 		       size_t nsize)
 {
   int saved = errno;
   lua_Alloc f;
   void *ud;
-  if (vm->wrap == LJM_WRAP_BURIED)
-    return vm->allocf(vm->allocd, ptr, osize, nsize);
   vm->seen_epoch = __atomic_load_n(&ljm_epoch, __ATOMIC_SEQ_CST);
+  if (vm->wrap == LJM_WRAP_BURIED) {
+    /* Under the program's allocator, which still calls this one: the
+    ** VM's safe point while no profiler of ours runs on it (a delay or a
+    ** toggle starts one over the program's allocator), and nothing while
+    ** one runs (its own safe points serve then). */
+    if (idle_waits(vm_state(vm))) {
+      ljm_act_reconcile(vm);
+      errno = saved;
+    }
+    return vm->allocf(vm->allocd, ptr, osize, nsize);
+  }
   ljm_act_reconcile(vm);
   errno = saved;
   if (vm->wrap == LJM_WRAP_ON)

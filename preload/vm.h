@@ -45,7 +45,8 @@ enum ljm_wrap {
   LJM_WRAP_NONE,		/* Not installed. */
   LJM_WRAP_ON,			/* Installed, the VM's allocator. */
   LJM_WRAP_BURIED		/* The program set an allocator over it: it
-				   stays a pass-through for good. */
+				   stays under it for good, a safe point
+				   while no profiler runs (idle.c). */
 };
 
 /* One VM. */

@@ -2913,6 +2913,10 @@ static int mp_sampleinit(MemProf *mp, const ljmprof_opt *opt)
 #define MP_COUNTER	0
 #define mp_setleft(g, v)	((void)(g))
 #endif
+/* The counter of a profiler that sees every event: always below zero, so
+** that lj_memprof_alloc stores the allocating thread. */
+#define MP_ALWAYS	(INT64_MIN / 2)
+
 #if MP_COUNTER && LJ_GC64 && !defined(LUAJIT_USE_SYSMALLOC)
 #define MP_ARENA	1
 #else
@@ -3173,6 +3177,33 @@ static void *mp_sfreeup(void *ud, void *ptr, size_t osize, size_t nsize)
 /* Is f one of the two? */
 #define mp_issfree(f)	((f) == mp_sfree || (f) == mp_sfreeup)
 
+static void mp_setpair(global_State *g, lua_Alloc f, void *d);
+
+/*
+** The host has put an allocator of its own over the pair since the start
+** (lua_setallocf over what lua_getallocf gave it: a wrapper that counts
+** and caps the VM's memory). A block from the arena would bypass it, and
+** its free would not: the host would count the free of a block it never
+** made, and a capping host refuses everything once its count wraps
+** around. From this sample on, the profiler samples with its wrapper on
+** top of the host's allocator, as when the host's allocator was there
+** first: every new block, sampled or not, goes through the host's. The
+** arena's blocks taken before it are freed through it (its pair calls
+** mp_sfree's), as the VM allocator's blocks from before it would be
+** without a profiler: the host sees the calls it would see without one.
+*/
+static void *mp_samplewrap(global_State *g, MemProf *mp, void *ptr,
+			   size_t osize, size_t nsize)
+{
+  mp->fast = 0;
+  mp->allocf = g->allocf;
+  mp->allocd = g->allocd;
+  mp_setpair(g, mp_allocf_sample, mp);
+  mp_setleft(g, MP_ALWAYS);  /* Every allocation stores its thread. */
+  mp->sleft = 0;  /* This one was due: the wrapper's counter takes it. */
+  return mp_allocf_sample(mp, ptr, osize, nsize);
+}
+
 /*
 ** The counter ran out: a sample. The new block is the arena's, a
 ** reallocated one moves there (its old block is freed, with an event if
@@ -3193,6 +3224,8 @@ static LJ_NOINLINE void *mp_sampledue(lua_State *L, MemProf *mp, void *ptr,
     if (mp_get(g) != mp)  /* Stopped or replaced: as any allocation. */
       return g->allocf(g->allocd, ptr, osize, nsize);
   }
+  if (LJ_UNLIKELY(!mp_issfree(g->allocf)))  /* The host's allocator. */
+    return mp_samplewrap(g, mp, ptr, osize, nsize);
   mp_setleft(g, mp_nextsample(mp->smp));
   nptr = mp_aralloc(mp->arena, nsize);
   if (nptr == NULL)  /* The range is used up: not sampled. */
@@ -3226,10 +3259,6 @@ static void mp_setpair(global_State *g, lua_Alloc f, void *d)
   g->mem_newf = f;
 #endif
 }
-
-/* The counter of a profiler that sees every event: always below zero, so
-** that lj_memprof_alloc stores the allocating thread. */
-#define MP_ALWAYS	(INT64_MIN / 2)
 
 #if MP_COUNTER
 void *lj_memprof_alloc(lua_State *L, void *p, GCSize osz, GCSize nsz)

@@ -1914,6 +1914,136 @@ START_TEST(sampled_blocks_in_range)
 }
 END_TEST
 
+/*
+** A host that caps its VM's memory puts a wrapper over the pair that
+** lua_getallocf gives. Sampled or not, it sees the calls it sees without
+** a profiler: every block made after it goes through it, none of the
+** sampled blocks' range, whether it was there before the sampled profiler
+** started or came after (the profiler samples through it from the next
+** sample on; the blocks sampled before it are freed through it, as the
+** VM allocator's blocks from before it are without a profiler). Its count
+** of bytes at the end is the same as without a profiler, to the byte: the
+** seed is fixed, so the collector's pace repeats.
+*/
+static lua_Alloc cap_inner;
+static void *cap_ud;
+static unsigned long cap_calls, cap_ranged;
+static int64_t cap_held;
+static void *cap_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  void *nptr;
+  ck_assert_ptr_eq(ud, &cap_calls);
+  cap_calls++;
+  nptr = cap_inner(cap_ud, ptr, osize, nsize);
+  if (nptr == NULL && nsize != 0) return NULL;
+  if ((uint64_t)(uintptr_t)nptr >= ARENA_LO &&
+      (uint64_t)(uintptr_t)nptr < ARENA_HI)
+    cap_ranged++;
+  cap_held += (int64_t)nsize - (ptr != NULL ? (int64_t)osize : 0);
+  return nptr;
+}
+
+static void cap_install(lua_State *L)
+{
+  cap_inner = lua_getallocf(L, &cap_ud);
+  lua_setallocf(L, cap_alloc, &cap_calls);
+}
+
+/* Read a sampled stream: each free of a block it sampled; its samples in
+** the range and out of it. */
+static void cap_check(const membuf *m, size_t *in, size_t *out)
+{
+  struct mp_reader *mr = mp_reader_new_mem(m->data, m->len);
+  struct mp_event ev;
+  enum mp_status st;
+  uint64_t *live = NULL;
+  size_t nlive = 0, i;
+  ck_assert_ptr_nonnull(mr);
+  *in = *out = 0;
+  while ((st = mp_reader_next(mr, &ev)) == MP_OK) {
+    if (ev.type == MP_EV_FREE) {
+      for (i = 0; i < nlive && live[i] != ev.old_addr; i++) ;
+      ck_assert_msg(i < nlive, "free of 0x%llx, not a sampled block",
+		    (unsigned long long)ev.old_addr);
+      live[i] = live[--nlive];
+    } else if (ev.type == MP_EV_ALLOC) {
+      if (ev.new_addr >= ARENA_LO && ev.new_addr < ARENA_HI) (*in)++;
+      else (*out)++;
+      live = realloc(live, (nlive + 1) * sizeof(*live));
+      live[nlive++] = ev.new_addr;
+    }
+  }
+  ck_assert_int_eq(st, MP_END);
+  mp_reader_free(mr);
+  free(live);
+}
+
+/*
+** One run: the host's wrapper before range_code (first) or after it, a
+** profiler sampling at a mean of 4 bytes (m not NULL) from before
+** range_code; the host's count once the VM is closed.
+*/
+static int64_t cap_run(int first, membuf *m)
+{
+  lua_State *L;
+  void *ud;
+  fixed_seed = 1;
+  L = newvm();
+  cap_calls = cap_ranged = 0;
+  cap_held = 0;
+  if (first) cap_install(L);
+  if (m != NULL) {
+    ljmprof_opt opt;
+    memset(&opt, 0, sizeof(opt));
+    opt.writer = mem_write;
+    opt.ctx = m;
+    opt.sample = 4;
+    opt.seed = 5;
+    ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
+  }
+  run(L, "@cap.lua", range_code);
+  if (!first) cap_install(L);
+  run(L, "@cap2.lua", "local t = {} for i = 1, 3000 do t[i] = {i} end"
+		      " collectgarbage()");
+  if (m != NULL) {
+    ck_assert_int_eq(ljmprof_running(L), 1);
+    ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
+  }
+  ck_assert_ptr_eq(lua_getallocf(L, &ud), cap_alloc);  /* The host's. */
+  run(L, "=after", "collectgarbage()");
+  lua_close(L);
+  fixed_seed = 0;
+  ck_assert_uint_gt(cap_calls, 3000);
+  ck_assert_uint_eq(cap_ranged, 0);
+  return cap_held;
+}
+
+START_TEST(sampled_under_host_allocator)
+{
+  membuf m = {0};
+  size_t in, out;
+  int64_t plain, held;
+  /* The host's wrapper first, then the profiler: it wraps the host's. */
+  plain = cap_run(1, NULL);
+  held = cap_run(1, &m);
+  ck_assert_int_eq(held, plain);
+  cap_check(&m, &in, &out);
+  ck_assert_uint_eq(in, 0);
+  ck_assert_uint_gt(out, 8000);
+  free(m.data);
+  memset(&m, 0, sizeof(m));
+  /* The profiler first, blocks sampled in the range and kept, then the
+  ** host's wrapper: the samples after it go through it. */
+  plain = cap_run(0, NULL);
+  held = cap_run(0, &m);
+  ck_assert_int_eq(held, plain);
+  cap_check(&m, &in, &out);
+  if (ARENA_EXPECTED) ck_assert_uint_gt(in, 8000);
+  ck_assert_uint_gt(out, 3000);
+  free(m.data);
+}
+END_TEST
+
 /* -- Call stacks ------------------------------------------------------------ */
 
 /* The node bound (lj_memprof.c); hidden, but linked in here. */
@@ -3317,6 +3447,7 @@ static Suite *memprof_suite(void)
   tcase_add_test(tc, sampled_stream_is_extended);
   tcase_add_test(tc, sampled_names_lazily);
   tcase_add_test(tc, sampled_blocks_in_range);
+  tcase_add_test(tc, sampled_under_host_allocator);
   suite_add_tcase(s, tc);
   s_stacks(s);
   s_snapshot(s);

@@ -17,7 +17,10 @@ check_PROGRAMS += tests/hosts/mthost tests/hosts/forkhost \
 	tests/hosts/errnohost tests/hosts/allochost tests/hosts/manyvms \
 	tests/hosts/drophost tests/hosts/sighost tests/hosts/exithost \
 	tests/hosts/togglehost tests/hosts/daemonhost tests/hosts/cachehost \
-	tests/hosts/endhost
+	tests/hosts/endhost tests/hosts/limithost
+tests_hosts_limithost_SOURCES = tests/hosts/limithost.c
+tests_hosts_limithost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS)
+tests_hosts_limithost_LDADD = $(SYSLUAJIT_LIBS)
 tests_hosts_endhost_SOURCES = tests/hosts/endhost.c
 tests_hosts_endhost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS) -pthread
 tests_hosts_endhost_LDADD = $(SYSLUAJIT_LIBS) -lpthread
@@ -71,6 +74,9 @@ SHIM_TESTS += tests/shim/stacks.test tests/shim/tracelines.test
 # Sampling: LJMPROF_SAMPLE's estimates, a leak found, a live file.
 SHIM_TESTS += tests/shim/sample.test
 EXTRA_DIST += tests/shim/sample.lua tests/shim/leakserver.lua
+# Sampling under a host's own allocator (a counting, capping wrapper).
+SHIM_TESTS += tests/shim/hostalloc.test
+EXTRA_DIST += tests/shim/hostalloc.lua
 # The start snapshot of a late stream (LJMPROF_SIGNAL, LJMPROF_DELAY).
 SHIM_TESTS += tests/shim/snapshot.test
 # A real server's census against its collectgarbage("count") (sysbench).
