@@ -1429,6 +1429,79 @@ START_TEST(profile_threaded_same_as_single)
 }
 END_TEST
 
+/*
+** A start snapshot of 1000 blocks, 3000 allocations, a later snapshot's
+** census of the 2000 still live, then their frees (#34): the snapshots'
+** blocks are no events, and none is allocated over a live one. The
+** same read by mp_profile_read, whose loop decodes straight into the
+** accounting, by mp_profile_read_threaded and event by event.
+*/
+START_TEST(profile_snapshots_are_no_events)
+{
+  struct mpw w;
+  struct mp_profile *p[3];
+  uint64_t n[3];
+  struct mp_event ev;
+  int i, j;
+
+  mpw_init_mem(&w);
+  mpw_symtab_begin_ext(&w);	/* INFO SNAPSHOT is the extension's. */
+  mpw_symtab_lfunc(&w, 0x1000, "@a.lua", 0);
+  mpw_symtab_end(&w);
+  mpw_info(&w, LJM_INFO_SNAPSHOT, 1);
+  for (i = 0; i < 1000; i++)
+    mpw_alloc(&w, mpw_internal(), 0x7e0000000000ull + i * 16, 16);
+  mpw_info(&w, LJM_INFO_SNAPSHOT, 0);
+  for (i = 0; i < 3000; i++)
+    mpw_alloc(&w, mpw_lua(0x1000, i % 50), 0x7f0000000000ull + i * 32, 24);
+  for (i = 0; i < 1000; i++)
+    mpw_free_ev(&w, mpw_lua(0x1000, 60), 0x7f0000000000ull + i * 32, 24);
+  mpw_info(&w, LJM_INFO_SNAPSHOT, 2);
+  for (i = 1000; i < 3000; i++)
+    mpw_alloc(&w, mpw_internal(), 0x7f0000000000ull + i * 32, 24);
+  mpw_info(&w, LJM_INFO_SNAPSHOT, 0);
+  for (i = 1000; i < 3000; i++)
+    mpw_free_ev(&w, mpw_lua(0x1000, 61), 0x7f0000000000ull + i * 32, 24);
+  mpw_epilogue(&w);
+
+  for (j = 0; j < 3; j++) {
+    struct mp_reader *r = mp_reader_new_mem(w.mem, w.len);
+    ck_assert_ptr_nonnull(p[j] = malloc(sizeof(*p[j])));
+    mp_profile_init(p[j], MP_GROUP_LINE);
+    if (j == 0) {
+      ck_assert_int_eq(mp_profile_read(p[j], r, &n[j], NULL, NULL), MP_END);
+    } else if (j == 1) {
+      ck_assert_int_eq(mp_profile_read_threaded(p[j], r, &n[j], NULL, NULL),
+		       MP_END);
+    } else {
+      enum mp_status st;
+      uint64_t before = p[j]->file_events;
+      while ((st = mp_reader_next(r, &ev)) == MP_OK)
+	ck_assert_int_eq(mp_profile_event(p[j], &ev), 0);
+      ck_assert_int_eq(st, MP_END);
+      n[j] = p[j]->file_events - before;
+    }
+    mp_reader_free(r);
+    ck_assert_uint_eq(n[j], 6000);
+    ck_assert_uint_eq(p[j]->file_events, 6000);
+    ck_assert_uint_eq(p[j]->file.overwritten, 0);
+    ck_assert_uint_eq(p[j]->file.untracked_frees, 0);
+    ck_assert_uint_eq(p[j]->file.snap_blocks, 1000);
+    ck_assert_uint_eq(p[j]->file.later_snapshots, 1);
+    ck_assert_uint_eq(p[j]->file.peak_bytes, 1000 * 16 + 3000 * 24);
+    ck_assert_uint_eq(p[j]->file.peak_event, 3000);
+  }
+  assert_same_profiles(p[0], p[1]);
+  ck_assert_uint_eq(p[0]->total.n_alloc, 3000);
+  ck_assert_uint_eq(p[0]->total.n_free, 3000);
+  ck_assert_uint_eq(p[0]->total.bytes_allocated, 3000 * 24);
+  free_profiles(p[0], p[1]);
+  mp_profile_free(p[2]);
+  free(p[2]);
+  mpw_free(&w);
+}
+END_TEST
+
 /* The live heap's keys: the fast decoder's and mp_fast_key agree. */
 /* The text formats' escapes: controls and bytes that are not UTF-8 as
 ** \xHH, valid UTF-8 as it is; folded frames without ';' or trailing
@@ -2310,6 +2383,7 @@ static Suite *parse_suite(void)
   tcase_add_test(tc, profile_override_keys_match_values);
   tcase_add_test(tc, locs_intern_lua_line_same_as_general);
   tcase_add_test(tc, profile_threaded_same_as_single);
+  tcase_add_test(tc, profile_snapshots_are_no_events);
   tcase_add_test(tc, fast_keys_match_values);
   tcase_add_test(tc, profile_fast_same_as_events);
   tcase_add_test(tc, profile_fast_memo_raw_bytes);

@@ -49,21 +49,24 @@ static int64_t prepare_event(struct mp_profile *p, const struct mp_event *ev)
 }
 
 /* Stages 2 and 3 over evs[0..k), whose stage 1 is done; only the last
-** may be a symbol event. Returns the memory events accounted, or -1. */
+** may be a symbol event. Returns the memory events accounted, or -1:
+** as mp_profile_read's, those that p->file_events counts. */
 static int run_chunk(struct mp_profile *p, const struct mp_event *evs, int k)
 {
   int64_t ids[BATCH];
-  int i, n = 0;
+  uint64_t before = p->file_events;
+  int i;
 
-  if (p->file_stacks || p->kinds || p->life ||
-      (k && mp_event_is_ext(evs[0].type))) {
-    /* Stacks, kinds, lifetimes: one at a time, as mp_profile_event knows them. */
-    for (i = 0; i < k; i++) {
+  /* A symbol event is the last of a chunk: the snapshot state holds for
+  ** all of it. */
+  if (p->file_stacks || p->kinds || p->life || p->file.sample_mean ||
+      p->in_snap || p->in_census || (k && mp_event_is_ext(evs[0].type))) {
+    /* Stacks, kinds, lifetimes, estimates, the blocks of a snapshot: one
+    ** at a time, as mp_profile_event knows them. */
+    for (i = 0; i < k; i++)
       if (mp_profile_event(p, &evs[i]) < 0)
 	return -1;
-      n += !mp_event_is_symbol(evs[i].type);
-    }
-    return n;
+    return (int)(p->file_events - before);
   }
 
   for (i = 0; i < k; i++)
@@ -78,9 +81,8 @@ static int run_chunk(struct mp_profile *p, const struct mp_event *evs, int k)
     }
     if (mp_live_account(p, &evs[i], (uint32_t)ids[i], 0) < 0)
       goto oom;
-    n++;
   }
-  return n;
+  return (int)(p->file_events - before);
 oom:
   p->oom = 1;
   return -1;
@@ -411,9 +413,10 @@ out:
 static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
 			       const uint8_t *stop)
 {
-  /* Estimates (few events), the blocks of a start snapshot, lifetimes
+  /* Estimates (few events), the blocks of a snapshot (the start one's
+  ** are held, a later one's a census: neither is an event), lifetimes
   ** and kinds under a filter: mp_profile_event's way. */
-  if (p->file.sample_mean || p->in_snap || p->life ||
+  if (p->file.sample_mean || p->in_snap || p->in_census || p->life ||
       (mp_kinds_on(p) && !mp_kinds_fast(p)))
     return q;
   if (mp_kinds_on(p))
