@@ -213,9 +213,10 @@ EXTRA_DIST += tests/tools/kinds.test tests/tools/kinds.lua
 # Two snapshots on demand of one run: diff --by=kind, their censuses.
 TESTS += tests/tools/snapdiff.test
 EXTRA_DIST += tests/tools/snapdiff.test tests/tools/snapdiff.lua
-# A later snapshot's blocks are not events: --at=peak.
-TESTS += tests/tools/snappeak.test
-EXTRA_DIST += tests/tools/snappeak.test tests/tools/snapcount.lua
+# A later snapshot's blocks are not events: stat, diff and --at=peak.
+TESTS += tests/tools/snapcount.test tests/tools/snappeak.test
+EXTRA_DIST += tests/tools/snapcount.test tests/tools/snappeak.test \
+	tests/tools/snapcount.lua
 
 # DHAT's JSON, against the JSON report and in valgrind's viewer.
 TESTS += tests/tools/dhat.test

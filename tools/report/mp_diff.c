@@ -249,10 +249,13 @@ int mp_diff_add(struct mp_diff *d, int side, const struct mp_profile *p)
     struct mp_diff_row *r;
     struct mp_loc l;
     /* A location that only the frames of call stacks name has no event
-    ** of its own: no stream without stacks has it. */
-    if (!mp_profile_measure(p, id, MP_MEASURE_EVENTS))
-      continue;
+    ** of its own: no stream without stacks has it. Live at start holds
+    ** blocks without an event of its own: in the totals, as stat's and
+    ** report's. */
     mp_profile_loc(p, id, &l);
+    if (!mp_profile_measure(p, id, MP_MEASURE_EVENTS) &&
+	l.kind != MP_LOC_START)
+      continue;
     key.len = 0;
     mp_buf_add(&key, "", 0);
     mp_diff_key(&key, p, &l, d->how);
