@@ -3308,7 +3308,10 @@ void lj_memprof_unwrap(global_State *g)
 ** mmudata list and is freed later). The objects' memory is all there:
 ** nothing is freed before the sweep reaches it. gc_sweepstr keeps the
 ** head of the chain it sweeps in a local until it is done, so that chain
-** is left out in that phase. Nothing in the VM is changed.
+** is left out when the safe point is one of its frees (mp_strskip). The
+** JIT compiler's buffers are the VM's own blocks too (mp_snapvm); a
+** snapshot inside the loop optimizer leaves out its substitution table,
+** which only a local holds. Nothing in the VM is changed.
 */
 
 /* One block of the snapshot. */
@@ -3461,6 +3464,14 @@ static void mp_snapvm(MemProf *mp)
   {
     jit_State *J = G2J(g);
     mp_snapint(mp, J->trace, J->sizetrace * sizeof(GCRef), LJM_KIND_JIT);
+    /* The recorder's buffers, kept from trace to trace once grown (freed
+    ** by lj_trace_freestate), as their growth left them. */
+    if (J->irtoplim != J->irbotlim)
+      mp_snapint(mp, J->irbuf + J->irbotlim,
+		 (J->irtoplim - J->irbotlim) * sizeof(IRIns), LJM_KIND_JIT);
+    mp_snapint(mp, J->snapbuf, J->sizesnap * sizeof(SnapShot), LJM_KIND_JIT);
+    mp_snapint(mp, J->snapmapbuf, J->sizesnapmap * sizeof(SnapEntry),
+	       LJM_KIND_JIT);
   }
 #endif
 #if LJ_64
@@ -3478,11 +3489,18 @@ static void mp_snapvm(MemProf *mp)
 /* Anchors of the string table ahead of the walk whose heads it fetches. */
 #define MP_SNAPAHEAD	16
 
-/* Chain i of the string table may be in the middle of a sweep step:
-** gc_sweepstr keeps its head in a local until it is done. */
+/*
+** Chain i of the string table may be in the middle of its sweep:
+** gc_sweepstr keeps its head in a local until it is done, and frees the
+** chain's dead strings meanwhile. It runs inside a GC step (the VM in its
+** GC state), where no allocator call but its frees is made: anywhere
+** else (an allocation, a free of the program's, an API call) the chain
+** the sweep did last is whole, and is in the snapshot.
+*/
 static LJ_AINLINE int mp_strskip(global_State *g, MSize i)
 {
-  return g->gc.state == GCSsweepstring && i + 1 == g->gc.sweepstr;
+  return g->gc.state == GCSsweepstring && i + 1 == g->gc.sweepstr &&
+	 g->vmstate == ~LJ_VMST_GC;
 }
 
 /*
