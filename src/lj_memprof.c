@@ -3020,14 +3020,20 @@ static int mp_arroom(MPArRun **v, uint32_t n, uint32_t *sz)
   return 1;
 }
 
+/* The part of the range that is carved; check_memprof lowers it, to use
+** it up. */
+size_t lj_memprof_range_max = MP_ARSIZE;
+
 /* size bytes of the range, usable. NULL if it is used up. */
 static void *mp_arcarve(MPArena *a, size_t size)
 {
   uintptr_t p;
-  if (size > MP_ARSIZE || !mp_arroom(&a->runs, a->nruns, &a->szruns))
+  size_t lim = lj_memprof_range_max < MP_ARSIZE ? lj_memprof_range_max :
+		MP_ARSIZE;
+  if (size > lim || !mp_arroom(&a->runs, a->nruns, &a->szruns))
     return NULL;
   p = __atomic_fetch_add(&mp_artop, size, __ATOMIC_RELAXED);
-  if (p > MP_ARBASE + MP_ARSIZE - size)
+  if (p > MP_ARBASE + lim - size)
     return NULL;  /* Used up (mp_artop stays past the end). */
   if (mprotect((void *)p, size, PROT_READ | PROT_WRITE) != 0)
     return NULL;  /* No memory: these addresses stay unused. */
@@ -3180,17 +3186,24 @@ static void *mp_sfreeup(void *ud, void *ptr, size_t osize, size_t nsize)
 static void mp_setpair(global_State *g, lua_Alloc f, void *d);
 
 /*
+** Sampling goes on with the wrapper (mp_allocf_sample) over the pair in
+** force, from this sample on, when the arena cannot be used:
+**
 ** The host has put an allocator of its own over the pair since the start
 ** (lua_setallocf over what lua_getallocf gave it: a wrapper that counts
 ** and caps the VM's memory). A block from the arena would bypass it, and
 ** its free would not: the host would count the free of a block it never
 ** made, and a capping host refuses everything once its count wraps
-** around. From this sample on, the profiler samples with its wrapper on
-** top of the host's allocator, as when the host's allocator was there
-** first: every new block, sampled or not, goes through the host's. The
+** around. With the wrapper on top, as when the host's allocator was there
+** first, every new block, sampled or not, goes through the host's. The
 ** arena's blocks taken before it are freed through it (its pair calls
 ** mp_sfree's), as the VM allocator's blocks from before it would be
 ** without a profiler: the host sees the calls it would see without one.
+**
+** Or the range is used up (each VM that sampled keeps 1 MiB of it at
+** least, for good: a million VMs one after another use up its 1 TiB), or
+** no memory for a block there: the wrapper's blocks are the VM
+** allocator's, under mp_sfree's pair, which the arena's go on through.
 */
 static void *mp_samplewrap(global_State *g, MemProf *mp, void *ptr,
 			   size_t osize, size_t nsize)
@@ -3228,8 +3241,8 @@ static LJ_NOINLINE void *mp_sampledue(lua_State *L, MemProf *mp, void *ptr,
     return mp_samplewrap(g, mp, ptr, osize, nsize);
   mp_setleft(g, mp_nextsample(mp->smp));
   nptr = mp_aralloc(mp->arena, nsize);
-  if (nptr == NULL)  /* The range is used up: not sampled. */
-    return g->allocf(g->allocd, ptr, osize, nsize);
+  if (nptr == NULL)  /* The range is used up: through the wrapper. */
+    return mp_samplewrap(g, mp, ptr, osize, nsize);
   if (ptr != NULL) {
     memcpy(nptr, ptr, osize < nsize ? osize : nsize);
     if (mp_inarena(ptr))

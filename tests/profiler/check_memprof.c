@@ -2044,6 +2044,69 @@ START_TEST(sampled_under_host_allocator)
 }
 END_TEST
 
+/*
+** VMs that sample one after another each keep at least 1 MiB of the
+** range for good: a million of them use up its 1 TiB. Past that, each
+** goes on sampling through the wrapper, as documented, the same
+** estimates from blocks of the VM's allocator. The range is made small
+** here, so that a few VMs use it up.
+*/
+#if ARENA_EXPECTED
+extern size_t lj_memprof_range_max;
+#endif
+START_TEST(sampled_range_used_up)
+{
+  int v, wrapped = 0;
+  double exact;
+  membuf full = {0};
+  lua_State *L = newvm();
+  start(L, &full, 0);
+  run(L, "@range.lua", range_code);
+  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
+  exact = range_exact(&full);
+  free(full.data);
+  lua_close(L);
+#if ARENA_EXPECTED
+  lj_memprof_range_max = (size_t)3 << 20;
+#endif
+  for (v = 0; v < 8; v++) {
+    membuf m = {0};
+    ljmprof_opt opt;
+    size_t in, out;
+    double est = 0;
+    L = newvm();
+    memset(&opt, 0, sizeof(opt));
+    opt.writer = mem_write;
+    opt.ctx = &m;
+    opt.sample = 4096;
+    opt.seed = (unsigned long long)v + 11;
+    ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
+    run(L, "@range.lua", range_code);
+    ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
+    lua_close(L);
+    cap_check(&m, &in, &out);
+    ck_assert_msg(in + out > 200, "VM %d: %zu samples", v, in + out);
+    if (in == 0) wrapped++;
+    {  /* The estimate holds either way. */
+      struct mp_reader *mr = mp_reader_new_mem(m.data, m.len);
+      struct mp_event ev;
+      ck_assert_ptr_nonnull(mr);
+      while (mp_reader_next(mr, &ev) == MP_OK)
+	if (ev.type == MP_EV_ALLOC)
+	  est += (double)ev.new_size / -expm1(-(double)ev.new_size / 4096.0);
+      mp_reader_free(mr);
+    }
+    ck_assert_msg(fabs(est - exact) < 0.15 * exact,
+		  "VM %d: estimated %.0f bytes of %.0f", v, est, exact);
+    free(m.data);
+  }
+#if ARENA_EXPECTED
+  lj_memprof_range_max = (size_t)1 << 40;
+#endif
+  ck_assert_int_ge(wrapped, 4);  /* Past the range (ASan: all of them). */
+}
+END_TEST
+
 /* -- Call stacks ------------------------------------------------------------ */
 
 /* The node bound (lj_memprof.c); hidden, but linked in here. */
@@ -3462,6 +3525,7 @@ static Suite *memprof_suite(void)
   tcase_add_test(tc, sampled_names_lazily);
   tcase_add_test(tc, sampled_blocks_in_range);
   tcase_add_test(tc, sampled_under_host_allocator);
+  tcase_add_test(tc, sampled_range_used_up);
   suite_add_tcase(s, tc);
   s_stacks(s);
   s_snapshot(s);
