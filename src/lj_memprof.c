@@ -923,6 +923,10 @@ typedef struct MPStack {
   uint32_t nlast;		/* Frames in last. */
   int lastcut;			/* last went on below the depth limit. */
   uint32_t cutnode;		/* Id of the CUT root, 0 until needed. */
+  uint32_t fullnode;		/* Id of the root of stacks the full table
+				** cut (mp_stackfull), 0 until needed. */
+  int infull;			/* mp_stackfull is adding nodes. */
+  int lastfull;			/* The last stack was cut so. */
   MPNode *nodes;		/* Open addressing, a power of two of slots. */
   uint32_t mask;		/* Slots - 1. */
   uint32_t nnodes;		/* Nodes announced: the last id given. */
@@ -965,6 +969,9 @@ LJ_STATIC_ASSERT(LJMPROF_STACK_DEPTH_DEFAULT == LJM_STACK_DEPTH_DEFAULT &&
 
 /* Bound on the nodes of a stream; check_memprof lowers it. */
 uint32_t lj_memprof_nodes_max = LJM_STACK_NODES_MAX;
+
+/* Bound once the leaves of cut stacks are added too (mp_stackfull). */
+#define MP_FULLNODES(max)	((max) + ((max) >> 2) + 256)
 
 static void mp_putinfo(MemProf *mp, uint64_t key, uint64_t value)
 {
@@ -1727,6 +1734,7 @@ static uint32_t mp_nodeid(MemProf *mp, uint32_t parent, const MPFrame *f,
     b = mp_tracegen(s, (uint32_t)a);
     break;
 #endif
+  case LJM_FRAME_CUT: a = (uintptr_t)f->fn; break;  /* 1: the full root. */
   default: break;
   }
   if (s->mask) {
@@ -1737,14 +1745,18 @@ static uint32_t mp_nodeid(MemProf *mp, uint32_t parent, const MPFrame *f,
 	return o->id;
     }
   }
-  if (s->nnodes >= s->maxnodes ||
+  /* Past the bound only mp_stackfull adds nodes: the leaves of cut
+  ** stacks, as many as the program has lines, not call paths. */
+  if (s->nnodes >= (s->infull ? MP_FULLNODES(s->maxnodes) : s->maxnodes) ||
       (2 * (s->nused + 1) > s->mask + 1 && !mp_nodegrow(s))) {
-    if (!s->full) {  /* Said once: later stacks stop at known nodes. */
+    if (!s->full) {  /* Said once: later stacks are cut (mp_stackfull). */
       s->full = 1;
       mp_putinfo(mp, LJM_INFO_NODES_FULL, s->nnodes);
     }
     return 0;
   }
+  if (f->tag == LJM_FRAME_CUT && a)  /* The next node is the full root. */
+    mp_putinfo(mp, LJM_INFO_FULL_ROOT, s->nnodes + 1);
   if (f->tag == LJM_FRAME_LUA &&
       (uintptr_t)funcproto((GCfunc *)f->fn) <= MP_PTBITS) {
     if (!mp_protoadd(s, a)) return 0;
@@ -2032,6 +2044,38 @@ static uint32_t mp_stackagain(MemProf *mp, lua_State *L, cTValue *f,
 #endif
 
 /*
+** A stack the full table has no room for: its leaf frames under the full
+** root, so that the event keeps its own line; the frames above them are
+** one frame, the cut. The leaf frames: up to the first that is not a
+** built-in, which is charged to its caller's line. The full root alone
+** if even that has no room.
+*/
+static uint32_t mp_stackfull(MemProf *mp, MPFrame *cur, uint32_t n)
+{
+  MPStack *s = mp->stk;
+  uint32_t j = 0, parent;
+  s->cutevents++;
+  s->infull = 1;
+  if (!s->fullnode) {
+    MPFrame c;
+    memset(&c, 0, sizeof(c));
+    c.tag = LJM_FRAME_CUT;
+    c.fn = (const void *)1;  /* Not the depth limit's CUT root. */
+    s->fullnode = mp_nodeid(mp, 0, &c, NULL);
+  }
+  parent = s->fullnode;
+  while (j + 1 < n && cur[j].tag == LJM_FRAME_FAST) j++;
+  for (; parent; j--) {
+    uint32_t id = mp_nodeid(mp, parent, &cur[j], j + 1 < n ? &cur[j+1] : NULL);
+    if (id == 0) break;
+    cur[j].node = parent = id;
+    if (j == 0) break;
+  }
+  s->infull = 0;
+  return parent;
+}
+
+/*
 ** The leaf node of the n frames in s->cur (cut: deeper frames were left
 ** out), announcing the nodes it needs. 0 if the table had no room for
 ** even its root. s->cur becomes the last stack.
@@ -2041,6 +2085,7 @@ static uint32_t mp_stacknode(MemProf *mp, uint32_t n, int cut)
   MPStack *s = mp->stk;
   MPFrame *cur = s->cur, *last = s->last;
   uint32_t k = 0, parent = 0, i;
+  int full = 0;
   if (cut == s->lastcut) {  /* The part shared with the last stack. */
     uint32_t m = n < s->nlast ? n : s->nlast;
     while (k < m) {
@@ -2056,7 +2101,11 @@ static uint32_t mp_stacknode(MemProf *mp, uint32_t n, int cut)
       k++;
     }
   }
-  if (k) {
+  if (k == n && s->lastfull) {  /* The same cut stack again. */
+    parent = cur[0].node;
+    s->cutevents++;
+    full = 1;
+  } else if (k) {
     parent = cur[n-k].node;
   } else if (cut) {
     if (!s->cutnode) {
@@ -2067,7 +2116,7 @@ static uint32_t mp_stacknode(MemProf *mp, uint32_t n, int cut)
     }
     parent = s->cutnode;
   }
-  if (parent || !cut) {
+  if (!full && (parent || !cut)) {
     MPFrame below;
     below.fn = s->cutfn;
     below.pc = s->cutpc;
@@ -2075,20 +2124,24 @@ static uint32_t mp_stacknode(MemProf *mp, uint32_t n, int cut)
     for (i = n - k; i-- > 0; ) {
       uint32_t id = mp_nodeid(mp, parent, &cur[i],
 			      i + 1 < n ? &cur[i+1] : cut ? &below : NULL);
-      if (id == 0) {  /* Full: the event stops at its deepest known node. */
-	s->cutevents++;
+      if (id == 0) {  /* Full: the leaf under the full root. */
+	parent = mp_stackfull(mp, cur, n);
+	full = 1;
 	break;
       }
       cur[i].node = parent = id;
     }
-  } else {
-    s->cutevents++;
+  } else if (!full) {
+    parent = mp_stackfull(mp, cur, n);
+    full = 1;
   }
   s->cur = last;
   s->last = cur;
   s->nlast = n;
   s->lastcut = cut;
-  s->lastplain = s->curplain && parent == cur[0].node;
+  /* A cut stack has frames without nodes: never again by mp_stackagain. */
+  s->lastplain = s->curplain && parent == cur[0].node && !full;
+  s->lastfull = full;
   s->nlastseg = s->ncurseg;
   memcpy(s->lastseg, s->curseg, s->ncurseg * sizeof(MPSeg));
   return parent;
@@ -2292,7 +2345,8 @@ static LJ_NOINLINE int mp_stackevent(MemProf *mp, uint8_t ev, void *optr,
     mp->stk->laststack = L ? tvref(L->stack) : NULL;
     mp->stk->lastsize = L ? L->stacksize : 0;
   }
-  if (slot) mp_quickset(mp, L, st, slot, node);
+  if (slot && !mp->stk->lastfull)  /* A cut stack counts each event. */
+    mp_quickset(mp, L, st, slot, node);
   mp_reserve(mp);
   p = mp->pos;
   *p++ = ev | LJM_SRC_STACK | LJM_EV_KIND;

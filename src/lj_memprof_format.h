@@ -147,7 +147,9 @@ enum { LJM_FMT_KINDS(LJM_KIND_DEF) LJM_KIND__MAX };
   X(SAMPLE, 3, "mean bytes between sampled allocations (0: all)") \
   X(NODES_FULL, 4, "node table full at this many nodes") \
   X(CUT_EVENTS, 5, "events whose stack the full table cut") \
-  X(SNAPSHOT, 6, "1: start snapshot begins, 0: it ends")
+  X(SNAPSHOT, 6, "1: start snapshot begins, 0: it ends") \
+  X(FULL_ROOT, 7, "the next node, a CUT root, stands for the frames " \
+		  "that the full table left out")
 
 #define LJM_INFO_DEPTH		1
 #define LJM_INFO_TIME		2
@@ -155,6 +157,7 @@ enum { LJM_FMT_KINDS(LJM_KIND_DEF) LJM_KIND__MAX };
 #define LJM_INFO_NODES_FULL	4
 #define LJM_INFO_CUT_EVENTS	5
 #define LJM_INFO_SNAPSHOT	6
+#define LJM_INFO_FULL_ROOT	7
 /* Its values: a snapshot of the start (its blocks are held from the
 ** start), a later one (a census of what is live then, not events), and
 ** the end of either. */

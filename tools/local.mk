@@ -192,8 +192,10 @@ EXTRA_DIST += tests/tools/html.test tests/tools/html.lua tests/tools/page.sh
 TESTS += tests/tools/test_parse tests/tools/test_pprof tests/tools/golden.test \
 	tests/tools/layers.test tests/tools/errors.test tests/tools/merge.test tests/tools/bench.test \
 	tests/tools/roundtrip.test tests/tools/reference.test \
-	tests/tools/pprof.test tests/tools/flamegraph.test tests/tools/svg.test
+	tests/tools/pprof.test tests/tools/flamegraph.test tests/tools/svg.test \
+	tests/tools/nodesfull.test
 EXTRA_DIST += tests/tools/golden.test tests/tools/errors.test \
+	tests/tools/nodesfull.test \
 	tests/tools/pprof.test tests/tools/flamegraph.test tests/tools/svg.test \
 	tests/tools/layers.test \
 	tests/tools/merge.test \

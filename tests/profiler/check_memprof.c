@@ -2651,8 +2651,9 @@ START_TEST(stack_interpreted_then_compiled)
 }
 END_TEST
 
-/* A full node table: said once, later stacks stop at known nodes, the
-** count comes at the end, and every event still parses. */
+/* A full node table: said once, later stacks keep their leaf under the
+** full root (named by FULL_ROOT), the count comes at the end, and every
+** event still parses. */
 START_TEST(stack_node_bound)
 {
   mpr_stats st;
@@ -2663,13 +2664,78 @@ START_TEST(stack_node_bound)
 	    "KEEP = {} for i = 1, 5 do KEEP[i] = a() end\n",	/* 2 */
 	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
   lj_memprof_nodes_max = LJM_STACK_NODES_MAX;
-  ck_assert_uint_eq(st.nodes, 3);
   ck_assert_uint_eq(st.ninfo[4], 1);		/* NODES_FULL, once, */
   ck_assert_uint_eq(st.info[4], 3);		/* at 3 nodes. */
   ck_assert_uint_eq(st.ninfo[5], 1);		/* CUT_EVENTS at the end. */
-  /* Nodes: line 1, line 2, a under it; mk's tables stop at a. */
-  ck_count(&st, MPR_ALLOC, "a(@b.lua:1) < (@b.lua:2)", 5);
+  ck_assert_uint_eq(st.ninfo[7], 1);		/* One full root, */
+  ck_assert_uint_eq(st.info[7], 4);		/* the next node. */
+  /* Nodes: line 1, line 2, a under it, then the full root and mk under
+  ** it: mk's tables keep their line, never charged to a's. */
+  ck_assert_uint_eq(st.nodes, 5);
+  ck_count(&st, MPR_ALLOC, "mk(@b.lua:1) < CUT(full)", 5);
+  ck_count(&st, MPR_ALLOC, "a(@b.lua:1) < (@b.lua:2)", 0);
   ck_assert_uint_eq(st.info[5], 5);
+  mpr_free(&st);
+}
+END_TEST
+
+/* Allocations by the line of @r.lua they are charged to (the leaf, or
+** a built-in's caller): into byline[line], the others into byline[0]. */
+static void stack_bylines(const mpr_stats *st, unsigned long *byline,
+			  int nlines)
+{
+  size_t i;
+  memset(byline, 0, nlines * sizeof(*byline));
+  for (i = 0; i < st->nrows; i++) {
+    const mpr_row *w = &st->rows[i];
+    const char *f = w->loc, *c;
+    int line = 0;
+    if (w->ev != MPR_ALLOC) continue;
+    if (!strncmp(f, "string.rep" MPR_SEP, 10 + strlen(MPR_SEP)))
+      f += 10 + strlen(MPR_SEP);
+    c = strstr(f, "(@r.lua:");
+    if (c && (strstr(f, MPR_SEP) == NULL || c < strstr(f, MPR_SEP)))
+      line = atoi(c + 8);
+    byline[line > 0 && line < nlines ? line : 0] += w->count;
+  }
+}
+
+/*
+** Many more call paths than nodes (recursion down one of two branches
+** at each level, 2^10 paths): every allocation keeps its own line,
+** whether its stack got nodes or was cut, so each line counts what it
+** counts with room for every path; lines that only call count nothing.
+*/
+START_TEST(stack_full_leaf_exact)
+{
+  static const char code[] =
+    "local leaf, f\n"						/* 1 */
+    "function leaf() local t = {} KEEP[#KEEP+1] = t "
+    "KEEP[#KEEP+1] = string.rep('y', 40 + #KEEP) end\n"		/* 2 */
+    "local function g(d, n) if d == 0 then leaf() return 0 end\n"	/* 3 */
+    "  if n % 2 == 0 then f(d - 1, n / 2) else g(d - 1, (n - 1) / 2) end\n"
+    "  return 0 end\n"						/* 5 */
+    "function f(d, n) g(d, n) return 0 end\n"			/* 6 */
+    "KEEP = {} for i = 0, 1023 do f(10, i) end\n";		/* 7 */
+  mpr_stats st, big;
+  unsigned long want[9], got[9];
+  int l;
+  stack_run("jit.off()", "@r.lua", code, LJMPROF_STACK_DEPTH_DEFAULT, &big);
+  ck_assert_uint_eq(big.ninfo[4], 0);		/* Room for every path. */
+  stack_bylines(&big, want, 9);
+  lj_memprof_nodes_max = 64;
+  stack_run("jit.off()", "@r.lua", code, LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  lj_memprof_nodes_max = LJM_STACK_NODES_MAX;
+  stack_bylines(&st, got, 9);
+  ck_assert_uint_eq(st.ninfo[4], 1);		/* The table filled, */
+  ck_assert_uint_gt(st.info[5], 512);		/* most stacks were cut. */
+  ck_assert_uint_ge(want[2], 2048);		/* 1024 tables, strings. */
+  for (l = 0; l < 9; l++) {
+    if (got[l] != want[l]) mpr_dump(&st);
+    ck_assert_msg(got[l] == want[l], "line %d: %lu allocations, %lu with "
+		  "room for every path", l, got[l], want[l]);
+  }
+  mpr_free(&big);
   mpr_free(&st);
 }
 END_TEST
@@ -3451,6 +3517,7 @@ static void s_stacks(Suite *s)
   tcase_add_test(tc, stack_metamethods);
   tcase_add_test(tc, stack_interpreted_then_compiled);
   tcase_add_test(tc, stack_node_bound);
+  tcase_add_test(tc, stack_full_leaf_exact);
   tcase_add_test(tc, stack_options);
   tcase_add_test(tc, stack_time_marks);
   tcase_add_test(tc, stack_site_lines);

@@ -269,8 +269,10 @@ static int x_node(xr *x, rd *r)
 	      : fmt("TRACE [%llu]", (unsigned long long)a);
     if (b) r->st->sitenodes++;
     break;
-  case LJM_FRAME_CUT:
-    frame = strdup("CUT");
+  case LJM_FRAME_CUT:  /* The full table's cut, if INFO FULL_ROOT said. */
+    frame = strdup(r->st->ninfo[LJM_INFO_FULL_ROOT] &&
+		   r->st->info[LJM_INFO_FULL_ROOT] == r->nnodes + 1 ?
+		   "CUT(full)" : "CUT");
     break;
   default:
     x->err = "bad frame tag";

@@ -49,7 +49,7 @@ typedef struct mpr_stats {
   unsigned long kinds[256];
   unsigned long kinds_trace[256];
   unsigned long nokind;
-  uint64_t info[8];		/* Last value of each INFO key (1..6). */
+  uint64_t info[8];		/* Last value of each INFO key (1..7). */
   unsigned long ninfo[8];	/* How many records of each INFO key. */
   int first_info;		/* Key of the first event, if an INFO. */
   unsigned long time_backwards;	/* TIME marks below the one before. */
@@ -97,7 +97,8 @@ unsigned long mpr_csym_count(const mpr_stats *st, const char *name);
 ** a Lua frame "name(chunk:line)" ("(chunk:line)" without a name), a
 ** built-in by its name, a C function by its symbol, "TRACE [n]" (or
 ** "TRACE [n] at chunk:line" at a call site, which as a leaf is named
-** "chunk:line"), "CUT".
+** "chunk:line"), "CUT" ("CUT(full)": the root that INFO FULL_ROOT
+** names).
 */
 #define MPR_SEP " < "
 

@@ -201,6 +201,32 @@ static void scenario_stacks(struct mpw *w)
   mpw_epilogue(w);
 }
 
+/* A full node table, as ljmprof's writer leaves it: table full at 2
+** nodes, then mk's 3 tables (@util.lua:20, 192 bytes) under the full
+** root that FULL_ROOT names, the frames above them cut; a's at line 12
+** (100 bytes) had room. */
+static void scenario_nodesfull(struct mpw *w)
+{
+  uint64_t main5, a12, root, mk;
+  mpw_symtab_begin_ext(w);
+  mpw_symtab_lfunc(w, 0x1000, "@app.lua", 0);
+  mpw_symtab_lfunc(w, 0x2000, "@util.lua", 10);
+  mpw_symtab_end(w);
+  mpw_info(w, LJM_INFO_DEPTH, 32);
+  main5 = mpw_node_lua(w, 0, 0x1000, 5, "");
+  a12 = mpw_node_lua(w, main5, 0x2000, 12, "a");
+  mpw_alloc(w, mpw_stack(a12), 0x10000, 100);
+  mpw_info(w, LJM_INFO_NODES_FULL, 2);
+  mpw_info(w, LJM_INFO_FULL_ROOT, 3);
+  root = mpw_node_cut(w, 0);
+  mk = mpw_node_lua(w, root, 0x2000, 20, "mk");
+  mpw_alloc(w, mpw_stack(mk), 0x10100, 64);
+  mpw_alloc(w, mpw_stack(mk), 0x10200, 64);
+  mpw_alloc(w, mpw_stack(mk), 0x10300, 64);
+  mpw_info(w, LJM_INFO_CUT_EVENTS, 3);
+  mpw_epilogue(w);
+}
+
 /* Time marks, a peak in the middle, temporary allocations: the peak is
 ** event 5 (5500 bytes in 3 blocks, 1 s in); 1.5 s is event 6 (1500
 ** bytes); line 6 makes 2 temporaries of its 3 blocks (30 bytes), line 11
@@ -248,6 +274,7 @@ static const struct scenario scenarios[] = {
   {"escapes", scenario_escapes},
   {"stacks", scenario_stacks},
   {"moments", scenario_moments},
+  {"nodesfull", scenario_nodesfull},
 };
 
 #define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))

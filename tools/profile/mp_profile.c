@@ -335,6 +335,7 @@ void mp_profile_end_file(struct mp_profile *p, int truncated)
     t->stack_depth = f->stack_depth;
   t->nodes_full += f->nodes_full;
   t->cut_events += f->cut_events;
+  t->full_roots += f->full_roots;
   if (f->sample_mean) {
     t->sample_files++;
     if (f->sample_mean > t->sample_mean)

@@ -144,6 +144,8 @@ struct mp_summary {
   ** writer's NODES_FULL and CUT_EVENTS records). */
   uint64_t stack_files, stack_nodes, stack_depth;
   uint64_t nodes_full, cut_events;
+  uint64_t full_roots;		/* Files whose cut stacks keep their leaf
+				** (INFO FULL_ROOT). */
   /* Sampling (INFO SAMPLE): the mean in bytes, 0 when every event is in
   ** the stream; of several files, the largest. With a mean, every
   ** count and byte figure is an estimate (mp_sample.c). */
@@ -299,11 +301,16 @@ uint64_t mp_profile_measure(const struct mp_profile *p, uint32_t id,
 #define MP_FRAME_LOCATION 5	/* A frame that is a version-3 location: a
 				** block made at one in a stack stream. */
 
+/* The loc of a CUT frame that a full node table made (INFO FULL_ROOT):
+** the frames above its leaf were left out; 0 is the depth limit's. */
+#define MP_CUT_FULL	1
+
 struct mp_frame {
   uint32_t parent;	/* The next frame towards the root; 0: none. */
   uint32_t tag;		/* LJM_FRAME_* or MP_FRAME_LOCATION. */
   uint32_t loc;		/* LUA, C, TRACE, LOCATION: its location id (as
-			** grouped); FAST: the built-in's number; CUT: 0. */
+			** grouped); FAST: the built-in's number; CUT: 0,
+			** MP_CUT_FULL for the full node table's cut. */
   uint32_t name;	/* LUA: the function's name, FAST: the built-in's
 			** (mp_strings_get); MP_NO_STRING: none. */
   uint32_t site;	/* TRACE: the call site (0: not known). */

@@ -92,7 +92,7 @@ struct mp_snode {
   uint32_t parent;
   uint32_t frame;	/* LJM_FRAME_*, or MP_FRAME_LOCATION. */
   uint32_t loc;		/* LUA, C, TRACE, LOCATION: the frame's location
-			** id; FAST: its ffid; CUT: 0. */
+			** id; FAST: its ffid; CUT: 0, or MP_CUT_FULL. */
   uint32_t name;	/* LUA: function name, FAST: built-in name, else
 			** MP_NO_STRING. */
   uint32_t aux;		/* TRACE: call site; else 0. */
@@ -240,6 +240,8 @@ struct mp_profile {
   uint32_t nsite_pairs, site_pairs_cap;
   int file_ext;			/* The file has the profile extension... */
   int file_stacks;		/* ...and its heap's owners are nodes. */
+  uint64_t file_fullroot;	/* INFO FULL_ROOT: that node is the full
+				** table's cut (0: none said). */
   int no_locations;		/* One location for all (stat needs none). */
   /* Override pairs as bare keys (the text report, and the default),
   ** none (stat needs none), or with counts and bytes per pair (JSON).

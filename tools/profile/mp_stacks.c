@@ -234,6 +234,10 @@ static int add_node(struct mp_profile *p, const struct mp_event *ev)
   case LJM_FRAME_FAST:
     loc = (int64_t)ev->frame_a;
     break;
+  case LJM_FRAME_CUT:  /* Not the depth limit's cut: its own node. */
+    if (p->file_fullroot && ev->node == p->file_fullroot)
+      loc = MP_CUT_FULL;
+    break;
   default:
     break;
   }
@@ -278,6 +282,11 @@ static void add_info(struct mp_profile *p, const struct mp_event *ev)
     break;
   case LJM_INFO_CUT_EVENTS:
     f->cut_events = ev->info_value;
+    break;
+  case LJM_INFO_FULL_ROOT:
+    if (!p->file_fullroot)
+      f->full_roots++;
+    p->file_fullroot = ev->info_value;
     break;
   case LJM_INFO_SAMPLE:
     mp_sample_info(p, ev->info_value);
@@ -342,6 +351,7 @@ void mp_stacks_end_file(struct mp_profile *p)
   p->nfnodes = 0;
   p->file_ext = 0;
   p->file_stacks = 0;
+  p->file_fullroot = 0;
 }
 
 void mp_stacks_free(struct mp_profile *p)

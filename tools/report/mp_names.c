@@ -408,7 +408,7 @@ void mp_name_frame(struct mp_buf *out, const struct mp_profile *p,
     }
     return;
   case LJM_FRAME_CUT:
-    mp_buf_str(out, "[cut]");
+    mp_buf_str(out, f->loc == MP_CUT_FULL ? MP_CUT_FULL_NAME : "[cut]");
     return;
   default:
     break;

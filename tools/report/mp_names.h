@@ -100,8 +100,10 @@ void mp_name_location(struct mp_buf *out, const struct mp_profile *p,
 ** Append the name of a stack frame (mp_profile_frame): a Lua frame as
 ** its location, then " (name)" when the stream named the function; a
 ** built-in by its name; a C function or a version-3 location as its
-** location; a trace "TRACE [n]"; a cut "[cut]".
+** location; a trace "TRACE [n]"; a cut "[cut]", or MP_CUT_FULL_NAME
+** where a full node table cut the frames above a leaf.
 */
+#define MP_CUT_FULL_NAME	"(stack cut: node table full)"
 void mp_name_frame(struct mp_buf *out, const struct mp_profile *p,
 		   struct mp_aliases *al, const struct mp_frame *f,
 		   enum mp_name_style style);

@@ -125,6 +125,11 @@ static void mp_json_summary(FILE *out, const struct mp_profile *p,
     fprintf(out, "%s  \"snapshot_bytes\": %llu,\n", ind, U(s->snap_bytes));
   }
   fprintf(out, "%s  \"overwritten_blocks\": %llu,\n", ind, U(s->overwritten));
+  if (s->nodes_full)	/* The node table's limit was reached. */
+    fprintf(out, "%s  \"node_table_full\": {\"nodes\": %llu, "
+	    "\"cut_events\": %llu, \"leaf_kept\": %s},\n", ind,
+	    U(s->nodes_full), U(s->cut_events),
+	    s->full_roots ? "true" : "false");
   fprintf(out, "%s  \"truncated_files\": [", ind);
   for (i = 0; i < in->nfiles; i++)
     if (in->truncated[i]) {

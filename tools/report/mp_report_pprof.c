@@ -9,7 +9,7 @@
 ** line it starts on; the VM "INTERNAL". A stream with call stacks gives
 ** a sample per stack, leaf first: a Lua frame the function its caller
 ** named ("render @app.lua:5"), a built-in its name ("string.rep"), a cut
-** "[cut]". A version-3 stream has no call stacks: every sample is one
+** "[cut]" (MP_CUT_FULL_NAME: a full node table's). A version-3 stream has no call stacks: every sample is one
 ** frame.
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
@@ -242,7 +242,8 @@ static void stack_frame(struct pprof_out *po, struct frame_texts *t,
     t->name.len = t->system_name.len = t->file.len = 0;
     memset(out, 0, sizeof(*out));
     if (f->tag == LJM_FRAME_CUT) {
-      mp_buf_str(&t->name, "[cut]");
+      mp_buf_str(&t->name, f->loc == MP_CUT_FULL ? MP_CUT_FULL_NAME :
+				 "[cut]");
     } else if (f->name != MP_NO_STRING) {
       const struct mp_string *s = mp_strings_get(strs, f->name);
       mp_name_escape(&t->name, s->data, s->len, 0);

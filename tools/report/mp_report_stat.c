@@ -173,6 +173,11 @@ int mp_stat_text(FILE *out, struct mp_profile *p,
   if (s->overwritten)
     fprintf(out, "overwritten blocks: %llu (allocated over a live block)\n",
 	    U(s->overwritten));
+  if (s->nodes_full || s->cut_events)  /* Stacks past it are cut. */
+    fprintf(out, "stack nodes:        limit reached: the writer's table was "
+	    "full at %llu nodes; %llu events cut, %s\n", U(s->nodes_full),
+	    U(s->cut_events), s->full_roots ? "their own line kept" :
+	    "charged to a caller's line (an older writer)");
   if (o->timeline)
     stat_timeline(out, p, o, in, &b);
   mp_buf_free(&b);

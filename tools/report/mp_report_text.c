@@ -547,15 +547,20 @@ static int aliases(struct text *t)
   return t->line.oom ? -1 : 0;
 }
 
-/* A full node table cut stacks: say how many events lost frames. */
+/* A full node table cut stacks: say that the limit was reached and how
+** many events lost frames (an older writer cut them above their leaf). */
 static void cut_note(struct text *t)
 {
   const struct mp_summary *s = mp_profile_total(t->p);
   if (s->nodes_full || s->cut_events)
-    fprintf(t->out, "STACKS CUT: the writer's node table was full at %llu "
-	    "nodes; %llu events have shorter stacks\n\n",
+    fprintf(t->out, "STACKS CUT: node table limit reached: the writer's "
+	    "table was full at %llu nodes; %llu events %s\n\n",
 	    (unsigned long long)s->nodes_full,
-	    (unsigned long long)s->cut_events);
+	    (unsigned long long)s->cut_events,
+	    s->full_roots ? "keep their own line, the frames above it cut "
+	    "to one, \"" MP_CUT_FULL_NAME "\"" :
+	    "have shorter stacks, charged to a caller's line (an older "
+	    "writer)");
 }
 
 int mp_report_text(FILE *out, struct mp_profile *p,
@@ -577,6 +582,7 @@ int mp_report_text(FILE *out, struct mp_profile *p,
     goto out;
   if ((note = mp_estimate_note(&t.line, mp_profile_total(p))))
     fprintf(out, "SAMPLED: %s\n\n", note);
+  cut_note(&t);	/* In the header: every figure below is affected. */
   t.line.len = 0;
   if (o->by_kind && (o->at_start || o->at_snapshot)) {
     if (census_summary(&t, o->top, o, in) < 0)
@@ -597,7 +603,6 @@ int mp_report_text(FILE *out, struct mp_profile *p,
     goto out;
   if (aliases(&t) < 0)
     goto out;
-  cut_note(&t);
   rc = 0;
 out:
   mp_buf_free(&t.line);
