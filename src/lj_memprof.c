@@ -3075,7 +3075,8 @@ static int mp_arroom(MPArRun **v, uint32_t n, uint32_t *sz)
 }
 
 /* The part of the range that is carved; check_memprof lowers it, to use
-** it up. */
+** it up. Hidden, as lj_memprof_nodes_max: not the shim's to export. */
+LJ_DATA size_t lj_memprof_range_max;
 size_t lj_memprof_range_max = MP_ARSIZE;
 
 /* size bytes of the range, usable. NULL if it is used up. */
