@@ -68,6 +68,7 @@
 #include "lj_cdata.h"
 #endif
 #include "lj_memprof_format.h"
+#include "lj_memprof_int.h"
 
 /* Lifecycle hooks for an embedder in the same object (see ljmprof.h). */
 void (*ljmprof_hook_newstate)(lua_State *L) = NULL;
@@ -76,99 +77,12 @@ void (*ljmprof_hook_closed)(void *ud) = NULL;
 
 /* -- Profiler state ------------------------------------------------------ */
 
-/* Orders the profiler's own accesses for a signal handler or, with a
-** membarrier on the other side, for another thread; emits no instruction. */
-#define mp_compiler_barrier()	__asm__ __volatile__("" ::: "memory")
-
-/* Longest event: header + 6 ULEB128 (location 2, body 4) + object kind. */
-#define MP_EVMAX	(1 + 6*LJM_FMT_ULEB128_MAX + 1)
-
-/*
-** Time marks (profile extension): the clock is read once per MP_TICKBYTES
-** of output, and a mark written when MP_TICKNS have passed since the last
-** one: a mark per few thousand events or few milliseconds, whichever is
-** later, and no test on the path of an event (the buffer's limit is moved
-** in front of the event that is due). A mark is an INFO record.
-*/
-#define MP_TICKBYTES	16384
-#define MP_TICKNS	4000000u
-#define MP_MARKMAX	(3 + LJM_FMT_ULEB128_MAX)
-
-/*
-** Where the Lua caller of a frame linked by a return PC was last found,
-** as a distance in slots: a hint only, checked as for any one distance
-** (mp_callerat) before mp_luacaller tries them all.
-*/
-#define MP_CALLHINTS	256
-
-typedef struct MPCallHint {
-  const BCIns *pc;		/* Return PC. */
-  ptrdiff_t dist;		/* Frame minus its caller's frame. */
-} MPCallHint;
-
-typedef struct MemProf {
-  global_State *g;		/* The profiled VM. */
-  struct MemProf *older;	/* Retired states of this VM, newest first. */
-  int active;			/* Recording (or halted by an error). */
-  lua_Alloc allocf;		/* Wrapped allocator. */
-  void *allocd;			/* Its opaque pointer. */
-  uint8_t *buf;			/* Output buffer (malloc, not the Lua heap). */
-  uint8_t *pos;			/* Write position in buf. */
-  uint8_t *lim;			/* Flush before an event past this point.
-				** NULL once halted: every event sees it. */
-  uint8_t *end;			/* End of buf. */
-  uint8_t *hardlim;		/* Flush before an event past this point;
-				** lim is before it while marks are due. */
-  int timed;			/* Time marks: the extension is on. */
-  ptrdiff_t tickbytes;		/* Output between looks at the clock. */
-  uint64_t t0;			/* Clock at the start, nanoseconds. */
-  uint64_t tmark;		/* Last mark written, since t0. */
-  uint64_t addrkey;		/* Bits 21 and up of the last address cached, */
-  uint64_t addrhigh;		/* its ULEB128 from byte 3 on (as bytes 3..7 of
-				** a little-endian word, 0x80 in bytes 0..2), */
-  size_t addrlen;		/* and its length (see mp_addr). */
-  ljmprof_writer writer;	/* Where the bytes go. */
-  void *ctx;			/* Writer and poll context. */
-  lj_memprof_release release;	/* Owner's cleanup for ctx, or NULL. */
-  const volatile sig_atomic_t *pollflag;  /* Safe-point flag (or mp_nopoll). */
-  ljmprof_poll poll;		/* Safe-point callback. */
-  sig_atomic_t pollseen;	/* *pollflag when last seen. */
-  sig_atomic_t busy;		/* The VM's thread is inside the profiler. */
-  volatile sig_atomic_t sealed;	/* Another thread ended the stream. */
-  int err;			/* errno of a failed write: halted. */
-  uintptr_t *named;		/* C functions named in the stream, sorted. */
-  size_t nnamed;		/* Used entries in named. */
-  size_t sznamed;		/* Allocated entries in named. */
-  uintptr_t lastcf;		/* Last C function known to be covered. */
-  unsigned long long adds;	/* Generation of the objects they were named in. */
-  uint32_t depth;		/* Stack depth limit; 0: leaf locations only. */
-  struct MPStack *stk;		/* Stack state, with depth only. */
-  int64_t sleft;		/* Sampling: bytes until the next sample. */
-  const uint8_t *sfilt;		/* Its filter of sampled blocks, */
-  struct MPSample *smp;		/* and its state, or NULL (see Sampling). */
-  int fast;			/* Sampling with the VM's counter and arena. */
-  struct MPArena *arena;	/* The VM's sampled blocks (newest state). */
-  MPCallHint hints[MP_CALLHINTS];  /* See MPCallHint. */
-  uint64_t snapn;		/* Blocks in the start snapshot. */
-  uint64_t snapbytes;		/* Their bytes. */
-} MemProf;
-
 static void *mp_allocf(void *ud, void *ptr, size_t osize, size_t nsize);
 static void *mp_allocf_stacks(void *ud, void *ptr, size_t osize, size_t nsize);
 static void *mp_allocf_sample(void *ud, void *ptr, size_t osize, size_t nsize);
 
 /* The safe-point flag of a profiler without one: never changes. */
 static const volatile sig_atomic_t mp_nopoll = 0;
-
-/*
-** The running profiler of a VM, or NULL. g->memprof is the newest state;
-** a stopped one stays as a pass-through until the VM is gone (see mp_stop).
-*/
-static LJ_AINLINE MemProf *mp_get(global_State *g)
-{
-  MemProf *mp = (MemProf *)g->memprof;
-  return mp != NULL && mp->active ? mp : NULL;
-}
 
 /* Is the profiler's wrapper the VM's allocator (not buried by the host's)? */
 static LJ_AINLINE int mp_ontop(global_State *g, MemProf *mp)
@@ -177,79 +91,11 @@ static LJ_AINLINE int mp_ontop(global_State *g, MemProf *mp)
 	  g->allocf == mp_allocf_sample) && g->allocd == (void *)mp;
 }
 
-/*
-** The VM's thread enters and leaves the profiler's buffer: busy tells
-** ljmprof_seal, on another thread, that this one is inside; sealed, read
-** after busy is set, that the stream was ended there (then the buffer is
-** not to be touched). busy is a plain counter: the sealing thread's
-** membarrier orders the pair (an asymmetric Dekker), so the allocation
-** path pays no fence. Returns 0 if sealed. Always pair with mp_leave.
-*/
-static LJ_AINLINE int mp_enter(MemProf *mp)
-{
-  /* busy is not volatile, so that each way is one add to memory, not a
-  ** load, an add and a store: the compiler barriers keep it in place, and
-  ** ljmprof_seal reads it as volatile. */
-  mp->busy++;
-  mp_compiler_barrier();
-  return !mp->sealed;
-}
-
-static LJ_AINLINE void mp_leave(MemProf *mp)
-{
-  mp_compiler_barrier();
-  mp->busy--;
-}
-
 /* -- Output buffer ------------------------------------------------------- */
 
-/*
-** ULEB128. Fast paths for the common cases: small sizes and line numbers
-** (one byte), and user-space addresses (42 to 48 bits: seven bytes).
-*/
-static LJ_AINLINE uint8_t *mp_uleb(uint8_t *p, uint64_t v)
-{
-  if (LJ_LIKELY(v < 0x80)) {
-    *p = (uint8_t)v;
-    return p + 1;
-  }
-  if (LJ_LIKELY(v - ((uint64_t)1 << 42) <
-		((uint64_t)1 << 49) - ((uint64_t)1 << 42))) {
-    p[0] = (uint8_t)(v | 0x80);
-    p[1] = (uint8_t)((v >> 7) | 0x80);
-    p[2] = (uint8_t)((v >> 14) | 0x80);
-    p[3] = (uint8_t)((v >> 21) | 0x80);
-    p[4] = (uint8_t)((v >> 28) | 0x80);
-    p[5] = (uint8_t)((v >> 35) | 0x80);
-    p[6] = (uint8_t)(v >> 42);
-    return p + 7;
-  }
-  for (; v >= 0x80; v >>= 7)
-    *p++ = (uint8_t)(v | 0x80);
-  *p++ = (uint8_t)v;
-  return p;
-}
-
-/*
-** ULEB128 of an address. Most addresses of a heap share their bits from
-** 21 up, and so their ULEB128 from byte 3 on: the last such bytes are
-** kept, and an address with the same high bits only spreads its low 21
-** bits over three bytes. The word written may reach past the value, into
-** the room an event has (MP_EVMAX); the next field or event overwrites it.
-*/
-#define MP_ADDRSHIFT	21
-
 #if LJ_LE
-static LJ_AINLINE uint8_t *mp_addrhit(MemProf *mp, uint8_t *p, uint64_t v)
-{
-  uint64_t w = (v & 0x7f) | ((v << 1) & 0x7f00) | ((v << 2) & 0x7f0000) |
-	       mp->addrhigh;
-  memcpy(p, &w, sizeof(w));
-  return p + mp->addrlen;
-}
-
 /* New high bits: keep their bytes, if the address has 4 to 8 in all. */
-static LJ_NOINLINE uint8_t *mp_addrmiss(MemProf *mp, uint8_t *p, uint64_t v)
+LJ_NOINLINE uint8_t *lj_memprof_addrmiss(MemProf *mp, uint8_t *p, uint64_t v)
 {
   uint64_t high = v >> MP_ADDRSHIFT, w = 0x808080;
   size_t n = 3;
@@ -268,20 +114,8 @@ static LJ_NOINLINE uint8_t *mp_addrmiss(MemProf *mp, uint8_t *p, uint64_t v)
 }
 #endif
 
-static LJ_AINLINE uint8_t *mp_addr(MemProf *mp, uint8_t *p, uint64_t v)
-{
-#if LJ_LE
-  if (LJ_LIKELY((v >> MP_ADDRSHIFT) == mp->addrkey))
-    return mp_addrhit(mp, p, v);
-  return mp_addrmiss(mp, p, v);
-#else
-  UNUSED(mp);
-  return mp_uleb(p, v);
-#endif
-}
-
 /* Hand the buffer to the writer. A failure halts the profiler. */
-static void mp_flush(MemProf *mp)
+void lj_memprof_flush(MemProf *mp)
 {
   size_t n = (size_t)(mp->pos - mp->buf);
   mp->pos = mp->buf;
@@ -298,7 +132,7 @@ static void mp_flush(MemProf *mp)
 ** mark goes between events only, mp_full). Halted: as before. */
 static LJ_NOINLINE void mp_makeroom(MemProf *mp)
 {
-  if (mp->err || mp->lim == NULL || mp->pos > mp->hardlim) mp_flush(mp);
+  if (mp->err || mp->lim == NULL || mp->pos > mp->hardlim) lj_memprof_flush(mp);
 }
 
 /* Make room for one header and a few ULEB128 values. */
@@ -361,7 +195,7 @@ static void mp_putstr(MemProf *mp, const char *s, size_t len)
     size_t room = (size_t)(mp->end - mp->pos), n = len < room ? len : room;
     memcpy(mp->pos, s, n);
     mp->pos += n; s += n; len -= n;
-    if (len) mp_flush(mp);
+    if (len) lj_memprof_flush(mp);
   }
 }
 
@@ -500,7 +334,7 @@ static int mp_addnamed(MemProf *mp, uintptr_t addr)
 }
 
 /* Before an event names a C function: name it if the stream has not. */
-static LJ_NOINLINE void mp_cfunc(MemProf *mp, uintptr_t addr)
+LJ_NOINLINE void lj_memprof_cfunc(MemProf *mp, uintptr_t addr)
 {
   mp->lastcf = addr;
   if (!mp_known(mp, addr)) {
@@ -973,7 +807,7 @@ uint32_t lj_memprof_nodes_max = LJM_STACK_NODES_MAX;
 /* Bound once the leaves of cut stacks are added too (mp_stackfull). */
 #define MP_FULLNODES(max)	((max) + ((max) >> 2) + 256)
 
-static void mp_putinfo(MemProf *mp, uint64_t key, uint64_t value)
+void lj_memprof_putinfo(MemProf *mp, uint64_t key, uint64_t value)
 {
   mp_putbyte(mp, LJM_EV_SYMTAB | LJM_SRC_INFO);
   mp_putu(mp, key);
@@ -1081,7 +915,7 @@ static void mp_putnode(MemProf *mp, uint32_t parent, const MPFrame *f,
   char buf[64];
   size_t len = 0;
   if (f->tag == LJM_FRAME_C)
-    mp_cfunc(mp, (uintptr_t)a);  /* Its name comes first. */
+    lj_memprof_cfunc(mp, (uintptr_t)a);  /* Its name comes first. */
   else if (f->tag == LJM_FRAME_LUA && mp->smp)
     mp_protosym(mp, funcproto((GCfunc *)f->fn));  /* Sampling: lazily. */
   else if (f->tag == LJM_FRAME_TRACE && mp->smp)
@@ -1724,7 +1558,7 @@ static uint32_t mp_nodeid(MemProf *mp, uint32_t parent, const MPFrame *f,
     break;
     }
   case LJM_FRAME_FAST: a = ((GCfunc *)f->fn)->c.ffid; break;
-  case LJM_FRAME_C:  /* Named anew once objects come or go (mp_cfunc). */
+  case LJM_FRAME_C:  /* Named anew once objects come or go (lj_memprof_cfunc). */
     a = (uintptr_t)((GCfunc *)f->fn)->c.f;
     b = (uint32_t)mp->adds;
     break;
@@ -1751,12 +1585,12 @@ static uint32_t mp_nodeid(MemProf *mp, uint32_t parent, const MPFrame *f,
       (2 * (s->nused + 1) > s->mask + 1 && !mp_nodegrow(s))) {
     if (!s->full) {  /* Said once: later stacks are cut (mp_stackfull). */
       s->full = 1;
-      mp_putinfo(mp, LJM_INFO_NODES_FULL, s->nnodes);
+      lj_memprof_putinfo(mp, LJM_INFO_NODES_FULL, s->nnodes);
     }
     return 0;
   }
   if (f->tag == LJM_FRAME_CUT && a)  /* The next node is the full root. */
-    mp_putinfo(mp, LJM_INFO_FULL_ROOT, s->nnodes + 1);
+    lj_memprof_putinfo(mp, LJM_INFO_FULL_ROOT, s->nnodes + 1);
   if (f->tag == LJM_FRAME_LUA &&
       (uintptr_t)funcproto((GCfunc *)f->fn) <= MP_PTBITS) {
     if (!mp_protoadd(s, a)) return 0;
@@ -2365,7 +2199,7 @@ static LJ_NOINLINE void mp_event(MemProf *mp, uint8_t ev, void *optr,
   uint8_t *p;
   src = mp_where(mp, optr, &a, &b);
   if (src == LJM_SRC_CFUNC && (uintptr_t)a != mp->lastcf)
-    mp_cfunc(mp, (uintptr_t)a);  /* May emit symbol events first. */
+    lj_memprof_cfunc(mp, (uintptr_t)a);  /* May emit symbol events first. */
   else if (src == LJM_SRC_LFUNC && mp->smp)
     mp_protosym(mp, (GCproto *)(uintptr_t)a);  /* Sampling: lazily. */
   else if (src == LJM_SRC_TRACE && mp->smp)
@@ -2390,7 +2224,7 @@ static LJ_NOINLINE void mp_event(MemProf *mp, uint8_t ev, void *optr,
 static LJ_NOINLINE int mp_full(MemProf *mp)
 {
   if (mp->err) return 0;
-  if (mp->lim == NULL || mp->pos > mp->hardlim) mp_flush(mp);
+  if (mp->lim == NULL || mp->pos > mp->hardlim) lj_memprof_flush(mp);
   if (mp->timed && mp->lim != NULL && !mp->err) mp_timemark(mp, 0);
   return !mp->err;
 }
@@ -3357,398 +3191,6 @@ void lj_memprof_unwrap(global_State *g)
 }
 #endif
 
-/* -- Start snapshot -------------------------------------------------------- */
-
-/*
-** With the profile extension, the events begin with every block the VM
-** holds when the stream starts, each as an allocation, between INFO
-** SNAPSHOT 1 and 0: the reader then knows what a later free is of. Sizes
-** are the ones the VM's free functions will give (lj_gc.c's gc_freefunc),
-** so that the free matches its block. A function or prototype is charged
-** to where it was defined, a trace to itself, the rest to INTERNAL.
-**
-** lj_memprof_start runs on the VM's thread, at a safe point that may be
-** any allocator call, also one in the middle of a GC step. The lists are
-** consistent at every such call (an object is unlinked before it is
-** freed). In a sweep phase, objects of the old white not yet swept are
-** dead but still held: they are in the snapshot too, as gc.total counts
-** them and their frees follow (a dead cdata with a finalizer goes to the
-** mmudata list and is freed later). The objects' memory is all there:
-** nothing is freed before the sweep reaches it. gc_sweepstr keeps the
-** head of the chain it sweeps in a local until it is done, so that chain
-** is left out when the safe point is one of its frees (mp_strskip). The
-** JIT compiler's buffers are the VM's own blocks too (mp_snapvm); a
-** snapshot inside the loop optimizer leaves out its substitution table,
-** which only a local holds. Nothing in the VM is changed.
-*/
-
-/* One block of the snapshot. */
-static void mp_snapblock(MemProf *mp, uint8_t src, uint64_t a, uint64_t b,
-			 const void *ptr, size_t sz, uint8_t kind)
-{
-  uint8_t *p;
-  if (ptr == NULL || sz == 0 || mp->err) return;
-  if (src == LJM_SRC_CFUNC && (uintptr_t)a != mp->lastcf)
-    mp_cfunc(mp, (uintptr_t)a);
-  if (mp->pos > mp->hardlim) mp_flush(mp);
-  p = mp->pos;
-  *p++ = LJM_EV_ALLOC | LJM_EV_KIND | src;
-  if (src != LJM_SRC_INTERNAL) {
-    p = mp_uleb(p, a);
-    if (src == LJM_SRC_LFUNC) p = mp_uleb(p, b);
-  }
-  p = mp_addr(mp, p, (uintptr_t)ptr);
-  p = mp_uleb(p, sz);
-  *p++ = kind;
-  mp->pos = p;
-  mp->snapn++;
-  mp->snapbytes += sz;
-}
-
-#define mp_snapint(mp, ptr, sz, kind) \
-  mp_snapblock((mp), LJM_SRC_INTERNAL, 0, 0, (ptr), (sz), (kind))
-
-static void mp_snaptab(MemProf *mp, GCtab *t)
-{
-  if (t->hmask > 0)
-    mp_snapint(mp, noderef(t->node), (t->hmask+1) * sizeof(Node),
-	       LJM_KIND_TAB_HASH);
-  if (t->asize > 0 && LJ_MAX_COLOSIZE != 0 && t->colo <= 0)
-    mp_snapint(mp, tvref(t->array), t->asize * sizeof(TValue),
-	       LJM_KIND_TAB_ARRAY);
-  mp_snapint(mp, t, LJ_MAX_COLOSIZE != 0 && t->colo ?
-		    sizetabcolo((uint32_t)t->colo & 0x7f) : sizeof(GCtab),
-	     LJM_KIND_TAB);
-}
-
-static void mp_snapthread(MemProf *mp, lua_State *L)
-{
-  GCobj *uv;
-  if (L != mainthread(mp->g))  /* The main thread is in GG_State. */
-    mp_snapint(mp, L, sizeof(lua_State), LJM_KIND_THREAD);
-  mp_snapint(mp, tvref(L->stack), L->stacksize * sizeof(TValue),
-	     LJM_KIND_STACK);
-  /* Open upvalues are on their thread's list, not the root list. */
-  for (uv = gcref(L->openupval); uv != NULL; uv = gcref(uv->gch.nextgc))
-    mp_snapint(mp, uv, sizeof(GCupval), LJM_KIND_UPVAL);
-}
-
-#if LJ_HASFFI
-static void mp_snapcdata(MemProf *mp, GCcdata *cd)
-{
-  if (cdataisv(cd)) {
-    mp_snapint(mp, memcdatav(cd), sizecdatav(cd), LJM_KIND_CDATA);
-  } else {
-    CType *ct = ctype_raw(ctype_ctsG(mp->g), cd->ctypeid);
-    CTSize sz = ctype_hassize(ct->info) ? ct->size : CTSIZE_PTR;
-    mp_snapint(mp, cd, sizeof(GCcdata) + sz, LJM_KIND_CDATA);
-  }
-}
-#endif
-
-static void mp_snapobj(MemProf *mp, GCobj *o)
-{
-  /* A dead prototype is not in the symbol table (mp_dumpvm), nor its
-  ** closures and traces: INTERNAL for those. */
-  int dead = isdead(mp->g, o);
-  uint8_t lsrc = dead ? LJM_SRC_INTERNAL : LJM_SRC_LFUNC;
-  switch (o->gch.gct) {
-  case ~LJ_TSTR:
-    mp_snapint(mp, o, lj_str_size(o->str.len), LJM_KIND_STR);
-    break;
-  case ~LJ_TUPVAL:
-    mp_snapint(mp, o, sizeof(GCupval), LJM_KIND_UPVAL);
-    break;
-  case ~LJ_TTHREAD:
-    mp_snapthread(mp, &o->th);
-    break;
-  case ~LJ_TPROTO:
-    mp_snapblock(mp, lsrc, (uintptr_t)&o->pt,
-		 o->pt.firstline > 0 ? (uint64_t)o->pt.firstline : 0,
-		 o, o->pt.sizept, LJM_KIND_PROTO);
-    break;
-  case ~LJ_TFUNC:
-    if (isluafunc(&o->fn)) {
-      GCproto *pt = funcproto(&o->fn);
-      mp_snapblock(mp, lsrc, (uintptr_t)pt,
-		   pt->firstline > 0 ? (uint64_t)pt->firstline : 0,
-		   o, sizeLfunc((MSize)o->fn.l.nupvalues), LJM_KIND_LFUNC);
-    } else {
-      mp_snapblock(mp, LJM_SRC_CFUNC, (uintptr_t)o->fn.c.f, 0,
-		   o, sizeCfunc((MSize)o->fn.c.nupvalues), LJM_KIND_CFUNC);
-    }
-    break;
-#if LJ_HASJIT
-  case ~LJ_TTRACE: {
-    GCtrace *T = gco2trace(o);
-    jit_State *J = G2J(mp->g);
-    /* A flushed trace is no longer in J->trace, nor in the symbols. */
-    int known = !dead && T->traceno < J->sizetrace &&
-		gcref(J->trace[T->traceno]) == o;
-    mp_snapblock(mp, known ? LJM_SRC_TRACE : LJM_SRC_INTERNAL, T->traceno,
-		 0, T,
-		 ((sizeof(GCtrace)+7)&~7) + (T->nins-T->nk)*sizeof(IRIns) +
-		 T->nsnap*sizeof(SnapShot) + T->nsnapmap*sizeof(SnapEntry),
-		 LJM_KIND_TRACE);
-    break;
-    }
-#endif
-#if LJ_HASFFI
-  case ~LJ_TCDATA:
-    mp_snapcdata(mp, &o->cd);
-    break;
-#endif
-  case ~LJ_TTAB:
-    mp_snaptab(mp, &o->tab);
-    break;
-  case ~LJ_TUDATA:
-    mp_snapint(mp, o, sizeudata(&o->ud), LJM_KIND_UDATA);
-    break;
-  default:
-    break;
-  }
-}
-
-/* The VM's own blocks that are not GC objects (lua_close frees them). */
-static void mp_snapvm(MemProf *mp)
-{
-  global_State *g = mp->g;
-  mp_snapint(mp, G2GG(g), sizeof(GG_State), LJM_KIND_VM);
-  mp_snapint(mp, g->str.tab, (g->str.mask+1) * sizeof(GCRef),
-	     LJM_KIND_STRTAB);
-  mp_snapint(mp, g->tmpbuf.b, sbufsz(&g->tmpbuf), LJM_KIND_BUF);
-#if LJ_HASFFI
-  {
-    CTState *cts = ctype_ctsG(g);
-    if (cts != NULL) {
-      mp_snapint(mp, cts->tab, cts->sizetab * sizeof(CType), LJM_KIND_FFI);
-      mp_snapint(mp, cts->cb.cbid, cts->cb.sizeid * sizeof(CTypeID1),
-		 LJM_KIND_FFI);
-      mp_snapint(mp, cts, sizeof(CTState), LJM_KIND_FFI);
-    }
-  }
-#endif
-#if LJ_HASJIT
-  {
-    jit_State *J = G2J(g);
-    mp_snapint(mp, J->trace, J->sizetrace * sizeof(GCRef), LJM_KIND_JIT);
-    /* The recorder's buffers, kept from trace to trace once grown (freed
-    ** by lj_trace_freestate), as their growth left them. */
-    if (J->irtoplim != J->irbotlim)
-      mp_snapint(mp, J->irbuf + J->irbotlim,
-		 (J->irtoplim - J->irbotlim) * sizeof(IRIns), LJM_KIND_JIT);
-    mp_snapint(mp, J->snapbuf, J->sizesnap * sizeof(SnapShot), LJM_KIND_JIT);
-    mp_snapint(mp, J->snapmapbuf, J->sizesnapmap * sizeof(SnapEntry),
-	       LJM_KIND_JIT);
-  }
-#endif
-#if LJ_64
-  /* The light userdata segments, sized as lj_lightud_intern grows them
-  ** (2 slots, then doubled when the number of the next one is a power
-  ** of 2) and lj_state.c's close frees them. */
-  if (mref(g->gc.lightudseg, uint32_t) != NULL) {
-    MSize n = g->gc.lightudnum ? (2u << lj_fls(g->gc.lightudnum)) : 2u;
-    mp_snapint(mp, mref(g->gc.lightudseg, uint32_t), n * sizeof(uint32_t),
-	       LJM_KIND_VM);
-  }
-#endif
-}
-
-/* Anchors of the string table ahead of the walk whose heads it fetches. */
-#define MP_SNAPAHEAD	16
-
-/*
-** Chain i of the string table may be in the middle of its sweep:
-** gc_sweepstr keeps its head in a local until it is done, and frees the
-** chain's dead strings meanwhile. It runs inside a GC step (the VM in its
-** GC state), where no allocator call but its frees is made: anywhere
-** else (an allocation, a free of the program's, an API call) the chain
-** the sweep did last is whole, and is in the snapshot.
-*/
-static LJ_AINLINE int mp_strskip(global_State *g, MSize i)
-{
-  return g->gc.state == GCSsweepstring && i + 1 == g->gc.sweepstr &&
-	 g->vmstate == ~LJ_VMST_GC;
-}
-
-/*
-** Strings by their chains, in the table's order (the fallback of
-** mp_snapstrs). A string belongs to chain hash & mask; while the table is
-** rechained (lj_str_resize frees the old table after it rechained its
-** strings into the new one, lj_str_rehash_chain frees dead strings as it
-** goes) a chain may lead into another, so the test keeps each string once
-** (one may be missed then).
-*/
-static void mp_snapstrchains(MemProf *mp)
-{
-  global_State *g = mp->g;
-  GCobj *o;
-  MSize i;
-  for (i = 0; i <= g->str.mask; i++) {
-    GCRef r;
-    if (mp_strskip(g, i))
-      continue;
-    /* Strings are where their hash put them: the walk waits on memory.
-    ** The heads of the chains a few anchors on are fetched meanwhile. */
-    if (i + MP_SNAPAHEAD <= g->str.mask)
-      __builtin_prefetch((void *)(gcrefu(g->str.tab[i + MP_SNAPAHEAD]) &
-				  ~(uintptr_t)1));
-    setgcrefp(r, gcrefu(g->str.tab[i]) & ~(uintptr_t)1);
-    for (o = gcref(r); o != NULL; o = gcref(o->gch.nextgc))
-      if ((o->str.hash & g->str.mask) == i) mp_snapobj(mp, o);
-  }
-}
-
-/* Sort n addresses (multiples of 8) with tmp beside them: least
-** significant digit first, 11 bits at a time from bit 3 (a digit that all
-** of them share costs one counting pass). Returns the array that holds
-** them sorted (a or tmp). */
-#define MP_RADIXBITS	11
-static uintptr_t *mp_radixsort(uintptr_t *a, uintptr_t *tmp, size_t n)
-{
-  size_t count[1u << MP_RADIXBITS];
-  unsigned shift;
-  if (n == 0) return a;
-  for (shift = 3; shift < 64; shift += MP_RADIXBITS) {
-    uintptr_t *t;
-    size_t sum = 0;
-    size_t j;
-    unsigned d;
-    memset(count, 0, sizeof(count));
-    for (j = 0; j < n; j++)
-      count[(a[j] >> shift) & ((1u << MP_RADIXBITS) - 1)]++;
-    if (count[(a[0] >> shift) & ((1u << MP_RADIXBITS) - 1)] == n)
-      continue;  /* One digit for all: already in order for it. */
-    for (d = 0; d < (1u << MP_RADIXBITS); d++) {
-      size_t c = count[d];
-      count[d] = sum;
-      sum += c;
-    }
-    for (j = 0; j < n; j++)
-      tmp[count[(a[j] >> shift) & ((1u << MP_RADIXBITS) - 1)]++] = a[j];
-    t = a; a = tmp; tmp = t;
-  }
-  return a;
-}
-
-/*
-** Strings in address order. The chains of the string table lead all over
-** the heap: walked as they are, each string is a cache and TLB miss
-** (0.7 s of the 0.85 s of a 1 GB heap's snapshot). So the heads of the
-** chains are read from the table (in its order, touching no string),
-** sorted by address and visited in that order, which reads the heap
-** forwards; their successors make the next round, and so on to the ends
-** of the chains (a few rounds: chains are short). The rounds merged, each
-** string is written once (a chain that leads into another while the
-** table is rechained gives some twice), in address order. The arrays are
-** malloc'ed (16 bytes a string, freed at once), not the VM's; without
-** them (or with chains longer than MP_SNAPRUNS, or that cross more than
-** a little), the chains are walked as they are.
-*/
-#define MP_SNAPRUNS	64
-static void mp_snapstrs(MemProf *mp)
-{
-  global_State *g = mp->g;
-  size_t cap = (size_t)g->str.num + (size_t)g->str.num / 8 + 64, n = 0;
-  size_t start = 0, j, run[MP_SNAPRUNS], runend[MP_SNAPRUNS];
-  uintptr_t *a, *tmp, *s, last = 0;
-  int nruns = 0;
-  MSize i;
-  if (cap > ((size_t)1 << 40) ||
-      (a = (uintptr_t *)malloc(cap * sizeof(uintptr_t))) == NULL) {
-    mp_snapstrchains(mp);
-    return;
-  }
-  if ((tmp = (uintptr_t *)malloc(cap * sizeof(uintptr_t))) == NULL) {
-    free(a);
-    mp_snapstrchains(mp);
-    return;
-  }
-  for (i = 0; i <= g->str.mask; i++) {
-    uintptr_t u = gcrefu(g->str.tab[i]) & ~(uintptr_t)1;
-    if (u != 0 && !mp_strskip(g, i)) {
-      if (n == cap) goto fallback;
-      a[n++] = u;
-    }
-  }
-  /* Round by round: the strings of this round sorted, their successors
-  ** appended as the next one. */
-  while (start < n) {
-    size_t end = n;
-    if (nruns == MP_SNAPRUNS) goto fallback;  /* Chains that cross. */
-    s = mp_radixsort(a + start, tmp, end - start);
-    if (s != a + start)
-      memcpy(a + start, s, (end - start) * sizeof(uintptr_t));
-    run[nruns] = start;
-    runend[nruns++] = end;
-    for (j = start; j < end; j++) {
-      GCobj *o = (GCobj *)a[j];
-      GCobj *nx;
-      /* In address order, but a few cache lines apart: the hardware
-      ** does not see the stream, the prefetches do. */
-      if (j + MP_SNAPAHEAD < end)
-	__builtin_prefetch((void *)a[j + MP_SNAPAHEAD]);
-      nx = gcref(o->gch.nextgc);
-      if (nx != NULL && (j == start || a[j] != a[j - 1])) {
-	if (n == cap) goto fallback;
-	a[n++] = (uintptr_t)nx;
-      }
-    }
-    start = end;
-  }
-  free(tmp);
-  tmp = NULL;
-  /* The rounds merged, in address order, each string once. */
-  for (;;) {
-    uintptr_t lo = ~(uintptr_t)0;
-    int r, k = -1;
-    for (r = 0; r < nruns; r++)
-      if (a[run[r]] < lo) lo = a[run[k = r]];
-    if (k < 0) break;
-    if (run[k] + MP_SNAPAHEAD < runend[k])
-      __builtin_prefetch((void *)a[run[k] + MP_SNAPAHEAD]);
-    if (++run[k] == runend[k]) {  /* Done: the last run takes its place. */
-      nruns--;
-      run[k] = run[nruns];
-      runend[k] = runend[nruns];
-    }
-    if (lo != last) {
-      last = lo;
-      mp_snapobj(mp, (GCobj *)lo);
-    }
-  }
-  free(a);
-  return;
-fallback:  /* Nothing written yet. */
-  free(a);
-  free(tmp);
-  mp_snapstrchains(mp);
-}
-
-/* Every live GC object and the VM's own blocks, as allocations, between
-** INFO SNAPSHOT value (1: the start, 2: a later one) and 0. */
-static void mp_snapshot(MemProf *mp, uint64_t value)
-{
-  global_State *g = mp->g;
-  GCobj *o;
-  mp_putinfo(mp, LJM_INFO_SNAPSHOT, value);
-  mp_snapvm(mp);
-  /* Threads, closures, tables, upvalues, prototypes, traces, cdata and
-  ** userdata (lj_trace.c links a trace there when it is saved). */
-  for (o = gcref(g->gc.root); o != NULL; o = gcref(o->gch.nextgc))
-    mp_snapobj(mp, o);
-  /* Userdata and cdata waiting for their finalizer: a circular list. */
-  if ((o = gcref(g->gc.mmudata)) != NULL) {
-    GCobj *last = o;
-    do {
-      o = gcnext(o);
-      mp_snapobj(mp, o);
-    } while (o != last);
-  }
-  mp_snapstrs(mp);
-  mp_putinfo(mp, LJM_INFO_SNAPSHOT, LJM_SNAPSHOT_END);
-}
-
 /* -- Start and stop ------------------------------------------------------ */
 
 /* The stack state of a profiler with a depth limit. 0 if out of memory. */
@@ -3841,8 +3283,8 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   mp_dumpvm(mp);  /* No C symbols: events name them as they need them. */
   mp_putbyte(mp, LJM_SYMTAB_FINAL);
   mp_puthdr(mp, LJM_EVENTS_M2);
-  if (mp->depth) mp_putinfo(mp, LJM_INFO_DEPTH, mp->depth);
-  if (mp->smp) mp_putinfo(mp, LJM_INFO_SAMPLE, mp->smp->mean);
+  if (mp->depth) lj_memprof_putinfo(mp, LJM_INFO_DEPTH, mp->depth);
+  if (mp->smp) lj_memprof_putinfo(mp, LJM_INFO_SAMPLE, mp->smp->mean);
   if (mp->timed) {
     mp->t0 = mp_clock();
     mp_reserve(mp);
@@ -3850,8 +3292,8 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
     /* Not while sampling: a snapshot's blocks are all of the heap, which
     ** the sample's frees would not follow. */
     if (!mp->smp) {
-      mp_snapshot(mp, LJM_SNAPSHOT_START);
-      if (mp->pos > mp->hardlim) mp_flush(mp);
+      lj_memprof_heapsnap(mp, LJM_SNAPSHOT_START);
+      if (mp->pos > mp->hardlim) lj_memprof_flush(mp);
       mp_timemark(mp, 1);  /* What the snapshot took. */
     }
   }
@@ -3948,13 +3390,13 @@ static int mp_stop(lua_State *L, int write, int any,
   }
   if (write && !mp->err) {
     if (mp->stk && mp->stk->full)
-      mp_putinfo(mp, LJM_INFO_CUT_EVENTS, mp->stk->cutevents);
+      lj_memprof_putinfo(mp, LJM_INFO_CUT_EVENTS, mp->stk->cutevents);
     if (mp->timed) {  /* The end: the stream's duration. */
       mp_reserve(mp);
       mp_timemark(mp, 1);
     }
     mp_putbyte(mp, LJM_EV_EPILOGUE);
-    mp_flush(mp);
+    lj_memprof_flush(mp);
   }
   e = write ? mp->err : 0;
   mp_unhook(g, mp);
@@ -4122,7 +3564,7 @@ LUA_API int ljmprof_seal(lua_State *L)
     errno = saved;
     return LJMPROF_ERRUSE;  /* Already stopped. */
   }
-  if (!mp->err) mp_flush(mp);
+  if (!mp->err) lj_memprof_flush(mp);
   mp->lim = NULL;  /* Halted: nothing more goes into the buffer. */
   if (mp->err) {
     errno = mp->err;
@@ -4151,8 +3593,8 @@ LUA_API int ljmprof_snapshot(lua_State *L)
   if (!mp->err) {
     mp_reserve(mp);
     mp_timemark(mp, 1);
-    mp_snapshot(mp, LJM_SNAPSHOT_LATER);
-    if (mp->pos > mp->hardlim) mp_flush(mp);
+    lj_memprof_heapsnap(mp, LJM_SNAPSHOT_LATER);
+    if (mp->pos > mp->hardlim) lj_memprof_flush(mp);
     mp_timemark(mp, 1);  /* What it took. */
   }
   e = mp->err;
@@ -4182,7 +3624,7 @@ LUA_API int ljmprof_flush(lua_State *L)
     ** are rare still has the time of its buffers. */
     if (mp->timed && mp->lim != NULL && mp->pos <= mp->hardlim)
       mp_timemark(mp, 0);
-    mp_flush(mp);
+    lj_memprof_flush(mp);
     if (mp->timed && mp->lim != NULL) mp_ticklim(mp);
   }
   mp_leave(mp);

@@ -1,0 +1,225 @@
+/*
+** Memory profiler: the state and the helpers its files share.
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+**
+** The profiler's files, one job each:
+**
+**   lj_memprof.c         starting and stopping a profiler, the VM's
+**                        lifecycle hooks, the public API (ljmprof.h); for
+**                        now also the output buffer, time marks, symbols,
+**                        attribution, call stacks, trace call sites, the
+**                        allocator wrappers, sampling and the sampled
+**                        blocks' range
+**   lj_memprof_heap.c    heap snapshots: every block the VM holds
+**   lj_memprof_sym.c     names of C functions, from the loaded ELF objects
+**   lib_misc.c           misc.memprof, the profiler from Lua
+**
+**   lj_memprof.h         what LuaJIT's own files call (the patch series)
+**   lj_memprof_int.h     this: the state, the writer's inline helpers and
+**                        the functions that cross files (lj_memprof_*)
+**   lj_memprof_format.h  the stream's bytes
+**   lj_memprof_elf.h     reading ELF files, shared with the CLI
+**   ljmprof.h            the public C API
+**
+** Functions that cross files are lj_memprof_<what> (LJ_FUNC: static in
+** the amalgamation); everything else is static to its file, with names
+** unique among the files, as the amalgamation includes them all.
+*/
+
+#ifndef _LJ_MEMPROF_INT_H
+#define _LJ_MEMPROF_INT_H
+
+#include <signal.h>
+#include <string.h>
+
+#include "lj_obj.h"
+#include "lj_memprof.h"
+
+/* -- The profiler's state ------------------------------------------------ */
+
+/* Orders the profiler's own accesses for a signal handler or, with a
+** membarrier on the other side, for another thread; emits no instruction. */
+#define mp_compiler_barrier()	__asm__ __volatile__("" ::: "memory")
+
+/* Longest event: header + 6 ULEB128 (location 2, body 4) + object kind. */
+#define MP_EVMAX	(1 + 6*LJM_FMT_ULEB128_MAX + 1)
+
+/*
+** Time marks (profile extension): the clock is read once per MP_TICKBYTES
+** of output, and a mark written when MP_TICKNS have passed since the last
+** one: a mark per few thousand events or few milliseconds, whichever is
+** later, and no test on the path of an event (the buffer's limit is moved
+** in front of the event that is due). A mark is an INFO record.
+*/
+#define MP_TICKBYTES	16384
+#define MP_TICKNS	4000000u
+#define MP_MARKMAX	(3 + LJM_FMT_ULEB128_MAX)
+
+/*
+** Where the Lua caller of a frame linked by a return PC was last found,
+** as a distance in slots: a hint only, checked as for any one distance
+** (mp_callerat) before mp_luacaller tries them all.
+*/
+#define MP_CALLHINTS	256
+
+typedef struct MPCallHint {
+  const BCIns *pc;		/* Return PC. */
+  ptrdiff_t dist;		/* Frame minus its caller's frame. */
+} MPCallHint;
+
+typedef struct MemProf {
+  global_State *g;		/* The profiled VM. */
+  struct MemProf *older;	/* Retired states of this VM, newest first. */
+  int active;			/* Recording (or halted by an error). */
+  lua_Alloc allocf;		/* Wrapped allocator. */
+  void *allocd;			/* Its opaque pointer. */
+  uint8_t *buf;			/* Output buffer (malloc, not the Lua heap). */
+  uint8_t *pos;			/* Write position in buf. */
+  uint8_t *lim;			/* Flush before an event past this point.
+				** NULL once halted: every event sees it. */
+  uint8_t *end;			/* End of buf. */
+  uint8_t *hardlim;		/* Flush before an event past this point;
+				** lim is before it while marks are due. */
+  int timed;			/* Time marks: the extension is on. */
+  ptrdiff_t tickbytes;		/* Output between looks at the clock. */
+  uint64_t t0;			/* Clock at the start, nanoseconds. */
+  uint64_t tmark;		/* Last mark written, since t0. */
+  uint64_t addrkey;		/* Bits 21 and up of the last address cached, */
+  uint64_t addrhigh;		/* its ULEB128 from byte 3 on (as bytes 3..7 of
+				** a little-endian word, 0x80 in bytes 0..2), */
+  size_t addrlen;		/* and its length (see mp_addr). */
+  ljmprof_writer writer;	/* Where the bytes go. */
+  void *ctx;			/* Writer and poll context. */
+  lj_memprof_release release;	/* Owner's cleanup for ctx, or NULL. */
+  const volatile sig_atomic_t *pollflag;  /* Safe-point flag (or mp_nopoll). */
+  ljmprof_poll poll;		/* Safe-point callback. */
+  sig_atomic_t pollseen;	/* *pollflag when last seen. */
+  sig_atomic_t busy;		/* The VM's thread is inside the profiler. */
+  volatile sig_atomic_t sealed;	/* Another thread ended the stream. */
+  int err;			/* errno of a failed write: halted. */
+  uintptr_t *named;		/* C functions named in the stream, sorted. */
+  size_t nnamed;		/* Used entries in named. */
+  size_t sznamed;		/* Allocated entries in named. */
+  uintptr_t lastcf;		/* Last C function known to be covered. */
+  unsigned long long adds;	/* Generation of the objects they were named in. */
+  uint32_t depth;		/* Stack depth limit; 0: leaf locations only. */
+  struct MPStack *stk;		/* Stack state, with depth only. */
+  int64_t sleft;		/* Sampling: bytes until the next sample. */
+  const uint8_t *sfilt;		/* Its filter of sampled blocks, */
+  struct MPSample *smp;		/* and its state, or NULL (see Sampling). */
+  int fast;			/* Sampling with the VM's counter and arena. */
+  struct MPArena *arena;	/* The VM's sampled blocks (newest state). */
+  MPCallHint hints[MP_CALLHINTS];  /* See MPCallHint. */
+} MemProf;
+
+/*
+** The running profiler of a VM, or NULL. g->memprof is the newest state;
+** a stopped one stays as a pass-through until the VM is gone (see mp_stop).
+*/
+static LJ_AINLINE MemProf *mp_get(global_State *g)
+{
+  MemProf *mp = (MemProf *)g->memprof;
+  return mp != NULL && mp->active ? mp : NULL;
+}
+
+/*
+** The VM's thread enters and leaves the profiler's buffer: busy tells
+** ljmprof_seal, on another thread, that this one is inside; sealed, read
+** after busy is set, that the stream was ended there (then the buffer is
+** not to be touched). busy is a plain counter: the sealing thread's
+** membarrier orders the pair (an asymmetric Dekker), so the allocation
+** path pays no fence. Returns 0 if sealed. Always pair with mp_leave.
+*/
+static LJ_AINLINE int mp_enter(MemProf *mp)
+{
+  /* busy is not volatile, so that each way is one add to memory, not a
+  ** load, an add and a store: the compiler barriers keep it in place, and
+  ** ljmprof_seal reads it as volatile. */
+  mp->busy++;
+  mp_compiler_barrier();
+  return !mp->sealed;
+}
+
+static LJ_AINLINE void mp_leave(MemProf *mp)
+{
+  mp_compiler_barrier();
+  mp->busy--;
+}
+
+/* -- Writing the stream ------------------------------------------------ */
+
+LJ_FUNC uint8_t *lj_memprof_addrmiss(MemProf *mp, uint8_t *p, uint64_t v);
+
+/*
+** ULEB128. Fast paths for the common cases: small sizes and line numbers
+** (one byte), and user-space addresses (42 to 48 bits: seven bytes).
+*/
+static LJ_AINLINE uint8_t *mp_uleb(uint8_t *p, uint64_t v)
+{
+  if (LJ_LIKELY(v < 0x80)) {
+    *p = (uint8_t)v;
+    return p + 1;
+  }
+  if (LJ_LIKELY(v - ((uint64_t)1 << 42) <
+		((uint64_t)1 << 49) - ((uint64_t)1 << 42))) {
+    p[0] = (uint8_t)(v | 0x80);
+    p[1] = (uint8_t)((v >> 7) | 0x80);
+    p[2] = (uint8_t)((v >> 14) | 0x80);
+    p[3] = (uint8_t)((v >> 21) | 0x80);
+    p[4] = (uint8_t)((v >> 28) | 0x80);
+    p[5] = (uint8_t)((v >> 35) | 0x80);
+    p[6] = (uint8_t)(v >> 42);
+    return p + 7;
+  }
+  for (; v >= 0x80; v >>= 7)
+    *p++ = (uint8_t)(v | 0x80);
+  *p++ = (uint8_t)v;
+  return p;
+}
+
+/*
+** ULEB128 of an address. Most addresses of a heap share their bits from
+** 21 up, and so their ULEB128 from byte 3 on: the last such bytes are
+** kept, and an address with the same high bits only spreads its low 21
+** bits over three bytes. The word written may reach past the value, into
+** the room an event has (MP_EVMAX); the next field or event overwrites it.
+*/
+#define MP_ADDRSHIFT	21
+
+#if LJ_LE
+static LJ_AINLINE uint8_t *mp_addrhit(MemProf *mp, uint8_t *p, uint64_t v)
+{
+  uint64_t w = (v & 0x7f) | ((v << 1) & 0x7f00) | ((v << 2) & 0x7f0000) |
+	       mp->addrhigh;
+  memcpy(p, &w, sizeof(w));
+  return p + mp->addrlen;
+}
+
+#endif
+
+static LJ_AINLINE uint8_t *mp_addr(MemProf *mp, uint8_t *p, uint64_t v)
+{
+#if LJ_LE
+  if (LJ_LIKELY((v >> MP_ADDRSHIFT) == mp->addrkey))
+    return mp_addrhit(mp, p, v);
+  return lj_memprof_addrmiss(mp, p, v);
+#else
+  UNUSED(mp);
+  return mp_uleb(p, v);
+#endif
+}
+
+/* Hand the buffer to the writer. A failure halts the profiler. */
+LJ_FUNC void lj_memprof_flush(MemProf *mp);
+/* An INFO record (a key and its value) into the buffer. */
+LJ_FUNC void lj_memprof_putinfo(MemProf *mp, uint64_t key, uint64_t value);
+/* Name the C function at addr in the stream, if it is not yet. */
+LJ_FUNC void lj_memprof_cfunc(MemProf *mp, uintptr_t addr);
+
+/* -- Heap snapshots (lj_memprof_heap.c) ---------------------------------- */
+
+/* Every block the VM holds, as allocations, between INFO SNAPSHOT value
+** (LJM_SNAPSHOT_START or LJM_SNAPSHOT_LATER) and LJM_SNAPSHOT_END. */
+LJ_FUNC void lj_memprof_heapsnap(MemProf *mp, uint64_t value);
+
+#endif
