@@ -639,9 +639,21 @@ typedef struct MPNode {
   uint64_t a;			/* Prototype, ffid, C function or trace number. */
   uint32_t parent;		/* Parent id, 0 for a root. */
   uint32_t b;			/* Line of a Lua frame, else 0. */
-  uint32_t tag;			/* LJM_FRAME_*. */
+  uint32_t tag;			/* LJM_FRAME_*, and for a Lua frame the call
+				** that names it (MP_CALLSHIFT). */
   uint32_t id;			/* 0: a free slot. */
 } MPNode;
+
+/*
+** A Lua frame is named by the call instruction of its caller (as LuaJIT's
+** traceback names it), so the call is part of its node: the instruction's
+** position in the caller's bytecode, plus one, above the tag's 8 bits. A
+** frame entered by a tail call (return A(i) in C) has the caller of C
+** for its caller, whose call names it C; a direct call of A from the same
+** line is another node, named A. Positions past 2^24 share a node.
+*/
+#define MP_CALLSHIFT	8
+#define MP_TAGMASK	((1u << MP_CALLSHIFT) - 1)
 
 /*
 ** Names of Lua frames by their caller's (prototype, return PC): a chunk
@@ -1037,7 +1049,7 @@ static void mp_protonew(MPStack *s, uintptr_t pt)
 static LJ_AINLINE int mp_nodedead(MPStack *s, const MPNode *o)
 {
   uint64_t k;
-  if (o->tag != LJM_FRAME_LUA || s->protos == NULL) return 0;
+  if ((o->tag & MP_TAGMASK) != LJM_FRAME_LUA || s->protos == NULL) return 0;
   k = s->protos[mp_protoslot(s, o->a & MP_PTBITS)];
   return k != 0 && k != o->a;  /* Its address has a newer generation. */
 }
@@ -1547,7 +1559,7 @@ static uint32_t mp_nodeid(MemProf *mp, uint32_t parent, const MPFrame *f,
 {
   MPStack *s = mp->stk;
   uint64_t a = 0;
-  uint32_t b = 0, i;
+  uint32_t b = 0, i, tag = f->tag;
   switch (f->tag) {
   case LJM_FRAME_LUA: {
     GCproto *pt = funcproto((GCfunc *)f->fn);
@@ -1555,6 +1567,12 @@ static uint32_t mp_nodeid(MemProf *mp, uint32_t parent, const MPFrame *f,
     a = (uintptr_t)pt > MP_PTBITS ? (uintptr_t)pt :  /* No room: no generation. */
 	mp_protokey(s, (uintptr_t)pt);
     b = line > 0 ? (uint32_t)line : 0;
+    if (caller != NULL && caller->tag == LJM_FRAME_LUA && caller->pc != NULL) {
+      ptrdiff_t pos = caller->pc -
+		      proto_bc(funcproto((GCfunc *)caller->fn));
+      if (pos > 0 && pos < ((ptrdiff_t)1 << (32 - MP_CALLSHIFT)))
+	tag |= (uint32_t)pos << MP_CALLSHIFT;
+    }
     break;
     }
   case LJM_FRAME_FAST: a = ((GCfunc *)f->fn)->c.ffid; break;
@@ -1572,10 +1590,10 @@ static uint32_t mp_nodeid(MemProf *mp, uint32_t parent, const MPFrame *f,
   default: break;
   }
   if (s->mask) {
-    for (i = mp_nodehash(parent, f->tag, a, b) & s->mask; s->nodes[i].id;
+    for (i = mp_nodehash(parent, tag, a, b) & s->mask; s->nodes[i].id;
 	 i = (i + 1) & s->mask) {
       MPNode *o = &s->nodes[i];
-      if (o->a == a && o->parent == parent && o->b == b && o->tag == f->tag)
+      if (o->a == a && o->parent == parent && o->b == b && o->tag == tag)
 	return o->id;
     }
   }
@@ -1598,12 +1616,12 @@ static uint32_t mp_nodeid(MemProf *mp, uint32_t parent, const MPFrame *f,
   } else {
     mp_putnode(mp, parent, f, caller, a, b);
   }
-  for (i = mp_nodehash(parent, f->tag, a, b) & s->mask; s->nodes[i].id;
+  for (i = mp_nodehash(parent, tag, a, b) & s->mask; s->nodes[i].id;
        i = (i + 1) & s->mask) ;
   s->nodes[i].a = a;
   s->nodes[i].parent = parent;
   s->nodes[i].b = b;
-  s->nodes[i].tag = f->tag;
+  s->nodes[i].tag = tag;
   s->nodes[i].id = ++s->nnodes;
   s->nused++;
   return s->nnodes;

@@ -2165,6 +2165,28 @@ START_TEST(stack_frames_named)
 }
 END_TEST
 
+/*
+** A frame entered by a tail call is named by the call its caller made, as
+** LuaJIT's traceback names it (A, tail-called by C, is "C"); a direct call
+** of A from the same line is its own frame, named A, whichever comes
+** first.
+*/
+START_TEST(stack_tailcall_named)
+{
+  mpr_stats st;
+  stack_run("jit.off()", "@tc.lua",
+	    "local function A(i) return {i} end\n"		/* 1 */
+	    "local function C(i) return A(i) end\n"		/* 2 */
+	    "for i = 1, 200 do\n"				/* 3 */
+	    "  local x = i % 2 == 0 and C(i) or A(i)\n"	/* 4 */
+	    "end\n",						/* 5 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  ck_count(&st, MPR_ALLOC, "C(@tc.lua:1) < (@tc.lua:4)", 100);
+  ck_count(&st, MPR_ALLOC, "A(@tc.lua:1) < (@tc.lua:4)", 100);
+  mpr_free(&st);
+}
+END_TEST
+
 /* The same function at the same depth under two callers: the frames
 ** below the top are told apart, not taken from the last stack. */
 START_TEST(stack_same_depth_callers)
@@ -3495,6 +3517,7 @@ static void s_stacks(Suite *s)
   tcase_add_test(tc, poll_stress);
   /* Stacks themselves. */
   tcase_add_test(tc, stack_frames_named);
+  tcase_add_test(tc, stack_tailcall_named);
   tcase_add_test(tc, stack_same_depth_callers);
   tcase_add_test(tc, stack_recursion_cut);
   tcase_add_test(tc, stack_tail_call);
