@@ -3450,7 +3450,7 @@ START_TEST(snapshot_inside_allocator)
   }
   lua_pop(t->L, 1);
   ck_assert_uint_ge(t->started, 150);
-  ck_assert_uint_ge(t->frees, 20);
+  ck_assert_uint_ge(t->frees, 10);
   lua_close(t->L);
   free(t);
 }
