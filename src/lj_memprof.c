@@ -91,132 +91,6 @@ static LJ_AINLINE int mp_ontop(global_State *g, MemProf *mp)
 	  g->allocf == mp_allocf_sample) && g->allocd == (void *)mp;
 }
 
-/* -- Output buffer ------------------------------------------------------- */
-
-#if LJ_LE
-/* New high bits: keep their bytes, if the address has 4 to 8 in all. */
-LJ_NOINLINE uint8_t *lj_memprof_addrmiss(MemProf *mp, uint8_t *p, uint64_t v)
-{
-  uint64_t high = v >> MP_ADDRSHIFT, w = 0x808080;
-  size_t n = 3;
-  if (high == 0 || (v >> 56) != 0)
-    return mp_uleb(p, v);
-  for (;;) {
-    uint64_t b = high & 0x7f;
-    high >>= 7;
-    w |= (b | (high ? 0x80 : 0)) << (8*n++);
-    if (!high) break;
-  }
-  mp->addrkey = v >> MP_ADDRSHIFT;
-  mp->addrhigh = w;
-  mp->addrlen = n;
-  return mp_addrhit(mp, p, v);
-}
-#endif
-
-/* Hand the buffer to the writer. A failure halts the profiler. */
-void lj_memprof_flush(MemProf *mp)
-{
-  size_t n = (size_t)(mp->pos - mp->buf);
-  mp->pos = mp->buf;
-  if (n && !mp->err) {
-    int e = mp->writer(mp->ctx, mp->buf, n);
-    if (e) {
-      mp->err = e > 0 ? e : EIO;
-      mp->lim = NULL;  /* Halted: mp_allocf checks pos > lim only. */
-    }
-  }
-}
-
-/* Past lim inside an event: flush only if past the real limit (a time
-** mark goes between events only, mp_full). Halted: as before. */
-static LJ_NOINLINE void mp_makeroom(MemProf *mp)
-{
-  if (mp->err || mp->lim == NULL || mp->pos > mp->hardlim) lj_memprof_flush(mp);
-}
-
-/* Make room for one header and a few ULEB128 values. */
-static LJ_AINLINE void mp_reserve(MemProf *mp)
-{
-  if (LJ_UNLIKELY(mp->pos > mp->lim)) mp_makeroom(mp);
-}
-
-/* -- Time marks ----------------------------------------------------------- */
-
-static uint64_t mp_clock(void)
-{
-  struct timespec ts;
-  if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0;
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* The next look at the clock: MP_TICKBYTES on, or at the real limit. */
-static LJ_AINLINE void mp_ticklim(MemProf *mp)
-{
-  mp->lim = mp->hardlim - mp->pos > mp->tickbytes ? mp->pos + mp->tickbytes :
-						   mp->hardlim;
-}
-
-/*
-** Between two events: a TIME mark if one is due (or always: force), then
-** the next check MP_TICKBYTES on. Room is there: pos is at most hardlim,
-** which leaves MP_MARKMAX bytes more than an event needs.
-*/
-static void mp_timemark(MemProf *mp, int force)
-{
-  uint64_t now = mp_clock(), t = now > mp->t0 ? now - mp->t0 : 0;
-  if (force || t - mp->tmark >= MP_TICKNS) {
-    uint8_t *p = mp->pos;
-    *p++ = LJM_EV_SYMTAB | LJM_SRC_INFO;
-    p = mp_uleb(p, LJM_INFO_TIME);
-    mp->pos = mp_uleb(p, t);
-    mp->tmark = t;
-  }
-  mp_ticklim(mp);
-}
-
-static void mp_putu(MemProf *mp, uint64_t v)
-{
-  mp_reserve(mp);
-  mp->pos = mp_uleb(mp->pos, v);
-}
-
-static void mp_putbyte(MemProf *mp, uint8_t b)
-{
-  mp_reserve(mp);
-  *mp->pos++ = b;
-}
-
-/* A string: length, then the bytes, flushing as often as needed. */
-static void mp_putstr(MemProf *mp, const char *s, size_t len)
-{
-  mp_putu(mp, len);
-  while (len) {
-    size_t room = (size_t)(mp->end - mp->pos), n = len < room ? len : room;
-    memcpy(mp->pos, s, n);
-    mp->pos += n; s += n; len -= n;
-    if (len) lj_memprof_flush(mp);
-  }
-}
-
-/* A section header: version 3, or the profile extension with stacks. */
-static void mp_puthdr(MemProf *mp, uint8_t m2)
-{
-  uint8_t *p;
-  mp_reserve(mp);
-  p = mp->pos;
-  p[0] = 'l'; p[1] = 'j'; p[2] = m2;
-  if (mp->depth) {
-    p[3] = LJM_FMT_VERSION_EXT;
-    p[4] = LJM_EXT_PROFILE; p[5] = LJM_EXT_PROFILE_VERSION;
-  } else {
-    p[3] = LJM_FMT_VERSION;
-    p[4] = p[5] = 0;
-  }
-  p[6] = 0;
-  mp->pos = p + LJM_FMT_HDRLEN;
-}
-
 /* -- Symbols: prototypes and traces --------------------------------------- */
 
 /* Header byte of a symbol: in the start table, or as an event later. */
@@ -230,10 +104,10 @@ static void mp_symproto(MemProf *mp, GCproto *pt, int ev)
 {
   GCstr *name = proto_chunkname(pt);
   if (mp->smp) mp_protoseen(mp, pt);  /* Sampling: announced once. */
-  mp_putbyte(mp, MP_SYMHDR(ev, LJM_SYMTAB_LFUNC, LJM_SRC_LFUNC));
-  mp_putu(mp, (uintptr_t)pt);
-  mp_putstr(mp, strdata(name), name->len);
-  mp_putu(mp, pt->firstline > 0 ? (uint64_t)pt->firstline : 0);
+  lj_memprof_putbyte(mp, MP_SYMHDR(ev, LJM_SYMTAB_LFUNC, LJM_SRC_LFUNC));
+  lj_memprof_putu(mp, (uintptr_t)pt);
+  lj_memprof_putstr(mp, strdata(name), name->len);
+  lj_memprof_putu(mp, pt->firstline > 0 ? (uint64_t)pt->firstline : 0);
 }
 
 #if LJ_HASJIT
@@ -244,10 +118,10 @@ static void mp_symtrace(MemProf *mp, GCtrace *T, int ev)
   GCproto *pt = &gcref(T->startpt)->pt;
   BCPos pos = proto_bcpos(pt, mref(T->startpc, const BCIns));
   if (mp->smp) mp_traceseen(mp, T);  /* Sampling: announced once. */
-  mp_putbyte(mp, MP_SYMHDR(ev, LJM_SYMTAB_TRACE, LJM_SRC_TRACE));
-  mp_putu(mp, T->traceno);
-  mp_putu(mp, (uintptr_t)pt);
-  mp_putu(mp, (uint64_t)lj_debug_line(pt, pos));
+  lj_memprof_putbyte(mp, MP_SYMHDR(ev, LJM_SYMTAB_TRACE, LJM_SRC_TRACE));
+  lj_memprof_putu(mp, T->traceno);
+  lj_memprof_putu(mp, (uintptr_t)pt);
+  lj_memprof_putu(mp, (uint64_t)lj_debug_line(pt, pos));
 }
 #endif
 
@@ -291,9 +165,9 @@ static void mp_dumpvm(MemProf *mp)
 static void mp_symcfunc(MemProf *mp, uintptr_t addr, const char *name,
 			size_t len, int ev)
 {
-  mp_putbyte(mp, MP_SYMHDR(ev, LJM_SYMTAB_CFUNC, LJM_SRC_CFUNC));
-  mp_putu(mp, addr);
-  mp_putstr(mp, name, len);
+  lj_memprof_putbyte(mp, MP_SYMHDR(ev, LJM_SYMTAB_CFUNC, LJM_SRC_CFUNC));
+  lj_memprof_putu(mp, addr);
+  lj_memprof_putstr(mp, name, len);
 }
 
 /* Index of the first named address above addr. */
@@ -819,13 +693,6 @@ uint32_t lj_memprof_nodes_max = LJM_STACK_NODES_MAX;
 /* Bound once the leaves of cut stacks are added too (mp_stackfull). */
 #define MP_FULLNODES(max)	((max) + ((max) >> 2) + 256)
 
-void lj_memprof_putinfo(MemProf *mp, uint64_t key, uint64_t value)
-{
-  mp_putbyte(mp, LJM_EV_SYMTAB | LJM_SRC_INFO);
-  mp_putu(mp, key);
-  mp_putu(mp, value);
-}
-
 /* The VM's library functions, by ffid, as lj_ffdef.h lists them. */
 static const char *const mp_ffnames[] = {
 #define FFDEF(name)	#name,
@@ -938,26 +805,26 @@ static void mp_putnode(MemProf *mp, uint32_t parent, const MPFrame *f,
 			 &len);
   else if (f->tag == LJM_FRAME_FAST)
     len = mp_ffname((unsigned)a, buf, sizeof(buf));
-  mp_putbyte(mp, LJM_EV_SYMTAB | LJM_SRC_NODE);
-  mp_putu(mp, parent);
-  mp_putu(mp, f->tag);
+  lj_memprof_putbyte(mp, LJM_EV_SYMTAB | LJM_SRC_NODE);
+  lj_memprof_putu(mp, parent);
+  lj_memprof_putu(mp, f->tag);
   switch (f->tag) {
   case LJM_FRAME_LUA:
-    mp_putu(mp, a);
-    mp_putu(mp, b);
+    lj_memprof_putu(mp, a);
+    lj_memprof_putu(mp, b);
     if (name == NULL) name = "";
-    mp_putstr(mp, name, len);
+    lj_memprof_putstr(mp, name, len);
     break;
   case LJM_FRAME_FAST:
-    mp_putu(mp, a);
-    mp_putstr(mp, buf, len);
+    lj_memprof_putu(mp, a);
+    lj_memprof_putstr(mp, buf, len);
     break;
   case LJM_FRAME_C:
-    mp_putu(mp, a);
+    lj_memprof_putu(mp, a);
     break;
   case LJM_FRAME_TRACE:  /* Number, then site (0: not known). */
-    mp_putu(mp, a & 0xffffffffu);
-    mp_putu(mp, a >> 32);
+    lj_memprof_putu(mp, a & 0xffffffffu);
+    lj_memprof_putu(mp, a >> 32);
     break;
   default:  /* CUT: nothing. */
     break;
@@ -1504,13 +1371,13 @@ static LJ_NOINLINE uint32_t mp_sitemiss(MemProf *mp, GCtrace *T, uintptr_t ra,
 	  for (i = 0; i < n; i++)
 	    mp_protosym(mp, (GCproto *)(uintptr_t)pts[i]);
 	}
-	mp_putbyte(mp, LJM_EV_SYMTAB | LJM_SRC_SITE);
-	mp_putu(mp, T->traceno);
-	mp_putu(mp, site);
-	mp_putu(mp, n);
+	lj_memprof_putbyte(mp, LJM_EV_SYMTAB | LJM_SRC_SITE);
+	lj_memprof_putu(mp, T->traceno);
+	lj_memprof_putu(mp, site);
+	lj_memprof_putu(mp, n);
 	for (i = 0; i < n; i++) {
-	  mp_putu(mp, pts[i]);
-	  mp_putu(mp, lines[i]);
+	  lj_memprof_putu(mp, pts[i]);
+	  lj_memprof_putu(mp, lines[i]);
 	}
       }
     } else if (*e & MP_SITENONE) {
@@ -2243,7 +2110,7 @@ static LJ_NOINLINE int mp_full(MemProf *mp)
 {
   if (mp->err) return 0;
   if (mp->lim == NULL || mp->pos > mp->hardlim) lj_memprof_flush(mp);
-  if (mp->timed && mp->lim != NULL && !mp->err) mp_timemark(mp, 0);
+  if (mp->timed && mp->lim != NULL && !mp->err) lj_memprof_timemark(mp, 0);
   return !mp->err;
 }
 
@@ -3297,22 +3164,22 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   mp->lastcf = ~(uintptr_t)0;
   mp->addrkey = ~(uint64_t)0;  /* No address has all these bits. */
   /* Symbol table, then the event section header. */
-  mp_puthdr(mp, LJM_SYMTAB_M2);
+  lj_memprof_puthdr(mp, LJM_SYMTAB_M2);
   mp_dumpvm(mp);  /* No C symbols: events name them as they need them. */
-  mp_putbyte(mp, LJM_SYMTAB_FINAL);
-  mp_puthdr(mp, LJM_EVENTS_M2);
+  lj_memprof_putbyte(mp, LJM_SYMTAB_FINAL);
+  lj_memprof_puthdr(mp, LJM_EVENTS_M2);
   if (mp->depth) lj_memprof_putinfo(mp, LJM_INFO_DEPTH, mp->depth);
   if (mp->smp) lj_memprof_putinfo(mp, LJM_INFO_SAMPLE, mp->smp->mean);
   if (mp->timed) {
-    mp->t0 = mp_clock();
+    mp->t0 = lj_memprof_clock();
     mp_reserve(mp);
-    mp_timemark(mp, 1);  /* 0: the stream's time starts here. */
+    lj_memprof_timemark(mp, 1);  /* 0: the stream's time starts here. */
     /* Not while sampling: a snapshot's blocks are all of the heap, which
     ** the sample's frees would not follow. */
     if (!mp->smp) {
       lj_memprof_heapsnap(mp, LJM_SNAPSHOT_START);
       if (mp->pos > mp->hardlim) lj_memprof_flush(mp);
-      mp_timemark(mp, 1);  /* What the snapshot took. */
+      lj_memprof_timemark(mp, 1);  /* What the snapshot took. */
     }
   }
   if (mp->err) {
@@ -3411,9 +3278,9 @@ static int mp_stop(lua_State *L, int write, int any,
       lj_memprof_putinfo(mp, LJM_INFO_CUT_EVENTS, mp->stk->cutevents);
     if (mp->timed) {  /* The end: the stream's duration. */
       mp_reserve(mp);
-      mp_timemark(mp, 1);
+      lj_memprof_timemark(mp, 1);
     }
-    mp_putbyte(mp, LJM_EV_EPILOGUE);
+    lj_memprof_putbyte(mp, LJM_EV_EPILOGUE);
     lj_memprof_flush(mp);
   }
   e = write ? mp->err : 0;
@@ -3610,10 +3477,10 @@ LUA_API int ljmprof_snapshot(lua_State *L)
   }
   if (!mp->err) {
     mp_reserve(mp);
-    mp_timemark(mp, 1);
+    lj_memprof_timemark(mp, 1);
     lj_memprof_heapsnap(mp, LJM_SNAPSHOT_LATER);
     if (mp->pos > mp->hardlim) lj_memprof_flush(mp);
-    mp_timemark(mp, 1);  /* What it took. */
+    lj_memprof_timemark(mp, 1);  /* What it took. */
   }
   e = mp->err;
   mp_leave(mp);
@@ -3641,7 +3508,7 @@ LUA_API int ljmprof_flush(lua_State *L)
     /* The host's timer: a mark when due, so that a stream whose events
     ** are rare still has the time of its buffers. */
     if (mp->timed && mp->lim != NULL && mp->pos <= mp->hardlim)
-      mp_timemark(mp, 0);
+      lj_memprof_timemark(mp, 0);
     lj_memprof_flush(mp);
     if (mp->timed && mp->lim != NULL) mp_ticklim(mp);
   }

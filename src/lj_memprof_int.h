@@ -6,10 +6,10 @@
 **
 **   lj_memprof.c         starting and stopping a profiler, the VM's
 **                        lifecycle hooks, the public API (ljmprof.h); for
-**                        now also the output buffer, time marks, symbols,
-**                        attribution, call stacks, trace call sites, the
-**                        allocator wrappers, sampling and the sampled
-**                        blocks' range
+**                        now also symbols, attribution, call stacks,
+**                        trace call sites, the allocator wrappers,
+**                        sampling and the sampled blocks' range
+**   lj_memprof_wbuf.c    the output buffer's slow paths, time marks
 **   lj_memprof_heap.c    heap snapshots: every block the VM holds
 **   lj_memprof_sym.c     names of C functions, from the loaded ELF objects
 **   lib_misc.c           misc.memprof, the profiler from Lua
@@ -148,6 +148,7 @@ static LJ_AINLINE void mp_leave(MemProf *mp)
 
 /* -- Writing the stream ------------------------------------------------ */
 
+/* An address with new high bits (lj_memprof_wbuf.c). */
 LJ_FUNC uint8_t *lj_memprof_addrmiss(MemProf *mp, uint8_t *p, uint64_t v);
 
 /*
@@ -209,10 +210,29 @@ static LJ_AINLINE uint8_t *mp_addr(MemProf *mp, uint8_t *p, uint64_t v)
 #endif
 }
 
-/* Hand the buffer to the writer. A failure halts the profiler. */
+/* The output buffer and time marks (lj_memprof_wbuf.c). */
 LJ_FUNC void lj_memprof_flush(MemProf *mp);
-/* An INFO record (a key and its value) into the buffer. */
+LJ_FUNC void lj_memprof_makeroom(MemProf *mp);
+LJ_FUNC uint64_t lj_memprof_clock(void);
+LJ_FUNC void lj_memprof_timemark(MemProf *mp, int force);
+LJ_FUNC void lj_memprof_putu(MemProf *mp, uint64_t v);
+LJ_FUNC void lj_memprof_putbyte(MemProf *mp, uint8_t b);
+LJ_FUNC void lj_memprof_putstr(MemProf *mp, const char *s, size_t len);
+LJ_FUNC void lj_memprof_puthdr(MemProf *mp, uint8_t m2);
 LJ_FUNC void lj_memprof_putinfo(MemProf *mp, uint64_t key, uint64_t value);
+
+/* Make room for one header and a few ULEB128 values. */
+static LJ_AINLINE void mp_reserve(MemProf *mp)
+{
+  if (LJ_UNLIKELY(mp->pos > mp->lim)) lj_memprof_makeroom(mp);
+}
+
+/* The next look at the clock: MP_TICKBYTES on, or at the real limit. */
+static LJ_AINLINE void mp_ticklim(MemProf *mp)
+{
+  mp->lim = mp->hardlim - mp->pos > mp->tickbytes ? mp->pos + mp->tickbytes :
+						   mp->hardlim;
+}
 /* Name the C function at addr in the stream, if it is not yet. */
 LJ_FUNC void lj_memprof_cfunc(MemProf *mp, uintptr_t addr);
 
