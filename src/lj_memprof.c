@@ -81,6 +81,9 @@ static void *mp_allocf(void *ud, void *ptr, size_t osize, size_t nsize);
 static void *mp_allocf_stacks(void *ud, void *ptr, size_t osize, size_t nsize);
 static void *mp_allocf_sample(void *ud, void *ptr, size_t osize, size_t nsize);
 
+static void mp_protosym(MemProf *mp, GCproto *pt);
+static void mp_tracesym(MemProf *mp, uint64_t traceno);
+
 /* The safe-point flag of a profiler without one: never changes. */
 static const volatile sig_atomic_t mp_nopoll = 0;
 
@@ -89,145 +92,6 @@ static LJ_AINLINE int mp_ontop(global_State *g, MemProf *mp)
 {
   return (g->allocf == mp_allocf || g->allocf == mp_allocf_stacks ||
 	  g->allocf == mp_allocf_sample) && g->allocd == (void *)mp;
-}
-
-/* -- Symbols: prototypes and traces --------------------------------------- */
-
-/* Header byte of a symbol: in the start table, or as an event later. */
-#define MP_SYMHDR(ev, kind, src)	((ev) ? (LJM_EV_SYMTAB|(src)) : (kind))
-
-static void mp_protoseen(MemProf *mp, GCproto *pt);
-static void mp_protosym(MemProf *mp, GCproto *pt);
-static void mp_tracesym(MemProf *mp, uint64_t traceno);
-
-static void mp_symproto(MemProf *mp, GCproto *pt, int ev)
-{
-  GCstr *name = proto_chunkname(pt);
-  if (mp->smp) mp_protoseen(mp, pt);  /* Sampling: announced once. */
-  lj_memprof_putbyte(mp, MP_SYMHDR(ev, LJM_SYMTAB_LFUNC, LJM_SRC_LFUNC));
-  lj_memprof_putu(mp, (uintptr_t)pt);
-  lj_memprof_putstr(mp, strdata(name), name->len);
-  lj_memprof_putu(mp, pt->firstline > 0 ? (uint64_t)pt->firstline : 0);
-}
-
-#if LJ_HASJIT
-static void mp_traceseen(MemProf *mp, GCtrace *T);
-
-static void mp_symtrace(MemProf *mp, GCtrace *T, int ev)
-{
-  GCproto *pt = &gcref(T->startpt)->pt;
-  BCPos pos = proto_bcpos(pt, mref(T->startpc, const BCIns));
-  if (mp->smp) mp_traceseen(mp, T);  /* Sampling: announced once. */
-  lj_memprof_putbyte(mp, MP_SYMHDR(ev, LJM_SYMTAB_TRACE, LJM_SRC_TRACE));
-  lj_memprof_putu(mp, T->traceno);
-  lj_memprof_putu(mp, (uintptr_t)pt);
-  lj_memprof_putu(mp, (uint64_t)lj_debug_line(pt, pos));
-}
-#endif
-
-/* Every live prototype and trace. Safe in the middle of a GC cycle. */
-static void mp_dumpvm(MemProf *mp)
-{
-  global_State *g = mp->g;
-  GCobj *o;
-  for (o = gcref(g->gc.root); o != NULL; o = gcref(o->gch.nextgc))
-    if (o->gch.gct == ~LJ_TPROTO && !isdead(g, o))
-      mp_symproto(mp, &o->pt, 0);
-#if LJ_HASJIT
-  {
-    jit_State *J = G2J(g);
-    MSize i;
-    for (i = 1; i < J->sizetrace; i++) {
-      GCtrace *T = (GCtrace *)gcref(J->trace[i]);
-      if (T != NULL && !isdead(g, obj2gco(T)))
-	mp_symtrace(mp, T, 0);
-    }
-  }
-#endif
-}
-
-/* -- Symbols: C functions of the loaded ELF objects ---------------------- */
-
-/*
-** The start table carries no C symbols: a C function is named when an
-** event first needs it. lj_memprof_sym_name resolves its address in the
-** object it lies in, and one symbol event at that very address carries
-** the name (FORMAT.md section 3), so a stream holds what its VM used, not
-** what the process has loaded. mp->named keeps the addresses announced
-** so far, sorted; mp->adds is the generation of
-** the loaded objects they were named in: once an object is loaded or
-** unloaded, each address is named again at its next first use.
-*/
-
-#include "lj_memprof_sym.h"
-
-/* Emit one C function symbol. */
-static void mp_symcfunc(MemProf *mp, uintptr_t addr, const char *name,
-			size_t len, int ev)
-{
-  lj_memprof_putbyte(mp, MP_SYMHDR(ev, LJM_SYMTAB_CFUNC, LJM_SRC_CFUNC));
-  lj_memprof_putu(mp, addr);
-  lj_memprof_putstr(mp, name, len);
-}
-
-/* Index of the first named address above addr. */
-static size_t mp_namedafter(MemProf *mp, uintptr_t addr)
-{
-  size_t lo = 0, hi = mp->nnamed;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (mp->named[mid] <= addr) lo = mid + 1; else hi = mid;
-  }
-  return lo;
-}
-
-/* Has addr been named in the stream? */
-static int mp_known(MemProf *mp, uintptr_t addr)
-{
-  size_t i = mp_namedafter(mp, addr);
-  return i > 0 && mp->named[i-1] == addr;
-}
-
-/* Remember a named address (not known yet). 0 if out of memory. */
-static int mp_addnamed(MemProf *mp, uintptr_t addr)
-{
-  size_t i;
-  if (mp->nnamed == mp->sznamed) {
-    size_t nsz = mp->sznamed ? 2*mp->sznamed : 64;
-    uintptr_t *r = (uintptr_t *)realloc(mp->named, nsz * sizeof(uintptr_t));
-    if (r == NULL) return 0;
-    mp->named = r;
-    mp->sznamed = nsz;
-  }
-  i = mp_namedafter(mp, addr);
-  memmove(mp->named + i + 1, mp->named + i,
-	  (mp->nnamed - i) * sizeof(uintptr_t));
-  mp->named[i] = addr;
-  mp->nnamed++;
-  return 1;
-}
-
-/* Before an event names a C function: name it if the stream has not. */
-LJ_NOINLINE void lj_memprof_cfunc(MemProf *mp, uintptr_t addr)
-{
-  mp->lastcf = addr;
-  if (!mp_known(mp, addr)) {
-    uint64_t gen;
-    size_t len;
-    char *name = lj_memprof_sym_name(addr, &len, &gen);
-    if (gen != mp->adds) {  /* Objects came or went: start afresh. */
-      mp->nnamed = 0;
-      mp->adds = gen;
-    }
-    if (name != NULL) {
-      mp_symcfunc(mp, addr, name, len, 1);
-      free(name);
-    } else {  /* Out of memory: still no other function's name. */
-      mp_symcfunc(mp, addr, "CFUNC", 5, 1);
-    }
-    if (!mp_addnamed(mp, addr))
-      mp->lastcf = ~(uintptr_t)0;  /* Announce it again next time. */
-  }
 }
 
 /* -- Attribution --------------------------------------------------------- */
@@ -2466,7 +2330,7 @@ static void mp_setdel(MPSample *s, uint32_t i)
 ** file with chunks that no sample meets. smp->protos holds the
 ** prototypes announced since a new one last took their address.
 */
-static void mp_protoseen(MemProf *mp, GCproto *pt)
+void lj_memprof_protoseen(MemProf *mp, GCproto *pt)
 {
   MPAddrSet *s = &mp->smp->protos;
   if (mp_asfind(s, (uintptr_t)pt) < 0)
@@ -2476,12 +2340,12 @@ static void mp_protoseen(MemProf *mp, GCproto *pt)
 static void mp_protosym(MemProf *mp, GCproto *pt)
 {
   if (mp_asfind(&mp->smp->protos, (uintptr_t)pt) < 0)
-    mp_symproto(mp, pt, 1);
+    lj_memprof_symproto(mp, pt, 1);
 }
 
 /* The same for traces, by number (smp->traces). */
 #if LJ_HASJIT
-static void mp_traceseen(MemProf *mp, GCtrace *T)
+void lj_memprof_traceseen(MemProf *mp, GCtrace *T)
 {
   MPAddrSet *s = &mp->smp->traces;
   if (mp_asfind(s, T->traceno) < 0)
@@ -2499,7 +2363,7 @@ static void mp_tracesym(MemProf *mp, uint64_t traceno)
       (T = traceref(J, (TraceNo)traceno)) == NULL)
     return;
   mp_protosym(mp, &gcref(T->startpt)->pt);
-  mp_symtrace(mp, T, 1);
+  lj_memprof_symtrace(mp, T, 1);
 #else
   UNUSED(mp); UNUSED(traceno);
 #endif
@@ -3165,7 +3029,7 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   mp->addrkey = ~(uint64_t)0;  /* No address has all these bits. */
   /* Symbol table, then the event section header. */
   lj_memprof_puthdr(mp, LJM_SYMTAB_M2);
-  mp_dumpvm(mp);  /* No C symbols: events name them as they need them. */
+  lj_memprof_dumpvm(mp);  /* No C symbols: events name them as they need them. */
   lj_memprof_putbyte(mp, LJM_SYMTAB_FINAL);
   lj_memprof_puthdr(mp, LJM_EVENTS_M2);
   if (mp->depth) lj_memprof_putinfo(mp, LJM_INFO_DEPTH, mp->depth);
@@ -3361,7 +3225,7 @@ void lj_memprof_addproto(global_State *g, GCproto *pt)
       if (mp->smp)
 	mp_protogone(mp, pt);  /* Announced when a sample names it. */
       else
-	mp_symproto(mp, pt, 1);
+	lj_memprof_symproto(mp, pt, 1);
     }
     mp_leave(mp);
   }
@@ -3381,7 +3245,7 @@ void lj_memprof_addtrace(global_State *g, struct GCtrace *T)
 	int64_t i = mp_asfind(&mp->smp->traces, T->traceno);
 	if (i >= 0) mp_asdel(&mp->smp->traces, (uint32_t)i);
       } else {
-	mp_symtrace(mp, T, 1);
+	lj_memprof_symtrace(mp, T, 1);
       }
     }
     mp_leave(mp);

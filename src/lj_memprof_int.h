@@ -6,10 +6,11 @@
 **
 **   lj_memprof.c         starting and stopping a profiler, the VM's
 **                        lifecycle hooks, the public API (ljmprof.h); for
-**                        now also symbols, attribution, call stacks,
+**                        now also attribution, call stacks,
 **                        trace call sites, the allocator wrappers,
 **                        sampling and the sampled blocks' range
 **   lj_memprof_wbuf.c    the output buffer's slow paths, time marks
+**   lj_memprof_symtab.c  symbols: prototypes, traces, C functions
 **   lj_memprof_heap.c    heap snapshots: every block the VM holds
 **   lj_memprof_sym.c     names of C functions, from the loaded ELF objects
 **   lib_misc.c           misc.memprof, the profiler from Lua
@@ -233,8 +234,23 @@ static LJ_AINLINE void mp_ticklim(MemProf *mp)
   mp->lim = mp->hardlim - mp->pos > mp->tickbytes ? mp->pos + mp->tickbytes :
 						   mp->hardlim;
 }
+/* -- Symbols (lj_memprof_symtab.c) --------------------------------------- */
+
+/* A prototype's or trace's symbol: in the start table (ev 0) or as an
+** event; every live one, for the start table. */
+LJ_FUNC void lj_memprof_symproto(MemProf *mp, GCproto *pt, int ev);
+#if LJ_HASJIT
+LJ_FUNC void lj_memprof_symtrace(MemProf *mp, struct GCtrace *T, int ev);
+#endif
+LJ_FUNC void lj_memprof_dumpvm(MemProf *mp);
 /* Name the C function at addr in the stream, if it is not yet. */
 LJ_FUNC void lj_memprof_cfunc(MemProf *mp, uintptr_t addr);
+
+/* A sampling profiler's prototypes and traces announced (lj_memprof.c). */
+LJ_FUNC void lj_memprof_protoseen(MemProf *mp, GCproto *pt);
+#if LJ_HASJIT
+LJ_FUNC void lj_memprof_traceseen(MemProf *mp, struct GCtrace *T);
+#endif
 
 /* -- Heap snapshots (lj_memprof_heap.c) ---------------------------------- */
 
