@@ -75,7 +75,7 @@ void (*ljmprof_hook_newstate)(lua_State *L) = NULL;
 void *(*ljmprof_hook_close)(lua_State *L) = NULL;
 void (*ljmprof_hook_closed)(void *ud) = NULL;
 
-/* -- Profiler state ------------------------------------------------------ */
+/* -- The allocator pair -------------------------------------------------- */
 
 static void *mp_allocf(void *ud, void *ptr, size_t osize, size_t nsize);
 static void *mp_allocf_stacks(void *ud, void *ptr, size_t osize, size_t nsize);
@@ -302,7 +302,7 @@ static uint8_t mp_where(MemProf *mp, void *optr, uint64_t *a, uint64_t *b)
   return LJM_SRC_CFUNC;
 }
 
-/* -- Allocator wrapper ----------------------------------------------------- */
+/* -- Event bodies ---------------------------------------------------------- */
 
 /*
 ** The body of an event, after its header and location: the old block of a
@@ -810,8 +810,9 @@ static int mp_nodegrow(MPStack *s)
   return 1;
 }
 
-#if LJ_HASJIT
 /* -- Trace call sites -------------------------------------------------------- */
+
+#if LJ_HASJIT
 
 /*
 ** A trace number names another trace once the JIT has flushed the first:
@@ -1281,6 +1282,8 @@ static LJ_AINLINE uint32_t mp_tracesite(MemProf *mp, lua_State *L,
 #endif
 #endif
 
+/* -- Stack nodes and the stack walker --------------------------------------- */
+
 /*
 ** The id of (parent, frame f), announcing it if new; caller is the frame
 ** below f (for a Lua frame's name), or NULL. 0 once the table is full.
@@ -1730,6 +1733,8 @@ static uint32_t mp_stacknode(MemProf *mp, uint32_t n, int cut)
   return parent;
 }
 
+/* -- Stack events ---------------------------------------------------------- */
+
 #if LJ_HASJIT && LJ_FR2
 /* Do the frames below the armed trace still hold what they held? */
 static LJ_AINLINE int mp_quickframes(const MPQuick *q)
@@ -1938,6 +1943,8 @@ static LJ_NOINLINE int mp_stackevent(MemProf *mp, uint8_t ev, void *optr,
   mp->pos = mp_objkind(g, p);
   return 1;
 }
+
+/* -- Allocator wrappers: every event --------------------------------------- */
 
 /* An event from Lua or C code: find the location, then write it all. */
 static LJ_NOINLINE void mp_event(MemProf *mp, uint8_t ev, void *optr,
