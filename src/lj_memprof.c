@@ -2994,30 +2994,31 @@ static void mp_release(MemProf *mp)
   mp->sleft = INT64_MAX;  /* and none will be. */
 }
 
-int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
-		     lj_memprof_release release)
+/* The options are usable, and no profiler runs on the VM. */
+static int mp_startok(global_State *g, const ljmprof_opt *opt)
 {
-  global_State *g = G(L);
-  MemProf *mp, *older;
-  size_t sz;
-  int depth;
-  if (opt == NULL || opt->writer == NULL || mp_get(g) != NULL ||
-      (opt->poll_flag != NULL && opt->poll == NULL) ||
-      opt->stack_depth < 0 || opt->stack_depth > LJM_STACK_DEPTH_MAX)
-    return LJMPROF_ERRUSE;
+  return opt != NULL && opt->writer != NULL && mp_get(g) == NULL &&
+	 (opt->poll_flag == NULL || opt->poll != NULL) &&
+	 opt->stack_depth >= 0 && opt->stack_depth <= LJM_STACK_DEPTH_MAX;
+}
+
+/* A new state for the options, not yet the VM's. NULL: out of memory. */
+static MemProf *mp_new(global_State *g, const ljmprof_opt *opt)
+{
+  MemProf *mp;
   /* Sampling implies stacks: a sample is worth its whole path. */
-  depth = opt->stack_depth;
+  int depth = opt->stack_depth;
+  size_t sz = opt->bufsize ? opt->bufsize : LJMPROF_BUFSIZE_DEFAULT;
   if (opt->sample && !depth) depth = LJM_STACK_DEPTH_DEFAULT;
-  sz = opt->bufsize ? opt->bufsize : LJMPROF_BUFSIZE_DEFAULT;
   if (sz < LJMPROF_BUFSIZE_MIN) sz = LJMPROF_BUFSIZE_MIN;
   mp = (MemProf *)calloc(1, sizeof(MemProf));
-  if (mp == NULL) return LJMPROF_ERRMEM;
+  if (mp == NULL) return NULL;
   mp->buf = (uint8_t *)malloc(sz);
   if (mp->buf == NULL || (depth && !mp_stackinit(mp, depth)) ||
       (opt->sample && !mp_sampleinit(mp, opt))) {
     mp_release(mp);
     free(mp);
-    return LJMPROF_ERRMEM;
+    return NULL;
   }
   mp->g = g;
   mp->pos = mp->buf;
@@ -3034,7 +3035,13 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   mp->pollseen = *mp->pollflag;
   mp->lastcf = ~(uintptr_t)0;
   mp->addrkey = ~(uint64_t)0;  /* No address has all these bits. */
-  /* Symbol table, then the event section header. */
+  return mp;
+}
+
+/* The stream's beginning: the symbol table, the event section's header
+** and information, and with the extension the start snapshot. */
+static void mp_writestart(MemProf *mp)
+{
   lj_memprof_puthdr(mp, LJM_SYMTAB_M2);
   lj_memprof_dumpvm(mp);  /* No C symbols: events name them as they need them. */
   lj_memprof_putbyte(mp, LJM_SYMTAB_FINAL);
@@ -3053,23 +3060,13 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
       lj_memprof_timemark(mp, 1);  /* What the snapshot took. */
     }
   }
-  if (mp->err) {
-    int e = mp->err;
-    mp_release(mp);
-    free(mp);
-    errno = e;
-    return LJMPROF_ERRIO;
-  }
-  mp->release = release;  /* Owned by the profiler from now on. */
+}
+
+/* The VM's allocator pair and counter for the new profiler. */
+static void mp_hook(global_State *g, MemProf *mp)
+{
   mp->allocf = g->allocf;
   mp->allocd = g->allocd;
-  mp->active = 1;
-  older = (MemProf *)g->memprof;
-  mp->older = older;
-  if (older != NULL) {  /* The VM's arena goes with the newest state. */
-    mp->arena = older->arena;
-    older->arena = NULL;
-  }
 #if MP_ARENA
   /* Sampling with the VM's own allocator (or the pair an earlier sampled
   ** profiler left): its counter and the arena, no wrapper. */
@@ -3093,6 +3090,34 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
 		  mp->depth ? mp_allocf_stacks : mp_allocf, mp);
     mp_setleft(g, MP_ALWAYS);  /* Every allocation stores its thread. */
   }
+}
+
+int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
+		     lj_memprof_release release)
+{
+  global_State *g = G(L);
+  MemProf *mp, *older;
+  if (!mp_startok(g, opt))
+    return LJMPROF_ERRUSE;
+  mp = mp_new(g, opt);
+  if (mp == NULL) return LJMPROF_ERRMEM;
+  mp_writestart(mp);
+  if (mp->err) {
+    int e = mp->err;
+    mp_release(mp);
+    free(mp);
+    errno = e;
+    return LJMPROF_ERRIO;
+  }
+  mp->release = release;  /* Owned by the profiler from now on. */
+  mp->active = 1;
+  older = (MemProf *)g->memprof;
+  mp->older = older;
+  if (older != NULL) {  /* The VM's arena goes with the newest state. */
+    mp->arena = older->arena;
+    older->arena = NULL;
+  }
+  mp_hook(g, mp);
 #if MP_COUNTER
   /* The VM stores the allocating thread only while a profiler runs (in
   ** lj_memprof_alloc): one started at a safe point inside an allocation
