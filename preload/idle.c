@@ -10,6 +10,7 @@
 #include <errno.h>
 
 #include "lua.h"
+#include "ljmprof.h"
 
 #include "vm.h"
 
@@ -20,12 +21,31 @@ static int idle_waits(enum ljm_vm_state s)
   return s == LJM_VM_IDLE || s == LJM_VM_HALTED || s == LJM_VM_INHERITED_OFF;
 }
 
+/* The safe point, told which block the call frees, if it frees one: a
+** profiler started there has it in its start snapshot. */
+static void idle_reconcile(struct ljm_vm *vm, void *ptr, size_t osize,
+			   size_t nsize)
+{
+  if (nsize == 0 && ptr != NULL) {
+    ljmprof_freeing = ptr;
+    ljmprof_freesize = osize;
+  }
+  ljm_act_reconcile(vm);
+  ljmprof_freeing = NULL;
+}
+
 static void *idle_slow(struct ljm_vm *vm, void *ptr, size_t osize,
 		       size_t nsize)
 {
   int saved = errno;
   lua_Alloc f;
   void *ud;
+  if (ljmprof_insweep(vm->L)) {
+    /* Inside the collector's string sweep: a profiler started here would
+    ** miss a chain of strings. The next call is the safe point. */
+    vm->countdown = 1;
+    return vm->allocf(vm->allocd, ptr, osize, nsize);
+  }
   vm->seen_epoch = __atomic_load_n(&ljm_epoch, __ATOMIC_SEQ_CST);
   if (vm->wrap == LJM_WRAP_BURIED) {
     /* Under the program's allocator, which still calls this one: the
@@ -33,12 +53,12 @@ static void *idle_slow(struct ljm_vm *vm, void *ptr, size_t osize,
     ** toggle starts one over the program's allocator), and nothing while
     ** one runs (its own safe points serve then). */
     if (idle_waits(vm_state(vm))) {
-      ljm_act_reconcile(vm);
+      idle_reconcile(vm, ptr, osize, nsize);
       errno = saved;
     }
     return vm->allocf(vm->allocd, ptr, osize, nsize);
   }
-  ljm_act_reconcile(vm);
+  idle_reconcile(vm, ptr, osize, nsize);
   errno = saved;
   if (vm->wrap == LJM_WRAP_ON)
     return vm->allocf(vm->allocd, ptr, osize, nsize);

@@ -1991,8 +1991,22 @@ static LJ_NOINLINE void *mp_poll(MemProf *mp, void *ptr, size_t osize,
 {
   global_State *g = mp->g;
   int ontop = mp_ontop(g, mp);
+  if (LJ_UNLIKELY(mp_insweep(g))) {  /* Not here: at the next call. */
+    sig_atomic_t seen = mp->pollseen;
+    void *nptr;
+    mp->pollseen = *mp->pollflag;
+    nptr = (mp->smp ? mp_allocf_sample : mp->depth ? mp_allocf_stacks :
+	    mp_allocf)(mp, ptr, osize, nsize);
+    mp->pollseen = seen;
+    return nptr;
+  }
   mp->pollseen = *mp->pollflag;
+  if (nsize == 0) {  /* A snapshot there has the block freed. */
+    ljmprof_freeing = ptr;
+    ljmprof_freesize = osize;
+  }
   mp->poll(mainthread(g), mp->ctx);
+  ljmprof_freeing = NULL;
   /* On top, mp may be retired now: go through whatever allocator the VM
   ** has. Buried, the host's allocator above it already runs this call. */
   if (ontop)
@@ -2873,7 +2887,7 @@ static LJ_NOINLINE void *mp_sampledue(lua_State *L, MemProf *mp, void *ptr,
 {
   global_State *g = G(L);
   void *nptr;
-  if (LJ_UNLIKELY(*mp->pollflag != mp->pollseen)) {
+  if (LJ_UNLIKELY(*mp->pollflag != mp->pollseen) && !mp_insweep(g)) {
     if (mp_enter(mp)) {
       mp->pollseen = *mp->pollflag;
       mp->poll(mainthread(g), mp->ctx);
@@ -3286,6 +3300,14 @@ void lj_memprof_addtrace(global_State *g, struct GCtrace *T)
 #endif
 
 /* -- Public API ------------------------------------------------------------ */
+
+__thread void *ljmprof_freeing;
+__thread size_t ljmprof_freesize;
+
+int ljmprof_insweep(lua_State *L)
+{
+  return mp_insweep(G(L));
+}
 
 LUA_API int ljmprof_start(lua_State *L, const ljmprof_opt *opt)
 {

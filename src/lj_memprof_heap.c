@@ -77,6 +77,7 @@ static void mp_heapblock(MemProf *mp, uint8_t src, uint64_t a, uint64_t b,
   p = mp_uleb(p, sz);
   *p++ = kind;
   mp->pos = p;
+  if (ptr == mp->heapfree) mp->heapfree = NULL;  /* It is in. */
 }
 
 #define mp_heapint(mp, ptr, sz, kind) \
@@ -405,6 +406,7 @@ void lj_memprof_heapsnap(MemProf *mp, uint64_t value)
 {
   global_State *g = mp->g;
   GCobj *o;
+  mp->heapfree = ljmprof_freeing;
   lj_memprof_putinfo(mp, LJM_INFO_SNAPSHOT, value);
   mp_heapvm(mp);
   /* Threads, closures, tables, upvalues, prototypes, traces, cdata and
@@ -420,6 +422,11 @@ void lj_memprof_heapsnap(MemProf *mp, uint64_t value)
     } while (o != last);
   }
   mp_heapstrs(mp);
+  /* Taken inside the free of a block that the VM no longer reaches (the
+  ** code that frees it has unlinked it): it is still there, and its free
+  ** follows. */
+  if (mp->heapfree != NULL)
+    mp_heapint(mp, mp->heapfree, ljmprof_freesize, LJM_KIND_NONE);
   lj_memprof_putinfo(mp, LJM_INFO_SNAPSHOT, LJM_SNAPSHOT_END);
 }
 

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "lj_obj.h"
+#include "lj_gc.h"
 #include "lj_memprof.h"
 
 /* -- The profiler's state ------------------------------------------------ */
@@ -111,6 +112,8 @@ typedef struct MemProf {
   int fast;			/* Sampling with the VM's counter and arena. */
   struct MPArena *arena;	/* The VM's sampled blocks (newest state). */
   MPCallHint hints[MP_CALLHINTS];  /* See MPCallHint. */
+  void *heapfree;		/* The block a heap snapshot is taken inside
+				** the free of, until it is written. */
 } MemProf;
 
 /*
@@ -145,6 +148,18 @@ static LJ_AINLINE void mp_leave(MemProf *mp)
 {
   mp_compiler_barrier();
   mp->busy--;
+}
+
+/*
+** Is the VM's allocator called from the collector's sweep of a string
+** chain (gc_sweepstr, which runs in a GC step only)? Not a safe point
+** for a heap snapshot: the sweep holds the chain's head in a local, so a
+** snapshot there leaves the chain out, and the frees of its strings
+** would follow untracked. The safe points wait for the next call.
+*/
+static LJ_AINLINE int mp_insweep(global_State *g)
+{
+  return g->gc.state == GCSsweepstring && g->vmstate == ~LJ_VMST_GC;
 }
 
 /* -- Writing the stream ------------------------------------------------ */

@@ -184,6 +184,27 @@ extern void (*ljmprof_hook_closed)(void *ud)
   __attribute__((visibility("hidden")));
 
 /*
+** Non-zero if the VM's allocator is being called from the collector's
+** sweep of a string chain: not a safe point to start a profiler or take
+** a heap snapshot (the chain would be left out), which the shim's
+** wrapper then leaves to the VM's next allocator call; the profiler's
+** own safe points do the same. Hidden.
+*/
+extern int ljmprof_insweep(lua_State *L)
+  __attribute__((visibility("hidden")));
+
+/*
+** The block that this thread's allocator call frees, and its size, while
+** a safe point runs inside that call (the shim's wrapper and the
+** profiler's own safe point set them; NULL otherwise). A heap snapshot
+** taken there has the block, reachable from the VM or not (already
+** unlinked by the code that frees it), so that its free, which follows
+** as an event, is of a known block. Hidden.
+*/
+extern __thread void *ljmprof_freeing __attribute__((visibility("hidden")));
+extern __thread size_t ljmprof_freesize __attribute__((visibility("hidden")));
+
+/*
 ** Whether the VM shows what ljmprof adds to LuaJIT's Lua interface: the
 ** field jit.ljmprof (luaopen_jit) and the misc library (misc.memprof,
 ** opened by luaL_openlibs). 1 (the default) in the standalone library;

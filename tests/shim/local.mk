@@ -101,5 +101,6 @@ EXTRA_DIST += $(SHIM_TESTS) tests/shim/shim.sh tests/shim/alloc.lua \
 	tests/shim/toggle.lua tests/shim/server.lua tests/shim/spawn.lua \
 	tests/shim/work.lua tests/shim/flushkill.lua tests/shim/midexit.lua \
 	tests/shim/forkserver.lua tests/shim/tracelines.lua tests/shim/snapshot.lua \
+	tests/shim/strchurn.lua \
 	tests/shim/tracecallers.lua
 check_SCRIPTS += tools/ljmprof
