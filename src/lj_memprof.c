@@ -87,6 +87,13 @@ static void mp_tracesym(MemProf *mp, uint64_t traceno);
 /* The safe-point flag of a profiler without one: never changes. */
 static const volatile sig_atomic_t mp_nopoll = 0;
 
+/* The wrapper of the VM's allocator for the profiler's mode. */
+static LJ_AINLINE lua_Alloc mp_wrapper(const MemProf *mp)
+{
+  return mp->smp ? mp_allocf_sample : mp->depth ? mp_allocf_stacks :
+	 mp_allocf;
+}
+
 /* Is the profiler's wrapper the VM's allocator (not buried by the host's)? */
 static LJ_AINLINE int mp_ontop(global_State *g, MemProf *mp)
 {
@@ -1995,8 +2002,7 @@ static LJ_NOINLINE void *mp_poll(MemProf *mp, void *ptr, size_t osize,
     sig_atomic_t seen = mp->pollseen;
     void *nptr;
     mp->pollseen = *mp->pollflag;
-    nptr = (mp->smp ? mp_allocf_sample : mp->depth ? mp_allocf_stacks :
-	    mp_allocf)(mp, ptr, osize, nsize);
+    nptr = mp_wrapper(mp)(mp, ptr, osize, nsize);
     mp->pollseen = seen;
     return nptr;
   }
@@ -2011,8 +2017,7 @@ static LJ_NOINLINE void *mp_poll(MemProf *mp, void *ptr, size_t osize,
   ** has. Buried, the host's allocator above it already runs this call. */
   if (ontop)
     return g->allocf(g->allocd, ptr, osize, nsize);
-  return (mp->smp ? mp_allocf_sample : mp->depth ? mp_allocf_stacks :
-	  mp_allocf)(mp, ptr, osize, nsize);
+  return mp_wrapper(mp)(mp, ptr, osize, nsize);
 }
 
 /*
@@ -2842,7 +2847,7 @@ static void *mp_sfreeup(void *ud, void *ptr, size_t osize, size_t nsize)
 /* Is f one of the two? */
 #define mp_issfree(f)	((f) == mp_sfree || (f) == mp_sfreeup)
 
-static void mp_setpair(global_State *g, lua_Alloc f, void *d);
+static void mp_wrap(global_State *g, MemProf *mp);
 
 /*
 ** Sampling goes on with the wrapper (mp_allocf_sample) over the pair in
@@ -2870,8 +2875,7 @@ static void *mp_samplewrap(global_State *g, MemProf *mp, void *ptr,
   mp->fast = 0;
   mp->allocf = g->allocf;
   mp->allocd = g->allocd;
-  mp_setpair(g, mp_allocf_sample, mp);
-  mp_setleft(g, MP_ALWAYS);  /* Every allocation stores its thread. */
+  mp_wrap(g, mp);
   mp->sleft = 0;  /* This one was due: the wrapper's counter takes it. */
   return mp_allocf_sample(mp, ptr, osize, nsize);
 }
@@ -2930,6 +2934,13 @@ static void mp_setpair(global_State *g, lua_Alloc f, void *d)
 #elif MP_COUNTER
   g->mem_newf = f;
 #endif
+}
+
+/* The profiler's wrapper over the pair in mp->allocf, mp->allocd. */
+static void mp_wrap(global_State *g, MemProf *mp)
+{
+  mp_setpair(g, mp_wrapper(mp), mp);
+  mp_setleft(g, MP_ALWAYS);  /* Every allocation stores its thread. */
 }
 
 #if MP_COUNTER
@@ -3100,9 +3111,7 @@ static void mp_hook(global_State *g, MemProf *mp)
   } else
 #endif
   {
-    mp_setpair(g, mp->smp ? mp_allocf_sample :
-		  mp->depth ? mp_allocf_stacks : mp_allocf, mp);
-    mp_setleft(g, MP_ALWAYS);  /* Every allocation stores its thread. */
+    mp_wrap(g, mp);
   }
 }
 

@@ -123,7 +123,7 @@ static void mp_heapcdata(MemProf *mp, GCcdata *cd)
 
 static void mp_heapobj(MemProf *mp, GCobj *o)
 {
-  /* A dead prototype is not in the symbol table (mp_dumpvm), nor its
+  /* A dead prototype is not in the symbol table (lj_memprof_dumpvm), nor its
   ** closures and traces: INTERNAL for those. */
   int dead = isdead(mp->g, o);
   uint8_t lsrc = dead ? LJM_SRC_INTERNAL : LJM_SRC_LFUNC;
@@ -242,8 +242,7 @@ static void mp_heapvm(MemProf *mp)
 */
 static LJ_AINLINE int mp_strskip(global_State *g, MSize i)
 {
-  return g->gc.state == GCSsweepstring && i + 1 == g->gc.sweepstr &&
-	 g->vmstate == ~LJ_VMST_GC;
+  return mp_insweep(g) && i + 1 == g->gc.sweepstr;
 }
 
 /*

@@ -211,7 +211,6 @@ static LJ_AINLINE uint8_t *mp_addrhit(MemProf *mp, uint8_t *p, uint64_t v)
   memcpy(p, &w, sizeof(w));
   return p + mp->addrlen;
 }
-
 #endif
 
 static LJ_AINLINE uint8_t *mp_addr(MemProf *mp, uint8_t *p, uint64_t v)
@@ -249,6 +248,7 @@ static LJ_AINLINE void mp_ticklim(MemProf *mp)
   mp->lim = mp->hardlim - mp->pos > mp->tickbytes ? mp->pos + mp->tickbytes :
 						   mp->hardlim;
 }
+
 /* -- Symbols (lj_memprof_symtab.c) --------------------------------------- */
 
 /* A prototype's or trace's symbol: in the start table (ev 0) or as an
