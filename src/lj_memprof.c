@@ -5,20 +5,19 @@
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 **
 ** While profiling, the VM's allocator is wrapped: g->allocf points to
-** mp_allocf and g->allocd to the profiler state, which g->memprof
+** lj_memprof_allocf and g->allocd to the profiler state, which g->memprof
 ** (a field added by a patch) also points to: the state hangs off the VM,
 ** no global, no lock, one profiler per VM. A host may set an allocator
 ** of its own over the wrapper while profiling; g->memprof still finds the
 ** state. A stopped profiler's state stays, as a pass-through to the
 ** allocator it wrapped, until the VM is gone (see mp_stop). A sampling
 ** profiler on the VM's own allocator wraps nothing but frees: the VM
-** counts the bytes itself (see "Sampled blocks in a range of their
-** own").
+** counts the bytes itself (lj_memprof_range.c).
 **
 ** Every event is charged to the thread that allocates (g->mem_L, set by
 ** lj_memprof_alloc, which lj_mem_realloc, lj_mem_alloc and lj_mem_newgco
-** call on every allocation while such a profiler runs: see "Sampled
-** blocks in a range of their own") and to what runs on it: a trace, the
+** call on every allocation while such a profiler runs: see
+** lj_memprof_range.c) and to what runs on it: a trace, the
 ** VM itself, or the function on top of that thread's stack, read without
 ** trusting any slot (see "Attribution").
 */
@@ -37,19 +36,13 @@
 #if LJ_HASMEMPROF
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include <sched.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <linux/membarrier.h>
 
 #include "lj_gc.h"
-#include "lj_alloc.h"
 #include "lj_frame.h"
 #include "lj_str.h"
 #include "lj_buf.h"
@@ -75,31 +68,8 @@ void (*ljmprof_hook_newstate)(lua_State *L) = NULL;
 void *(*ljmprof_hook_close)(lua_State *L) = NULL;
 void (*ljmprof_hook_closed)(void *ud) = NULL;
 
-/* -- The allocator pair -------------------------------------------------- */
-
-static void *mp_allocf(void *ud, void *ptr, size_t osize, size_t nsize);
-static void *mp_allocf_stacks(void *ud, void *ptr, size_t osize, size_t nsize);
-static void *mp_allocf_sample(void *ud, void *ptr, size_t osize, size_t nsize);
-
-static void mp_protosym(MemProf *mp, GCproto *pt);
-static void mp_tracesym(MemProf *mp, uint64_t traceno);
-
 /* The safe-point flag of a profiler without one: never changes. */
 static const volatile sig_atomic_t mp_nopoll = 0;
-
-/* The wrapper of the VM's allocator for the profiler's mode. */
-static LJ_AINLINE lua_Alloc mp_wrapper(const MemProf *mp)
-{
-  return mp->smp ? mp_allocf_sample : mp->depth ? mp_allocf_stacks :
-	 mp_allocf;
-}
-
-/* Is the profiler's wrapper the VM's allocator (not buried by the host's)? */
-static LJ_AINLINE int mp_ontop(global_State *g, MemProf *mp)
-{
-  return (g->allocf == mp_allocf || g->allocf == mp_allocf_stacks ||
-	  g->allocf == mp_allocf_sample) && g->allocd == (void *)mp;
-}
 
 /* -- Attribution --------------------------------------------------------- */
 
@@ -667,9 +637,9 @@ static void mp_putnode(MemProf *mp, uint32_t parent, const MPFrame *f,
   if (f->tag == LJM_FRAME_C)
     lj_memprof_cfunc(mp, (uintptr_t)a);  /* Its name comes first. */
   else if (f->tag == LJM_FRAME_LUA && mp->smp)
-    mp_protosym(mp, funcproto((GCfunc *)f->fn));  /* Sampling: lazily. */
+    lj_memprof_announceproto(mp, funcproto((GCfunc *)f->fn));  /* Lazily. */
   else if (f->tag == LJM_FRAME_TRACE && mp->smp)
-    mp_tracesym(mp, a);
+    lj_memprof_announcetrace(mp, a);
   if (f->tag == LJM_FRAME_LUA && caller != NULL &&
       caller->tag == LJM_FRAME_LUA && caller->pc != NULL)
     name = mp_cachedname(mp, funcproto((GCfunc *)caller->fn), caller->pc,
@@ -1239,9 +1209,9 @@ static LJ_NOINLINE uint32_t mp_sitemiss(MemProf *mp, GCtrace *T, uintptr_t ra,
 	site = 0;
       } else {
 	if (mp->smp) {  /* Sampling names lazily: its prototypes first. */
-	  mp_tracesym(mp, T->traceno);
+	  lj_memprof_announcetrace(mp, T->traceno);
 	  for (i = 0; i < n; i++)
-	    mp_protosym(mp, (GCproto *)(uintptr_t)pts[i]);
+	    lj_memprof_announceproto(mp, (GCproto *)(uintptr_t)pts[i]);
 	}
 	lj_memprof_putbyte(mp, LJM_EV_SYMTAB | LJM_SRC_SITE);
 	lj_memprof_putu(mp, T->traceno);
@@ -1552,8 +1522,8 @@ static uint32_t mp_walk(MemProf *mp, lua_State *L, cTValue *f,
 ** link as they were (only slots inside the thread's stack are read),
 ** each Lua frame's prototype the same. Then only the top frame can
 ** differ: its line (or, in a trace, the trace). f and pc: the top frame
-** as mp_stackevent found it; n: 1 with a TRACE frame in s->cur[0]. Returns
-** the leaf node, or 0 for a walk.
+** as lj_memprof_stackevent found it; n: 1 with a TRACE frame in
+** s->cur[0]. Returns the leaf node, or 0 for a walk.
 */
 static uint32_t mp_stackagain(MemProf *mp, lua_State *L, cTValue *f,
 			      const BCIns *pc, uint32_t n)
@@ -1813,8 +1783,8 @@ static LJ_NOINLINE void mp_quickset(MemProf *mp, lua_State *L, int32_t st,
 
 /*
 ** An allocation or reallocation on the quick path (MPQuick): written with
-** its node and returns 1, or returns 0 for mp_stackevent. The buffer has
-** room.
+** its node and returns 1, or returns 0 for lj_memprof_stackevent. The
+** buffer has room.
 */
 static LJ_AINLINE int mp_tracequick(MemProf *mp, uint8_t ev, void *optr,
 				    size_t osize, void *nptr, size_t nsize)
@@ -1868,7 +1838,7 @@ static LJ_AINLINE int mp_tracequick(MemProf *mp, uint8_t ev, void *optr,
 ** return 1, or return 0 when it has none (the VM itself allocates, or no
 ** frame is known), for the version-3 location.
 */
-static LJ_NOINLINE int mp_stackevent(MemProf *mp, uint8_t ev, void *optr,
+LJ_NOINLINE int lj_memprof_stackevent(MemProf *mp, uint8_t ev, void *optr,
 				     size_t osize, void *nptr, size_t nsize)
 {
   global_State *g = mp->g;
@@ -1954,7 +1924,7 @@ static LJ_NOINLINE int mp_stackevent(MemProf *mp, uint8_t ev, void *optr,
 /* -- Allocator wrappers: every event --------------------------------------- */
 
 /* An event from Lua or C code: find the location, then write it all. */
-static LJ_NOINLINE void mp_event(MemProf *mp, uint8_t ev, void *optr,
+LJ_NOINLINE void lj_memprof_event(MemProf *mp, uint8_t ev, void *optr,
 				 size_t osize, void *nptr, size_t nsize)
 {
   uint64_t a = 0, b = 0;
@@ -1964,9 +1934,9 @@ static LJ_NOINLINE void mp_event(MemProf *mp, uint8_t ev, void *optr,
   if (src == LJM_SRC_CFUNC && (uintptr_t)a != mp->lastcf)
     lj_memprof_cfunc(mp, (uintptr_t)a);  /* May emit symbol events first. */
   else if (src == LJM_SRC_LFUNC && mp->smp)
-    mp_protosym(mp, (GCproto *)(uintptr_t)a);  /* Sampling: lazily. */
+    lj_memprof_announceproto(mp, (GCproto *)(uintptr_t)a);  /* Lazily. */
   else if (src == LJM_SRC_TRACE && mp->smp)
-    mp_tracesym(mp, a);
+    lj_memprof_announcetrace(mp, a);
   mp_reserve(mp);
   p = mp->pos;
   *p++ = ev | src;
@@ -1984,7 +1954,7 @@ static LJ_NOINLINE void mp_event(MemProf *mp, uint8_t ev, void *optr,
 
 /* Before an event: the buffer is full, a time mark may be due, or the
 ** profiler is halted (lim is then NULL). Returns 0 if halted. */
-static LJ_NOINLINE int mp_full(MemProf *mp)
+LJ_NOINLINE int lj_memprof_full(MemProf *mp)
 {
   if (mp->err) return 0;
   if (mp->lim == NULL || mp->pos > mp->hardlim) lj_memprof_flush(mp);
@@ -2033,9 +2003,9 @@ static LJ_NOINLINE void *mp_poll(MemProf *mp, void *ptr, size_t osize,
 ** The event of an allocator call, if it is one of the two most frequent
 ** sources and the buffer has room: JIT-compiled code (the trace number),
 ** the collector and other internal states (nothing). Returns 0 otherwise:
-** mp_record then writes it. leaf: nothing is called (a free whose address
-** is not cached goes to mp_record too), so that mp_allocf needs no
-** registers saved.
+** lj_memprof_record then writes it. leaf: nothing is called (a free whose
+** address is not cached goes to lj_memprof_record too), so that
+** lj_memprof_allocf needs no registers saved.
 */
 static LJ_AINLINE int mp_quick(MemProf *mp, uint8_t ev, void *optr,
 			       size_t osize, void *nptr, size_t nsize, int leaf)
@@ -2072,30 +2042,30 @@ static LJ_AINLINE int mp_quick(MemProf *mp, uint8_t ev, void *optr,
 }
 
 /* Any event: after a flush, or from Lua or C code. */
-static LJ_NOINLINE void mp_record(MemProf *mp, uint8_t ev, void *optr,
+LJ_NOINLINE void lj_memprof_record(MemProf *mp, uint8_t ev, void *optr,
 				  size_t osize, void *nptr, size_t nsize)
 {
-  if (LJ_UNLIKELY(mp->pos > mp->lim) && !mp_full(mp))
+  if (LJ_UNLIKELY(mp->pos > mp->lim) && !lj_memprof_full(mp))
     return;
   if (LJ_UNLIKELY(mp->depth) && ev != LJM_EV_FREE) {  /* With stacks. */
     if (!mp_tracequick(mp, ev, optr, osize, nptr, nsize) &&
-	!mp_stackevent(mp, ev, optr, osize, nptr, nsize))
-      mp_event(mp, ev, optr, osize, nptr, nsize);
+	!lj_memprof_stackevent(mp, ev, optr, osize, nptr, nsize))
+      lj_memprof_event(mp, ev, optr, osize, nptr, nsize);
     return;
   }
   if (!mp_quick(mp, ev, optr, osize, nptr, nsize, 0))
-    mp_event(mp, ev, optr, osize, nptr, nsize);
+    lj_memprof_event(mp, ev, optr, osize, nptr, nsize);
 }
 
 /*
 ** A free, recorded before the block goes (a free cannot fail, and nothing
 ** can take the block again in between), so that the wrapped allocator is
-** the last thing mp_allocf does and its callers keep nothing across it.
-** Lua and C code, and a full buffer: mp_record.
+** the last thing lj_memprof_allocf does and its callers keep nothing
+** across it. Lua and C code, and a full buffer: lj_memprof_record.
 */
 static LJ_NOINLINE void *mp_freeslow(MemProf *mp, void *ptr, size_t osize)
 {
-  mp_record(mp, LJM_EV_FREE, ptr, osize, NULL, 0);
+  lj_memprof_record(mp, LJM_EV_FREE, ptr, osize, NULL, 0);
   mp_leave(mp);
   return mp->allocf(mp->allocd, ptr, osize, 0);
 }
@@ -2106,7 +2076,7 @@ static LJ_NOINLINE void *mp_alloc(MemProf *mp, size_t osize, size_t nsize)
   void *nptr = mp->allocf(mp->allocd, NULL, osize, nsize);
   if (LJ_LIKELY(mp_enter(mp)) && nptr != NULL &&
       !mp_quick(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize, 0))
-    mp_record(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize);
+    lj_memprof_record(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize);
   mp_leave(mp);
   return nptr;
 }
@@ -2116,13 +2086,13 @@ static LJ_NOINLINE void *mp_realloc(MemProf *mp, void *ptr, size_t osize,
 {
   void *nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
   if (LJ_LIKELY(mp_enter(mp)) && nptr != NULL)  /* Failed: nothing changed. */
-    mp_record(mp, LJM_EV_REALLOC, ptr, osize, nptr, nsize);
+    lj_memprof_record(mp, LJM_EV_REALLOC, ptr, osize, nptr, nsize);
   mp_leave(mp);
   return nptr;
 }
 
 /* The poll flag moved: a safe point, unless the stream is sealed. */
-static LJ_NOINLINE void *mp_pollalloc(MemProf *mp, void *ptr, size_t osize,
+LJ_NOINLINE void *lj_memprof_pollalloc(MemProf *mp, void *ptr, size_t osize,
 				      size_t nsize)
 {
   void *nptr;
@@ -2144,11 +2114,11 @@ static LJ_NOINLINE void *mp_pollalloc(MemProf *mp, void *ptr, size_t osize,
 ** busy: the exit can seal the stream complete. A free is written before
 ** that allocator runs, a new block after it.
 */
-static void *mp_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
+void *lj_memprof_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
 {
   MemProf *mp = (MemProf *)ud;
   if (LJ_UNLIKELY(*mp->pollflag != mp->pollseen))
-    return mp_pollalloc(mp, ptr, osize, nsize);
+    return lj_memprof_pollalloc(mp, ptr, osize, nsize);
   if (nsize != 0)
     return ptr == NULL ? mp_alloc(mp, osize, nsize) :
 			 mp_realloc(mp, ptr, osize, nsize);
@@ -2161,16 +2131,16 @@ static void *mp_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
   return mp->allocf(mp->allocd, ptr, osize, nsize);
 }
 
-/* A new block with stacks: mp_record, which walks them, not mp_quick. */
+/* A new block with stacks: walked (lj_memprof_stackevent), not mp_quick. */
 static LJ_NOINLINE void *mp_allocstack(MemProf *mp, size_t osize,
 				       size_t nsize)
 {
   void *nptr = mp->allocf(mp->allocd, NULL, osize, nsize);
   if (LJ_LIKELY(mp_enter(mp)) && nptr != NULL &&
-      (LJ_LIKELY(mp->pos <= mp->lim) || mp_full(mp)) &&
+      (LJ_LIKELY(mp->pos <= mp->lim) || lj_memprof_full(mp)) &&
       !mp_tracequick(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize) &&
-      !mp_stackevent(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize))
-    mp_event(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize);
+      !lj_memprof_stackevent(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize))
+    lj_memprof_event(mp, LJM_EV_ALLOC, NULL, 0, nptr, nsize);
   mp_leave(mp);
   return nptr;
 }
@@ -2180,797 +2150,16 @@ static LJ_NOINLINE void *mp_allocstack(MemProf *mp, size_t osize,
 ** so that the leaf-only one (mp_quick for allocations from traces) pays
 ** no test for them.
 */
-static void *mp_allocf_stacks(void *ud, void *ptr, size_t osize,
+void *lj_memprof_stackallocf(void *ud, void *ptr, size_t osize,
 			      size_t nsize)
 {
   MemProf *mp = (MemProf *)ud;
   if (ptr == NULL && nsize != 0 &&
       LJ_LIKELY(*mp->pollflag == mp->pollseen))
     return mp_allocstack(mp, osize, nsize);
-  return mp_allocf(ud, ptr, osize, nsize);
+  return lj_memprof_allocf(ud, ptr, osize, nsize);
 }
 
-/* -- Sampling ------------------------------------------------------------- */
-
-/*
-** With a mean m (ljmprof_opt.sample), an allocation is recorded when a
-** byte counter, drawn from an exponential distribution of mean m, runs
-** out. The distribution has no memory, so a block of s bytes is recorded
-** with probability 1 - exp(-s/m) whatever came before it, which the
-** reader undoes. mp->sleft is the counter: an allocation that does not
-** use it up costs a subtraction and a compare. A reallocation of an
-** unsampled block counts its new size and, sampled, is written as an
-** allocation of the new block.
-**
-** Sampled blocks stay known, so that their frees and reallocations are
-** recorded: an exact set of addresses (open addressing, linear probing,
-** deletion by backward shift) behind a direct-mapped filter of counters,
-** one per hash of an address, so that the free of an unsampled block
-** costs one load. A counter counts the set's addresses with its hash;
-** one that reaches 255 stays there (a false positive costs a lookup).
-*/
-#define MP_FILTBITS	14	/* 16 KiB of counters. */
-#define MP_SETMIN	64	/* Slots of a new set. */
-
-/* A set of addresses: open addressing, linear probing; 0: a free slot. */
-typedef struct MPAddrSet {
-  uintptr_t *a;
-  uint32_t mask, n;		/* Slots - 1, addresses in it. */
-} MPAddrSet;
-
-typedef struct MPSample {
-  uint64_t mean;		/* Mean bytes between samples. */
-  uint64_t rng;			/* xorshift64* state, never 0. */
-  MPAddrSet blocks;		/* The sampled blocks. */
-  MPAddrSet protos;		/* Prototypes announced (see mp_protosym), */
-  MPAddrSet traces;		/* and traces, by number. */
-  uint8_t filt[1u << MP_FILTBITS];  /* The filter (see above). */
-} MPSample;
-
-/* The filter of a profiler that samples nothing (stopped). */
-static const uint8_t mp_nofilt[1u << MP_FILTBITS];
-
-/* Direct-mapped by the low bits above a block's 16-byte alignment:
-** blocks made one after another take different counters, and the hot
-** path pays a shift and a mask. */
-static LJ_AINLINE uint32_t mp_filtidx(const void *p)
-{
-  return (uint32_t)((uintptr_t)p >> 4) & ((1u << MP_FILTBITS) - 1);
-}
-
-static LJ_AINLINE uint32_t mp_sethash(uintptr_t a, uint32_t mask)
-{
-  return (uint32_t)(((uint64_t)a * 0xff51afd7ed558ccdull) >> 32) & mask;
-}
-
-static uint64_t mp_splitmix(uint64_t x)
-{
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-static uint64_t mp_rand(MPSample *s)
-{
-  uint64_t x = s->rng;
-  x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
-  s->rng = x;
-  return x * 0x2545f4914f6cdd1dull;
-}
-
-/* Bytes to the next sample: -m ln(u), u uniform in (0, 1]. */
-static int64_t mp_nextsample(MPSample *s)
-{
-  double u = ((double)(mp_rand(s) >> 11) + 1.0) * (1.0 / 9007199254740992.0);
-  double d = -log(u) * (double)s->mean;
-  return d < 4e18 ? (int64_t)d : (int64_t)4e18;
-}
-
-/* The slot of address a, or -1. */
-static int64_t mp_asfind(const MPAddrSet *s, uintptr_t a)
-{
-  uint32_t i = mp_sethash(a, s->mask);
-  for (; s->a[i]; i = (i + 1) & s->mask)
-    if (s->a[i] == a) return i;
-  return -1;
-}
-
-static void mp_asput(MPAddrSet *s, uintptr_t a)
-{
-  uint32_t i = mp_sethash(a, s->mask);
-  while (s->a[i]) i = (i + 1) & s->mask;
-  s->a[i] = a;
-}
-
-/* Add an address not in s. 0 if out of memory. */
-static int mp_asadd(MPAddrSet *s, uintptr_t a)
-{
-  if (2 * (s->n + 1) > s->mask + 1) {  /* Half full: twice the slots. */
-    uintptr_t *old = s->a;
-    uint32_t i, sz = s->mask + 1;
-    uintptr_t *n = (uintptr_t *)calloc(2 * (size_t)sz, sizeof(uintptr_t));
-    if (n == NULL) return 0;
-    s->a = n;
-    s->mask = 2 * sz - 1;
-    for (i = 0; i < sz; i++)
-      if (old[i]) mp_asput(s, old[i]);
-    free(old);
-  }
-  mp_asput(s, a);
-  s->n++;
-  return 1;
-}
-
-/* Remove the address in slot i, shifting back those probed past it. */
-static void mp_asdel(MPAddrSet *s, uint32_t i)
-{
-  uint32_t j = i;
-  s->n--;
-  for (;;) {
-    uint32_t k;
-    j = (j + 1) & s->mask;
-    if (!s->a[j]) break;
-    k = mp_sethash(s->a[j], s->mask);
-    /* Stays if its home k lies cyclically in (i, j]. */
-    if (i <= j ? (k > i && k <= j) : (k > i || k <= j)) continue;
-    s->a[i] = s->a[j];
-    i = j;
-  }
-  s->a[i] = 0;
-}
-
-static int mp_asinit(MPAddrSet *s)
-{
-  s->mask = MP_SETMIN - 1;
-  s->n = 0;
-  s->a = (uintptr_t *)calloc(MP_SETMIN, sizeof(uintptr_t));
-  return s->a != NULL;
-}
-
-static int64_t mp_setfind(MPSample *s, const void *p)
-{
-  return mp_asfind(&s->blocks, (uintptr_t)p);
-}
-
-/* Add a sampled block. 0 if out of memory: then it is not sampled. */
-static int mp_setadd(MPSample *s, const void *p)
-{
-  uint8_t *c = &s->filt[mp_filtidx(p)];
-  if (!mp_asadd(&s->blocks, (uintptr_t)p)) return 0;
-  if (*c != 255) (*c)++;
-  return 1;
-}
-
-static void mp_setdel(MPSample *s, uint32_t i)
-{
-  uint8_t *c = &s->filt[mp_filtidx((const void *)s->blocks.a[i])];
-  if (*c != 255) (*c)--;
-  mp_asdel(&s->blocks, i);
-}
-
-/*
-** Sampling announces a prototype when a sampled event first names it (a
-** node's frame, a free's location, a trace's start), not when it is
-** made: a program that loads code all the time would otherwise fill its
-** file with chunks that no sample meets. smp->protos holds the
-** prototypes announced since a new one last took their address.
-*/
-void lj_memprof_protoseen(MemProf *mp, GCproto *pt)
-{
-  MPAddrSet *s = &mp->smp->protos;
-  if (mp_asfind(s, (uintptr_t)pt) < 0)
-    (void)mp_asadd(s, (uintptr_t)pt);  /* Out of memory: announced again. */
-}
-
-static void mp_protosym(MemProf *mp, GCproto *pt)
-{
-  if (mp_asfind(&mp->smp->protos, (uintptr_t)pt) < 0)
-    lj_memprof_symproto(mp, pt, 1);
-}
-
-/* The same for traces, by number (smp->traces). */
-#if LJ_HASJIT
-void lj_memprof_traceseen(MemProf *mp, GCtrace *T)
-{
-  MPAddrSet *s = &mp->smp->traces;
-  if (mp_asfind(s, T->traceno) < 0)
-    (void)mp_asadd(s, T->traceno);
-}
-#endif
-
-static void mp_tracesym(MemProf *mp, uint64_t traceno)
-{
-#if LJ_HASJIT
-  jit_State *J = G2J(mp->g);
-  GCtrace *T;
-  if (mp_asfind(&mp->smp->traces, (uintptr_t)traceno) >= 0 ||
-      traceno == 0 || traceno >= J->sizetrace ||
-      (T = traceref(J, (TraceNo)traceno)) == NULL)
-    return;
-  mp_protosym(mp, &gcref(T->startpt)->pt);
-  lj_memprof_symtrace(mp, T, 1);
-#else
-  UNUSED(mp); UNUSED(traceno);
-#endif
-}
-
-/* A new prototype at pt: the stream must hear of it before its use. */
-static void mp_protogone(MemProf *mp, GCproto *pt)
-{
-  int64_t i = mp_asfind(&mp->smp->protos, (uintptr_t)pt);
-  if (i >= 0) mp_asdel(&mp->smp->protos, (uint32_t)i);
-}
-
-/*
-** The counter ran out on the block nptr (made from ptr, if not NULL):
-** draw it again, record the block and keep it. ptr only tells the VM's
-** own stack from Lua's blocks (mp_where): an allocation has no old block.
-*/
-static void mp_sampletake(MemProf *mp, void *ptr, void *nptr, size_t nsize)
-{
-  MPSample *s = mp->smp;
-  mp->sleft = mp_nextsample(s);
-  if (LJ_LIKELY(mp_enter(mp)) && nptr != NULL &&
-      (LJ_LIKELY(mp->pos <= mp->lim) || mp_full(mp)) && mp_setadd(s, nptr) &&
-      !mp_stackevent(mp, LJM_EV_ALLOC, ptr, 0, nptr, nsize))
-    mp_event(mp, LJM_EV_ALLOC, ptr, 0, nptr, nsize);
-  mp_leave(mp);
-}
-
-/*
-** The counter ran out on an allocation (ptr NULL) or on a reallocation of
-** an unsampled block: sample the new block, written as an allocation.
-*/
-static LJ_NOINLINE void *mp_samplenew(MemProf *mp, void *ptr, size_t osize,
-				      size_t nsize)
-{
-  MPSample *s = mp->smp;
-  void *nptr;
-  if (LJ_UNLIKELY(*mp->pollflag != mp->pollseen))
-    return mp_pollalloc(mp, ptr, osize, nsize);
-  if (s == NULL)  /* Stopped. */
-    return mp->allocf(mp->allocd, ptr, osize, nsize);
-  nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
-  mp_sampletake(mp, ptr, nptr, nsize);
-  return nptr;
-}
-
-/* A free from a trace names it (mp_quick): announced first, if need be. */
-static LJ_AINLINE void mp_freetrace(MemProf *mp)
-{
-#if LJ_HASJIT
-  if (mp->g->vmstate > 0) mp_tracesym(mp, (uint64_t)mp->g->vmstate);
-#else
-  UNUSED(mp);
-#endif
-}
-
-/* The filter says ptr may be a sampled block: free or reallocate it. */
-static LJ_NOINLINE void *mp_sampleold(MemProf *mp, void *ptr, size_t osize,
-				      size_t nsize)
-{
-  MPSample *s = mp->smp;
-  int64_t i;
-  void *nptr;
-  if (LJ_UNLIKELY(*mp->pollflag != mp->pollseen))
-    return mp_pollalloc(mp, ptr, osize, nsize);
-  i = s ? mp_setfind(s, ptr) : -1;
-  if (i < 0) {  /* Not sampled after all. */
-    if (nsize != 0 && (mp->sleft -= (int64_t)nsize) < 0)
-      return mp_samplenew(mp, ptr, osize, nsize);
-    return mp->allocf(mp->allocd, ptr, osize, nsize);
-  }
-  if (nsize == 0) {  /* Recorded before the block goes, as mp_freeslow. */
-    mp_setdel(s, (uint32_t)i);
-    if (LJ_LIKELY(mp_enter(mp))) {
-      mp_freetrace(mp);
-      mp_record(mp, LJM_EV_FREE, ptr, osize, NULL, 0);
-    }
-    mp_leave(mp);
-    return mp->allocf(mp->allocd, ptr, osize, 0);
-  }
-  /*
-  ** A reallocation, as a free and an allocation: the old block leaves
-  ** the sample, and the counter decides on the new one as on any. A
-  ** block that the program keeps resizing (a string buffer) writes one
-  ** event, not one at every resize, and the new block is in the sample
-  ** with the probability its size gives, as the reader takes it.
-  */
-  nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
-  if (nptr == NULL) return NULL;  /* Failed: nothing changed. */
-  mp_setdel(s, (uint32_t)i);
-  if (LJ_LIKELY(mp_enter(mp))) {
-    mp_freetrace(mp);
-    mp_record(mp, LJM_EV_FREE, ptr, osize, NULL, 0);
-  }
-  mp_leave(mp);
-  if (LJ_UNLIKELY((mp->sleft -= (int64_t)nsize) < 0))
-    mp_sampletake(mp, ptr, nptr, nsize);
-  return nptr;
-}
-
-/*
-** The VM's allocator while sampling. Its hot path touches neither the
-** buffer nor busy: only the filter (a free or reallocation) and the
-** counter (an allocation or reallocation). The safe point is only on the
-** slow paths: events happen there alone, so a flush or a stop waits for
-** the next sample (SIZE bytes of allocation on average) or the next free
-** of a sampled block.
-*/
-static void *mp_allocf_sample(void *ud, void *ptr, size_t osize,
-			      size_t nsize)
-{
-  MemProf *mp = (MemProf *)ud;
-  if (ptr != NULL && LJ_UNLIKELY(mp->sfilt[mp_filtidx(ptr)]))
-    return mp_sampleold(mp, ptr, osize, nsize);
-  if (nsize != 0 && LJ_UNLIKELY((mp->sleft -= (int64_t)nsize) < 0))
-    return mp_samplenew(mp, ptr, osize, nsize);
-  return mp->allocf(mp->allocd, ptr, osize, nsize);
-}
-
-/* The sampling state of a profiler with a mean. 0 if out of memory. */
-static int mp_sampleinit(MemProf *mp, const ljmprof_opt *opt)
-{
-  MPSample *s = (MPSample *)calloc(1, sizeof(MPSample));
-  uint64_t seed = opt->seed;
-  if (s == NULL) return 0;
-  mp->smp = s;
-  mp->sfilt = s->filt;
-  s->mean = opt->sample;
-  if (seed == 0) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    seed = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
-	   ((uint64_t)getpid() << 40) ^ (uint64_t)(uintptr_t)mp;
-  }
-  s->rng = mp_splitmix(seed);
-  if (s->rng == 0) s->rng = 1;
-  mp->sleft = mp_nextsample(s);
-  return mp_asinit(&s->blocks) && mp_asinit(&s->protos) &&
-	 mp_asinit(&s->traces);
-}
-
-/* -- Sampled blocks in a range of their own -------------------------------- */
-
-/*
-** Where the VM's allocator is its own (lj_alloc_f, the case of
-** luaL_newstate), the sampled profiler does not wrap allocations at all:
-** the VM's byte counter (g->mem_left, patch 0011) costs one subtraction
-** and one branch where the VM allocates, and new blocks go straight to
-** g->mem_newf. When the counter runs out, lj_memprof_alloc takes the
-** block from the VM's arena: a part of one range of the address space,
-** [MP_ARBASE, MP_ARBASE + MP_ARSIZE), reserved once per process, below
-** every mapping that mmap places from the top (the VM's own allocator's
-** among them). A free or a reallocation goes through g->allocf, which is
-** mp_sfree: one compare with the range's end tells every block of the
-** VM's allocator (addresses above it) from a sampled one, with no lookup
-** and nothing read but the address; what is below the end and not in the
-** range goes on to lj_alloc_f. Each sampled block has a header: its
-** arena, whose profiler writes the free if it is the one that sampled
-** the block (MPArena.gen), and its size. The VM's blocks in the range
-** are never touched by anything but this code. Allocations that bypass
-** the VM's allocation functions (a C module calling the pair that
-** lua_getallocf gave it) are not sampled.
-**
-** An arena is the VM's, not a profiler's: sampled blocks outlive the
-** profiler that sampled them (mp_sfree stays the VM's allocator until
-** close_state, lj_memprof_unwrap), and it passes from state to state
-** (mp->arena of the newest). Small blocks (with their header, up to
-** 64 KiB) come from 1 MiB chunks in power-of-two classes with a free list
-** each; larger ones are runs of 64 KiB of their own, whose pages go back
-** to the system when they are freed and whose range is kept for another
-** large sample. Chunks and runs are carved from the range by one atomic
-** add: VMs of several threads need no lock, and a forked child inherits
-** a consistent range. The range is given up for good when a VM is gone
-** (its pages, not its addresses: MP_ARSIZE is 1 TiB). If the range cannot
-** be reserved (taken, or an address-space limit: RLIMIT_AS is left to the
-** host) or the VM's allocator is another, sampling wraps the allocator
-** (mp_allocf_sample above).
-*/
-/* The VM's counter is patch 0011's: without it, the wrappers alone. */
-#ifdef LJ_MEMPROF_COUNTER
-#define MP_COUNTER	1
-#define mp_setleft(g, v)	((g)->mem_left = (v))
-#else
-#define MP_COUNTER	0
-#define mp_setleft(g, v)	((void)(g))
-#endif
-/* The counter of a profiler that sees every event: always below zero, so
-** that lj_memprof_alloc stores the allocating thread. */
-#define MP_ALWAYS	(INT64_MIN / 2)
-
-#if MP_COUNTER && LJ_GC64 && !defined(LUAJIT_USE_SYSMALLOC)
-#define MP_ARENA	1
-#else
-#define MP_ARENA	0
-#endif
-
-#if MP_ARENA
-
-#define MP_ARBASE	((uintptr_t)1 << 40)
-#define MP_ARSIZE	((uintptr_t)1 << 40)
-#define MP_ARCHUNK	((size_t)1 << 20)	/* Small blocks' chunks. */
-#define MP_ARRUN	((size_t)1 << 16)	/* Large blocks round to it. */
-#define MP_ARMINC	5	/* Classes 2^5 (32 bytes) .. */
-#define MP_ARMAXC	16	/* .. 2^16, header included. */
-
-/* Before each sampled block. 16 bytes: the block stays 16-aligned. */
-typedef struct MPArHdr {
-  struct MPArena *arena;	/* Its arena. */
-  uint32_t gen;			/* The profiler that sampled it (MPArena). */
-  uint32_t units;		/* Its 32-byte units, header included. */
-} MPArHdr;
-
-#define MP_ARUNIT	5
-#define mp_arsize(h)	((size_t)(h)->units << MP_ARUNIT)
-#define MP_ARMAX	(((size_t)UINT32_MAX << MP_ARUNIT) - MP_ARRUN)
-
-typedef struct MPArRun {
-  uintptr_t addr;
-  size_t size;
-} MPArRun;
-
-typedef struct MPArena {
-  MemProf *mp;			/* The profiler writing its frees, or NULL: */
-  uint32_t gen;			/* those of the blocks it sampled. */
-  uint8_t *cur, *end;		/* What is left of the small blocks' chunk. */
-  MPArHdr *freel[MP_ARMAXC + 1];  /* Free small blocks by class. */
-  MPArRun *runs;		/* Every chunk and run carved, */
-  uint32_t nruns, szruns;	/* given back when the VM is gone. */
-  MPArRun *idle;		/* Free large runs. */
-  uint32_t nidle, szidle;
-} MPArena;
-
-/* The range: its ends once reserved (before, no mp_sfree is in use),
-** the next free address, and 0 untried, 1 being reserved, 2 reserved,
-** 3 failed. */
-static uintptr_t mp_arlo = ~(uintptr_t)0, mp_arhi;
-static uintptr_t mp_artop = MP_ARBASE;
-static int mp_arstate;
-
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE	0x100000
-#endif
-
-/* Reserve the range, once per process. 1 if it is there. */
-static int mp_arreserve(void)
-{
-  int st = __atomic_load_n(&mp_arstate, __ATOMIC_ACQUIRE);
-  if (st == 0) {
-    int zero = 0;
-    if (__atomic_compare_exchange_n(&mp_arstate, &zero, 1, 0,
-				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-      struct rlimit rl;
-      void *p = MAP_FAILED;
-      /* PROT_NONE costs no memory, only addresses: none while the host
-      ** has a limit on them. */
-      if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY)
-	p = mmap((void *)MP_ARBASE, MP_ARSIZE, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-		 MAP_FIXED_NOREPLACE, -1, 0);
-      if (p != MAP_FAILED && p != (void *)MP_ARBASE) {
-	munmap(p, MP_ARSIZE);  /* An old kernel took the address as a hint. */
-	p = MAP_FAILED;
-      }
-      if (p != MAP_FAILED) {
-	mp_arlo = MP_ARBASE;
-	mp_arhi = MP_ARBASE + MP_ARSIZE;
-      }
-      st = p != MAP_FAILED ? 2 : 3;
-      __atomic_store_n(&mp_arstate, st, __ATOMIC_RELEASE);
-    } else {
-      st = zero;
-    }
-  }
-  while (st == 1) {  /* Another thread is at it: a system call's wait. */
-    sched_yield();
-    st = __atomic_load_n(&mp_arstate, __ATOMIC_ACQUIRE);
-  }
-  return st == 2;
-}
-
-/* Room for one more entry in a list of runs. 0 if out of memory. */
-static int mp_arroom(MPArRun **v, uint32_t n, uint32_t *sz)
-{
-  if (n == *sz) {
-    uint32_t nsz = *sz ? 2 * *sz : 16;
-    MPArRun *nv = (MPArRun *)realloc(*v, nsz * sizeof(MPArRun));
-    if (nv == NULL) return 0;
-    *v = nv;
-    *sz = nsz;
-  }
-  return 1;
-}
-
-/* The part of the range that is carved; check_memprof lowers it, to use
-** it up. Hidden, as lj_memprof_nodes_max: not the shim's to export. */
-LJ_DATA size_t lj_memprof_range_max;
-size_t lj_memprof_range_max = MP_ARSIZE;
-
-/* size bytes of the range, usable. NULL if it is used up. */
-static void *mp_arcarve(MPArena *a, size_t size)
-{
-  uintptr_t p;
-  size_t lim = lj_memprof_range_max < MP_ARSIZE ? lj_memprof_range_max :
-		MP_ARSIZE;
-  if (size > lim || !mp_arroom(&a->runs, a->nruns, &a->szruns))
-    return NULL;
-  p = __atomic_fetch_add(&mp_artop, size, __ATOMIC_RELAXED);
-  if (p > MP_ARBASE + lim - size)
-    return NULL;  /* Used up (mp_artop stays past the end). */
-  if (mprotect((void *)p, size, PROT_READ | PROT_WRITE) != 0)
-    return NULL;  /* No memory: these addresses stay unused. */
-  a->runs[a->nruns].addr = p;
-  a->runs[a->nruns].size = size;
-  a->nruns++;
-  return (void *)p;
-}
-
-/* A block of nsize bytes in the arena, or NULL. */
-static void *mp_aralloc(MPArena *a, size_t nsize)
-{
-  size_t t = nsize + sizeof(MPArHdr);
-  MPArHdr *h;
-  if (nsize > MP_ARMAX) return NULL;
-  if (t <= ((size_t)1 << MP_ARMAXC)) {
-    uint32_t c = MP_ARMINC;
-    size_t sz;
-    while (((size_t)1 << c) < t) c++;
-    sz = (size_t)1 << c;
-    h = a->freel[c];
-    if (h != NULL) {
-      a->freel[c] = *(MPArHdr **)(void *)(h + 1);
-    } else {
-      if ((size_t)(a->end - a->cur) < sz) {
-	uint8_t *ch = (uint8_t *)mp_arcarve(a, MP_ARCHUNK);
-	if (ch == NULL) return NULL;
-	a->cur = ch;
-	a->end = ch + MP_ARCHUNK;
-      }
-      h = (MPArHdr *)(void *)a->cur;
-      a->cur += sz;
-    }
-    h->units = (uint32_t)(sz >> MP_ARUNIT);
-  } else {
-    size_t sz = (t + MP_ARRUN - 1) & ~(MP_ARRUN - 1);
-    uint32_t i, best = a->nidle;
-    /* The smallest idle run that fits, if it is not twice too large. */
-    for (i = 0; i < a->nidle; i++)
-      if (a->idle[i].size >= sz && a->idle[i].size / 2 < sz &&
-	  (best == a->nidle || a->idle[i].size < a->idle[best].size))
-	best = i;
-    if (best < a->nidle) {
-      h = (MPArHdr *)a->idle[best].addr;
-      sz = a->idle[best].size;
-      a->idle[best] = a->idle[--a->nidle];
-    } else {
-      h = (MPArHdr *)mp_arcarve(a, sz);
-      if (h == NULL) return NULL;
-    }
-    h->units = (uint32_t)(sz >> MP_ARUNIT);
-  }
-  h->arena = a;
-  h->gen = a->gen;
-  return h + 1;
-}
-
-/* Is ptr a sampled block (in the range)? */
-static LJ_AINLINE int mp_inarena(const void *ptr)
-{
-  return (uintptr_t)ptr - MP_ARBASE < MP_ARSIZE;
-}
-
-/* Free the sampled block ptr, with its event if the profiler that
-** sampled it records. */
-static void mp_arfree(void *ptr, size_t osize)
-{
-  MPArHdr *h = (MPArHdr *)ptr - 1;
-  MPArena *a = h->arena;
-  MemProf *mp = a->mp;
-  if (mp != NULL && h->gen == a->gen) {
-    if (LJ_LIKELY(mp_enter(mp))) {
-      mp_freetrace(mp);
-      mp_record(mp, LJM_EV_FREE, ptr, osize, NULL, 0);
-    }
-    mp_leave(mp);
-  }
-  if (mp_arsize(h) <= ((size_t)1 << MP_ARMAXC)) {
-    uint32_t c = (uint32_t)__builtin_ctzll((unsigned long long)mp_arsize(h));
-    *(MPArHdr **)(void *)(h + 1) = a->freel[c];
-    a->freel[c] = h;
-  } else {
-    size_t sz = mp_arsize(h);
-    (void)madvise(h, sz, MADV_DONTNEED);  /* Its pages go back. */
-    if (mp_arroom(&a->idle, a->nidle, &a->szidle)) {
-      a->idle[a->nidle].addr = (uintptr_t)h;
-      a->idle[a->nidle].size = sz;
-      a->nidle++;
-    }  /* Else its addresses stay unused. */
-  }
-}
-
-/* The VM is gone: every page of its arena goes back (not the addresses). */
-static void mp_ardestroy(MPArena *a)
-{
-  uint32_t i;
-  for (i = 0; i < a->nruns; i++)
-    (void)mmap((void *)a->runs[i].addr, a->runs[i].size, PROT_NONE,
-	       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-  free(a->runs);
-  free(a->idle);
-  free(a);
-}
-
-/* A free or reallocation below the range's end: in the range, or not. */
-static LJ_NOINLINE void *mp_sfreeslow(void *ud, void *ptr, size_t osize,
-				      size_t nsize)
-{
-  void *nptr;
-  if (!mp_inarena(ptr))
-    return lj_alloc_f(ud, ptr, osize, nsize);
-  if (nsize == 0) {
-    mp_arfree(ptr, osize);
-    return NULL;
-  }
-  /* A reallocation that the counter did not sample: the new block is the
-  ** VM allocator's, the sampled one is freed. */
-  nptr = lj_alloc_f(ud, NULL, 0, nsize);
-  if (nptr == NULL) return NULL;  /* Failed: nothing changed. */
-  memcpy(nptr, ptr, osize < nsize ? osize : nsize);
-  mp_arfree(ptr, osize);
-  return nptr;
-}
-
-/*
-** The VM's allocator while its sampled blocks are in the range: the pair
-** is (mp_sfree, the VM allocator's own state). mmap places the VM
-** allocator's memory from the top down, above the range: the test is
-** one compare with its end. Where its memory is below the range (under
-** valgrind, whose mappings grow from the bottom up), mp_sfreeup tests
-** the other end.
-*/
-static void *mp_sfree(void *ud, void *ptr, size_t osize, size_t nsize)
-{
-  if (LJ_UNLIKELY((uintptr_t)ptr < mp_arhi))
-    return mp_sfreeslow(ud, ptr, osize, nsize);
-  return lj_alloc_f(ud, ptr, osize, nsize);
-}
-
-static void *mp_sfreeup(void *ud, void *ptr, size_t osize, size_t nsize)
-{
-  if (LJ_UNLIKELY((uintptr_t)ptr >= mp_arlo))
-    return mp_sfreeslow(ud, ptr, osize, nsize);
-  return lj_alloc_f(ud, ptr, osize, nsize);
-}
-
-/* Is f one of the two? */
-#define mp_issfree(f)	((f) == mp_sfree || (f) == mp_sfreeup)
-
-static void mp_wrap(global_State *g, MemProf *mp);
-
-/*
-** Sampling goes on with the wrapper (mp_allocf_sample) over the pair in
-** force, from this sample on, when the arena cannot be used:
-**
-** The host has put an allocator of its own over the pair since the start
-** (lua_setallocf over what lua_getallocf gave it: a wrapper that counts
-** and caps the VM's memory). A block from the arena would bypass it, and
-** its free would not: the host would count the free of a block it never
-** made, and a capping host refuses everything once its count wraps
-** around. With the wrapper on top, as when the host's allocator was there
-** first, every new block, sampled or not, goes through the host's. The
-** arena's blocks taken before it are freed through it (its pair calls
-** mp_sfree's), as the VM allocator's blocks from before it would be
-** without a profiler: the host sees the calls it would see without one.
-**
-** Or the range is used up (each VM that sampled keeps 1 MiB of it at
-** least, for good: a million VMs one after another use up its 1 TiB), or
-** no memory for a block there: the wrapper's blocks are the VM
-** allocator's, under mp_sfree's pair, which the arena's go on through.
-*/
-static void *mp_samplewrap(global_State *g, MemProf *mp, void *ptr,
-			   size_t osize, size_t nsize)
-{
-  mp->fast = 0;
-  mp->allocf = g->allocf;
-  mp->allocd = g->allocd;
-  mp_wrap(g, mp);
-  mp->sleft = 0;  /* This one was due: the wrapper's counter takes it. */
-  return mp_allocf_sample(mp, ptr, osize, nsize);
-}
-
-/*
-** The counter ran out: a sample. The new block is the arena's, a
-** reallocated one moves there (its old block is freed, with an event if
-** it was sampled), and the block is recorded as an allocation. The safe
-** point of a sampled profiler is here.
-*/
-static LJ_NOINLINE void *mp_sampledue(lua_State *L, MemProf *mp, void *ptr,
-				      size_t osize, size_t nsize)
-{
-  global_State *g = G(L);
-  void *nptr;
-  if (LJ_UNLIKELY(*mp->pollflag != mp->pollseen) && !mp_insweep(g)) {
-    if (mp_enter(mp)) {
-      mp->pollseen = *mp->pollflag;
-      mp->poll(mainthread(g), mp->ctx);
-    }
-    mp_leave(mp);
-    if (mp_get(g) != mp)  /* Stopped or replaced: as any allocation. */
-      return g->allocf(g->allocd, ptr, osize, nsize);
-  }
-  if (LJ_UNLIKELY(!mp_issfree(g->allocf)))  /* The host's allocator. */
-    return mp_samplewrap(g, mp, ptr, osize, nsize);
-  mp_setleft(g, mp_nextsample(mp->smp));
-  nptr = mp_aralloc(mp->arena, nsize);
-  if (nptr == NULL)  /* The range is used up: through the wrapper. */
-    return mp_samplewrap(g, mp, ptr, osize, nsize);
-  if (ptr != NULL) {
-    memcpy(nptr, ptr, osize < nsize ? osize : nsize);
-    if (mp_inarena(ptr))
-      mp_arfree(ptr, osize);
-    else
-      g->allocf(g->allocd, ptr, osize, 0);
-  }
-  if (LJ_LIKELY(mp_enter(mp)) &&
-      (LJ_LIKELY(mp->pos <= mp->lim) || mp_full(mp)) &&
-      !mp_stackevent(mp, LJM_EV_ALLOC, ptr, 0, nptr, nsize))
-    mp_event(mp, LJM_EV_ALLOC, ptr, 0, nptr, nsize);
-  mp_leave(mp);
-  return nptr;
-}
-
-#endif
-
-/* Set the VM's allocator pair; new blocks go through it too, but for
-** mp_sfree's, which takes them to the VM allocator's own. */
-static void mp_setpair(global_State *g, lua_Alloc f, void *d)
-{
-  g->allocf = f;
-  g->allocd = d;
-#if MP_ARENA
-  g->mem_newf = mp_issfree(f) ? lj_alloc_f : f;
-#elif MP_COUNTER
-  g->mem_newf = f;
-#endif
-}
-
-/* The profiler's wrapper over the pair in mp->allocf, mp->allocd. */
-static void mp_wrap(global_State *g, MemProf *mp)
-{
-  mp_setpair(g, mp_wrapper(mp), mp);
-  mp_setleft(g, MP_ALWAYS);  /* Every allocation stores its thread. */
-}
-
-#if MP_COUNTER
-void *lj_memprof_alloc(lua_State *L, void *p, GCSize osz, GCSize nsz)
-{
-  global_State *g = G(L);
-  MemProf *mp;
-  setgcref(g->mem_L, obj2gco(L));
-  if (LJ_LIKELY(g->mem_left < MP_ALWAYS / 2)) {  /* Every event: first. */
-    g->mem_left = MP_ALWAYS;
-    return g->allocf(g->allocd, p, osz, nsz);
-  }
-  mp = mp_get(g);
-#if MP_ARENA
-  if (mp != NULL && mp->fast)
-    return mp_sampledue(L, mp, p, osz, nsz);
-#endif
-  mp_setleft(g, mp != NULL ? MP_ALWAYS : INT64_MAX);
-  return g->allocf(g->allocd, p, osz, nsz);
-}
-
-void lj_memprof_unwrap(global_State *g)
-{
-#if MP_ARENA
-  if (mp_issfree(g->allocf)) mp_setpair(g, lj_alloc_f, g->allocd);
-#else
-  UNUSED(g);
-#endif
-}
-#endif
 
 /* -- Start and stop ------------------------------------------------------ */
 
@@ -3008,15 +2197,7 @@ static void mp_release(MemProf *mp)
     free(mp->stk);
     mp->stk = NULL;
   }
-  if (mp->smp) {
-    free(mp->smp->blocks.a);
-    free(mp->smp->protos.a);
-    free(mp->smp->traces.a);
-    free(mp->smp);
-    mp->smp = NULL;
-  }
-  mp->sfilt = mp_nofilt;  /* A pass-through: no block is sampled, */
-  mp->sleft = INT64_MAX;  /* and none will be. */
+  lj_memprof_samplefree(mp);
 }
 
 /* The options are usable, and no profiler runs on the VM. */
@@ -3040,7 +2221,7 @@ static MemProf *mp_new(global_State *g, const ljmprof_opt *opt)
   if (mp == NULL) return NULL;
   mp->buf = (uint8_t *)malloc(sz);
   if (mp->buf == NULL || (depth && !mp_stackinit(mp, depth)) ||
-      (opt->sample && !mp_sampleinit(mp, opt))) {
+      (opt->sample && !lj_memprof_sampleinit(mp, opt))) {
     mp_release(mp);
     free(mp);
     return NULL;
@@ -3072,7 +2253,8 @@ static void mp_writestart(MemProf *mp)
   lj_memprof_putbyte(mp, LJM_SYMTAB_FINAL);
   lj_memprof_puthdr(mp, LJM_EVENTS_M2);
   if (mp->depth) lj_memprof_putinfo(mp, LJM_INFO_DEPTH, mp->depth);
-  if (mp->smp) lj_memprof_putinfo(mp, LJM_INFO_SAMPLE, mp->smp->mean);
+  if (mp->smp)
+    lj_memprof_putinfo(mp, LJM_INFO_SAMPLE, lj_memprof_samplemean(mp));
   if (mp->timed) {
     mp->t0 = lj_memprof_clock();
     mp_reserve(mp);
@@ -3087,33 +2269,6 @@ static void mp_writestart(MemProf *mp)
   }
 }
 
-/* The VM's allocator pair and counter for the new profiler. */
-static void mp_hook(global_State *g, MemProf *mp)
-{
-  mp->allocf = g->allocf;
-  mp->allocd = g->allocd;
-#if MP_ARENA
-  /* Sampling with the VM's own allocator (or the pair an earlier sampled
-  ** profiler left): its counter and the arena, no wrapper. */
-  if (mp->smp && (g->allocf == lj_alloc_f || mp_issfree(g->allocf)) &&
-      mp_arreserve()) {
-    if (mp->arena == NULL)
-      mp->arena = (MPArena *)calloc(1, sizeof(MPArena));
-    mp->fast = mp->arena != NULL;
-  }
-  if (mp->fast) {
-    mp->arena->mp = mp;
-    mp->arena->gen++;  /* The blocks sampled before are not this one's. */
-    mp_setpair(g, mp_issfree(g->allocf) ? g->allocf :
-		  (uintptr_t)g->allocd >= mp_arhi ? mp_sfree : mp_sfreeup,
-	       g->allocd);
-    mp_setleft(g, mp->sleft);
-  } else
-#endif
-  {
-    mp_wrap(g, mp);
-  }
-}
 
 int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
 		     lj_memprof_release release)
@@ -3140,7 +2295,7 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
     mp->arena = older->arena;
     older->arena = NULL;
   }
-  mp_hook(g, mp);
+  lj_memprof_hook(g, mp);
 #if MP_COUNTER
   /* The VM stores the allocating thread only while a profiler runs (in
   ** lj_memprof_alloc): one started at a safe point inside an allocation
@@ -3153,25 +2308,12 @@ int lj_memprof_start(lua_State *L, const ljmprof_opt *opt,
   return LJMPROF_OK;
 }
 
-/*
-** The VM without the profiler: its allocator back if the wrapper is on
-** top (a sampled profiler's mp_sfree stays: its blocks are still there),
-** its counter at rest, frees of the arena's blocks no longer written.
-*/
-static void mp_unhook(global_State *g, MemProf *mp)
-{
-  if (mp_ontop(g, mp)) mp_setpair(g, mp->allocf, mp->allocd);
-  mp_setleft(g, INT64_MAX);
-#if MP_ARENA
-  if (mp->arena != NULL && mp->arena->mp == mp) mp->arena->mp = NULL;
-#endif
-}
 
 /*
 ** Stop the profiler. release: only one started with it (NULL: any).
 **
 ** The state itself is not freed before the VM is (lj_memprof_free): the
-** pair (mp_allocf, mp) may still be called, by a host's allocator set
+** pair (lj_memprof_allocf, mp) may still be called, by a host's allocator set
 ** over it while profiling, or by a C module that took it from
 ** lua_getallocf, as the VM's own allocator stays valid for the VM's life.
 ** It becomes a pass-through to the allocator it wrapped.
@@ -3187,7 +2329,7 @@ static int mp_stop(lua_State *L, int write, int any,
   if (!mp_enter(mp)) {
     /* Ended by another thread as the process goes, which may still be
     ** writing the buffer: touch nothing, free nothing. */
-    mp_unhook(g, mp);
+    lj_memprof_unhook(g, mp);
     mp->active = 0;
     mp_leave(mp);
     return LJMPROF_OK;
@@ -3203,11 +2345,11 @@ static int mp_stop(lua_State *L, int write, int any,
     lj_memprof_flush(mp);
   }
   e = write ? mp->err : 0;
-  mp_unhook(g, mp);
+  lj_memprof_unhook(g, mp);
   mp_release(mp);
   mp->active = 0;
   mp->pos = (uint8_t *)mp;  /* Not NULL: pos > lim holds for every event, */
-  mp->lim = NULL;	    /* and mp_full says halted. */
+  mp->lim = NULL;	    /* and lj_memprof_full says halted. */
   mp->err = EINVAL;
   mp->pollflag = &mp_nopoll;
   mp->pollseen = 0;
@@ -3225,12 +2367,7 @@ void lj_memprof_free(void *states)
   MemProf *mp = (MemProf *)states;
   while (mp != NULL) {
     MemProf *older = mp->older;
-#if MP_ARENA
-    if (mp->arena != NULL) {  /* Empty: the VM's last block is gone. */
-      mp_ardestroy(mp->arena);
-      mp->arena = NULL;
-    }
-#endif
+    lj_memprof_rangefree(mp);  /* Empty: the VM's last block is gone. */
     if (!mp->sealed) {  /* A sealed one may be in use as the process ends. */
       mp_release(mp);
       free(mp);
@@ -3278,7 +2415,7 @@ void lj_memprof_addproto(global_State *g, GCproto *pt)
     if (mp_enter(mp) && !mp->err) {
       if (mp->stk) mp_protonew(mp->stk, (uintptr_t)pt);
       if (mp->smp)
-	mp_protogone(mp, pt);  /* Announced when a sample names it. */
+	lj_memprof_unseenproto(mp, pt);  /* Announced when sampled. */
       else
 	lj_memprof_symproto(mp, pt, 1);
     }
@@ -3296,12 +2433,10 @@ void lj_memprof_addtrace(global_State *g, struct GCtrace *T)
 	mp->stk->nlast = 0;
 	mp_tracenew(mp->stk, T->traceno);
       }
-      if (mp->smp) {  /* Announced when a sample names it. */
-	int64_t i = mp_asfind(&mp->smp->traces, T->traceno);
-	if (i >= 0) mp_asdel(&mp->smp->traces, (uint32_t)i);
-      } else {
+      if (mp->smp)
+	lj_memprof_unseentrace(mp, T->traceno);  /* As a prototype. */
+      else
 	lj_memprof_symtrace(mp, T, 1);
-      }
     }
     mp_leave(mp);
   }

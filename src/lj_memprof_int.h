@@ -6,9 +6,12 @@
 **
 **   lj_memprof.c         starting and stopping a profiler, the VM's
 **                        lifecycle hooks, the public API (ljmprof.h); for
-**                        now also attribution, call stacks,
-**                        trace call sites, the allocator wrappers,
-**                        sampling and the sampled blocks' range
+**                        now also attribution, call stacks, trace call
+**                        sites and the allocator wrappers
+**   lj_memprof_sample.c  sampling: the counter, the sampled blocks, the
+**                        sampling wrapper, symbols announced lazily
+**   lj_memprof_range.c   the VM's allocator pair while profiling, the
+**                        VM's byte counter, the sampled blocks' range
 **   lj_memprof_wbuf.c    the output buffer's slow paths, time marks
 **   lj_memprof_symtab.c  symbols: prototypes, traces, C functions
 **   lj_memprof_heap.c    heap snapshots: every block the VM holds
@@ -261,11 +264,104 @@ LJ_FUNC void lj_memprof_dumpvm(MemProf *mp);
 /* Name the C function at addr in the stream, if it is not yet. */
 LJ_FUNC void lj_memprof_cfunc(MemProf *mp, uintptr_t addr);
 
-/* A sampling profiler's prototypes and traces announced (lj_memprof.c). */
+
+/* -- Events and the allocator wrappers (lj_memprof.c) -------------------- */
+
+/* The VM's allocator while profiling: every event, every event with its
+** stack, or a sample (lj_memprof_sample.c). */
+LJ_FUNC void *lj_memprof_allocf(void *ud, void *ptr, size_t osize,
+				size_t nsize);
+LJ_FUNC void *lj_memprof_stackallocf(void *ud, void *ptr, size_t osize,
+				     size_t nsize);
+LJ_FUNC void *lj_memprof_sampleallocf(void *ud, void *ptr, size_t osize,
+				      size_t nsize);
+
+/* The wrapper of the VM's allocator for the profiler's mode. */
+static LJ_AINLINE lua_Alloc mp_wrapper(const MemProf *mp)
+{
+  return mp->smp ? lj_memprof_sampleallocf :
+	 mp->depth ? lj_memprof_stackallocf : lj_memprof_allocf;
+}
+
+/* Is the profiler's wrapper the VM's allocator (not buried by the host's)? */
+static LJ_AINLINE int mp_ontop(global_State *g, MemProf *mp)
+{
+  return (g->allocf == lj_memprof_allocf ||
+	  g->allocf == lj_memprof_stackallocf ||
+	  g->allocf == lj_memprof_sampleallocf) && g->allocd == (void *)mp;
+}
+
+/* An event, the buffer checked first (record), or with room in it: with
+** its stack (stackevent: 0 if not written) or its leaf location. */
+LJ_FUNC void lj_memprof_record(MemProf *mp, uint8_t ev, void *optr,
+			       size_t osize, void *nptr, size_t nsize);
+LJ_FUNC int lj_memprof_stackevent(MemProf *mp, uint8_t ev, void *optr,
+				  size_t osize, void *nptr, size_t nsize);
+LJ_FUNC void lj_memprof_event(MemProf *mp, uint8_t ev, void *optr,
+			      size_t osize, void *nptr, size_t nsize);
+/* Before an event past the buffer's limit: 0 if halted. */
+LJ_FUNC int lj_memprof_full(MemProf *mp);
+/* An allocator call at the safe point (the poll flag moved). */
+LJ_FUNC void *lj_memprof_pollalloc(MemProf *mp, void *ptr, size_t osize,
+				   size_t nsize);
+
+/* -- Sampling (lj_memprof_sample.c) -------------------------------------- */
+
+LJ_FUNC int lj_memprof_sampleinit(MemProf *mp, const ljmprof_opt *opt);
+LJ_FUNC void lj_memprof_samplefree(MemProf *mp);
+LJ_FUNC uint64_t lj_memprof_samplemean(const MemProf *mp);
+/* Bytes to the next sample, drawn. */
+LJ_FUNC int64_t lj_memprof_nextsample(MemProf *mp);
+
+/* A sampled stream announces a prototype or trace when a sample first
+** names it: seen (announced), announce (if not yet), unseen (a new one
+** in its place). */
 LJ_FUNC void lj_memprof_protoseen(MemProf *mp, GCproto *pt);
+LJ_FUNC void lj_memprof_announceproto(MemProf *mp, GCproto *pt);
+LJ_FUNC void lj_memprof_unseenproto(MemProf *mp, GCproto *pt);
+LJ_FUNC void lj_memprof_announcetrace(MemProf *mp, uint64_t traceno);
 #if LJ_HASJIT
 LJ_FUNC void lj_memprof_traceseen(MemProf *mp, struct GCtrace *T);
+LJ_FUNC void lj_memprof_unseentrace(MemProf *mp, uint32_t traceno);
 #endif
+
+/* A free from a trace names it (as the quick path does): announced first,
+** if need be. */
+static LJ_AINLINE void mp_freetrace(MemProf *mp)
+{
+#if LJ_HASJIT
+  if (mp->g->vmstate > 0)
+    lj_memprof_announcetrace(mp, (uint64_t)mp->g->vmstate);
+#else
+  UNUSED(mp);
+#endif
+}
+
+/* -- The allocator pair (lj_memprof_range.c) ----------------------------- */
+
+/* The VM's counter is patch 0011's: without it, the wrappers alone. */
+#ifdef LJ_MEMPROF_COUNTER
+#define MP_COUNTER	1
+#define mp_setleft(g, v)	((g)->mem_left = (v))
+#else
+#define MP_COUNTER	0
+#define mp_setleft(g, v)	((void)(g))
+#endif
+/* The counter of a profiler that sees every event: always below zero, so
+** that lj_memprof_alloc stores the allocating thread. */
+#define MP_ALWAYS	(INT64_MIN / 2)
+
+#if MP_COUNTER && LJ_GC64 && !defined(LUAJIT_USE_SYSMALLOC)
+#define MP_ARENA	1
+#else
+#define MP_ARENA	0
+#endif
+
+/* Put the profiler's allocator on the VM, take it off. */
+LJ_FUNC void lj_memprof_hook(global_State *g, MemProf *mp);
+LJ_FUNC void lj_memprof_unhook(global_State *g, MemProf *mp);
+/* The VM is gone: its sampled blocks' arena with it. */
+LJ_FUNC void lj_memprof_rangefree(MemProf *mp);
 
 /* -- Heap snapshots (lj_memprof_heap.c) ---------------------------------- */
 

@@ -54,7 +54,7 @@ void lj_memprof_flush(MemProf *mp)
     int e = mp->writer(mp->ctx, mp->buf, n);
     if (e) {
       mp->err = e > 0 ? e : EIO;
-      mp->lim = NULL;  /* Halted: mp_allocf checks pos > lim only. */
+      mp->lim = NULL;  /* Halted: lj_memprof_allocf checks pos > lim only. */
     }
   }
 }
