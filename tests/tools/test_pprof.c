@@ -310,7 +310,7 @@ static Profile *report_of(const struct mpw *w, uint64_t top)
   mp_profile_end_file(prof, 0);
   mp_profile_done_reading(prof);
   memset(&o, 0, sizeof(o));
-  o.format = mp_format_find("pprof", 0);
+  o.format = mp_format_find("pprof", MP_FORMAT_REPORT);
   ck_assert_ptr_nonnull(o.format);
   ck_assert(o.format->flags & MP_FMT_BINARY);
   o.top = top;

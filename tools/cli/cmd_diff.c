@@ -84,11 +84,10 @@ static int usage_error(const char *what, const char *arg)
 }
 
 struct diff_cli {
-  int format;			/* 0 text, 1 json, 2 folded, 3 html. */
+  const struct mp_format *format;	/* A row with a diff function. */
   struct mp_diff_opts o;
   const char *from, *to;	/* As given, or NULL. */
   uint64_t from_event, to_event;
-  uint64_t from_ns, to_ns;	/* Given in seconds: as nanoseconds. */
   int callers_given;
   int by_kind;			/* --by=kind. */
   struct mp_kind_counts kinds[2][MP_NKINDS];	/* Each side's, by kind. */
@@ -98,27 +97,24 @@ struct diff_cli {
 };
 
 /*
-** --from/--to: "#N" is memory event N; seconds are found in the file's
-** time marks (INFO TIME of the profile extension) by the reader report
-** --at=SECONDS uses. -1 to go on, or an exit status.
+** --from (side 0) or --to: a moment of file, read as report --at reads
+** one, but without the names start and peak, which diff does not take
+** (#0 is the start). -1 to go on, or an exit status.
 */
-static int parse_moment(const char *opt, const char *arg, const char *file,
-			uint64_t *event, uint64_t *ns)
+static int parse_moment(struct diff_cli *c, int side, const char *file)
 {
-  uint64_t snap;
-  if (arg[0] == '#' && mp_load_parse_u64(arg + 1, event, 1) == 0)
-    return -1;
-  if (mp_load_parse_snapshot(arg, &snap) == 0)
-    return mp_load_event_at_snapshot(file, "diff", opt, snap, event) < 0 ?
-	   LJMPROF_EXIT_ERROR : -1;
-  if (mp_load_parse_seconds(arg, ns) < 0)
-    return usage_error(!strcmp(opt, "--from") ?
-		       "--from needs #EVENT, snapshot:N or SECONDS, not" :
-		       "--to needs #EVENT, snapshot:N or SECONDS, not", arg);
-  if (mp_load_event_at_time(file, "diff", opt, arg, *ns,
-			    !strcmp(opt, "--from") ? "give --from=#EVENT" :
-			    "give --to=#EVENT", event) < 0)
+  const char *arg = side ? c->to : c->from;
+  struct mp_load_moment m;
+
+  if (mp_load_parse_moment(arg, 0, &m) < 0)
+    return usage_error(side ?
+		       "--to needs #EVENT, snapshot:N or SECONDS, not" :
+		       "--from needs #EVENT, snapshot:N or SECONDS, not", arg);
+  if (mp_load_moment_event(file, "diff", side ? "--to" : "--from", arg, &m,
+			   side ? "give --to=#EVENT" : "give --from=#EVENT",
+			   side ? &c->to_event : &c->from_event) < 0)
     return LJMPROF_EXIT_ERROR;
+  c->o.side[side].at_seconds = m.at == MP_AT_SECONDS ? arg : NULL;
   return -1;
 }
 
@@ -184,15 +180,7 @@ static int parse_args(struct diff_cli *c, int argc, char **argv)
   while ((opt = getopt_long(nargs, argv, ":f:g:n:Hh", opts, NULL)) != -1) {
     switch (opt) {
     case 'f':
-      if (!strcmp(optarg, "text"))
-	c->format = 0;
-      else if (!strcmp(optarg, "json"))
-	c->format = 1;
-      else if (!strcmp(optarg, "folded"))
-	c->format = 2;
-      else if (!strcmp(optarg, "html"))
-	c->format = 3;
-      else
+      if (!(c->format = mp_format_find(optarg, MP_FORMAT_DIFF)))
 	return usage_error("unknown format", optarg);
       break;
     case 'g':
@@ -239,9 +227,9 @@ static int parse_args(struct diff_cli *c, int argc, char **argv)
       return usage_error("unknown option", argv[optind - 1]);
     }
   }
-  if (c->callers_given && c->format != 0)
+  if (c->callers_given && !(c->format->flags & MP_FMT_CALLERS))
     return usage_error("--callers only applies to the text format", NULL);
-  if (c->by_kind && c->format > 1)
+  if (c->by_kind && !(c->format->flags & MP_FMT_BY_KIND))
     return usage_error("--by=kind applies to the text and json formats",
 		       NULL);
   /* getopt has moved the file names to the end of argv[0..nargs). */
@@ -254,16 +242,10 @@ static int parse_args(struct diff_cli *c, int argc, char **argv)
 			 "input", NULL);
     c->files[0] = c->files[1] = argv + optind;
     c->nfiles[0] = c->nfiles[1] = 1;
-    if (c->from && (i = parse_moment("--from", c->from, argv[optind],
-				     &c->from_event, &c->from_ns)) >= 0)
+    if (c->from && (i = parse_moment(c, 0, argv[optind])) >= 0)
       return i;
-    if (c->to && (i = parse_moment("--to", c->to, argv[optind],
-				   &c->to_event, &c->to_ns)) >= 0)
+    if (c->to && (i = parse_moment(c, 1, argv[optind])) >= 0)
       return i;
-    c->o.side[0].at_seconds = c->from && c->from[0] != '#' &&
-			      strncmp(c->from, "snapshot:", 9) ? c->from : NULL;
-    c->o.side[1].at_seconds = c->to && c->to[0] != '#' &&
-			      strncmp(c->to, "snapshot:", 9) ? c->to : NULL;
     if (c->to && c->to_event < c->from_event)
       return usage_error("--to is before --from", NULL);
     return -1;
@@ -364,25 +346,27 @@ int ljmprof_cmd_diff(int argc, char **argv)
   struct mp_diff d;
   enum mp_group group;
   const char **names[2] = {NULL, NULL};
-  int status, rc = 0, side;
+  int status, side;
 
   memset(&c, 0, sizeof(c));
+  c.format = &mp_formats[0];
   c.o.group = MP_GROUP_LINE;
   c.o.value = MP_VALUE_ALLOC_BYTES;
   c.o.callers = MP_CALLERS_DEFAULT;
   if ((status = parse_args(&c, argc, argv)) >= 0)
     return status;
   setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
-  if (c.format == 3 && isatty(STDOUT_FILENO)) {
+  if ((c.format->flags & MP_FMT_PAGE) && isatty(STDOUT_FILENO)) {
     ljmprof_error("diff: the html format is a page for a browser: not "
 		  "written to a terminal (redirect the output)");
     return LJMPROF_EXIT_USAGE;
   }
   /* Folded stacks (and the page's) are the location's frames, as
   ** report's. */
-  group = c.format >= 2 && c.o.group == MP_GROUP_LINE ? MP_GROUP_FRAMES
-						       : c.o.group;
-  mp_diff_init(&d, c.format >= 2 ? MP_DIFF_KEY_FRAMES : MP_DIFF_KEY_NAME);
+  group = (c.format->flags & MP_FMT_FRAMES) && c.o.group == MP_GROUP_LINE ?
+	  MP_GROUP_FRAMES : c.o.group;
+  mp_diff_init(&d, c.format->flags & MP_FMT_FRAMES ? MP_DIFF_KEY_FRAMES :
+							MP_DIFF_KEY_NAME);
   for (side = 0; side < 2 && !out.fatal; side++) {
     names[side] = calloc((size_t)c.nfiles[side] + 1, sizeof(*names[side]));
     if (!names[side]) {
@@ -393,7 +377,8 @@ int ljmprof_cmd_diff(int argc, char **argv)
     read_side(&c, &d, side, group, names[side], &out);
   }
   if (!out.fatal && c.by_kind) {
-    if (mp_diff_kinds(stdout, c.kinds[0], c.kinds[1], &c.o, c.format == 1) < 0) {
+    if (mp_diff_kinds(stdout, c.kinds[0], c.kinds[1], &c.o,
+		      c.format->diff == mp_diff_json) < 0) {
       ljmprof_error("out of memory while writing the diff");
       out.fatal = 1;
     }
@@ -411,11 +396,7 @@ int ljmprof_cmd_diff(int argc, char **argv)
 		    d.stacks[side] || d.nostacks[side] == 2 ? "a file of " : "",
 		    side ? "NEW" : "OLD");
     }
-    rc = c.format == 1 ? mp_diff_json(stdout, &d, &c.o) :
-	 c.format == 2 ? mp_diff_folded(stdout, &d, &c.o) :
-	 c.format == 3 ? mp_diff_html(stdout, &d, &c.o) :
-	 mp_diff_text(stdout, &d, &c.o);
-    if (rc < 0) {
+    if (c.format->diff(stdout, &d, &c.o) < 0) {
       ljmprof_error("out of memory while writing the diff");
       out.fatal = 1;
     }

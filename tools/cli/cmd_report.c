@@ -19,7 +19,7 @@ static void report_help(FILE *out)
 "from memprof streams (FILE '-' is standard input).\n"
 "\n", out);
   fprintf(out, "  -f, --format=FMT       %s\n",
-	  mp_format_list(formats, sizeof(formats), 0, 0, 1));
+	  mp_format_list(formats, sizeof(formats), MP_FORMAT_REPORT, 0, 1));
   fputs(
 "  -l, --leak-only        text: only the HEAP SUMMARY of memory still held\n"
 "                         at the end, per allocating location\n"

@@ -21,7 +21,7 @@ static void stat_help(FILE *out)
 "whether the stream is complete.\n"
 "\n", out);
   fprintf(out, "  -f, --format=FMT       %s\n",
-	  mp_format_list(formats, sizeof(formats), 1, 0, 1));
+	  mp_format_list(formats, sizeof(formats), MP_FORMAT_STAT, 0, 1));
   fputs(
 "  -H, --human-readable   sizes in B, KiB, MiB, GiB\n"
 "  -m, --merge            one summary for all files\n"

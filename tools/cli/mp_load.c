@@ -277,7 +277,8 @@ out:
 
 /* -- Moments by snapshot -------------------------------------------------- */
 
-int mp_load_parse_snapshot(const char *s, uint64_t *n)
+/* "snapshot:N" (N from 1): N, or -1. */
+static int parse_snapshot(const char *s, uint64_t *n)
 {
   if (strncmp(s, "snapshot:", 9) != 0)
     return -1;
@@ -299,8 +300,9 @@ static struct mp_reader *open_stream(const char *path, const char *shown,
   return r;
 }
 
-int mp_load_event_at_snapshot(const char *path, const char *cmd,
-			      const char *opt, uint64_t want, uint64_t *at)
+/* The event where the want-th snapshot begins (mp_load_moment_event). */
+static int event_at_snapshot(const char *path, const char *cmd,
+			     const char *opt, uint64_t want, uint64_t *at)
 {
   struct mp_buf name = {0};
   const char *shown = mp_name_escaped(&name, path);
@@ -364,7 +366,7 @@ int mp_load_parse_u64(const char *s, uint64_t *out, int zero_ok)
   return 0;
 }
 
-int mp_load_parse_seconds(const char *s, uint64_t *ns)
+static int parse_seconds(const char *s, uint64_t *ns)
 {
   char *end;
   double v;
@@ -378,9 +380,10 @@ int mp_load_parse_seconds(const char *s, uint64_t *ns)
   return 0;
 }
 
-int mp_load_event_at_time(const char *path, const char *cmd,
-			  const char *opt, const char *arg, uint64_t ns,
-			  const char *hint, uint64_t *at)
+/* The event at ns, by the time marks (mp_load_moment_event). */
+static int event_at_time(const char *path, const char *cmd, const char *opt,
+			 const char *arg, uint64_t ns, const char *hint,
+			 uint64_t *at)
 {
   struct mp_buf name = {0};
   const char *shown = mp_name_escaped(&name, path);
@@ -433,4 +436,43 @@ out:
     close(fd);
   mp_buf_free(&name);
   return rc;
+}
+
+/* -- Moments ------------------------------------------------------------- */
+
+int mp_load_parse_moment(const char *s, int named, struct mp_load_moment *m)
+{
+  memset(m, 0, sizeof(*m));
+  if (named && !strcmp(s, "start"))
+    m->at = MP_AT_START;
+  else if (named && !strcmp(s, "peak"))
+    m->at = MP_AT_PEAK;
+  else if (s[0] == '#' && mp_load_parse_u64(s + 1, &m->event, 1) == 0)
+    m->at = MP_AT_EVENT;
+  else if (parse_snapshot(s, &m->snapshot) == 0)
+    m->at = MP_AT_SNAPSHOT;
+  else if (parse_seconds(s, &m->ns) == 0)
+    m->at = MP_AT_SECONDS;
+  else
+    return -1;
+  return 0;
+}
+
+int mp_load_moment_event(const char *path, const char *cmd,
+			 const char *opt, const char *s,
+			 const struct mp_load_moment *m, const char *hint,
+			 uint64_t *at)
+{
+  switch (m->at) {
+  case MP_AT_EVENT:
+  case MP_AT_START:
+    *at = m->event;
+    return 0;
+  case MP_AT_SNAPSHOT:
+    return event_at_snapshot(path, cmd, opt, m->snapshot, at);
+  case MP_AT_SECONDS:
+    return event_at_time(path, cmd, opt, s, m->ns, hint, at);
+  default:
+    return -1;
+  }
 }

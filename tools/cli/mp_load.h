@@ -48,31 +48,42 @@ enum mp_load_result mp_load_upto(struct mp_profile *p, const char *path,
 ** overflow; 0 only when zero_ok. 0, or -1. */
 int mp_load_parse_u64(const char *s, uint64_t *out, int zero_ok);
 
-/* Seconds since the stream began (--at=SECONDS, diff --from=SECONDS), as
-** nanoseconds: a finite number, not negative, no sign. 0, or -1. */
-int mp_load_parse_seconds(const char *s, uint64_t *ns);
+/* A moment of a stream, as report --at and diff --from/--to give it. */
+enum mp_load_at {
+  MP_AT_EVENT,		/* #EVENT: after memory event EVENT. */
+  MP_AT_SNAPSHOT,	/* snapshot:N (N from 1). */
+  MP_AT_SECONDS,	/* SECONDS since the stream began, by its time
+			** marks (INFO TIME of the profile extension). */
+  MP_AT_START,		/* start: after the start snapshot (report). */
+  MP_AT_PEAK		/* peak: at the most held (report). */
+};
+
+struct mp_load_moment {
+  enum mp_load_at at;
+  uint64_t event;	/* MP_AT_EVENT's; 0 for the others. */
+  uint64_t snapshot;	/* MP_AT_SNAPSHOT's N. */
+  uint64_t ns;		/* MP_AT_SECONDS's, as nanoseconds: a finite
+			** number, not negative, no sign. */
+};
+
+/* s as a moment into *m: #EVENT, snapshot:N or SECONDS, and with named
+** start and peak too. 0, or -1 when it is none of them. */
+int mp_load_parse_moment(const char *s, int named,
+			 struct mp_load_moment *m);
 
 /*
-** The memory event of path at ns since the stream began, by its time
-** marks (INFO TIME of the profile extension): the events before the
-** first mark later than ns. 0, or -1 (said, naming cmd and opt=arg, and
-** with hint where the stream has no marks) when the stream cannot be
-** read, has no marks, or ends before a mark that late.
+** The memory event of path at m, as given (s) to cmd's opt: #EVENT and
+** start need no reading; snapshot:N is where the Nth snapshot begins
+** (1: the start snapshot, at #0; a later one, INFO SNAPSHOT 2, after the
+** events before it); SECONDS the events before the first time mark
+** later than it. 0, or -1 (said, naming cmd and opt=s, and with hint
+** where the stream has no marks) when the stream cannot be read or has
+** no such snapshot or mark. Not peak: the caller's, as it needs a pass
+** that accounts the whole stream.
 */
-int mp_load_event_at_time(const char *path, const char *cmd,
-			  const char *opt, const char *arg, uint64_t ns,
-			  const char *hint, uint64_t *at);
-
-/* "snapshot:N" (N from 1): N, or -1. */
-int mp_load_parse_snapshot(const char *s, uint64_t *n);
-
-/*
-** The memory event of path at which its nth snapshot begins (1: the start
-** snapshot, at #0; a later one, INFO SNAPSHOT 2, after the events before
-** it). 0, or -1 (said, naming cmd and opt) when the stream cannot be read,
-** has no snapshot or fewer than n.
-*/
-int mp_load_event_at_snapshot(const char *path, const char *cmd,
-			      const char *opt, uint64_t n, uint64_t *at);
+int mp_load_moment_event(const char *path, const char *cmd,
+			 const char *opt, const char *s,
+			 const struct mp_load_moment *m, const char *hint,
+			 uint64_t *at);
 
 #endif

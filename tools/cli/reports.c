@@ -18,6 +18,12 @@
 #include "mp_load.h"
 #include "reports.h"
 
+/* The formats the command has. */
+static enum mp_format_for formats_of(const struct cli *c)
+{
+  return c->is_stat ? MP_FORMAT_STAT : MP_FORMAT_REPORT;
+}
+
 static int usage_error(const struct cli *c, const char *what, const char *arg)
 {
   if (arg)
@@ -40,7 +46,7 @@ static int option_error(const struct cli *c, const char *opt, unsigned flag)
   size_t i;
   int rc;
 
-  mp_format_list(formats, sizeof(formats), c->is_stat, flag, 0);
+  mp_format_list(formats, sizeof(formats), formats_of(c), flag, 0);
   if (flag == MP_FMT_VALUE) {
     mp_buf_printf(&msg, "%s only applies to --format=%s", opt, formats);
   } else {
@@ -134,7 +140,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			    NULL)) != -1) {
     switch (opt) {
     case 'f':
-      if (!(c->ro.format = mp_format_find(optarg, c->is_stat)))
+      if (!(c->ro.format = mp_format_find(optarg, formats_of(c))))
 	return usage_error(c, "unknown format", optarg);
       break;
     case OPT_LIST_FORMATS: {
@@ -189,24 +195,17 @@ static int parse_args(struct cli *c, int argc, char **argv)
     }
     case OPT_AT:
       c->at = optarg;
-      c->at_peak = !strcmp(optarg, "peak");
-      /* The start: the end of the start snapshot, before event 1. */
-      c->ro.at_start = !strcmp(optarg, "start");
-      if (!c->ro.at_start &&
-	  mp_load_parse_snapshot(optarg, &c->ro.at_snapshot) == 0)
-	c->ro.at_start = c->ro.at_snapshot == 1;  /* The start's. */
-      if (c->ro.at_start || c->ro.at_snapshot) {
-	c->at_event = 0;
-	break;
-      }
-      if (c->at_peak || (optarg[0] == '#' &&
-			 mp_load_parse_u64(optarg + 1, &c->at_event, 1) == 0))
-	break;
-      if (mp_load_parse_seconds(optarg, &c->ro.at_ns) < 0)
+      if (mp_load_parse_moment(optarg, 1, &c->moment) < 0)
 	return usage_error(c, "--at needs start, peak, snapshot:N, #EVENT or "
 			   "SECONDS, not",
 			   optarg);
-      c->ro.at_seconds = optarg;
+      /* The start: the end of the start snapshot (snapshot:1's), before
+      ** event 1. */
+      c->ro.at_snapshot = c->moment.snapshot;
+      c->ro.at_start = c->moment.at == MP_AT_START ||
+		       c->ro.at_snapshot == 1;
+      c->ro.at_seconds = c->moment.at == MP_AT_SECONDS ? optarg : NULL;
+      c->ro.at_ns = c->moment.ns;
       break;
     case 'm':
       c->merge = 1;
@@ -256,7 +255,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
   if (c->at) {
     /* What was live then: the leak summary, held bytes by default. */
     c->ro.at = 1;
-    c->ro.at_peak = c->at_peak;
+    c->ro.at_peak = c->moment.at == MP_AT_PEAK;
     if (flags & MP_FMT_LEAK_ONLY)
       c->ro.leak_only = 1;
     if (!c->value_given)
@@ -356,22 +355,19 @@ static enum mp_load_result load_input(const struct cli *c,
 
   if (!c->at)
     return mp_load_file(p, path, events);
-  *at = c->at_event;
-  if ((c->at_peak || c->ro.at_seconds || c->ro.at_snapshot > 1) &&
-      !strcmp(path, "-")) {
+  *at = c->moment.event;
+  if ((c->moment.at == MP_AT_PEAK || c->ro.at_seconds ||
+       c->ro.at_snapshot > 1) && !strcmp(path, "-")) {
     ljmprof_error("%s: --at=%s reads the stream twice: not standard "
 		  "input (give --at=#EVENT, or a file)", c->name, c->at);
     return MP_LOAD_ERROR;
   }
-  if (c->ro.at_seconds &&
-      mp_load_event_at_time(path, c->name, "--at", c->at, c->ro.at_ns,
-			    "give --at=#EVENT or --at=peak", at) < 0)
+  /* snapshot:1 is the start's, at #0: no pass to find it. */
+  if ((c->ro.at_seconds || c->ro.at_snapshot > 1) &&
+      mp_load_moment_event(path, c->name, "--at", c->at, &c->moment,
+			   "give --at=#EVENT or --at=peak", at) < 0)
     return MP_LOAD_ERROR;
-  if (c->ro.at_snapshot > 1 &&
-      mp_load_event_at_snapshot(path, c->name, "--at", c->ro.at_snapshot,
-				at) < 0)
-    return MP_LOAD_ERROR;
-  if (c->at_peak) {
+  if (c->moment.at == MP_AT_PEAK) {
     struct mp_profile *q;
     uint64_t n;
     q = mp_profile_new(MP_GROUP_LINE, MP_PROFILE_TOTALS_ONLY |

@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "mp_load.h"
 #include "mp_report.h"
 
 /* Long options without a short one. */
@@ -30,9 +31,9 @@ struct cli {
   int merge;
   int value_given;
   int callers_given;	/* --callers was given. */
-  const char *at;		/* --at as given, or NULL. */
-  int at_peak;			/* --at=peak: each file at its own peak. */
-  uint64_t at_event;		/* --at=#EVENT. */
+  const char *at;		/* --at as given, or NULL... */
+  struct mp_load_moment moment;	/* ...and what it is (peak: each file
+				** at its own). */
   uint8_t kind_keep[MP_NKINDS];	/* --kind: the kinds kept. */
   const char *output;		/* -o FILE, or NULL: standard output. */
   int output_open;		/* Standard output is ready for reports. */

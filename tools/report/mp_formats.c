@@ -2,7 +2,8 @@
 ** The output formats. To add one: write its functions in a file of its
 ** own (tools/report/mp_report_<name>.c, in tools/local.mk), declare them
 ** in mp_report.h and add its row here; the CLI's options, --help, the
-** fuzz target and the golden test follow from the row.
+** fuzz target and the golden test follow from the row. A row with a
+** diff function is a format of `ljmprof diff` too.
 **
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
@@ -10,61 +11,70 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mp_diff.h"
 #include "mp_report.h"
 
 const struct mp_format mp_formats[] = {
   {"text", MP_FMT_LEAK_ONLY | MP_FMT_FILE_HEADERS | MP_FMT_CALLERS |
    MP_FMT_TEMPORARY | MP_FMT_BY_KIND,
    mp_report_text,
-   mp_stat_text, NULL},
+   mp_stat_text, mp_diff_text, NULL},
   {"json", MP_FMT_OVERRIDE_VALUES | MP_FMT_BY_KIND, mp_report_json, mp_stat_json,
-   "JSON has held bytes"},
+   mp_diff_json, "JSON has held bytes"},
   {"folded", MP_FMT_VALUE | MP_FMT_MERGED | MP_FMT_FRAMES |
-   MP_FMT_NO_OVERRIDES, mp_report_folded, NULL,
+   MP_FMT_NO_OVERRIDES, mp_report_folded, NULL, mp_diff_folded,
    "folded has --value=held-bytes"},
   {"pprof", MP_FMT_MERGED | MP_FMT_FRAMES | MP_FMT_NO_OVERRIDES |
-   MP_FMT_BINARY | MP_FMT_BY_KIND, mp_report_pprof, NULL,
+   MP_FMT_BINARY | MP_FMT_BY_KIND, mp_report_pprof, NULL, NULL,
    "pprof has inuse_space"},
   /* Text, and its names escaped as the other text formats': it may go
   ** to a terminal (| xmllint, | head) like folded and JSON. */
   {"svg", MP_FMT_VALUE | MP_FMT_MERGED | MP_FMT_FRAMES |
-   MP_FMT_NO_OVERRIDES, mp_report_svg, NULL,
+   MP_FMT_NO_OVERRIDES, mp_report_svg, NULL, NULL,
    "svg has --value=held-bytes"},
   /* One page for a browser, from every file: not for a terminal. */
   {"html", MP_FMT_MERGED | MP_FMT_FRAMES | MP_FMT_NO_OVERRIDES |
    MP_FMT_PAGE | MP_FMT_MOMENTS | MP_FMT_KINDS, mp_report_html, NULL,
-   "html shows what is held at the end"},
+   mp_diff_html, "html shows what is held at the end"},
   /* valgrind DHAT's JSON, for dh_view.html and the Firefox Profiler. */
   {"dhat", MP_FMT_MERGED | MP_FMT_FRAMES | MP_FMT_NO_OVERRIDES |
-   MP_FMT_LIFETIMES, mp_report_dhat, NULL,
+   MP_FMT_LIFETIMES, mp_report_dhat, NULL, NULL,
    "dhat has the bytes live at the end (eb)"},
 };
 
 const size_t mp_nformats = sizeof(mp_formats) / sizeof(mp_formats[0]);
 
-const struct mp_format *mp_format_find(const char *name, int for_stat)
+/* Whether the command has format f: a row without its function is not
+** one of its formats. */
+static int format_for(const struct mp_format *f, enum mp_format_for use)
+{
+  return use == MP_FORMAT_STAT ? f->stat != NULL :
+	 use == MP_FORMAT_DIFF ? f->diff != NULL : 1;
+}
+
+const struct mp_format *mp_format_find(const char *name,
+				       enum mp_format_for use)
 {
   size_t i;
   for (i = 0; i < mp_nformats; i++)
-    if (!strcmp(mp_formats[i].name, name) &&
-	(!for_stat || mp_formats[i].stat))
+    if (!strcmp(mp_formats[i].name, name) && format_for(&mp_formats[i], use))
       return &mp_formats[i];
   return NULL;
 }
 
-char *mp_format_list(char *out, size_t size, int for_stat, unsigned flags,
-		     int mark_default)
+char *mp_format_list(char *out, size_t size, enum mp_format_for use,
+		     unsigned flags, int mark_default)
 {
   size_t i, n = 0, k = 0, len = 0;
 
   for (i = 0; i < mp_nformats; i++)
-    n += (!for_stat || mp_formats[i].stat) &&
+    n += format_for(&mp_formats[i], use) &&
 	 (mp_formats[i].flags & flags) == flags;
   out[0] = '\0';
   for (i = 0; i < mp_nformats; i++) {
     const struct mp_format *f = &mp_formats[i];
     int w;
-    if ((for_stat && !f->stat) || (f->flags & flags) != flags)
+    if (!format_for(f, use) || (f->flags & flags) != flags)
       continue;
     k++;
     w = snprintf(out + len, size - len, "%s%s%s",

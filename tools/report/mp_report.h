@@ -99,11 +99,17 @@ typedef int (*mp_report_fn)(FILE *out, struct mp_profile *p,
 #define MP_FMT_LIFETIMES	0x2000	/* Needs block lifetimes. */
 #define MP_FMT_KINDS		0x4000	/* Needs the figures by object kind. */
 
+struct mp_diff;
+struct mp_diff_opts;
+typedef int (*mp_diff_fn)(FILE *out, const struct mp_diff *d,
+			  const struct mp_diff_opts *o);
+
 struct mp_format {
   const char *name;
   unsigned flags;	/* MP_FMT_*. */
   mp_report_fn report;	/* `ljmprof report`. */
   mp_report_fn stat;	/* `ljmprof stat`, or NULL: not a stat format. */
+  mp_diff_fn diff;	/* `ljmprof diff` (mp_diff.h), or NULL: not one. */
   /* Where this format has what --leak-only shows, for the message that
   ** rejects --leak-only with it; NULL when it takes --leak-only. */
   const char *held;
@@ -113,19 +119,23 @@ struct mp_format {
 extern const struct mp_format mp_formats[];
 extern const size_t mp_nformats;
 
-/* The format called name, for stat (a stat function) or report; NULL
-** when there is none. */
-const struct mp_format *mp_format_find(const char *name, int for_stat);
+/* The command a format is for: report takes every row, stat and diff
+** the rows with their function. */
+enum mp_format_for { MP_FORMAT_REPORT, MP_FORMAT_STAT, MP_FORMAT_DIFF };
+
+/* The format called name, for that command; NULL when there is none. */
+const struct mp_format *mp_format_find(const char *name,
+				       enum mp_format_for use);
 
 /* The names the options --group and --value take, shared by report and
 ** diff: 0 with *out set, or -1 for a name that is none of them. */
 int mp_group_parse(const char *name, enum mp_group *out);
 int mp_value_parse(const char *name, enum mp_value *out);
 
-/* The formats of report (or stat) whose flags include all of flags, as
+/* The formats of a command whose flags include all of flags, as
 ** English: "text (default), json or folded". Returns out. */
-char *mp_format_list(char *out, size_t size, int for_stat, unsigned flags,
-		     int mark_default);
+char *mp_format_list(char *out, size_t size, enum mp_format_for use,
+		     unsigned flags, int mark_default);
 
 /* The formats' functions: each writes the whole report to out; 0, or -1
 ** when out of memory. The report ones may sort p's override pairs. */
