@@ -62,6 +62,7 @@
 #endif
 #include "lj_memprof_format.h"
 #include "lj_memprof_int.h"
+#include "lj_memprof_stack.h"
 
 /* Lifecycle hooks for an embedder in the same object (see ljmprof.h). */
 void (*ljmprof_hook_newstate)(lua_State *L) = NULL;
@@ -83,16 +84,8 @@ static const volatile sig_atomic_t mp_nopoll = 0;
 ** lie inside the bytecode of a prototype reached that way.
 */
 
-/* Is f a possible frame of L: above the bottom frame, inside the stack? */
-static LJ_AINLINE int mp_inframe(lua_State *L, cTValue *f)
-{
-  cTValue *st = tvref(L->stack);
-  return f > st + LJ_FR2 && f < st + L->stacksize &&
-	 ((uintptr_t)f - (uintptr_t)st) % sizeof(TValue) == 0;
-}
-
 /* The function of frame f, or NULL if the slot does not hold one. */
-static GCfunc *mp_framefunc(lua_State *L, cTValue *f)
+GCfunc *lj_memprof_framefunc(lua_State *L, cTValue *f)
 {
   GCobj *o;
   if (!mp_inframe(L, f)) return NULL;
@@ -104,24 +97,6 @@ static GCfunc *mp_framefunc(lua_State *L, cTValue *f)
   o = frame_gc(f);
   if (o == NULL || o->gch.gct != ~LJ_TFUNC) return NULL;
   return &o->fn;
-}
-
-/*
-** Line of the instruction before ins in pt, or -1 if ins is not in pt.
-** Bytecode without line information (string.dump(f, true), luajit -b)
-** has line 0 everywhere: still pt's, as the reference writer has it.
-*/
-static LJ_AINLINE BCLine mp_line(GCproto *pt, const BCIns *ins)
-{
-  BCPos pos = proto_bcpos(pt, ins) - 1;
-  return pos < pt->sizebc ? lj_debug_line(pt, pos) : -1;
-}
-
-/* Does pc, a return address, point just past a call in pt's bytecode? */
-static LJ_AINLINE int mp_pcin(GCproto *pt, const BCIns *pc)
-{
-  const BCIns *bc = proto_bc(pt);
-  return pc > bc && pc <= bc + pt->sizebc;
 }
 
 /*
@@ -140,10 +115,10 @@ static cTValue *mp_luacaller(lua_State *L, cTValue *nf, const BCIns *pc)
     GCfunc *fn;
 #if LJ_FR2
     /* pf is inside L's stack, above its bottom: only the tag to check
-    ** before mp_framefunc's own checks (most slots fail it). */
+    ** before lj_memprof_framefunc's own checks (most slots fail it). */
     if (!tvisfunc(pf - 1)) continue;
 #endif
-    fn = mp_framefunc(L, pf);
+    fn = lj_memprof_framefunc(L, pf);
     if (fn != NULL && isluafunc(fn) && mp_pcin(funcproto(fn), pc) &&
 	bc_a(pc[-1]) == a)
       return pf;
@@ -151,24 +126,9 @@ static cTValue *mp_luacaller(lua_State *L, cTValue *nf, const BCIns *pc)
   return NULL;
 }
 
-/*
-** The Lua caller of frame nf (link pc) at pf (where the last
-** stack or a hint had it): the same check as mp_luacaller's, for one distance. NULL if not.
-*/
-static LJ_AINLINE cTValue *mp_callerat(lua_State *L, cTValue *nf,
-				       const BCIns *pc, cTValue *pf)
-{
-  GCfunc *fn;
-  if (pf == NULL || pf >= nf || (fn = mp_framefunc(L, pf)) == NULL ||
-      !isluafunc(fn) || !mp_pcin(funcproto(fn), pc) ||
-      (ptrdiff_t)bc_a(pc[-1]) != (nf - pf) - 1 - LJ_FR2)
-    return NULL;
-  return pf;
-}
-
 /* mp_luacaller, tried first where its hint for pc says (MPCallHint). */
-static cTValue *mp_luacallerhint(MemProf *mp, lua_State *L, cTValue *nf,
-				 const BCIns *pc)
+cTValue *lj_memprof_luacallerhint(MemProf *mp, lua_State *L, cTValue *nf,
+				  const BCIns *pc)
 {
   MPCallHint *h = &mp->hints[((uintptr_t)pc >> 2) & (MP_CALLHINTS-1)];
   cTValue *pf = NULL;
@@ -194,7 +154,7 @@ static int mp_ffcaller(MemProf *mp, lua_State *L, cTValue *nf, uint64_t *a,
     BCLine line;
     if (frame_islua(nf)) {
       ins = frame_pc(nf);
-      pf = mp_luacallerhint(mp, L, nf, ins);
+      pf = lj_memprof_luacallerhint(mp, L, nf, ins);
     } else if (frame_iscont(nf)) {
       if (!mp_inframe(L, nf - 2 - LJ_FR2)) return 0;
       if (frame_iscont_fficb(nf)) return 0;
@@ -202,7 +162,7 @@ static int mp_ffcaller(MemProf *mp, lua_State *L, cTValue *nf, uint64_t *a,
       pf = frame_prevd(nf);
     } else if (frame_ispcall(nf)) {  /* pcall(builtin, ...) */
       pf = frame_prevd(nf);
-      fn = mp_framefunc(L, pf);
+      fn = lj_memprof_framefunc(L, pf);
       if (fn != NULL && isffunc(fn)) {
 	nf = pf;
 	continue;
@@ -211,7 +171,7 @@ static int mp_ffcaller(MemProf *mp, lua_State *L, cTValue *nf, uint64_t *a,
     } else {
       return 0;
     }
-    fn = pf != NULL ? mp_framefunc(L, pf) : NULL;
+    fn = pf != NULL ? lj_memprof_framefunc(L, pf) : NULL;
     if (fn == NULL || !isluafunc(fn) ||
 	(line = mp_line(funcproto(fn), ins)) < 0)
       return 0;
@@ -254,7 +214,7 @@ static uint8_t mp_where(MemProf *mp, void *optr, uint64_t *a, uint64_t *b)
   if (L == NULL || (optr != NULL && optr == tvref(L->stack)))
     return LJM_SRC_INTERNAL;  /* No Lua code runs, or stack resizing. */
   frame = L->base - 1;
-  fn = mp_framefunc(L, frame);
+  fn = lj_memprof_framefunc(L, frame);
   if (fn == NULL) {
     /* A built-in that wrote over its function slot still has its link:
     ** its Lua caller, if any. Else a bottom or dummy frame. */
@@ -279,41 +239,6 @@ static uint8_t mp_where(MemProf *mp, void *optr, uint64_t *a, uint64_t *b)
   return LJM_SRC_CFUNC;
 }
 
-/* -- Event bodies ---------------------------------------------------------- */
-
-/*
-** The body of an event, after its header and location: the old block of a
-** free or reallocation, the new block of an allocation or reallocation.
-*/
-static LJ_AINLINE uint8_t *mp_body(MemProf *mp, uint8_t *p, uint8_t ev,
-				   void *optr, size_t osize, void *nptr,
-				   size_t nsize)
-{
-  if (ev != LJM_EV_ALLOC) {
-    p = mp_addr(mp, p, (uintptr_t)optr);
-    p = mp_uleb(p, osize);
-  }
-  if (ev != LJM_EV_FREE) {
-    p = mp_addr(mp, p, (uintptr_t)nptr);
-    p = mp_uleb(p, nsize);
-  }
-  return p;
-}
-
-/*
-** With the profile extension, an allocation or a reallocation ends with
-** the kind of object it is for, as the VM stored it beside the call
-** (lj_memprof_kind, patch 0010), and its header has LJM_EV_KIND. The kind
-** goes back to NONE then, so that a call that says no kind is not charged
-** to the kind before it.
-*/
-static LJ_AINLINE uint8_t *mp_objkind(global_State *g, uint8_t *p)
-{
-  *p++ = g->mem_kind;
-  g->mem_kind = LJM_KIND_NONE;
-  return p;
-}
-
 /* -- Call stacks ----------------------------------------------------------- */
 
 /*
@@ -333,196 +258,6 @@ static LJ_AINLINE uint8_t *mp_objkind(global_State *g, uint8_t *p)
 **
 ** Frees keep their version-3 location; INTERNAL stays INTERNAL.
 */
-
-/* One frame of a walked stack. */
-typedef struct MPFrame {
-  cTValue *slot;		/* Frame in its thread's stack (NULL: trace). */
-  const void *fn;		/* Its function object, or the trace number. */
-  const BCIns *pc;		/* Lua: return PC its line is from, or NULL. */
-  uint32_t node;		/* Id of the stack from the root to it (0: none). */
-  uint32_t tag;			/* LJM_FRAME_*. */
-#if LJ_FR2
-  uint64_t func;		/* The function slot's TValue, as read, */
-  int64_t link;			/* the frame's link, */
-  int64_t link2;		/* a vararg frame's other link, */
-  const GCproto *pt;		/* and a Lua function's prototype. */
-#endif
-} MPFrame;
-
-/* An announced node: (parent, frame) -> id. */
-typedef struct MPNode {
-  uint64_t a;			/* Prototype, ffid, C function or trace number. */
-  uint32_t parent;		/* Parent id, 0 for a root. */
-  uint32_t b;			/* Line of a Lua frame, else 0. */
-  uint32_t tag;			/* LJM_FRAME_*, and for a Lua frame the call
-				** that names it (MP_CALLSHIFT). */
-  uint32_t id;			/* 0: a free slot. */
-} MPNode;
-
-/*
-** A Lua frame is named by the call instruction of its caller (as LuaJIT's
-** traceback names it), so the call is part of its node: the instruction's
-** position in the caller's bytecode, plus one, above the tag's 8 bits. A
-** frame entered by a tail call (return A(i) in C) has the caller of C
-** for its caller, whose call names it C; a direct call of A from the same
-** line is another node, named A. Positions past 2^24 share a node.
-*/
-#define MP_CALLSHIFT	8
-#define MP_TAGMASK	((1u << MP_CALLSHIFT) - 1)
-
-/*
-** Names of Lua frames by their caller's (prototype, return PC): a chunk
-** loaded and run from the same call site, again and again, gets its
-** name without lj_debug_slotname. Each prototype's entries are in the
-** set of its address, which a new prototype there clears (mp_protonew):
-** only a live prototype can be a frame's caller, so an entry found is
-** the name that prototype gives. A copy, so nothing in the prototype is
-** read again; longer names are not kept.
-*/
-#define MP_NAMESETS	64
-#define MP_NAMEWAYS	4
-#define MP_NAMELEN	46
-
-typedef struct MPName {
-  const GCproto *pt;		/* Caller's prototype (NULL: free). */
-  const BCIns *pc;		/* Its return PC. */
-  uint8_t len;			/* The name's length, */
-  char s[MP_NAMELEN];		/* and the name. */
-} MPName;
-
-/*
-** A resumer in a stack (mp_resumer): the frames of s->cur from first on
-** are in thread th, whose stack was at stack with size slots then.
-** mp_stackagain checks the chain from the main thread again before it
-** reads them.
-*/
-#define MP_SEGS		8
-
-typedef struct MPSeg {
-  lua_State *th;		/* The resumer. */
-  cTValue *stack;		/* Its stack, */
-  MSize size;			/* and that stack's size. */
-  uint32_t first;		/* Index of its first frame. */
-} MPSeg;
-
-/*
-** Trace call sites (mp_tracesite): the site last found at each return
-** address into a trace's machine code, by that address, for that trace
-** number; cleared whenever a trace is announced.
-*/
-#define MP_SITEHINTS	64
-
-typedef struct MPSiteHint {
-  uintptr_t ra;			/* Return address into the trace's mcode. */
-  uint32_t traceno;		/* The trace it was found in, */
-  uint32_t site;		/* and the site there (0: none). */
-} MPSiteHint;
-
-/*
-** The node of a TRACE frame (trace number and site) over a parent node,
-** direct-mapped: cleared when a trace is announced (its number's nodes
-** get a new generation).
-*/
-#define MP_TRACENODES	64
-
-typedef struct MPTraceNode {
-  const void *fn;		/* The frame's fn: trace number | site << 32. */
-  uint32_t parent;		/* The parent node, */
-  uint32_t id;			/* and the node (0: a free entry). */
-} MPTraceNode;
-
-/*
-** The trace quick path (mp_tracequick): an allocation or reallocation
-** from a trace, on the thread, C frame, g->jit_base and stack of earlier
-** trace events, with the frames below the trace as they were then, at a
-** return address into a trace's code that one of those events had, has
-** that event's node: no site hint, no frame walk, no node lookup. The
-** frames are checked as mp_stackagain checks them, from a list of (word,
-** value) pairs made when it is armed (mp_quickset): a frame's function
-** slot and link, a Lua frame's bytecode pointer, a vararg frame's other
-** link, each read only once the pairs before it held. Traces that take
-** turns over the same frames (an inner and an outer loop) share it: the
-** return addresses, with their trace and node, are direct-mapped, and
-** the slot of the last trace's return address is kept. A new trace or
-** prototype disarms it (L NULL).
-*/
-#define MP_QUICKPAIRS	48
-#define MP_QUICKSITESLOG	4
-#define MP_QUICKSITES	(1u << MP_QUICKSITESLOG)
-#define MP_QUICKOFF	INT32_MIN
-#define mp_quickhash(ra) \
-  ((uint32_t)((uint32_t)(ra) * 0x9e3779b1u) >> (32 - MP_QUICKSITESLOG))
-
-typedef struct MPQuickPair {
-  const uint64_t *p;		/* A word in the thread's stack or a function, */
-  uint64_t v;			/* and its value when armed. */
-} MPQuickPair;
-
-typedef struct MPQuickSite {
-  uintptr_t ra;			/* Return address into a trace's code, */
-  int32_t st;			/* that trace (vmstate), */
-  uint32_t node;		/* and the node of its events (0: none). */
-} MPQuickSite;
-
-typedef struct MPQuick {
-  int32_t st;			/* The trace slot is for, or MP_QUICKOFF. */
-  uint32_t n;			/* Pairs in c. */
-  lua_State *L;			/* The thread (NULL: off), */
-  cTValue *base;		/* g->jit_base, */
-  uintptr_t cf;			/* L->cframe, */
-  cTValue *stack;		/* L->stack, */
-  MSize size;			/* and L->stacksize (at least) when armed. */
-  uintptr_t slot;		/* Where trace st's call leaves its return address. */
-  MPQuickSite sites[MP_QUICKSITES];  /* By return address. */
-  MPQuickPair c[MP_QUICKPAIRS];	/* The frames below the trace. */
-} MPQuick;
-
-typedef struct MPStack {
-  MPQuick q;			/* See MPQuick. */
-  MPFrame *last;		/* Frames of the last stack, leaf first. */
-  MPFrame *cur;			/* The stack being walked. */
-  uint32_t nlast;		/* Frames in last. */
-  int lastcut;			/* last went on below the depth limit. */
-  uint32_t cutnode;		/* Id of the CUT root, 0 until needed. */
-  uint32_t fullnode;		/* Id of the root of stacks the full table
-				** cut (mp_stackfull), 0 until needed. */
-  int infull;			/* mp_stackfull is adding nodes. */
-  int lastfull;			/* The last stack was cut so. */
-  MPNode *nodes;		/* Open addressing, a power of two of slots. */
-  uint32_t mask;		/* Slots - 1. */
-  uint32_t nnodes;		/* Nodes announced: the last id given. */
-  uint32_t nused;		/* Slots in use (mp_nodegrow drops dead ones). */
-  uint32_t maxnodes;		/* Bound on nnodes. */
-  int full;			/* The bound was hit (NODES_FULL written). */
-  uint64_t cutevents;		/* Events whose stack the full table cut. */
-  uint64_t *protos;		/* Prototypes that nodes name (see mp_protonew). */
-  uint32_t pmask, nprotos;	/* Its slots - 1, its entries. */
-  lua_State *lastL;		/* The thread of the last stack, */
-  cTValue *laststack;		/* its stack then, */
-  MSize lastsize;		/* and that stack's size. */
-  int lastplain, curplain;	/* Its frames link straight to each other. */
-  MPSeg lastseg[MP_SEGS], curseg[MP_SEGS];  /* Their resumers (MPSeg), */
-  uint32_t nlastseg, ncurseg;	/* and how many. */
-  const void *cutfn;		/* The caller of a cut stack's deepest frame, */
-  const BCIns *cutpc;		/* and its PC: the frame's name. */
-  MPName names[MP_NAMESETS][MP_NAMEWAYS];  /* See MPName. */
-  uint8_t nameway[MP_NAMESETS];	/* The way each set fills next. */
-  uint32_t *tracegen;		/* Generation of each trace number, */
-  uint32_t ntracegen;		/* its entries, */
-  uint32_t gens;		/* and the last generation given. */
-  uint64_t *sites;		/* Trace call sites announced (MPSITEKEY). */
-  uint32_t smask, nsites;	/* Its slots - 1, its entries. */
-  int nosites;			/* Out of memory once: no more sites. */
-  MPSiteHint shints[MP_SITEHINTS];  /* See MPSiteHint. */
-  MPTraceNode tnodes[MP_TRACENODES];  /* See MPTraceNode. */
-} MPStack;
-
-/* Off until mp_quickset arms it again. */
-static LJ_AINLINE void mp_quickoff(MPQuick *q)
-{
-  q->L = NULL;
-  q->st = MP_QUICKOFF;
-}
 
 LJ_STATIC_ASSERT(LJMPROF_STACK_DEPTH_DEFAULT == LJM_STACK_DEPTH_DEFAULT &&
 		 LJMPROF_STACK_DEPTH_MAX == LJM_STACK_DEPTH_MAX &&
@@ -672,14 +407,6 @@ static void mp_putnode(MemProf *mp, uint32_t parent, const MPFrame *f,
   }
 }
 
-static LJ_AINLINE uint32_t mp_nodehash(uint32_t parent, uint32_t tag,
-				       uint64_t a, uint32_t b)
-{
-  uint64_t h = (a ^ ((uint64_t)parent << 32 | b) ^ ((uint64_t)tag << 29)) *
-	       0x9e3779b97f4a7c15ull;
-  return (uint32_t)(h >> 32) ^ (uint32_t)h;
-}
-
 /*
 ** A prototype's address can be a new prototype's once the collector has
 ** freed it (a symbol event then says so): the nodes of the old one must
@@ -786,478 +513,6 @@ static int mp_nodegrow(MPStack *s)
   s->nused = live;
   return 1;
 }
-
-/* -- Trace call sites -------------------------------------------------------- */
-
-#if LJ_HASJIT
-
-/*
-** A trace number names another trace once the JIT has flushed the first:
-** each trace announced while profiling gets a new generation, which the
-** key of its nodes and sites carries (0: compiled before the profiler).
-*/
-static LJ_AINLINE uint32_t mp_tracegen(MPStack *s, uint32_t traceno)
-{
-  return traceno < s->ntracegen ? s->tracegen[traceno] : 0;
-}
-
-#define MP_SITEGENS	0x7fffff  /* Generations a site's key tells apart. */
-
-static void mp_tracenew(MPStack *s, uint32_t traceno)
-{
-  /* The caches are keyed without generation. */
-  memset(s->tnodes, 0, sizeof(s->tnodes));
-  mp_quickoff(&s->q);
-#if LJ_TARGET_X64 && LJ_GC64
-  memset(s->shints, 0, sizeof(s->shints));
-#endif
-  if (traceno >= s->ntracegen) {
-    uint32_t n = s->ntracegen ? s->ntracegen : 64;
-    uint32_t *t;
-    while (n <= traceno) n *= 2;
-    t = (uint32_t *)realloc(s->tracegen, n * sizeof(uint32_t));
-    if (t == NULL) {  /* Old sites could pass for the new trace's: none. */
-      s->nosites = 1;
-      return;
-    }
-    memset(t + s->ntracegen, 0, (n - s->ntracegen) * sizeof(uint32_t));
-    s->tracegen = t;
-    s->ntracegen = n;
-  }
-  if (++s->gens == 0) s->gens = 1;
-  if (!(s->gens & MP_SITEGENS) && s->sites) {  /* Keys wrap: name anew. */
-    memset(s->sites, 0, (s->smask + 1) * sizeof(uint64_t));
-    s->nsites = 0;
-  }
-  s->tracegen[traceno] = s->gens;
-}
-
-#if LJ_TARGET_X64 && LJ_GC64
-/*
-** An allocation from compiled code comes through a call from the trace's
-** machine code into one of the VM's C helpers (lj_tab_new1, lj_str_new,
-** lj_buf_putstr, lj_gc_step_jit, ...: the IR call table). A trace runs on
-** the interpreter's C frame (L->cframe), moved down by its spill area
-** (T->spadjust, below CFRAME_SIZE_JIT - CFRAME_SIZE bytes that the VM
-** keeps for it), and pushes nothing else: the return address of that call
-** is the word just below, found without a scan and without a change to the
-** machine code. It is used only if it lies in the trace's code right after
-** a call to one of those helpers. The snapshot in force there (the
-** rightmost one that starts at or before the call, as lj_trace_unwind
-** finds an exit) gives the PC the trace would resume at and the frames it
-** inlined. The site is 1 + the snapshot's number * MP_KINDS + the kind of
-** helper (mp_helperkind), whose line may differ. Snapshots follow side
-** effects, not lines: the line is named only when the bytecode between
-** the snapshot and the next one shows it for sure (mp_snapline); else the
-** event stays the trace's (doc/format.md).
-*/
-#define MP_SITEMAX	64	/* Frames of a site, at most. */
-#define MP_SITEKEY(gen, traceno, site) \
-  ((uint64_t)((gen) & MP_SITEGENS) << 40 | (uint64_t)(traceno) << 24 | \
-   (uint64_t)(site))
-
-#define MP_SITENONE	((uint64_t)1 << 63)  /* A site that has no name. */
-
-/* The IRCALL_* id of target among the VM's helpers, or IRCALL__MAX. */
-static uint32_t mp_helper(uintptr_t target)
-{
-  uint32_t i;
-  for (i = 0; i < IRCALL__MAX; i++)
-    if ((uintptr_t)lj_ir_callinfo[i].func == target) break;
-  return i;
-}
-
-/*
-** The helper called just before ra, a return address in T's code, or
-** IRCALL__MAX. The assembler calls a helper by call rel32 if in reach,
-** else by call rax after loading rax as emit_loadu64 does: mov eax,
-** imm32; mov rax, simm32; lea rax, [DISPATCH+disp]; lea rax, [rip+disp];
-** mov rax, imm64. Whatever the bytes seem to say, only a helper's address
-** is taken.
-*/
-static uint32_t mp_callret(GCtrace *T, uintptr_t ra, uintptr_t dispatch)
-{
-  uintptr_t lo = (uintptr_t)T->mcode, v;
-  const uint8_t *c = (const uint8_t *)ra;
-  int32_t d;
-  uint32_t id;
-  if (ra < lo + 5 || ra >= lo + T->szmcode) return IRCALL__MAX;
-  if (c[-5] == XI_CALL) {  /* call rel32 */
-    memcpy(&d, c - 4, sizeof(d));
-    return mp_helper(ra + (intptr_t)d);
-  }
-  if (c[-2] != 0xff || c[-1] != 0xd0) return IRCALL__MAX;  /* call rax */
-  c -= 2;
-  if (ra >= lo + 7 && c[-5] == 0xb8) {  /* mov eax, imm32 */
-    memcpy(&d, c - 4, sizeof(d));
-    if ((id = mp_helper((uint32_t)d)) < IRCALL__MAX) return id;
-  }
-  if (ra >= lo + 9 && c[-7] == 0x48) {
-    memcpy(&d, c - 4, sizeof(d));
-    if (c[-6] == 0xc7 && c[-5] == 0xc0 &&  /* mov rax, simm32 */
-	(id = mp_helper((uintptr_t)(intptr_t)d)) < IRCALL__MAX)
-      return id;
-    if (c[-6] == 0x8d && c[-5] == 0x05 &&  /* lea rax, [rip+disp32] */
-	(id = mp_helper((uintptr_t)c + (intptr_t)d)) < IRCALL__MAX)
-      return id;
-  }
-  if (ra >= lo + 9 && c[-7] == 0x49 && c[-6] == 0x8d && c[-5] == 0x86) {
-    memcpy(&d, c - 4, sizeof(d));  /* lea rax, [r14+disp32] */
-    if ((id = mp_helper(dispatch + (intptr_t)d)) < IRCALL__MAX) return id;
-  }
-  if (ra >= lo + 6 && c[-4] == 0x49 && c[-3] == 0x8d && c[-2] == 0x46 &&
-      (id = mp_helper(dispatch + (int8_t)c[-1])) < IRCALL__MAX)
-    return id;  /* lea rax, [r14+disp8] */
-  if (ra >= lo + 12 && c[-10] == 0x48 && c[-9] == 0xb8) {
-    memcpy(&v, c - 8, sizeof(v));  /* mov rax, imm64 */
-    return mp_helper(v);
-  }
-  return IRCALL__MAX;
-}
-
-/* The snapshot in force at the call before ra. */
-static SnapNo mp_snapat(GCtrace *T, uintptr_t ra)
-{
-  SnapShot *snap = T->snap;
-  SnapNo lo = 0, hi = T->nsnap;
-  uintptr_t ofs = ra - 1 - (uintptr_t)T->mcode;  /* In the call. */
-  do {
-    SnapNo mid = (lo + hi) >> 1;
-    if (ofs < snap[mid].mcofs) hi = mid; else lo = mid + 1;
-  } while (lo < hi);
-  return lo - 1;  /* snap[0].mcofs is 0. */
-}
-
-static LJ_AINLINE const BCIns *mp_snappc(GCtrace *T, SnapNo sn)
-{
-  return snap_pc(&T->snapmap[T->snap[sn].mapofs + T->snap[sn].nent]);
-}
-
-/* The base slot of snapshot sn's innermost frame, less 2. */
-static LJ_AINLINE uint32_t mp_snapbase(GCtrace *T, SnapNo sn)
-{
-  return T->snapmap[T->snap[sn].mapofs + T->snap[sn].nent + LJ_BE] & 0xff;
-}
-
-/*
-** What a helper allocates for, by the bytecode that can lead to it: a
-** table constructor, a new key in a table, a concatenation, or anything.
-*/
-enum { MP_KANY, MP_KTNEW, MP_KTSET, MP_KCAT, MP_KINDS };
-
-static int mp_helperkind(uint32_t id)
-{
-  switch (id) {
-  case IRCALL_lj_tab_new1: case IRCALL_lj_tab_new_ah: case IRCALL_lj_tab_dup:
-    return MP_KTNEW;
-  case IRCALL_lj_tab_newkey:
-    return MP_KTSET;
-  case IRCALL_lj_str_new: case IRCALL_lj_strfmt_int: case IRCALL_lj_strfmt_num:
-  case IRCALL_lj_strfmt_putint: case IRCALL_lj_strfmt_putnum:
-  case IRCALL_lj_buf_putmem: case IRCALL_lj_buf_putstr:
-  case IRCALL_lj_buf_putchar: case IRCALL_lj_buf_tostr:
-    return MP_KCAT;
-  default:
-    return MP_KANY;
-  }
-}
-
-/* Can instruction op allocate through a helper of this kind? */
-static int mp_bcallocs(BCOp op, int kind)
-{
-  switch (kind) {
-  case MP_KTNEW: return op == BC_TNEW || op == BC_TDUP;
-  case MP_KTSET: return (op >= BC_TSETV && op <= BC_TSETR) || op == BC_GSET;
-  case MP_KCAT: return op == BC_CAT;
-  default:
-    return !(op == BC_MOV || op == BC_NOT || op == BC_KSTR ||
-	     (op >= BC_KSHORT && op <= BC_KNIL) || op == BC_UGET);
-  }
-}
-
-/*
-** The line of the allocation of this kind made by the instructions of pt
-** from pc up to end, or -1. They must run one after the other (no call,
-** jump or loop: a trace ran them all), and those that can allocate so be
-** on one line. The last may be the loop instruction that took the
-** snapshot at end (the loop's exit, just after it), or a comparison whose
-** snapshot resumes at the branch the trace did not take.
-*/
-#define MP_SITESPAN	64	/* Instructions checked, at most. */
-
-static BCLine mp_spanline(GCproto *pt, const BCIns *pc, const BCIns *end,
-			  int kind)
-{
-  const BCIns *ins;
-  BCLine line = -1;
-  BCOp op;
-  if (pc < proto_bc(pt) || end <= pc || end > proto_bc(pt) + pt->sizebc ||
-      end - pc > MP_SITESPAN)
-    return -1;
-  op = bc_op(end[-1]);
-  if (end - 1 > pc &&
-      (op == BC_FORL || op == BC_IFORL || op == BC_JFORL || op == BC_ITERL ||
-       op == BC_IITERL || op == BC_JITERL || op == BC_LOOP ||
-       op == BC_ILOOP || op == BC_JLOOP))
-    end--;
-  for (ins = pc; ins < end; ins++) {
-    op = bc_op(*ins);
-    if (op <= BC_ISF && ins + 1 < end && bc_op(ins[1]) == BC_JMP &&
-	(end == ins + 2 || end == ins + 2 + bc_j(ins[1]))) {
-      /* A comparison's snapshot: its PC is the branch not taken. */
-      end = ins + 1;
-    } else if (op < BC_MOV || op > BC_TSETR || op == BC_UCLO ||
-	       op == BC_FNEW) {
-      return -1;
-    }
-    if (mp_bcallocs(op, kind)) {
-      BCLine l = lj_debug_line(pt, proto_bcpos(pt, ins));
-      if (line >= 0 && l != line) return -1;
-      line = l;
-    }
-  }
-  return line;
-}
-
-/* May IR instruction ir call a helper that allocates? */
-static int mp_irallocs(const IRIns *ir)
-{
-  switch (ir->o) {
-  case IR_GCSTEP: case IR_NEWREF: case IR_SNEW: case IR_XSNEW:
-  case IR_TNEW: case IR_TDUP: case IR_CNEW: case IR_CNEWI:
-  case IR_BUFHDR: case IR_BUFPUT: case IR_BUFSTR: case IR_TOSTR:
-  case IR_CALLN: case IR_CALLA: case IR_CALLL: case IR_CALLS: case IR_CALLXS:
-    return 1;
-  default:
-    return 0;
-  }
-}
-
-/*
-** The line of the allocation of this kind in the code of snapshot sn (in
-** pt, at pc), or -1. The trace takes a snapshot before an instruction
-** only when the one before had a side effect, so the allocation comes from
-** the instructions between the snapshot's PC and the next snapshot's: sure
-** when the next snapshot is in the same frame further on in pt, and
-** mp_spanline finds the line. In a loop, the optimizer copied the
-** snapshots of the first iteration and dropped those with no guard
-** between them: the code of a copy is that of its source and of the
-** snapshots after it up to the source of the next copy, sure if the
-** source's line is and those after it allocate nothing.
-*/
-/* Where the code of snapshot sn, at pc, begins in the bytecode: at pc,
-** but for a root trace's first snapshot at its loop instruction, whose
-** body comes next (the instruction may be patched: startins is its
-** original). */
-static const BCIns *mp_snapstart(GCtrace *T, SnapNo sn, const BCIns *pc)
-{
-  if (sn == 0 && pc == mref(T->startpc, const BCIns)) {
-    BCOp op = bc_op(T->startins);
-    if (op == BC_FORL || op == BC_ITERL)
-      return pc + 1 + bc_j(T->startins);
-    if (op == BC_LOOP)
-      return pc + 1;
-  }
-  return pc;
-}
-
-static BCLine mp_snapline(GCtrace *T, SnapNo sn, GCproto *pt,
-			  const BCIns *pc, int kind)
-{
-  SnapNo nsnap = T->nsnap, s0, s;
-  uint32_t base = mp_snapbase(T, sn);
-  const BCIns *npc = sn + 1 < nsnap ? mp_snappc(T, sn + 1) : NULL;
-  BCLine line;
-  IRRef loop;
-  if (npc != NULL && mp_snapbase(T, sn + 1) == base &&
-      (line = mp_spanline(pt, mp_snapstart(T, sn, pc), npc, kind)) >= 0)
-    return line;
-  for (loop = REF_FIRST; loop < T->nins && T->ir[loop].o != IR_LOOP; loop++) ;
-  if (loop >= T->nins || T->snap[sn].ref <= loop) return -1;
-  for (s0 = 0; s0 + 1 < nsnap && T->snap[s0+1].ref < loop; s0++)
-    if (mp_snappc(T, s0) == pc && mp_snapbase(T, s0) == base) break;
-  if (s0 + 1 >= nsnap || T->snap[s0+1].ref >= loop ||
-      mp_snapbase(T, s0 + 1) != base ||
-      (line = mp_spanline(pt, mp_snapstart(T, s0, pc), mp_snappc(T, s0 + 1),
-			  kind)) < 0)
-    return -1;
-  for (s = s0 + 1; s < nsnap && T->snap[s].ref < loop; s++) {
-    IRRef ref, lim;
-    if (npc != NULL && mp_snappc(T, s) == npc &&
-	mp_snapbase(T, s) == mp_snapbase(T, sn + 1))
-      return line;  /* The source of the next copy. */
-    lim = s + 1 < nsnap && T->snap[s+1].ref < loop ? T->snap[s+1].ref : loop;
-    for (ref = T->snap[s].ref; ref < lim; ref++)
-      if (mp_irallocs(&T->ir[ref])) return -1;
-  }
-  return npc == NULL ? line : -1;  /* The last copy: on to the loop's end. */
-}
-
-/*
-** The frames of snapshot sn of T, innermost first, into pts and lines:
-** each frame's prototype and line, the innermost at the snapshot's PC,
-** the others at their call of the frame above, the last the trace's start
-** frame (its root trace's, for a side trace). 0 unless every frame is a
-** Lua frame whose function the snapshot holds as a constant, every PC
-** lies in its function's bytecode, and the innermost line of an
-** allocation of this kind is sure (mp_snapline).
-*/
-static uint32_t mp_snaplines(jit_State *J, GCtrace *T, SnapNo sn, int kind,
-			     uint64_t *pts, uint64_t *lines)
-{
-  SnapShot *snap = &T->snap[sn];
-  SnapEntry *map = &T->snapmap[snap->mapofs];
-  MSize nent = snap->nent, i;
-  const BCIns *pc = snap_pc(&map[nent]);
-  BCReg baseslot = (map[nent+LJ_BE] & 0xff) + 2, top = 1;
-  GCproto *fpt[MP_SITEMAX];
-  const BCIns *fpc[MP_SITEMAX];	/* Return PC into each frame. */
-  uint32_t nf = 0, k;
-  BCLine inner;
-  GCtrace *R = T->root ? traceref(J, T->root) : T;
-  if (R == NULL) return 0;
-  fpt[nf++] = &gcref(R->startpt)->pt;
-  for (i = 0; i < nent; i++) {  /* Entries in slot order. */
-    SnapEntry e = map[i];
-    BCReg slot = snap_slot(e);
-    IRIns *ir, *fir;
-    GCobj *o;
-    uint64_t link;
-    if (!(e & SNAP_FRAME) || slot < 2) continue;
-    if ((e & SNAP_CONT) || i == 0 || snap_slot(map[i-1]) != slot - 1 ||
-	nf == MP_SITEMAX)
-      return 0;
-    ir = &T->ir[snap_ref(e)];
-    fir = &T->ir[snap_ref(map[i-1])];
-    if (ir->o != IR_KNUM || fir->o != IR_KGC || irt_type(fir->t) != IRT_FUNC)
-      return 0;
-    link = ir_k64(ir)->u64;
-    o = ir_kgc(fir);
-    if ((link & FRAME_TYPE) != FRAME_LUA || !isluafunc(&o->fn)) return 0;
-    fpc[nf-1] = (const BCIns *)(uintptr_t)link;
-    fpt[nf++] = funcproto(&o->fn);
-    top = slot;
-  }
-  if (top + 1 != baseslot ||  /* The frames do not reach the PC. */
-      pc < proto_bc(fpt[nf-1]) ||
-      (inner = mp_snapline(T, sn, fpt[nf-1], pc, kind)) < 0)
-    return 0;
-  for (k = 0; k < nf; k++) {
-    GCproto *pt = fpt[nf-1-k];
-    BCLine line = k ? mp_line(pt, fpc[nf-1-k]) : inner;
-    if (line < 0) return 0;
-    pts[k] = (uintptr_t)pt;
-    lines[k] = (uint64_t)line;
-  }
-  return nf;
-}
-
-/* The slot of key in the set of sites (holding key, key | MP_SITENONE,
-** or 0 for a new key, which the caller fills), or NULL if out of memory. */
-static uint64_t *mp_siteslot(MPStack *s, uint64_t key)
-{
-  uint32_t i;
-  if (2 * (s->nsites + 1) > (s->sites ? s->smask + 1 : 0)) {
-    uint32_t osz = s->sites ? s->smask + 1 : 0, nsz = osz ? 2 * osz : 256;
-    uint64_t *o = s->sites;
-    s->sites = (uint64_t *)calloc(nsz, sizeof(uint64_t));
-    if (s->sites == NULL) {
-      s->sites = o;
-      return NULL;
-    }
-    s->smask = nsz - 1;
-    for (i = 0; i < osz; i++) {
-      uint32_t j;
-      if (!o[i]) continue;
-      j = mp_nodehash(0, 0, o[i] & ~MP_SITENONE, 0) & s->smask;
-      while (s->sites[j]) j = (j + 1) & s->smask;
-      s->sites[j] = o[i];
-    }
-    free(o);
-  }
-  for (i = mp_nodehash(0, 0, key, 0) & s->smask;
-       s->sites[i] && (s->sites[i] & ~MP_SITENONE) != key;
-       i = (i + 1) & s->smask) ;
-  if (!s->sites[i]) s->nsites++;
-  return &s->sites[i];
-}
-
-/* The site of trace T at return address ra, not in hint h: found, and
-** announced if new; 0 if not known. */
-static LJ_NOINLINE uint32_t mp_sitemiss(MemProf *mp, GCtrace *T, uintptr_t ra,
-					MPSiteHint *h)
-{
-  MPStack *s = mp->stk;
-  uint32_t id, gen = mp_tracegen(s, T->traceno), site = 0;
-  /* A GC step is no line's: it stays the trace's. */
-  if ((id = mp_callret(T, ra, (uintptr_t)G2GG(mp->g)->dispatch)) <
-      IRCALL__MAX && id != IRCALL_lj_gc_step_jit) {
-    SnapNo sn = mp_snapat(T, ra);
-    int kind = mp_helperkind(id);
-    uint64_t pts[MP_SITEMAX], lines[MP_SITEMAX];
-    uint32_t n, i;
-    uint64_t *e;
-    site = sn * MP_KINDS + kind + 1;
-    e = mp_siteslot(s, MP_SITEKEY(gen, T->traceno, site));
-    if (e == NULL) {
-      site = 0;
-    } else if (*e == 0) {  /* New: named once, or marked as unnamed. */
-      *e = MP_SITEKEY(gen, T->traceno, site);
-      n = mp_snaplines(G2J(mp->g), T, sn, kind, pts, lines);
-      if (n == 0) {
-	*e |= MP_SITENONE;
-	site = 0;
-      } else {
-	if (mp->smp) {  /* Sampling names lazily: its prototypes first. */
-	  lj_memprof_announcetrace(mp, T->traceno);
-	  for (i = 0; i < n; i++)
-	    lj_memprof_announceproto(mp, (GCproto *)(uintptr_t)pts[i]);
-	}
-	lj_memprof_putbyte(mp, LJM_EV_SYMTAB | LJM_SRC_SITE);
-	lj_memprof_putu(mp, T->traceno);
-	lj_memprof_putu(mp, site);
-	lj_memprof_putu(mp, n);
-	for (i = 0; i < n; i++) {
-	  lj_memprof_putu(mp, pts[i]);
-	  lj_memprof_putu(mp, lines[i]);
-	}
-      }
-    } else if (*e & MP_SITENONE) {
-      site = 0;  /* Unnamed: charged to the trace, as without sites. */
-    }
-  }
-  h->ra = ra;
-  h->traceno = T->traceno;
-  h->site = site;
-  return site;
-}
-
-/* The site of trace T that the allocation comes from, announced before
-** its first use; 0 if not known. *slotp: where the return address was
-** read (for mp_quickset), or 0. */
-static LJ_AINLINE uint32_t mp_tracesite(MemProf *mp, lua_State *L,
-					GCtrace *T, uintptr_t *slotp)
-{
-  MPStack *s = mp->stk;
-  uintptr_t cf = (uintptr_t)cframe_raw(L->cframe), slot, ra;
-  MPSiteHint *h;
-  if (cf == 0 || s->nosites) return 0;
-  slot = cf - (CFRAME_SIZE_JIT - CFRAME_SIZE) - T->spadjust -
-	 sizeof(uintptr_t);
-  if (slot <= (uintptr_t)__builtin_frame_address(0) || slot >= cf)
-    return 0;
-  *slotp = slot;
-  ra = *(const uintptr_t *)slot;
-  h = &s->shints[(ra ^ ra >> 7) & (MP_SITEHINTS - 1)];
-  if (LJ_LIKELY(h->ra == ra && h->traceno == T->traceno))
-    return h->site;  /* The hints are cleared by a new trace. */
-  return mp_sitemiss(mp, T, ra, h);
-}
-#else
-/* Elsewhere the return address of a call from a trace is not read yet. */
-#define mp_tracesite(mp, L, T, slotp)	0
-#endif
-#endif
 
 /* -- Stack nodes and the stack walker --------------------------------------- */
 
@@ -1369,7 +624,7 @@ static LJ_AINLINE int mp_dummyframe(lua_State *L, cTValue *f)
 static lua_State *mp_resumed(lua_State *T, cTValue **rf)
 {
   cTValue *f = T->base - 1, *co = T->base;
-  GCfunc *fn = mp_framefunc(T, f);
+  GCfunc *fn = lj_memprof_framefunc(T, f);
   if (fn == NULL || !isffunc(fn)) return NULL;
   *rf = f;
   if (fn->c.ffid == FF_coroutine_resume)
@@ -1438,7 +693,7 @@ static uint32_t mp_walk(MemProf *mp, lua_State *L, cTValue *f,
       }
       break;
     }
-    fn = mp_framefunc(L, f);
+    fn = lj_memprof_framefunc(L, f);
     if (fn != NULL) {
       MPFrame *e;
       if (n == depth) {  /* Cut: this frame names the deepest kept one. */
@@ -1481,7 +736,7 @@ static uint32_t mp_walk(MemProf *mp, lua_State *L, cTValue *f,
       pf = NULL;
       if (j + 1 < nlast && last[j].slot == f)
 	pf = mp_callerat(L, f, pc, last[j+1].slot);
-      if (pf == NULL && (pf = mp_luacallerhint(mp, L, f, pc)) == NULL)
+      if (pf == NULL && (pf = lj_memprof_luacallerhint(mp, L, f, pc)) == NULL)
 	break;
     } else if (frame_iscont(f)) {  /* A metamethod called by the VM. */
       s->curplain = 0;  /* Its caller's PC is in another slot. */
@@ -1888,7 +1143,7 @@ LJ_NOINLINE int lj_memprof_stackevent(MemProf *mp, uint8_t ev, void *optr,
 	(optr != NULL && optr == tvref(L->stack)))
       return 0;  /* The VM's own, as in mp_where. */
     f = L->base - 1;
-    fn = mp_framefunc(L, f);
+    fn = lj_memprof_framefunc(L, f);
     if (fn != NULL && isluafunc(fn)) {  /* Its current PC, as mp_where. */
       void *cf = cframe_raw(L->cframe);
       if (cf == NULL || (void *)cframe_pc(cf) == (void *)cframe_L(cf) ||
@@ -2431,7 +1686,7 @@ void lj_memprof_addtrace(global_State *g, struct GCtrace *T)
     if (mp_enter(mp) && !mp->err) {
       if (mp->stk) {  /* Its number may be an old one's. */
 	mp->stk->nlast = 0;
-	mp_tracenew(mp->stk, T->traceno);
+	lj_memprof_tracenew(mp->stk, T->traceno);
       }
       if (mp->smp)
 	lj_memprof_unseentrace(mp, T->traceno);  /* As a prototype. */

@@ -6,8 +6,9 @@
 **
 **   lj_memprof.c         starting and stopping a profiler, the VM's
 **                        lifecycle hooks, the public API (ljmprof.h); for
-**                        now also attribution, call stacks, trace call
-**                        sites and the allocator wrappers
+**                        now also attribution, call stacks and the
+**                        allocator wrappers
+**   lj_memprof_trace.c   trace call sites: the lines inside compiled code
 **   lj_memprof_sample.c  sampling: the counter, the sampled blocks, the
 **                        sampling wrapper, symbols announced lazily
 **   lj_memprof_range.c   the VM's allocator pair while profiling, the
@@ -19,8 +20,10 @@
 **   lib_misc.c           misc.memprof, the profiler from Lua
 **
 **   lj_memprof.h         what LuaJIT's own files call (the patch series)
-**   lj_memprof_int.h     this: the state, the writer's inline helpers and
-**                        the functions that cross files (lj_memprof_*)
+**   lj_memprof_int.h     this: the state, the writer's inline helpers,
+**                        the frame readers and the functions that cross
+**                        files (lj_memprof_*)
+**   lj_memprof_stack.h   the state of call stacks and trace call sites
 **   lj_memprof_format.h  the stream's bytes
 **   lj_memprof_elf.h     reading ELF files, shared with the CLI
 **   ljmprof.h            the public C API
@@ -38,6 +41,9 @@
 
 #include "lj_obj.h"
 #include "lj_gc.h"
+#include "lj_frame.h"
+#include "lj_bc.h"
+#include "lj_debug.h"
 #include "lj_memprof.h"
 
 /* -- The profiler's state ------------------------------------------------ */
@@ -250,6 +256,95 @@ static LJ_AINLINE void mp_ticklim(MemProf *mp)
 {
   mp->lim = mp->hardlim - mp->pos > mp->tickbytes ? mp->pos + mp->tickbytes :
 						   mp->hardlim;
+}
+
+/* -- Reading frames ---------------------------------------------------- */
+
+/* The VM's frames are read without trusting any slot: each read is
+** checked first (see "Attribution" in lj_memprof.c). */
+
+/* Is f a possible frame of L: above the bottom frame, inside the stack? */
+static LJ_AINLINE int mp_inframe(lua_State *L, cTValue *f)
+{
+  cTValue *st = tvref(L->stack);
+  return f > st + LJ_FR2 && f < st + L->stacksize &&
+	 ((uintptr_t)f - (uintptr_t)st) % sizeof(TValue) == 0;
+}
+
+/* The function of frame f, or NULL if the slot does not hold one. */
+LJ_FUNC GCfunc *lj_memprof_framefunc(lua_State *L, cTValue *f);
+
+/*
+** Line of the instruction before ins in pt, or -1 if ins is not in pt.
+** Bytecode without line information (string.dump(f, true), luajit -b)
+** has line 0 everywhere: still pt's, as the reference writer has it.
+*/
+static LJ_AINLINE BCLine mp_line(GCproto *pt, const BCIns *ins)
+{
+  BCPos pos = proto_bcpos(pt, ins) - 1;
+  return pos < pt->sizebc ? lj_debug_line(pt, pos) : -1;
+}
+
+/* Does pc, a return address, point just past a call in pt's bytecode? */
+static LJ_AINLINE int mp_pcin(GCproto *pt, const BCIns *pc)
+{
+  const BCIns *bc = proto_bc(pt);
+  return pc > bc && pc <= bc + pt->sizebc;
+}
+
+/*
+** The Lua caller of frame nf (link pc) at pf (where the last stack or a
+** hint had it): the same check as mp_luacaller's, for one distance. NULL
+** if not.
+*/
+static LJ_AINLINE cTValue *mp_callerat(lua_State *L, cTValue *nf,
+				       const BCIns *pc, cTValue *pf)
+{
+  GCfunc *fn;
+  if (pf == NULL || pf >= nf || (fn = lj_memprof_framefunc(L, pf)) == NULL ||
+      !isluafunc(fn) || !mp_pcin(funcproto(fn), pc) ||
+      (ptrdiff_t)bc_a(pc[-1]) != (nf - pf) - 1 - LJ_FR2)
+    return NULL;
+  return pf;
+}
+
+/* The Lua caller of frame nf (link pc), where its hint says first. */
+LJ_FUNC cTValue *lj_memprof_luacallerhint(MemProf *mp, lua_State *L,
+					  cTValue *nf, const BCIns *pc);
+
+/* -- Event bodies ---------------------------------------------------------- */
+
+/*
+** The body of an event, after its header and location: the old block of a
+** free or reallocation, the new block of an allocation or reallocation.
+*/
+static LJ_AINLINE uint8_t *mp_body(MemProf *mp, uint8_t *p, uint8_t ev,
+				   void *optr, size_t osize, void *nptr,
+				   size_t nsize)
+{
+  if (ev != LJM_EV_ALLOC) {
+    p = mp_addr(mp, p, (uintptr_t)optr);
+    p = mp_uleb(p, osize);
+  }
+  if (ev != LJM_EV_FREE) {
+    p = mp_addr(mp, p, (uintptr_t)nptr);
+    p = mp_uleb(p, nsize);
+  }
+  return p;
+}
+
+/*
+** With the profile extension, an allocation or a reallocation ends with
+** the kind of object it is for, as the VM stored it beside the call
+** (lj_memprof_kind, patch 0010), and its header has LJM_EV_KIND. The kind
+** goes back to NONE then, so that a call that says no kind is not charged
+** to the kind before it.
+*/
+static LJ_AINLINE uint8_t *mp_objkind(global_State *g, uint8_t *p)
+{
+  *p++ = g->mem_kind;
+  g->mem_kind = LJM_KIND_NONE;
+  return p;
 }
 
 /* -- Symbols (lj_memprof_symtab.c) --------------------------------------- */

@@ -1,0 +1,475 @@
+/*
+** Memory profiler: trace call sites, the line inside compiled code.
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+**
+** With call stacks, an allocation from a trace has a TRACE frame whose
+** site (a snapshot of the trace and the kind of helper called) names the
+** Lua frames and lines the trace inlined there, announced once as a
+** symbol event. Only JIT-compiled code has sites; only x86-64 with GC64
+** reads them yet (lj_memprof_stack.h has the fast path, mp_tracesite).
+** Not to be confused with heap snapshots (lj_memprof_heap.c): the
+** snapshots here are the JIT's (lj_snap.c).
+*/
+
+#define lj_memprof_trace_c
+#define LUA_CORE
+
+#include "lj_obj.h"
+#include "lj_memprof.h"
+
+#if LJ_HASMEMPROF && LJ_HASJIT
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lj_gc.h"
+#include "lj_frame.h"
+#include "lj_bc.h"
+#include "lj_debug.h"
+#include "lj_dispatch.h"
+#include "lj_jit.h"
+#include "lj_trace.h"
+#include "lj_ircall.h"
+#include "lj_target.h"
+#include "lj_memprof_format.h"
+#include "lj_memprof_int.h"
+#include "lj_memprof_stack.h"
+
+/* -- Trace generations ---------------------------------------------------- */
+
+#define MP_SITEGENS	0x7fffff  /* Generations a site's key tells apart. */
+
+void lj_memprof_tracenew(MPStack *s, uint32_t traceno)
+{
+  /* The caches are keyed without generation. */
+  memset(s->tnodes, 0, sizeof(s->tnodes));
+  mp_quickoff(&s->q);
+#if LJ_TARGET_X64 && LJ_GC64
+  memset(s->shints, 0, sizeof(s->shints));
+#endif
+  if (traceno >= s->ntracegen) {
+    uint32_t n = s->ntracegen ? s->ntracegen : 64;
+    uint32_t *t;
+    while (n <= traceno) n *= 2;
+    t = (uint32_t *)realloc(s->tracegen, n * sizeof(uint32_t));
+    if (t == NULL) {  /* Old sites could pass for the new trace's: none. */
+      s->nosites = 1;
+      return;
+    }
+    memset(t + s->ntracegen, 0, (n - s->ntracegen) * sizeof(uint32_t));
+    s->tracegen = t;
+    s->ntracegen = n;
+  }
+  if (++s->gens == 0) s->gens = 1;
+  if (!(s->gens & MP_SITEGENS) && s->sites) {  /* Keys wrap: name anew. */
+    memset(s->sites, 0, (s->smask + 1) * sizeof(uint64_t));
+    s->nsites = 0;
+  }
+  s->tracegen[traceno] = s->gens;
+}
+
+/* -- Call sites ----------------------------------------------------------- */
+
+#if LJ_TARGET_X64 && LJ_GC64
+/*
+** An allocation from compiled code comes through a call from the trace's
+** machine code into one of the VM's C helpers (lj_tab_new1, lj_str_new,
+** lj_buf_putstr, lj_gc_step_jit, ...: the IR call table). A trace runs on
+** the interpreter's C frame (L->cframe), moved down by its spill area
+** (T->spadjust, below CFRAME_SIZE_JIT - CFRAME_SIZE bytes that the VM
+** keeps for it), and pushes nothing else: the return address of that call
+** is the word just below, found without a scan and without a change to the
+** machine code. It is used only if it lies in the trace's code right after
+** a call to one of those helpers. The snapshot in force there (the
+** rightmost one that starts at or before the call, as lj_trace_unwind
+** finds an exit) gives the PC the trace would resume at and the frames it
+** inlined. The site is 1 + the snapshot's number * MP_KINDS + the kind of
+** helper (mp_helperkind), whose line may differ. Snapshots follow side
+** effects, not lines: the line is named only when the bytecode between
+** the snapshot and the next one shows it for sure (mp_snapline); else the
+** event stays the trace's (doc/format.md).
+*/
+#define MP_SITEMAX	64	/* Frames of a site, at most. */
+#define MP_SITEKEY(gen, traceno, site) \
+  ((uint64_t)((gen) & MP_SITEGENS) << 40 | (uint64_t)(traceno) << 24 | \
+   (uint64_t)(site))
+
+#define MP_SITENONE	((uint64_t)1 << 63)  /* A site that has no name. */
+
+/* The IRCALL_* id of target among the VM's helpers, or IRCALL__MAX. */
+static uint32_t mp_helper(uintptr_t target)
+{
+  uint32_t i;
+  for (i = 0; i < IRCALL__MAX; i++)
+    if ((uintptr_t)lj_ir_callinfo[i].func == target) break;
+  return i;
+}
+
+/*
+** The helper called just before ra, a return address in T's code, or
+** IRCALL__MAX. The assembler calls a helper by call rel32 if in reach,
+** else by call rax after loading rax as emit_loadu64 does: mov eax,
+** imm32; mov rax, simm32; lea rax, [DISPATCH+disp]; lea rax, [rip+disp];
+** mov rax, imm64. Whatever the bytes seem to say, only a helper's address
+** is taken.
+*/
+static uint32_t mp_callret(GCtrace *T, uintptr_t ra, uintptr_t dispatch)
+{
+  uintptr_t lo = (uintptr_t)T->mcode, v;
+  const uint8_t *c = (const uint8_t *)ra;
+  int32_t d;
+  uint32_t id;
+  if (ra < lo + 5 || ra >= lo + T->szmcode) return IRCALL__MAX;
+  if (c[-5] == XI_CALL) {  /* call rel32 */
+    memcpy(&d, c - 4, sizeof(d));
+    return mp_helper(ra + (intptr_t)d);
+  }
+  if (c[-2] != 0xff || c[-1] != 0xd0) return IRCALL__MAX;  /* call rax */
+  c -= 2;
+  if (ra >= lo + 7 && c[-5] == 0xb8) {  /* mov eax, imm32 */
+    memcpy(&d, c - 4, sizeof(d));
+    if ((id = mp_helper((uint32_t)d)) < IRCALL__MAX) return id;
+  }
+  if (ra >= lo + 9 && c[-7] == 0x48) {
+    memcpy(&d, c - 4, sizeof(d));
+    if (c[-6] == 0xc7 && c[-5] == 0xc0 &&  /* mov rax, simm32 */
+	(id = mp_helper((uintptr_t)(intptr_t)d)) < IRCALL__MAX)
+      return id;
+    if (c[-6] == 0x8d && c[-5] == 0x05 &&  /* lea rax, [rip+disp32] */
+	(id = mp_helper((uintptr_t)c + (intptr_t)d)) < IRCALL__MAX)
+      return id;
+  }
+  if (ra >= lo + 9 && c[-7] == 0x49 && c[-6] == 0x8d && c[-5] == 0x86) {
+    memcpy(&d, c - 4, sizeof(d));  /* lea rax, [r14+disp32] */
+    if ((id = mp_helper(dispatch + (intptr_t)d)) < IRCALL__MAX) return id;
+  }
+  if (ra >= lo + 6 && c[-4] == 0x49 && c[-3] == 0x8d && c[-2] == 0x46 &&
+      (id = mp_helper(dispatch + (int8_t)c[-1])) < IRCALL__MAX)
+    return id;  /* lea rax, [r14+disp8] */
+  if (ra >= lo + 12 && c[-10] == 0x48 && c[-9] == 0xb8) {
+    memcpy(&v, c - 8, sizeof(v));  /* mov rax, imm64 */
+    return mp_helper(v);
+  }
+  return IRCALL__MAX;
+}
+
+/* The snapshot in force at the call before ra. */
+static SnapNo mp_snapat(GCtrace *T, uintptr_t ra)
+{
+  SnapShot *snap = T->snap;
+  SnapNo lo = 0, hi = T->nsnap;
+  uintptr_t ofs = ra - 1 - (uintptr_t)T->mcode;  /* In the call. */
+  do {
+    SnapNo mid = (lo + hi) >> 1;
+    if (ofs < snap[mid].mcofs) hi = mid; else lo = mid + 1;
+  } while (lo < hi);
+  return lo - 1;  /* snap[0].mcofs is 0. */
+}
+
+static LJ_AINLINE const BCIns *mp_snappc(GCtrace *T, SnapNo sn)
+{
+  return snap_pc(&T->snapmap[T->snap[sn].mapofs + T->snap[sn].nent]);
+}
+
+/* The base slot of snapshot sn's innermost frame, less 2. */
+static LJ_AINLINE uint32_t mp_snapbase(GCtrace *T, SnapNo sn)
+{
+  return T->snapmap[T->snap[sn].mapofs + T->snap[sn].nent + LJ_BE] & 0xff;
+}
+
+/*
+** What a helper allocates for, by the bytecode that can lead to it: a
+** table constructor, a new key in a table, a concatenation, or anything.
+*/
+enum { MP_KANY, MP_KTNEW, MP_KTSET, MP_KCAT, MP_KINDS };
+
+static int mp_helperkind(uint32_t id)
+{
+  switch (id) {
+  case IRCALL_lj_tab_new1: case IRCALL_lj_tab_new_ah: case IRCALL_lj_tab_dup:
+    return MP_KTNEW;
+  case IRCALL_lj_tab_newkey:
+    return MP_KTSET;
+  case IRCALL_lj_str_new: case IRCALL_lj_strfmt_int: case IRCALL_lj_strfmt_num:
+  case IRCALL_lj_strfmt_putint: case IRCALL_lj_strfmt_putnum:
+  case IRCALL_lj_buf_putmem: case IRCALL_lj_buf_putstr:
+  case IRCALL_lj_buf_putchar: case IRCALL_lj_buf_tostr:
+    return MP_KCAT;
+  default:
+    return MP_KANY;
+  }
+}
+
+/* Can instruction op allocate through a helper of this kind? */
+static int mp_bcallocs(BCOp op, int kind)
+{
+  switch (kind) {
+  case MP_KTNEW: return op == BC_TNEW || op == BC_TDUP;
+  case MP_KTSET: return (op >= BC_TSETV && op <= BC_TSETR) || op == BC_GSET;
+  case MP_KCAT: return op == BC_CAT;
+  default:
+    return !(op == BC_MOV || op == BC_NOT || op == BC_KSTR ||
+	     (op >= BC_KSHORT && op <= BC_KNIL) || op == BC_UGET);
+  }
+}
+
+/*
+** The line of the allocation of this kind made by the instructions of pt
+** from pc up to end, or -1. They must run one after the other (no call,
+** jump or loop: a trace ran them all), and those that can allocate so be
+** on one line. The last may be the loop instruction that took the
+** snapshot at end (the loop's exit, just after it), or a comparison whose
+** snapshot resumes at the branch the trace did not take.
+*/
+#define MP_SITESPAN	64	/* Instructions checked, at most. */
+
+static BCLine mp_spanline(GCproto *pt, const BCIns *pc, const BCIns *end,
+			  int kind)
+{
+  const BCIns *ins;
+  BCLine line = -1;
+  BCOp op;
+  if (pc < proto_bc(pt) || end <= pc || end > proto_bc(pt) + pt->sizebc ||
+      end - pc > MP_SITESPAN)
+    return -1;
+  op = bc_op(end[-1]);
+  if (end - 1 > pc &&
+      (op == BC_FORL || op == BC_IFORL || op == BC_JFORL || op == BC_ITERL ||
+       op == BC_IITERL || op == BC_JITERL || op == BC_LOOP ||
+       op == BC_ILOOP || op == BC_JLOOP))
+    end--;
+  for (ins = pc; ins < end; ins++) {
+    op = bc_op(*ins);
+    if (op <= BC_ISF && ins + 1 < end && bc_op(ins[1]) == BC_JMP &&
+	(end == ins + 2 || end == ins + 2 + bc_j(ins[1]))) {
+      /* A comparison's snapshot: its PC is the branch not taken. */
+      end = ins + 1;
+    } else if (op < BC_MOV || op > BC_TSETR || op == BC_UCLO ||
+	       op == BC_FNEW) {
+      return -1;
+    }
+    if (mp_bcallocs(op, kind)) {
+      BCLine l = lj_debug_line(pt, proto_bcpos(pt, ins));
+      if (line >= 0 && l != line) return -1;
+      line = l;
+    }
+  }
+  return line;
+}
+
+/* May IR instruction ir call a helper that allocates? */
+static int mp_irallocs(const IRIns *ir)
+{
+  switch (ir->o) {
+  case IR_GCSTEP: case IR_NEWREF: case IR_SNEW: case IR_XSNEW:
+  case IR_TNEW: case IR_TDUP: case IR_CNEW: case IR_CNEWI:
+  case IR_BUFHDR: case IR_BUFPUT: case IR_BUFSTR: case IR_TOSTR:
+  case IR_CALLN: case IR_CALLA: case IR_CALLL: case IR_CALLS: case IR_CALLXS:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/*
+** The line of the allocation of this kind in the code of snapshot sn (in
+** pt, at pc), or -1. The trace takes a snapshot before an instruction
+** only when the one before had a side effect, so the allocation comes from
+** the instructions between the snapshot's PC and the next snapshot's: sure
+** when the next snapshot is in the same frame further on in pt, and
+** mp_spanline finds the line. In a loop, the optimizer copied the
+** snapshots of the first iteration and dropped those with no guard
+** between them: the code of a copy is that of its source and of the
+** snapshots after it up to the source of the next copy, sure if the
+** source's line is and those after it allocate nothing.
+*/
+/* Where the code of snapshot sn, at pc, begins in the bytecode: at pc,
+** but for a root trace's first snapshot at its loop instruction, whose
+** body comes next (the instruction may be patched: startins is its
+** original). */
+static const BCIns *mp_snapstart(GCtrace *T, SnapNo sn, const BCIns *pc)
+{
+  if (sn == 0 && pc == mref(T->startpc, const BCIns)) {
+    BCOp op = bc_op(T->startins);
+    if (op == BC_FORL || op == BC_ITERL)
+      return pc + 1 + bc_j(T->startins);
+    if (op == BC_LOOP)
+      return pc + 1;
+  }
+  return pc;
+}
+
+static BCLine mp_snapline(GCtrace *T, SnapNo sn, GCproto *pt,
+			  const BCIns *pc, int kind)
+{
+  SnapNo nsnap = T->nsnap, s0, s;
+  uint32_t base = mp_snapbase(T, sn);
+  const BCIns *npc = sn + 1 < nsnap ? mp_snappc(T, sn + 1) : NULL;
+  BCLine line;
+  IRRef loop;
+  if (npc != NULL && mp_snapbase(T, sn + 1) == base &&
+      (line = mp_spanline(pt, mp_snapstart(T, sn, pc), npc, kind)) >= 0)
+    return line;
+  for (loop = REF_FIRST; loop < T->nins && T->ir[loop].o != IR_LOOP; loop++) ;
+  if (loop >= T->nins || T->snap[sn].ref <= loop) return -1;
+  for (s0 = 0; s0 + 1 < nsnap && T->snap[s0+1].ref < loop; s0++)
+    if (mp_snappc(T, s0) == pc && mp_snapbase(T, s0) == base) break;
+  if (s0 + 1 >= nsnap || T->snap[s0+1].ref >= loop ||
+      mp_snapbase(T, s0 + 1) != base ||
+      (line = mp_spanline(pt, mp_snapstart(T, s0, pc), mp_snappc(T, s0 + 1),
+			  kind)) < 0)
+    return -1;
+  for (s = s0 + 1; s < nsnap && T->snap[s].ref < loop; s++) {
+    IRRef ref, lim;
+    if (npc != NULL && mp_snappc(T, s) == npc &&
+	mp_snapbase(T, s) == mp_snapbase(T, sn + 1))
+      return line;  /* The source of the next copy. */
+    lim = s + 1 < nsnap && T->snap[s+1].ref < loop ? T->snap[s+1].ref : loop;
+    for (ref = T->snap[s].ref; ref < lim; ref++)
+      if (mp_irallocs(&T->ir[ref])) return -1;
+  }
+  return npc == NULL ? line : -1;  /* The last copy: on to the loop's end. */
+}
+
+/*
+** The frames of snapshot sn of T, innermost first, into pts and lines:
+** each frame's prototype and line, the innermost at the snapshot's PC,
+** the others at their call of the frame above, the last the trace's start
+** frame (its root trace's, for a side trace). 0 unless every frame is a
+** Lua frame whose function the snapshot holds as a constant, every PC
+** lies in its function's bytecode, and the innermost line of an
+** allocation of this kind is sure (mp_snapline).
+*/
+static uint32_t mp_snaplines(jit_State *J, GCtrace *T, SnapNo sn, int kind,
+			     uint64_t *pts, uint64_t *lines)
+{
+  SnapShot *snap = &T->snap[sn];
+  SnapEntry *map = &T->snapmap[snap->mapofs];
+  MSize nent = snap->nent, i;
+  const BCIns *pc = snap_pc(&map[nent]);
+  BCReg baseslot = (map[nent+LJ_BE] & 0xff) + 2, top = 1;
+  GCproto *fpt[MP_SITEMAX];
+  const BCIns *fpc[MP_SITEMAX];	/* Return PC into each frame. */
+  uint32_t nf = 0, k;
+  BCLine inner;
+  GCtrace *R = T->root ? traceref(J, T->root) : T;
+  if (R == NULL) return 0;
+  fpt[nf++] = &gcref(R->startpt)->pt;
+  for (i = 0; i < nent; i++) {  /* Entries in slot order. */
+    SnapEntry e = map[i];
+    BCReg slot = snap_slot(e);
+    IRIns *ir, *fir;
+    GCobj *o;
+    uint64_t link;
+    if (!(e & SNAP_FRAME) || slot < 2) continue;
+    if ((e & SNAP_CONT) || i == 0 || snap_slot(map[i-1]) != slot - 1 ||
+	nf == MP_SITEMAX)
+      return 0;
+    ir = &T->ir[snap_ref(e)];
+    fir = &T->ir[snap_ref(map[i-1])];
+    if (ir->o != IR_KNUM || fir->o != IR_KGC || irt_type(fir->t) != IRT_FUNC)
+      return 0;
+    link = ir_k64(ir)->u64;
+    o = ir_kgc(fir);
+    if ((link & FRAME_TYPE) != FRAME_LUA || !isluafunc(&o->fn)) return 0;
+    fpc[nf-1] = (const BCIns *)(uintptr_t)link;
+    fpt[nf++] = funcproto(&o->fn);
+    top = slot;
+  }
+  if (top + 1 != baseslot ||  /* The frames do not reach the PC. */
+      pc < proto_bc(fpt[nf-1]) ||
+      (inner = mp_snapline(T, sn, fpt[nf-1], pc, kind)) < 0)
+    return 0;
+  for (k = 0; k < nf; k++) {
+    GCproto *pt = fpt[nf-1-k];
+    BCLine line = k ? mp_line(pt, fpc[nf-1-k]) : inner;
+    if (line < 0) return 0;
+    pts[k] = (uintptr_t)pt;
+    lines[k] = (uint64_t)line;
+  }
+  return nf;
+}
+
+/* The slot of key in the set of sites (holding key, key | MP_SITENONE,
+** or 0 for a new key, which the caller fills), or NULL if out of memory. */
+static uint64_t *mp_siteslot(MPStack *s, uint64_t key)
+{
+  uint32_t i;
+  if (2 * (s->nsites + 1) > (s->sites ? s->smask + 1 : 0)) {
+    uint32_t osz = s->sites ? s->smask + 1 : 0, nsz = osz ? 2 * osz : 256;
+    uint64_t *o = s->sites;
+    s->sites = (uint64_t *)calloc(nsz, sizeof(uint64_t));
+    if (s->sites == NULL) {
+      s->sites = o;
+      return NULL;
+    }
+    s->smask = nsz - 1;
+    for (i = 0; i < osz; i++) {
+      uint32_t j;
+      if (!o[i]) continue;
+      j = mp_nodehash(0, 0, o[i] & ~MP_SITENONE, 0) & s->smask;
+      while (s->sites[j]) j = (j + 1) & s->smask;
+      s->sites[j] = o[i];
+    }
+    free(o);
+  }
+  for (i = mp_nodehash(0, 0, key, 0) & s->smask;
+       s->sites[i] && (s->sites[i] & ~MP_SITENONE) != key;
+       i = (i + 1) & s->smask) ;
+  if (!s->sites[i]) s->nsites++;
+  return &s->sites[i];
+}
+
+/* The site of trace T at return address ra, not in hint h: found, and
+** announced if new; 0 if not known. */
+LJ_NOINLINE uint32_t lj_memprof_sitemiss(MemProf *mp, GCtrace *T,
+					 uintptr_t ra, MPSiteHint *h)
+{
+  MPStack *s = mp->stk;
+  uint32_t id, gen = mp_tracegen(s, T->traceno), site = 0;
+  /* A GC step is no line's: it stays the trace's. */
+  if ((id = mp_callret(T, ra, (uintptr_t)G2GG(mp->g)->dispatch)) <
+      IRCALL__MAX && id != IRCALL_lj_gc_step_jit) {
+    SnapNo sn = mp_snapat(T, ra);
+    int kind = mp_helperkind(id);
+    uint64_t pts[MP_SITEMAX], lines[MP_SITEMAX];
+    uint32_t n, i;
+    uint64_t *e;
+    site = sn * MP_KINDS + kind + 1;
+    e = mp_siteslot(s, MP_SITEKEY(gen, T->traceno, site));
+    if (e == NULL) {
+      site = 0;
+    } else if (*e == 0) {  /* New: named once, or marked as unnamed. */
+      *e = MP_SITEKEY(gen, T->traceno, site);
+      n = mp_snaplines(G2J(mp->g), T, sn, kind, pts, lines);
+      if (n == 0) {
+	*e |= MP_SITENONE;
+	site = 0;
+      } else {
+	if (mp->smp) {  /* Sampling names lazily: its prototypes first. */
+	  lj_memprof_announcetrace(mp, T->traceno);
+	  for (i = 0; i < n; i++)
+	    lj_memprof_announceproto(mp, (GCproto *)(uintptr_t)pts[i]);
+	}
+	lj_memprof_putbyte(mp, LJM_EV_SYMTAB | LJM_SRC_SITE);
+	lj_memprof_putu(mp, T->traceno);
+	lj_memprof_putu(mp, site);
+	lj_memprof_putu(mp, n);
+	for (i = 0; i < n; i++) {
+	  lj_memprof_putu(mp, pts[i]);
+	  lj_memprof_putu(mp, lines[i]);
+	}
+      }
+    } else if (*e & MP_SITENONE) {
+      site = 0;  /* Unnamed: charged to the trace, as without sites. */
+    }
+  }
+  h->ra = ra;
+  h->traceno = T->traceno;
+  h->site = site;
+  return site;
+}
+
+#endif
+
+#endif
