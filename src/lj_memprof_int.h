@@ -6,8 +6,9 @@
 **
 **   lj_memprof.c         starting and stopping a profiler, the VM's
 **                        lifecycle hooks, the public API (ljmprof.h); for
-**                        now also attribution, call stacks and the
-**                        allocator wrappers
+**                        now also attribution and the allocator wrappers
+**   lj_memprof_stack.c   call stacks, walked at each event
+**   lj_memprof_node.c    stack nodes: the table, the names of frames
 **   lj_memprof_trace.c   trace call sites: the lines inside compiled code
 **   lj_memprof_sample.c  sampling: the counter, the sampled blocks, the
 **                        sampling wrapper, symbols announced lazily

@@ -1,7 +1,7 @@
 /*
 ** Memory profiler: the state of call stacks, shared by the stack walker
-** and node table (lj_memprof.c, for now) and trace call sites
-** (lj_memprof_trace.c).
+** (lj_memprof_stack.c), the node table (lj_memprof_node.c), trace call
+** sites (lj_memprof_trace.c) and the allocator wrappers.
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
 
@@ -11,6 +11,7 @@
 #include "lj_frame.h"
 #if LJ_HASJIT
 #include "lj_jit.h"
+#include "lj_dispatch.h"
 #endif
 #include "lj_memprof_int.h"
 
@@ -213,6 +214,90 @@ static LJ_AINLINE uint32_t mp_nodehash(uint32_t parent, uint32_t tag,
 	       0x9e3779b97f4a7c15ull;
   return (uint32_t)(h >> 32) ^ (uint32_t)h;
 }
+
+/* -- Stack nodes (lj_memprof_node.c) ------------------------------------- */
+
+/* The id of (parent, frame f), announcing it if new; caller is the frame
+** below f, or NULL. 0 once the table is full. */
+LJ_FUNC uint32_t lj_memprof_nodeid(MemProf *mp, uint32_t parent,
+				   const MPFrame *f, const MPFrame *caller);
+/* The n frames of cur under the full table's own root: the leaf node. */
+LJ_FUNC uint32_t lj_memprof_stackfull(MemProf *mp, MPFrame *cur, uint32_t n);
+/* A new prototype at pt: the nodes of an old one there are not its. */
+LJ_FUNC void lj_memprof_protonew(MPStack *s, uintptr_t pt);
+/* The stack state of a profiler with a depth limit (0 if out of memory),
+** and dropping it. */
+LJ_FUNC int lj_memprof_stackinit(MemProf *mp, int depth);
+LJ_FUNC void lj_memprof_stackfree(MemProf *mp);
+
+/* -- The trace quick path (lj_memprof_stack.c) ---------------------------- */
+
+#if LJ_HASJIT && LJ_FR2
+/* Do the frames below the armed trace still hold what they held? */
+static LJ_AINLINE int mp_quickframes(const MPQuick *q)
+{
+  uint32_t i;
+  for (i = 0; i < q->n; i++)
+    if (*q->c[i].p != q->c[i].v) return 0;
+  return 1;
+}
+
+/* After a trace event of thread L from trace st, whose return address was
+** in slot: arm the quick path for the last stack, whose leaf is node. */
+LJ_FUNC void lj_memprof_quickset(MemProf *mp, lua_State *L, int32_t st,
+				 uintptr_t slot, uint32_t node);
+
+/*
+** An allocation or reallocation on the quick path (MPQuick): written with
+** its node and returns 1, or returns 0 for lj_memprof_stackevent. The
+** buffer has room.
+*/
+static LJ_AINLINE int mp_tracequick(MemProf *mp, uint8_t ev, void *optr,
+				    size_t osize, void *nptr, size_t nsize)
+{
+  global_State *g = mp->g;
+  int32_t st = g->vmstate;
+  MPQuick *q;
+  lua_State *L;
+  const MPQuickSite *e;
+  uintptr_t slot, ra;
+  uint8_t *p;
+  if (st <= 0) return 0;  /* Not a trace: nothing else is read. */
+  q = &mp->stk->q;
+  L = (lua_State *)gcref(g->mem_L);
+  if (L != q->L || L == NULL || tvref(g->jit_base) != q->base ||
+      (uintptr_t)L->cframe != q->cf || tvref(L->stack) != q->stack ||
+      L->stacksize < q->size)
+    return 0;
+  if (LJ_LIKELY(st == q->st)) {
+    slot = q->slot;
+  } else {  /* Another trace over the same frames: its slot, as mp_tracesite. */
+    jit_State *J = G2J(g);
+    uintptr_t cf = (uintptr_t)cframe_raw((void *)q->cf);
+    GCtrace *T = (MSize)st < J->sizetrace ? traceref(J, st) : NULL;
+    if (T == NULL) return 0;
+    slot = cf - (CFRAME_SIZE_JIT - CFRAME_SIZE) - T->spadjust -
+	   sizeof(uintptr_t);
+    if (slot >= cf) return 0;
+    q->st = st;
+    q->slot = slot;
+  }
+  if (slot <= (uintptr_t)__builtin_frame_address(0)) return 0;
+  ra = *(const uintptr_t *)slot;
+  e = &q->sites[mp_quickhash(ra)];
+  if (e->ra != ra || e->st != st || e->node == 0 || !mp_quickframes(q))
+    return 0;  /* An entry never set has node 0. */
+  p = mp->pos;
+  *p++ = ev | LJM_SRC_STACK | LJM_EV_KIND;
+  p = mp_uleb(p, e->node);
+  p = mp_body(mp, p, ev, optr, osize, nptr, nsize);
+  mp->pos = mp_objkind(g, p);
+  return 1;
+}
+#else
+#define lj_memprof_quickset(mp, L, st, slot, node)	UNUSED(slot)
+#define mp_tracequick(mp, ev, optr, osize, nptr, nsize)	0
+#endif
 
 #if LJ_HASJIT
 /* -- Trace call sites (lj_memprof_trace.c) ------------------------------- */
