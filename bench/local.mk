@@ -13,7 +13,7 @@ CLEANFILES += bench/runbench bench/results.txt bench/results.status
 BENCH_WORKLOADS = bench/workloads/common.lua bench/workloads/strings.lua \
 	bench/workloads/tables.lua bench/workloads/closures.lua \
 	bench/workloads/modules.lua bench/workloads/bigheap.lua
-EXTRA_DIST += bench/README.md bench/run $(BENCH_WORKLOADS)
+EXTRA_DIST += bench/README.md bench/run bench/instr-compare $(BENCH_WORKLOADS)
 
 # Options through the environment: BENCH_RUNS, BENCH_ONLY, BENCH_SCALE,
 # BENCH_VARIANTS, BENCH_PARSER, BENCH_PARSER_MB, BENCH_TMP, BENCH_WRITER,
