@@ -5,8 +5,9 @@
 ** The profiler's files, one job each:
 **
 **   lj_memprof.c         starting and stopping a profiler, the VM's
-**                        lifecycle hooks, the public API (ljmprof.h); for
-**                        now also attribution and the allocator wrappers
+**                        lifecycle hooks, the public API (ljmprof.h)
+**   lj_memprof_event.c   an event: where it comes from (attribution),
+**                        its bytes, the allocator wrappers that write it
 **   lj_memprof_stack.c   call stacks, walked at each event
 **   lj_memprof_node.c    stack nodes: the table, the names of frames
 **   lj_memprof_trace.c   trace call sites: the lines inside compiled code
@@ -262,7 +263,7 @@ static LJ_AINLINE void mp_ticklim(MemProf *mp)
 /* -- Reading frames ---------------------------------------------------- */
 
 /* The VM's frames are read without trusting any slot: each read is
-** checked first (see "Attribution" in lj_memprof.c). */
+** checked first (see "Attribution" in lj_memprof_event.c). */
 
 /* Is f a possible frame of L: above the bottom frame, inside the stack? */
 static LJ_AINLINE int mp_inframe(lua_State *L, cTValue *f)
@@ -361,7 +362,7 @@ LJ_FUNC void lj_memprof_dumpvm(MemProf *mp);
 LJ_FUNC void lj_memprof_cfunc(MemProf *mp, uintptr_t addr);
 
 
-/* -- Events and the allocator wrappers (lj_memprof.c) -------------------- */
+/* -- Events and the allocator wrappers (lj_memprof_event.c) -------------- */
 
 /* The VM's allocator while profiling: every event, every event with its
 ** stack, or a sample (lj_memprof_sample.c). */

@@ -5,8 +5,8 @@
 ** With a depth limit (the profile extension), an allocation or a
 ** reallocation carries the id of its stack's leaf node; each node
 ** (parent, frame) is announced once, before its first use. The stack is
-** walked as carefully as mp_where reads its top (lj_memprof.c), and
-** cheaply: the frames of the last stack written are kept, and the next
+** walked as carefully as mp_where reads its top (lj_memprof_event.c),
+** and cheaply: the frames of the last stack written are kept, and the next
 ** stack almost always shares all of them but its top. A frame that is
 ** the same (slot, function, PC) as the last stack's at the same distance
 ** from the root, with all below it the same too, keeps its node: lines,
