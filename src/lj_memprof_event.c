@@ -201,7 +201,7 @@ static uint8_t mp_where(MemProf *mp, void *optr, uint64_t *a, uint64_t *b)
   return LJM_SRC_CFUNC;
 }
 
-/* -- Allocator wrappers: every event --------------------------------------- */
+/* -- The event and the allocator wrappers --------------------------------- */
 
 /* An event from Lua or C code: find the location, then write it all. */
 LJ_NOINLINE void lj_memprof_event(MemProf *mp, uint8_t ev, void *optr,

@@ -10,6 +10,8 @@
 **                        its bytes, the allocator wrappers that write it
 **   lj_memprof_stack.c   call stacks, walked at each event
 **   lj_memprof_node.c    stack nodes: the table, the names of frames
+**   lj_memprof_set.c     sets of keys: the open-addressing table the
+**                        others share
 **   lj_memprof_trace.c   trace call sites: the lines inside compiled code
 **   lj_memprof_sample.c  sampling: the counter, the sampled blocks, the
 **                        sampling wrapper, symbols announced lazily
@@ -172,6 +174,81 @@ static LJ_AINLINE int mp_insweep(global_State *g)
 {
   return g->gc.state == GCSsweepstring && g->vmstate == ~LJ_VMST_GC;
 }
+
+/* -- Sets of keys (lj_memprof_set.c) ------------------------------------ */
+
+/*
+** The sets of the profiler (the prototypes and trace call sites that
+** stack nodes name, the sampled blocks, the prototypes and traces a
+** sampled stream has announced) are one table: open addressing, linear
+** probing, at most half full, deletion by backward shift. An entry is a
+** 64-bit word, 0 when free; its bits in kmask are its key, the others
+** its owner's (a prototype's generation, a site without a name). The
+** array is made at the first entry. The node table, whose entries are
+** structs and which drops dead nodes as it grows, has its own.
+*/
+typedef struct MPSet {
+  uint64_t *e;			/* Entries, NULL until the first. */
+  uint32_t mask, n;		/* Slots - 1, entries in use. */
+  uint64_t kmask;		/* An entry's key bits. */
+  uint32_t min;			/* Slots of the first array. */
+} MPSet;
+
+static LJ_AINLINE uint32_t mp_sethash(uint64_t key)
+{
+  uint64_t h = key * 0x9e3779b97f4a7c15ull;
+  return (uint32_t)(h >> 32) ^ (uint32_t)h;
+}
+
+/*
+** The slot of key's entry, or the free slot it would take; s has an
+** array. kmask is s->kmask: a constant where the caller knows it, so
+** that the probe compares with no load.
+*/
+static LJ_AINLINE uint32_t mp_setslot(const MPSet *s, uint64_t key,
+				      uint64_t kmask)
+{
+  uint32_t i = mp_sethash(key) & s->mask;
+  while (s->e[i] && (s->e[i] & kmask) != key) i = (i + 1) & s->mask;
+  return i;
+}
+
+/* The entry of key, or 0. */
+static LJ_AINLINE uint64_t mp_setget(const MPSet *s, uint64_t key,
+				     uint64_t kmask)
+{
+  return s->e ? s->e[mp_setslot(s, key, kmask)] : 0;
+}
+
+/* The slot of key's entry, or -1. */
+static LJ_AINLINE int64_t mp_setfind(const MPSet *s, uint64_t key,
+				     uint64_t kmask)
+{
+  uint32_t i;
+  if (s->e == NULL) return -1;
+  i = mp_setslot(s, key, kmask);
+  return s->e[i] ? (int64_t)i : -1;
+}
+
+LJ_FUNC void lj_memprof_setinit(MPSet *s, uint64_t kmask, uint32_t min);
+/* Twice the slots (min for the first array). 0 if out of memory. */
+LJ_FUNC int lj_memprof_setgrow(MPSet *s);
+
+/* The entry of key, or the free one it takes, counted (the caller fills
+** it: key in the kmask bits). NULL if out of memory. Without an array,
+** mask is 0: the first entry makes one. */
+static LJ_AINLINE uint64_t *mp_setput(MPSet *s, uint64_t key, uint64_t kmask)
+{
+  uint32_t i;
+  if (LJ_UNLIKELY(2 * (s->n + 1) > s->mask + 1) && !lj_memprof_setgrow(s))
+    return NULL;
+  i = mp_setslot(s, key, kmask);
+  if (!s->e[i]) s->n++;
+  return &s->e[i];
+}
+LJ_FUNC void lj_memprof_setdel(MPSet *s, uint32_t i);
+LJ_FUNC void lj_memprof_setclear(MPSet *s);
+LJ_FUNC void lj_memprof_setfree(MPSet *s);
 
 /* -- Writing the stream ------------------------------------------------ */
 

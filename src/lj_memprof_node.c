@@ -188,50 +188,25 @@ static void mp_putnode(MemProf *mp, uint32_t parent, const MPFrame *f,
 ** freed it (a symbol event then says so): the nodes of the old one must
 ** not be found for the new one. s->protos holds the prototypes that
 ** nodes name, each with a generation in bits 48 and up, which a new
-** prototype at its address bumps (lj_memprof_protonew); a Lua frame's key is its
-** prototype with that generation, so the old nodes are not found again.
+** prototype at its address bumps (lj_memprof_protonew); a Lua frame's
+** key is its prototype with that generation, so the old nodes are not
+** found again.
 */
 #define MP_PTBITS	(((uint64_t)1 << 48) - 1)
-
-static LJ_AINLINE uint32_t mp_protoslot(MPStack *s, uint64_t pt)
-{
-  uint32_t i = mp_nodehash(0, 0, pt, 0) & s->pmask;
-  while (s->protos[i] && (s->protos[i] & MP_PTBITS) != pt)
-    i = (i + 1) & s->pmask;
-  return i;
-}
 
 /* The key of prototype pt: with its generation, if a node names it. */
 static LJ_AINLINE uint64_t mp_protokey(MPStack *s, uint64_t pt)
 {
-  uint64_t k;
-  if (s->protos == NULL) return pt;
-  k = s->protos[mp_protoslot(s, pt)];
+  uint64_t k = mp_setget(&s->protos, pt, MP_PTBITS);
   return k ? k : pt;
 }
 
 /* Remember that a node names pt (key k). 0 if out of memory. */
 static int mp_protoadd(MPStack *s, uint64_t k)
 {
-  uint32_t i;
-  if (2 * (s->nprotos + 1) > s->pmask + 1) {
-    uint32_t osz = s->protos ? s->pmask + 1 : 0, nsz = osz ? 2 * osz : 256;
-    uint64_t *o = s->protos;
-    s->protos = (uint64_t *)calloc(nsz, sizeof(uint64_t));
-    if (s->protos == NULL) {
-      s->protos = o;
-      return 0;
-    }
-    s->pmask = nsz - 1;
-    for (i = 0; i < osz; i++)
-      if (o[i]) s->protos[mp_protoslot(s, o[i] & MP_PTBITS)] = o[i];
-    free(o);
-  }
-  i = mp_protoslot(s, k & MP_PTBITS);
-  if (!s->protos[i]) {
-    s->protos[i] = k;
-    s->nprotos++;
-  }
+  uint64_t *e = mp_setput(&s->protos, k & MP_PTBITS, MP_PTBITS);
+  if (e == NULL) return 0;
+  if (!*e) *e = k;
   return 1;
 }
 
@@ -240,13 +215,15 @@ static int mp_protoadd(MPStack *s, uint64_t k)
 void lj_memprof_protonew(MPStack *s, uintptr_t pt)
 {
   uint32_t i;
+  int64_t j;
   MPName *e = s->names[mp_nameset((const GCproto *)pt)];
   for (i = 0; i < MP_NAMEWAYS; i++)
     if (e[i].pt == (const GCproto *)pt) e[i].pt = NULL;
-  if (s->protos == NULL || !s->protos[i = mp_protoslot(s, pt)])
+  if ((j = mp_setfind(&s->protos, pt, MP_PTBITS)) < 0)
     return;
-  s->protos[i] += (uint64_t)1 << 48;
-  if (!(s->protos[i] >> 48)) s->protos[i] += (uint64_t)1 << 48;  /* Not 0. */
+  s->protos.e[j] += (uint64_t)1 << 48;
+  if (!(s->protos.e[j] >> 48))
+    s->protos.e[j] += (uint64_t)1 << 48;  /* Not 0. */
   s->nlast = 0;  /* The last stack's frames may name it. */
   mp_quickoff(&s->q);
 }
@@ -260,8 +237,8 @@ void lj_memprof_protonew(MPStack *s, uintptr_t pt)
 static LJ_AINLINE int mp_nodedead(MPStack *s, const MPNode *o)
 {
   uint64_t k;
-  if ((o->tag & MP_TAGMASK) != LJM_FRAME_LUA || s->protos == NULL) return 0;
-  k = s->protos[mp_protoslot(s, o->a & MP_PTBITS)];
+  if ((o->tag & MP_TAGMASK) != LJM_FRAME_LUA) return 0;
+  k = mp_setget(&s->protos, o->a & MP_PTBITS, MP_PTBITS);
   return k != 0 && k != o->a;  /* Its address has a newer generation. */
 }
 
@@ -412,6 +389,8 @@ int lj_memprof_stackinit(MemProf *mp, int depth)
   mp->stk = s;
   mp->depth = (uint32_t)depth;
   s->maxnodes = lj_memprof_nodes_max ? lj_memprof_nodes_max : 1;
+  lj_memprof_setinit(&s->protos, MP_PTBITS, 256);
+  lj_memprof_setinit(&s->sites, ~MP_SITENONE, 256);
   mp_quickoff(&s->q);
   s->last = (MPFrame *)calloc(mp->depth, sizeof(MPFrame));
   s->cur = (MPFrame *)calloc(mp->depth, sizeof(MPFrame));
@@ -422,9 +401,9 @@ int lj_memprof_stackinit(MemProf *mp, int depth)
 void lj_memprof_stackfree(MemProf *mp)
 {
   if (mp->stk) {
-    free(mp->stk->protos);
+    lj_memprof_setfree(&mp->stk->protos);
     free(mp->stk->tracegen);
-    free(mp->stk->sites);
+    lj_memprof_setfree(&mp->stk->sites);
     free(mp->stk->nodes);
     free(mp->stk->last);
     free(mp->stk->cur);

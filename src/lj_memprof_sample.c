@@ -44,27 +44,22 @@
 ** allocation of the new block.
 **
 ** Sampled blocks stay known, so that their frees and reallocations are
-** recorded: an exact set of addresses (open addressing, linear probing,
-** deletion by backward shift) behind a direct-mapped filter of counters,
+** recorded: an exact set of addresses (MPSet) behind a direct-mapped
+** filter of counters,
 ** one per hash of an address, so that the free of an unsampled block
 ** costs one load. A counter counts the set's addresses with its hash;
 ** one that reaches 255 stays there (a false positive costs a lookup).
 */
 #define MP_FILTBITS	14	/* 16 KiB of counters. */
 #define MP_SETMIN	64	/* Slots of a new set. */
-
-/* A set of addresses: open addressing, linear probing; 0: a free slot. */
-typedef struct MPAddrSet {
-  uintptr_t *a;
-  uint32_t mask, n;		/* Slots - 1, addresses in it. */
-} MPAddrSet;
+#define MP_ADDRKEY	(~(uint64_t)0)  /* The whole entry is the key. */
 
 typedef struct MPSample {
   uint64_t mean;		/* Mean bytes between samples. */
   uint64_t rng;			/* xorshift64* state, never 0. */
-  MPAddrSet blocks;		/* The sampled blocks. */
-  MPAddrSet protos;		/* Prototypes announced, */
-  MPAddrSet traces;		/* and traces, by number. */
+  MPSet blocks;			/* The sampled blocks. */
+  MPSet protos;			/* Prototypes announced, */
+  MPSet traces;			/* and traces, by number. */
   uint8_t filt[1u << MP_FILTBITS];  /* The filter (see above). */
 } MPSample;
 
@@ -84,11 +79,6 @@ static void mp_samplenone(MemProf *mp)
 static LJ_AINLINE uint32_t mp_filtidx(const void *p)
 {
   return (uint32_t)((uintptr_t)p >> 4) & ((1u << MP_FILTBITS) - 1);
-}
-
-static LJ_AINLINE uint32_t mp_sethash(uintptr_t a, uint32_t mask)
-{
-  return (uint32_t)(((uint64_t)a * 0xff51afd7ed558ccdull) >> 32) & mask;
 }
 
 static uint64_t mp_splitmix(uint64_t x)
@@ -115,86 +105,37 @@ static int64_t mp_nextsample(MPSample *s)
   return d < 4e18 ? (int64_t)d : (int64_t)4e18;
 }
 
-/* The slot of address a, or -1. */
-static int64_t mp_asfind(const MPAddrSet *s, uintptr_t a)
+/* Add an address not in set s. 0 if out of memory. */
+static int mp_addrput(MPSet *s, uintptr_t a)
 {
-  uint32_t i = mp_sethash(a, s->mask);
-  for (; s->a[i]; i = (i + 1) & s->mask)
-    if (s->a[i] == a) return i;
-  return -1;
-}
-
-static void mp_asput(MPAddrSet *s, uintptr_t a)
-{
-  uint32_t i = mp_sethash(a, s->mask);
-  while (s->a[i]) i = (i + 1) & s->mask;
-  s->a[i] = a;
-}
-
-/* Add an address not in s. 0 if out of memory. */
-static int mp_asadd(MPAddrSet *s, uintptr_t a)
-{
-  if (2 * (s->n + 1) > s->mask + 1) {  /* Half full: twice the slots. */
-    uintptr_t *old = s->a;
-    uint32_t i, sz = s->mask + 1;
-    uintptr_t *n = (uintptr_t *)calloc(2 * (size_t)sz, sizeof(uintptr_t));
-    if (n == NULL) return 0;
-    s->a = n;
-    s->mask = 2 * sz - 1;
-    for (i = 0; i < sz; i++)
-      if (old[i]) mp_asput(s, old[i]);
-    free(old);
-  }
-  mp_asput(s, a);
-  s->n++;
+  uint64_t *e = mp_setput(s, a, MP_ADDRKEY);
+  if (e == NULL) return 0;
+  *e = a;
   return 1;
 }
 
-/* Remove the address in slot i, shifting back those probed past it. */
-static void mp_asdel(MPAddrSet *s, uint32_t i)
+/* Remove address a from set s, if it is there. */
+static void mp_addrdel(MPSet *s, uintptr_t a)
 {
-  uint32_t j = i;
-  s->n--;
-  for (;;) {
-    uint32_t k;
-    j = (j + 1) & s->mask;
-    if (!s->a[j]) break;
-    k = mp_sethash(s->a[j], s->mask);
-    /* Stays if its home k lies cyclically in (i, j]. */
-    if (i <= j ? (k > i && k <= j) : (k > i || k <= j)) continue;
-    s->a[i] = s->a[j];
-    i = j;
-  }
-  s->a[i] = 0;
-}
-
-static int mp_asinit(MPAddrSet *s)
-{
-  s->mask = MP_SETMIN - 1;
-  s->n = 0;
-  s->a = (uintptr_t *)calloc(MP_SETMIN, sizeof(uintptr_t));
-  return s->a != NULL;
-}
-
-static int64_t mp_setfind(MPSample *s, const void *p)
-{
-  return mp_asfind(&s->blocks, (uintptr_t)p);
+  int64_t i = mp_setfind(s, a, MP_ADDRKEY);
+  if (i >= 0) lj_memprof_setdel(s, (uint32_t)i);
 }
 
 /* Add a sampled block. 0 if out of memory: then it is not sampled. */
-static int mp_setadd(MPSample *s, const void *p)
+static int mp_blockadd(MPSample *s, const void *p)
 {
   uint8_t *c = &s->filt[mp_filtidx(p)];
-  if (!mp_asadd(&s->blocks, (uintptr_t)p)) return 0;
+  if (!mp_addrput(&s->blocks, (uintptr_t)p)) return 0;
   if (*c != 255) (*c)++;
   return 1;
 }
 
-static void mp_setdel(MPSample *s, uint32_t i)
+/* Remove the sampled block in slot i. */
+static void mp_blockdel(MPSample *s, uint32_t i)
 {
-  uint8_t *c = &s->filt[mp_filtidx((const void *)s->blocks.a[i])];
+  uint8_t *c = &s->filt[mp_filtidx((const void *)(uintptr_t)s->blocks.e[i])];
   if (*c != 255) (*c)--;
-  mp_asdel(&s->blocks, i);
+  lj_memprof_setdel(&s->blocks, i);
 }
 
 /*
@@ -206,14 +147,14 @@ static void mp_setdel(MPSample *s, uint32_t i)
 */
 void lj_memprof_protoseen(MemProf *mp, GCproto *pt)
 {
-  MPAddrSet *s = &mp->smp->protos;
-  if (mp_asfind(s, (uintptr_t)pt) < 0)
-    (void)mp_asadd(s, (uintptr_t)pt);  /* Out of memory: announced again. */
+  MPSet *s = &mp->smp->protos;
+  if (mp_setfind(s, (uintptr_t)pt, MP_ADDRKEY) < 0)
+    (void)mp_addrput(s, (uintptr_t)pt);  /* Out of memory: announced again. */
 }
 
 void lj_memprof_announceproto(MemProf *mp, GCproto *pt)
 {
-  if (mp_asfind(&mp->smp->protos, (uintptr_t)pt) < 0)
+  if (mp_setfind(&mp->smp->protos, (uintptr_t)pt, MP_ADDRKEY) < 0)
     lj_memprof_symproto(mp, pt, 1);
 }
 
@@ -221,9 +162,9 @@ void lj_memprof_announceproto(MemProf *mp, GCproto *pt)
 #if LJ_HASJIT
 void lj_memprof_traceseen(MemProf *mp, GCtrace *T)
 {
-  MPAddrSet *s = &mp->smp->traces;
-  if (mp_asfind(s, T->traceno) < 0)
-    (void)mp_asadd(s, T->traceno);
+  MPSet *s = &mp->smp->traces;
+  if (mp_setfind(s, T->traceno, MP_ADDRKEY) < 0)
+    (void)mp_addrput(s, T->traceno);
 }
 #endif
 
@@ -232,7 +173,7 @@ void lj_memprof_announcetrace(MemProf *mp, uint64_t traceno)
 #if LJ_HASJIT
   jit_State *J = G2J(mp->g);
   GCtrace *T;
-  if (mp_asfind(&mp->smp->traces, (uintptr_t)traceno) >= 0 ||
+  if (mp_setfind(&mp->smp->traces, traceno, MP_ADDRKEY) >= 0 ||
       traceno == 0 || traceno >= J->sizetrace ||
       (T = traceref(J, (TraceNo)traceno)) == NULL)
     return;
@@ -247,15 +188,13 @@ void lj_memprof_announcetrace(MemProf *mp, uint64_t traceno)
 ** of it before its use, as of an old one at the same place. */
 void lj_memprof_unseenproto(MemProf *mp, GCproto *pt)
 {
-  int64_t i = mp_asfind(&mp->smp->protos, (uintptr_t)pt);
-  if (i >= 0) mp_asdel(&mp->smp->protos, (uint32_t)i);
+  mp_addrdel(&mp->smp->protos, (uintptr_t)pt);
 }
 
 #if LJ_HASJIT
 void lj_memprof_unseentrace(MemProf *mp, uint32_t traceno)
 {
-  int64_t i = mp_asfind(&mp->smp->traces, traceno);
-  if (i >= 0) mp_asdel(&mp->smp->traces, (uint32_t)i);
+  mp_addrdel(&mp->smp->traces, traceno);
 }
 #endif
 
@@ -270,7 +209,7 @@ static void mp_sampletake(MemProf *mp, void *ptr, void *nptr, size_t nsize)
   mp->sleft = mp_nextsample(s);
   if (LJ_LIKELY(mp_enter(mp)) && nptr != NULL &&
       (LJ_LIKELY(mp->pos <= mp->lim) || lj_memprof_full(mp)) &&
-      mp_setadd(s, nptr) &&
+      mp_blockadd(s, nptr) &&
       !lj_memprof_stackevent(mp, LJM_EV_ALLOC, ptr, 0, nptr, nsize))
     lj_memprof_event(mp, LJM_EV_ALLOC, ptr, 0, nptr, nsize);
   mp_leave(mp);
@@ -303,14 +242,14 @@ static LJ_NOINLINE void *mp_sampleold(MemProf *mp, void *ptr, size_t osize,
   void *nptr;
   if (LJ_UNLIKELY(*mp->pollflag != mp->pollseen))
     return lj_memprof_pollalloc(mp, ptr, osize, nsize);
-  i = s ? mp_setfind(s, ptr) : -1;
+  i = s ? mp_setfind(&s->blocks, (uintptr_t)ptr, MP_ADDRKEY) : -1;
   if (i < 0) {  /* Not sampled after all. */
     if (nsize != 0 && (mp->sleft -= (int64_t)nsize) < 0)
       return mp_samplenew(mp, ptr, osize, nsize);
     return mp->allocf(mp->allocd, ptr, osize, nsize);
   }
   if (nsize == 0) {  /* Recorded before the block goes, as mp_freeslow. */
-    mp_setdel(s, (uint32_t)i);
+    mp_blockdel(s, (uint32_t)i);
     if (LJ_LIKELY(mp_enter(mp))) {
       mp_freetrace(mp);
       lj_memprof_record(mp, LJM_EV_FREE, ptr, osize, NULL, 0);
@@ -327,7 +266,7 @@ static LJ_NOINLINE void *mp_sampleold(MemProf *mp, void *ptr, size_t osize,
   */
   nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
   if (nptr == NULL) return NULL;  /* Failed: nothing changed. */
-  mp_setdel(s, (uint32_t)i);
+  mp_blockdel(s, (uint32_t)i);
   if (LJ_LIKELY(mp_enter(mp))) {
     mp_freetrace(mp);
     lj_memprof_record(mp, LJM_EV_FREE, ptr, osize, NULL, 0);
@@ -375,8 +314,10 @@ int lj_memprof_sampleinit(MemProf *mp, const ljmprof_opt *opt)
   s->rng = mp_splitmix(seed);
   if (s->rng == 0) s->rng = 1;
   mp->sleft = mp_nextsample(s);
-  return mp_asinit(&s->blocks) && mp_asinit(&s->protos) &&
-	 mp_asinit(&s->traces);
+  lj_memprof_setinit(&s->blocks, MP_ADDRKEY, MP_SETMIN);
+  lj_memprof_setinit(&s->protos, MP_ADDRKEY, MP_SETMIN);
+  lj_memprof_setinit(&s->traces, MP_ADDRKEY, MP_SETMIN);
+  return 1;
 }
 
 int64_t lj_memprof_nextsample(MemProf *mp)
@@ -393,9 +334,9 @@ uint64_t lj_memprof_samplemean(const MemProf *mp)
 void lj_memprof_samplefree(MemProf *mp)
 {
   if (mp->smp) {
-    free(mp->smp->blocks.a);
-    free(mp->smp->protos.a);
-    free(mp->smp->traces.a);
+    lj_memprof_setfree(&mp->smp->blocks);
+    lj_memprof_setfree(&mp->smp->protos);
+    lj_memprof_setfree(&mp->smp->traces);
     free(mp->smp);
     mp->smp = NULL;
   }

@@ -160,6 +160,8 @@ typedef struct MPQuick {
   MPQuickPair c[MP_QUICKPAIRS];	/* The frames below the trace. */
 } MPQuick;
 
+#define MP_SITENONE	((uint64_t)1 << 63)  /* A site that has no name. */
+
 typedef struct MPStack {
   MPQuick q;			/* See MPQuick. */
   MPFrame *last;		/* Frames of the last stack, leaf first. */
@@ -178,8 +180,8 @@ typedef struct MPStack {
   uint32_t maxnodes;		/* Bound on nnodes. */
   int full;			/* The bound was hit (NODES_FULL written). */
   uint64_t cutevents;		/* Events whose stack the full table cut. */
-  uint64_t *protos;		/* Prototypes that nodes name (see mp_protonew). */
-  uint32_t pmask, nprotos;	/* Its slots - 1, its entries. */
+  MPSet protos;			/* Prototypes that nodes name (see
+				** lj_memprof_protonew). */
   lua_State *lastL;		/* The thread of the last stack, */
   cTValue *laststack;		/* its stack then, */
   MSize lastsize;		/* and that stack's size. */
@@ -193,8 +195,8 @@ typedef struct MPStack {
   uint32_t *tracegen;		/* Generation of each trace number, */
   uint32_t ntracegen;		/* its entries, */
   uint32_t gens;		/* and the last generation given. */
-  uint64_t *sites;		/* Trace call sites announced (MPSITEKEY). */
-  uint32_t smask, nsites;	/* Its slots - 1, its entries. */
+  MPSet sites;			/* Trace call sites announced (MP_SITEKEY),
+				** MP_SITENONE if they have no name. */
   int nosites;			/* Out of memory once: no more sites. */
   MPSiteHint shints[MP_SITEHINTS];  /* See MPSiteHint. */
   MPTraceNode tnodes[MP_TRACENODES];  /* See MPTraceNode. */

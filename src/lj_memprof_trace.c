@@ -61,10 +61,8 @@ void lj_memprof_tracenew(MPStack *s, uint32_t traceno)
     s->ntracegen = n;
   }
   if (++s->gens == 0) s->gens = 1;
-  if (!(s->gens & MP_SITEGENS) && s->sites) {  /* Keys wrap: name anew. */
-    memset(s->sites, 0, (s->smask + 1) * sizeof(uint64_t));
-    s->nsites = 0;
-  }
+  if (!(s->gens & MP_SITEGENS))  /* Keys wrap: name anew. */
+    lj_memprof_setclear(&s->sites);
   s->tracegen[traceno] = s->gens;
 }
 
@@ -94,7 +92,6 @@ void lj_memprof_tracenew(MPStack *s, uint32_t traceno)
   ((uint64_t)((gen) & MP_SITEGENS) << 40 | (uint64_t)(traceno) << 24 | \
    (uint64_t)(site))
 
-#define MP_SITENONE	((uint64_t)1 << 63)  /* A site that has no name. */
 
 /* The IRCALL_* id of target among the VM's helpers, or IRCALL__MAX. */
 static uint32_t mp_helper(uintptr_t target)
@@ -390,36 +387,6 @@ static uint32_t mp_snaplines(jit_State *J, GCtrace *T, SnapNo sn, int kind,
   return nf;
 }
 
-/* The slot of key in the set of sites (holding key, key | MP_SITENONE,
-** or 0 for a new key, which the caller fills), or NULL if out of memory. */
-static uint64_t *mp_siteslot(MPStack *s, uint64_t key)
-{
-  uint32_t i;
-  if (2 * (s->nsites + 1) > (s->sites ? s->smask + 1 : 0)) {
-    uint32_t osz = s->sites ? s->smask + 1 : 0, nsz = osz ? 2 * osz : 256;
-    uint64_t *o = s->sites;
-    s->sites = (uint64_t *)calloc(nsz, sizeof(uint64_t));
-    if (s->sites == NULL) {
-      s->sites = o;
-      return NULL;
-    }
-    s->smask = nsz - 1;
-    for (i = 0; i < osz; i++) {
-      uint32_t j;
-      if (!o[i]) continue;
-      j = mp_nodehash(0, 0, o[i] & ~MP_SITENONE, 0) & s->smask;
-      while (s->sites[j]) j = (j + 1) & s->smask;
-      s->sites[j] = o[i];
-    }
-    free(o);
-  }
-  for (i = mp_nodehash(0, 0, key, 0) & s->smask;
-       s->sites[i] && (s->sites[i] & ~MP_SITENONE) != key;
-       i = (i + 1) & s->smask) ;
-  if (!s->sites[i]) s->nsites++;
-  return &s->sites[i];
-}
-
 /* The site of trace T at return address ra, not in hint h: found, and
 ** announced if new; 0 if not known. */
 LJ_NOINLINE uint32_t lj_memprof_sitemiss(MemProf *mp, GCtrace *T,
@@ -436,7 +403,8 @@ LJ_NOINLINE uint32_t lj_memprof_sitemiss(MemProf *mp, GCtrace *T,
     uint32_t n, i;
     uint64_t *e;
     site = sn * MP_KINDS + kind + 1;
-    e = mp_siteslot(s, MP_SITEKEY(gen, T->traceno, site));
+    e = mp_setput(&s->sites, MP_SITEKEY(gen, T->traceno, site),
+		  ~MP_SITENONE);
     if (e == NULL) {
       site = 0;
     } else if (*e == 0) {  /* New: named once, or marked as unnamed. */
