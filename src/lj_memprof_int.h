@@ -28,6 +28,7 @@
 **                        the frame readers and the functions that cross
 **                        files (lj_memprof_*)
 **   lj_memprof_stack.h   the state of call stacks and trace call sites
+**   lj_memprof_sym.h     lj_memprof_sym.c's functions
 **   lj_memprof_format.h  the stream's bytes
 **   lj_memprof_elf.h     reading ELF files, shared with the CLI
 **   ljmprof.h            the public C API
