@@ -17,9 +17,10 @@ EXTRA_DIST += bench/README.md bench/run bench/instr-compare $(BENCH_WORKLOADS)
 
 # Options through the environment: BENCH_RUNS, BENCH_ONLY, BENCH_SCALE,
 # BENCH_VARIANTS, BENCH_PARSER, BENCH_PARSER_MB, BENCH_TMP, BENCH_WRITER,
-# BENCH_NGINX (see the README). The nginx case runs after the others
-# (BENCH_NGINX=auto: when nginx, wrk, the unpacked module and the luajit2
-# shim are there, else it says what is missing; yes: they must be; no).
+# BENCH_LINES, BENCH_NGINX (see the README). The nginx case runs after the
+# others (BENCH_NGINX=auto: when nginx, wrk, the unpacked module and the
+# luajit2 shim are there, else it says what is missing; yes: they must be;
+# no; BENCH_WRITER=only or BENCH_LINES=only leave it out unless yes).
 bench: bench/runbench $(LJM_SHIMS) src/luajit tools/ljmprof
 	RUNBENCH='$(abs_top_builddir)/bench/runbench' \
 	LJMPROF_SHIM='$(abs_top_builddir)/preload/libljmprof.so' \
@@ -32,6 +33,8 @@ bench: bench/runbench $(LJM_SHIMS) src/luajit tools/ljmprof
 	  $(srcdir)/bench/run | tee bench/results.txt
 	@st=`cat bench/results.status`; [ "$$st" = 0 ] || exit $$st; \
 	case "$${BENCH_NGINX:-auto}" in no) exit 0 ;; esac; \
+	case "$${BENCH_NGINX:-auto}/$${BENCH_WRITER:-}/$${BENCH_LINES:-}" in \
+	  yes/*) ;; */only/*|*/only) exit 0 ;; esac; \
 	echo; echo "== nginx with the Lua module (bench/nginx)"; \
 	LJMPROF_SHIM_LUAJIT2='$(LJMPROF_SHIM_LUAJIT2)' \
 	LJMPROF_NGINX_LUA='$(LJMPROF_NGINX_LUA)' \
