@@ -247,6 +247,7 @@ static LJ_AINLINE uint64_t *mp_setput(MPSet *s, uint64_t key, uint64_t kmask)
   if (!s->e[i]) s->n++;
   return &s->e[i];
 }
+
 LJ_FUNC void lj_memprof_setdel(MPSet *s, uint32_t i);
 LJ_FUNC void lj_memprof_setclear(MPSet *s);
 LJ_FUNC void lj_memprof_setfree(MPSet *s);
