@@ -18,6 +18,19 @@
 #define MP_LIVE_INLINE inline __attribute__((always_inline))
 
 /*
+** How a file is read, the `how` of the functions below (a constant at
+** every call). MP_LIVE_STACKS: the heap's owners are stack nodes.
+** MP_LIVE_PLAIN: a file without the profile extension, read with no
+** peak counts (MP_PROFILE_PEAK) and no moments, so that every block is
+** of kind LJM_KIND_NONE and nothing looks at the bytes held by kind
+** before the caller's run of events ends: no per-event kind or peak
+** work, and the caller adds the run's change of the live bytes to
+** kind_held[LJM_KIND_NONE] once (mp_read.c).
+*/
+#define MP_LIVE_STACKS 1u
+#define MP_LIVE_PLAIN 2u
+
+/*
 ** The location of a block's owner in the heap, which leaves it: in a
 ** file with stacks (stacks, a constant at every call) the owner is a
 ** stack node, which holds the bytes too and names the location.
@@ -41,10 +54,11 @@ static MP_LIVE_INLINE uint32_t mp_live_disown(struct mp_profile *p,
 ** new peak (mp_peak.c). 0, or -1 when out of memory.
 */
 static MP_LIVE_INLINE int mp_live_peak(struct mp_profile *p, uint32_t owner,
-				       int stacks)
+				       unsigned how)
 {
+  int stacks = (how & MP_LIVE_STACKS) != 0;
   uint32_t id;
-  if (!p->pk_on)
+  if ((how & MP_LIVE_PLAIN) || !p->pk_on)
     return 0;
   id = stacks ? p->snodes[owner].leaf : owner;
   if (id < p->npk_locs && p->pk_locs[id].epoch == p->pk_epoch &&
@@ -58,8 +72,10 @@ static MP_LIVE_INLINE int mp_live_peak(struct mp_profile *p, uint32_t owner,
 ** as they were at the file's peak, once per new peak (mp_peak.c). */
 static MP_LIVE_INLINE void mp_live_kind_held(struct mp_profile *p,
 					     unsigned kind, uint64_t add,
-					     uint64_t sub)
+					     uint64_t sub, unsigned how)
 {
+  if (how & MP_LIVE_PLAIN)
+    return;	/* The caller's, once a run ends. */
   kind &= MP_NKINDS - 1;
   if (p->pk_on && p->kind_pk[kind].epoch != p->pk_epoch) {
     p->kind_pk[kind].epoch = p->pk_epoch;
@@ -68,18 +84,20 @@ static MP_LIVE_INLINE void mp_live_kind_held(struct mp_profile *p,
   p->kind_held[kind] += add - sub;
 }
 
-/* A temporary allocation: block b (its owner not yet disowned) of
-** location id orig, freed by the event right after the one that made it. */
+/* A temporary allocation: a block of size bytes owned by owner (not yet
+** disowned), of location id orig, freed by the event right after the one
+** that made it. The block's fields by value: a pointer to it would keep
+** the caller's block in memory on every release. */
 static inline int mp_live_temporary(struct mp_profile *p, uint32_t orig,
-				    const struct mp_block *b, int stacks)
+				    uint32_t owner, uint64_t size, int stacks)
 {
   if (orig >= p->ntemps && mp_live_grow_temps(p, orig) < 0)
     return -1;
   p->temps[orig].count++;
-  p->temps[orig].bytes += b->size;
+  p->temps[orig].bytes += size;
   if (stacks) {
-    p->scounts[b->loc].temporary++;
-    p->scounts[b->loc].temporary_bytes += b->size;
+    p->scounts[owner].temporary++;
+    p->scounts[owner].temporary_bytes += size;
   }
   return 0;
 }
@@ -91,8 +109,9 @@ static inline int mp_live_temporary(struct mp_profile *p, uint32_t orig,
 */
 static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
 				  uint64_t addr, uint64_t size, int is_free,
-				  int huge, int stacks)
+				  int huge, unsigned how)
 {
+  int stacks = (how & MP_LIVE_STACKS) != 0;
   struct mp_block b;
   struct mp_lrec *orig;
   uint32_t orig_id;
@@ -110,13 +129,13 @@ static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
   }
   /* Addresses without a key are rare: not followed (fresh_block 0). */
   if (is_free && !huge && addr == p->fresh_block &&
-      mp_live_temporary(p, stacks ? p->snodes[b.loc].leaf : b.loc, &b,
-			stacks) < 0)
+      mp_live_temporary(p, stacks ? p->snodes[b.loc].leaf : b.loc, b.loc,
+			b.size, stacks) < 0)
     return -1;
   p->fresh_block = 0;
-  if (mp_live_peak(p, b.loc, stacks) < 0)
+  if (mp_live_peak(p, b.loc, how) < 0)
     return -1;
-  mp_live_kind_held(p, b.kind, 0, b.size);
+  mp_live_kind_held(p, b.kind, 0, b.size, how);
   orig_id = mp_live_disown(p, b.loc, b.size, stacks);
   orig = &p->locs[orig_id];
   orig->released++;
@@ -130,8 +149,9 @@ static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
 ** made as an object of kind (LJM_KIND_*). */
 static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
 				 uint32_t owner, uint64_t addr, uint64_t size,
-				 unsigned kind, int huge, int stacks)
+				 unsigned kind, int huge, unsigned how)
 {
+  int stacks = (how & MP_LIVE_STACKS) != 0;
   struct mp_block old;
   struct mp_lrec *l;
   int rc;
@@ -141,9 +161,9 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
     return 0;	/* A failed allocation holds nothing. */
   rc = huge ? mp_heap_put_huge(&p->heap, addr, size, owner, kind, &old)
 	    : mp_heap_put(&p->heap, addr, size, owner, kind, &old);
-  if (rc < 0 || mp_live_peak(p, owner, stacks) < 0)
+  if (rc < 0 || mp_live_peak(p, owner, how) < 0)
     return -1;
-  mp_live_kind_held(p, kind, size, 0);
+  mp_live_kind_held(p, kind, size, 0, how);
   if (stacks) {
     struct mp_scount *c = &p->scounts[owner];
     c->held_bytes += size;
@@ -152,9 +172,9 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
   if (rc == 1) {
     /* The stream never freed the previous block here: drop it. */
     struct mp_lrec *o;
-    if (mp_live_peak(p, old.loc, stacks) < 0)
+    if (mp_live_peak(p, old.loc, how) < 0)
       return -1;
-    mp_live_kind_held(p, old.kind, 0, old.size);
+    mp_live_kind_held(p, old.kind, 0, old.size, how);
     o = &p->locs[mp_live_disown(p, old.loc, old.size, stacks)];
     o->released++;
     o->held_bytes -= old.size;
@@ -179,8 +199,9 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
 ** are keys (mp_fast_key), or the addresses themselves for those that
 ** huge (MP_LIVE_*_HUGE) says have none. evno is the event's number in
 ** the file, from 1 (only for the peak). The counts by kind are the
-** locations' (summed by mp_profile_done_reading). With stacks (a
-** constant), owner is the block's stack node, else equal to id. objkind
+** locations' (summed by mp_profile_done_reading). With MP_LIVE_STACKS in
+** how (MP_LIVE_*, a constant), owner is the block's stack node, else
+** equal to id. objkind
 ** is the object kind of the block made (LJM_KIND_NONE when none said).
 */
 static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned type,
@@ -189,7 +210,7 @@ static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned 
 					 uint64_t old_size, uint64_t new_addr,
 					 uint64_t new_size, unsigned objkind,
 					 unsigned huge, uint64_t evno,
-					 int stacks)
+					 unsigned how)
 {
   struct mp_lrec *l = &p->locs[id];
   struct mp_lext *e;
@@ -199,7 +220,7 @@ static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned 
     l->n_alloc++;
     l->alloc_bytes += new_size;
     if (mp_live_create(p, id, owner, new_addr, new_size, objkind,
-		       (huge & MP_LIVE_NEW_HUGE) != 0, stacks) < 0)
+		       (huge & MP_LIVE_NEW_HUGE) != 0, how) < 0)
       goto oom;
     break;
   case MP_EV_FREE:
@@ -209,7 +230,7 @@ static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned 
     e->n_free++;
     e->free_bytes += old_size;
     if (mp_live_release(p, id, old_addr, old_size, 1,
-			(huge & MP_LIVE_OLD_HUGE) != 0, stacks) < 0)
+			(huge & MP_LIVE_OLD_HUGE) != 0, how) < 0)
       goto oom;
     return 0;	/* The heap shrank: no new peak. */
   case MP_EV_REALLOC:
@@ -220,9 +241,9 @@ static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned 
     e->realloc_new += new_size;
     e->realloc_old += old_size;
     if (mp_live_release(p, id, old_addr, old_size, 0,
-			(huge & MP_LIVE_OLD_HUGE) != 0, stacks) < 0 ||
+			(huge & MP_LIVE_OLD_HUGE) != 0, how) < 0 ||
 	mp_live_create(p, id, owner, new_addr, new_size, objkind,
-		       (huge & MP_LIVE_NEW_HUGE) != 0, stacks) < 0)
+		       (huge & MP_LIVE_NEW_HUGE) != 0, how) < 0)
       goto oom;
     break;
   default:
@@ -283,7 +304,7 @@ static inline int mp_live_account(struct mp_profile *p,
     mp_live_count_stack(p, ev->type, node, ev->new_size);
     rc = mp_live_account_fields(p, ev->type, id, node, old_key, ev->old_size,
 				new_key, ev->new_size, objkind, huge,
-				p->file_events + 1, 1);
+				p->file_events + 1, MP_LIVE_STACKS);
   } else {
     rc = mp_live_account_fields(p, ev->type, id, id, old_key, ev->old_size,
 				new_key, ev->new_size, objkind, huge,

@@ -166,15 +166,16 @@ static MP_LIVE_INLINE unsigned fast_objkind(struct mp_profile *p,
 
 /* One event of header kind | src (| haskind: LJM_EV_KIND) at q: the byte
 ** after it, or NULL when mp_fast_location or mp_fast_fields leaves it to
-** the reader, or when out of memory (p->oom). kinds (a constant): count
-** the object kinds (mp_kinds_fast). */
+** the reader, or when out of memory (p->oom). how (MP_LIVE_*) and kinds
+** (count the object kinds, mp_kinds_fast) are constants. */
 static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
 					      const uint8_t *q, unsigned kind,
 					      unsigned src, unsigned haskind,
 					      struct fast_memo *m,
-					      uint64_t evno, int stacks,
+					      uint64_t evno, unsigned how,
 					      int kinds)
 {
+  int stacks = (how & MP_LIVE_STACKS) != 0;
   struct mp_fast_event e;
   int64_t id;
   const uint8_t *next;
@@ -219,7 +220,7 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
     m->internal_frees++;
     m->internal_free_bytes += e.old_size;
     if (mp_live_release(p, (uint32_t)id, e.old_addr, e.old_size, 1, 0,
-			stacks) < 0)
+			how) < 0)
       goto oom;
     return next;
   }
@@ -245,7 +246,7 @@ fields:
     goto oom;
   if (mp_live_account_fields(p, kind, (uint32_t)id, (uint32_t)id, e.old_addr,
 			     e.old_size, e.new_addr, e.new_size, objkind, 0,
-			     evno, stacks) < 0)
+			     evno, how) < 0)
     return NULL;
   return next;
 oom:
@@ -322,7 +323,8 @@ static MP_LIVE_INLINE const uint8_t *fast_stack(struct mp_profile *p,
   }
   mp_live_count_stack(p, kind, node, e.new_size);
   if (mp_live_account_fields(p, kind, leaf, node, e.old_addr, e.old_size,
-			     e.new_addr, e.new_size, objkind, 0, evno, 1) < 0)
+			     e.new_addr, e.new_size, objkind, 0, evno,
+			     MP_LIVE_STACKS) < 0)
     return NULL;
   return next;
 }
@@ -333,41 +335,36 @@ static MP_LIVE_INLINE const uint8_t *fast_stack(struct mp_profile *p,
 ** mp_fast_location, mp_fast_fields or mp_fast_proto_symbol leaves to the
 ** reader. Returns
 ** where it stopped, or NULL when out of memory; p->file_events counts the
-** events. stacks (a constant: two copies of the loop) is the file's
-** p->file_stacks.
-*/
-/*
-** Account the memory events at q straight from the reader's buffer, and
-** define its prototype symbols, up to stop or the first event that
-** mp_fast_location, mp_fast_fields or mp_fast_proto_symbol leaves to the
-** reader. Returns
-** where it stopped, or NULL when out of memory; p->file_events counts the
-** events. stacks and kinds (constants: four copies of the loop) are the
-** file's p->file_stacks and mp_kinds_fast(p).
+** events. how (MP_LIVE_*: the file's p->file_stacks, or a plain file)
+** and kinds (mp_kinds_fast(p)) are constants: five copies of the loop.
 */
 static MP_LIVE_INLINE const uint8_t *run_fast_as(struct mp_profile *p,
 						 const uint8_t *q,
 						 const uint8_t *stop,
-						 int stacks, int kinds)
+						 unsigned how, int kinds)
 {
   struct fast_memo m = {MP_NO_MEMO, 0, -1, -1, 0, RAW_NONE, -1, 0, 0};
   uint64_t k = p->file_events;	/* In a register, not p's. */
+  const int stacks = (how & MP_LIVE_STACKS) != 0;
   /* The kind byte is the profile extension's: elsewhere the bit is an
   ** error, which the reader reports. */
-  const int ext = p->file_ext;
+  const int ext = (how & MP_LIVE_PLAIN) ? 0 : p->file_ext;
+  /* A plain file's blocks are all of kind LJM_KIND_NONE: what it holds
+  ** changes with the live bytes (mp_live.h, MP_LIVE_PLAIN). */
+  const uint64_t live0 = p->file.live_bytes;
 
   while (q < stop) {
     const uint8_t *next;
     switch (*q) {
 #define FAST_CASE(kind, src) \
     case (kind) | (src): \
-      next = fast_one(p, q, (kind), (src), 0, &m, k + 1, stacks, kinds); \
+      next = fast_one(p, q, (kind), (src), 0, &m, k + 1, how, kinds); \
       break;
     MP_FAST_HEADERS(FAST_CASE)
 #undef FAST_CASE
 #define KIND_CASE(kind, src) \
     case (kind) | (src) | LJM_EV_KIND: \
-      next = ext ? fast_one(p, q, (kind), (src), 1, &m, k + 1, stacks, \
+      next = ext ? fast_one(p, q, (kind), (src), 1, &m, k + 1, how, \
 			    kinds) : NULL; \
       break;
     MP_FAST_HEADERS_MADE(KIND_CASE)
@@ -404,11 +401,29 @@ static MP_LIVE_INLINE const uint8_t *run_fast_as(struct mp_profile *p,
     q = next;
   }
 out:
+  if (how & MP_LIVE_PLAIN)
+    p->kind_held[LJM_KIND_NONE] += p->file.live_bytes - live0;
   if (flush_internal(p, &m) < 0)
     p->oom = 1;
   p->file_events = k;
   return p->oom ? NULL : q;
 }
+
+/* The copies of the loop, each a function of its own: the compiler's
+** limits on inlining into one function would otherwise leave the
+** decoders and the cache lookup out of line in all of them. */
+#define RUN_FAST_COPY(name, how, kinds) \
+  static __attribute__((noinline)) const uint8_t * \
+  name(struct mp_profile *p, const uint8_t *q, const uint8_t *stop) \
+  { \
+    return run_fast_as(p, q, stop, (how), (kinds)); \
+  }
+RUN_FAST_COPY(run_fast_plain, MP_LIVE_PLAIN, 0)
+RUN_FAST_COPY(run_fast_any, 0, 0)
+RUN_FAST_COPY(run_fast_stacks, MP_LIVE_STACKS, 0)
+RUN_FAST_COPY(run_fast_kinds, 0, 1)
+RUN_FAST_COPY(run_fast_stacks_kinds, MP_LIVE_STACKS, 1)
+#undef RUN_FAST_COPY
 
 static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
 			       const uint8_t *stop)
@@ -420,10 +435,16 @@ static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
       (mp_kinds_on(p) && !mp_kinds_fast(p)))
     return q;
   if (mp_kinds_on(p))
-    return p->file_stacks ? run_fast_as(p, q, stop, 1, 1)
-			  : run_fast_as(p, q, stop, 0, 1);
-  return p->file_stacks ? run_fast_as(p, q, stop, 1, 0)
-			: run_fast_as(p, q, stop, 0, 0);
+    return p->file_stacks ? run_fast_stacks_kinds(p, q, stop)
+			  : run_fast_kinds(p, q, stop);
+  if (p->file_stacks)
+    return run_fast_stacks(p, q, stop);
+  /* Tested once a window, not per event: a file without the extension
+  ** whose reading asks for no peak counts and no moments pays for no
+  ** kinds and no peak epochs. */
+  if (!p->file_ext && !p->pk_on && !p->mo_take)
+    return run_fast_plain(p, q, stop);
+  return run_fast_any(p, q, stop);
 }
 
 /*
