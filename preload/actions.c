@@ -345,7 +345,12 @@ static void reconcile_in(struct ljm_vm *vm)
   struct ljm_lc_in in;
   struct ljm_lc_out o;
   unsigned t;
+  int delay;
 
+  /* Whether a delay may still start profiling, asked once and before
+  ** the situation: a delay that ran out between the two looks left the
+  ** wrapper off (or on with no countdown), and the start never came. */
+  delay = ljm_delay_pending();
   ljm_act_situation(vm, &in, &t);
   o = ljm_lc_decide(&in);
   if (o.act & LJM_A_IGNORE)
@@ -362,8 +367,8 @@ static void reconcile_in(struct ljm_vm *vm)
   ljm_idle_remove(vm);
   vm->seen_toggles = t;
   ljm_act_execute(vm, &o, in.state);
-  if (ljm_lc_waits(vm_state(vm), ljm_cfg.signo != 0 || ljm_delay_pending())) {
-    vm->countdown = ljm_delay_pending() ? LJM_DELAY_COUNT : 0;
+  if (ljm_lc_waits(vm_state(vm), ljm_cfg.signo != 0 || delay)) {
+    vm->countdown = delay ? LJM_DELAY_COUNT : 0;
     ljm_idle_install(vm);
   }
 }
