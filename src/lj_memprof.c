@@ -298,7 +298,8 @@ void lj_memprof_addtrace(global_State *g, struct GCtrace *T)
   MemProf *mp = mp_get(g);
   if (mp != NULL) {
     if (mp_enter(mp) && !mp->err) {
-      if (mp->stk) {  /* Its number may be an old one's. */
+      mp_linesclear(mp);  /* Its number may be an old one's. */
+      if (mp->stk) {
 	mp->stk->nlast = 0;
 	lj_memprof_tracenew(mp->stk, T->traceno);
       }

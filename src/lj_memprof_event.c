@@ -211,6 +211,16 @@ LJ_NOINLINE void lj_memprof_event(MemProf *mp, uint8_t ev, void *optr,
   uint8_t src;
   uint8_t *p;
   src = mp_where(mp, optr, &a, &b);
+#if MP_TRACELINES
+  if (src == LJM_SRC_TRACE && ev != LJM_EV_FREE) {
+    const MPLine *l = mp_traceline(mp, (int32_t)a);
+    if (l != NULL && l->src == LJM_SRC_LFUNC) {  /* The line inside it. */
+      const uint8_t *q = mp_unuleb(l->loc, &a);
+      (void)mp_unuleb(q, &b);
+      src = LJM_SRC_LFUNC;
+    }
+  }
+#endif
   if (src == LJM_SRC_CFUNC && (uintptr_t)a != mp->lastcf)
     lj_memprof_cfunc(mp, (uintptr_t)a);  /* May emit symbol events first. */
   else if (src == LJM_SRC_LFUNC && mp->smp)
@@ -281,8 +291,9 @@ static LJ_NOINLINE void *mp_poll(MemProf *mp, void *ptr, size_t osize,
 
 /*
 ** The event of an allocator call, if it is one of the two most frequent
-** sources and the buffer has room: JIT-compiled code (the trace number),
-** the collector and other internal states (nothing). Returns 0 otherwise:
+** sources and the buffer has room: JIT-compiled code (the line of its
+** call site where it is sure, else the trace number), the collector and
+** other internal states (nothing). Returns 0 otherwise:
 ** lj_memprof_record then writes it. leaf: nothing is called (a free whose
 ** address is not cached goes to lj_memprof_record too), so that
 ** lj_memprof_allocf needs no registers saved.
@@ -302,9 +313,19 @@ static LJ_AINLINE int mp_quick(MemProf *mp, uint8_t ev, void *optr,
 #endif
   st = mp->g->vmstate;
 #if LJ_HASJIT
-  if (st > 0) {  /* JIT-compiled code: the trace number. */
-    *p = ev | LJM_SRC_TRACE;
-    p = mp_uleb(p + 1, (uint64_t)st);
+  if (st > 0) {  /* JIT-compiled code: its line, else the trace number. */
+#if MP_TRACELINES
+    const MPLine *l;
+    if (ev != LJM_EV_FREE && (l = mp_traceline(mp, st)) != NULL) {
+      *p = ev | l->src;
+      memcpy(p + 1, l->loc, sizeof(l->loc));  /* 15 bytes at most. */
+      p += 1 + l->len;
+    } else
+#endif
+    {
+      *p = ev | LJM_SRC_TRACE;
+      p = mp_uleb(p + 1, (uint64_t)st);
+    }
   } else
 #endif
   if (((MP_INTERNALST >> (st + 8)) & 1)) {

@@ -83,6 +83,28 @@ typedef struct MPCallHint {
   ptrdiff_t dist;		/* Frame minus its caller's frame. */
 } MPCallHint;
 
+/*
+** The line inside compiled code (lj_memprof_trace.c), for the leaf-only
+** stream: an allocation from a trace whose call site has a sure line is
+** written as that line, a version-3 Lua location (prototype and line of
+** the innermost frame the trace inlined there), as the interpreter would
+** charge it; else as the trace. Only x86-64 with GC64 reads a trace's
+** call sites yet. Found by the return address into the trace's code,
+** direct-mapped, with the location's bytes ready; cleared whenever a
+** trace is announced.
+*/
+#define MP_TRACELINES	(LJ_HASJIT && LJ_TARGET_X64 && LJ_GC64)
+#define MP_LINESLOG	6
+#define MP_LINES	(1u << MP_LINESLOG)
+
+typedef struct MPLine {
+  uint8_t loc[16];		/* The location's ULEB128 values, */
+  uint8_t len;			/* their length, */
+  uint8_t src;			/* and its source: LJM_SRC_LFUNC or _TRACE, */
+  int32_t st;			/* from that trace (vmstate; 0: a free entry) */
+  uintptr_t ra;			/* at this return address into its code. */
+} MPLine;
+
 typedef struct MemProf {
   global_State *g;		/* The profiled VM. */
   struct MemProf *older;	/* Retired states of this VM, newest first. */
@@ -128,6 +150,12 @@ typedef struct MemProf {
   MPCallHint hints[MP_CALLHINTS];  /* See MPCallHint. */
   void *heapfree;		/* The block a heap snapshot is taken inside
 				** the free of, until it is written. */
+#if MP_TRACELINES
+  int32_t linest;		/* The trace of the last call site read, */
+  uintptr_t linecf;		/* its thread's L->cframe, */
+  uintptr_t lineslot;		/* and where its call left the return address. */
+  MPLine lines[MP_LINES];	/* See MPLine. */
+#endif
 } MemProf;
 
 /*
@@ -282,6 +310,17 @@ static LJ_AINLINE uint8_t *mp_uleb(uint8_t *p, uint64_t v)
     *p++ = (uint8_t)(v | 0x80);
   *p++ = (uint8_t)v;
   return p;
+}
+
+/* A ULEB128 that mp_uleb wrote, read back into *v. */
+static LJ_AINLINE const uint8_t *mp_unuleb(const uint8_t *p, uint64_t *v)
+{
+  uint64_t r = 0;
+  int sh = 0;
+  for (; *p & 0x80; p++, sh += 7)
+    r |= (uint64_t)(*p & 0x7f) << sh;
+  *v = r | (uint64_t)*p << sh;
+  return p + 1;
 }
 
 /*
@@ -512,6 +551,51 @@ static LJ_AINLINE void mp_freetrace(MemProf *mp)
   UNUSED(mp);
 #endif
 }
+
+/* -- The line inside compiled code (lj_memprof_trace.c) ------------------- */
+
+#if MP_TRACELINES
+/* Where the call of trace st, on the C frame cf, leaves its return
+** address, kept as the last one read; 0 if not known. */
+LJ_FUNC uintptr_t lj_memprof_lineslot(MemProf *mp, int32_t st, uintptr_t cf);
+/* Entry e filled for the call site of trace st at return address ra. */
+LJ_FUNC const MPLine *lj_memprof_linemiss(MemProf *mp, int32_t st,
+					  uintptr_t ra, MPLine *e);
+/* A trace was announced: its number may be an old one's. */
+static LJ_AINLINE void mp_linesclear(MemProf *mp)
+{
+  mp->linest = 0;
+  memset(mp->lines, 0, sizeof(mp->lines));
+}
+
+/*
+** The location of an allocation from trace st (see MPLine), or NULL if
+** its call site cannot be read. Only the word where the trace's call left
+** its return address is read, which lies in this thread's C stack above
+** this frame.
+*/
+static LJ_AINLINE const MPLine *mp_traceline(MemProf *mp, int32_t st)
+{
+  lua_State *L = (lua_State *)gcref(mp->g->mem_L);
+  uintptr_t cf, slot, ra, sp;
+  MPLine *e;
+  if (LJ_UNLIKELY(L == NULL)) return NULL;
+  cf = (uintptr_t)L->cframe;
+  if (LJ_LIKELY(st == mp->linest && cf == mp->linecf))
+    slot = mp->lineslot;
+  else if ((slot = lj_memprof_lineslot(mp, st, cf)) == 0)
+    return NULL;
+  __asm__("mov %%rsp, %0" : "=r" (sp));  /* No frame pointer needed. */
+  if (slot <= sp) return NULL;
+  ra = *(const uintptr_t *)slot;
+  e = &mp->lines[(uint32_t)((uint32_t)ra * 0x9e3779b1u) >> (32 - MP_LINESLOG)];
+  if (LJ_LIKELY(e->ra == ra && e->st == st))
+    return e;
+  return lj_memprof_linemiss(mp, st, ra, e);
+}
+#else
+#define mp_linesclear(mp)	UNUSED(mp)
+#endif
 
 /* -- The allocator pair (lj_memprof_range.c) ----------------------------- */
 

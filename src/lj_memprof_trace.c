@@ -438,6 +438,51 @@ LJ_NOINLINE uint32_t lj_memprof_sitemiss(MemProf *mp, GCtrace *T,
   return site;
 }
 
+/* -- The line inside compiled code, for the leaf-only stream --------------- */
+
+uintptr_t lj_memprof_lineslot(MemProf *mp, int32_t st, uintptr_t cf)
+{
+  jit_State *J = G2J(mp->g);
+  uintptr_t c = (uintptr_t)cframe_raw((void *)cf), slot;
+  GCtrace *T = (MSize)st < J->sizetrace ? traceref(J, st) : NULL;
+  if (T == NULL || c == 0) return 0;
+  slot = c - (CFRAME_SIZE_JIT - CFRAME_SIZE) - T->spadjust -
+	 sizeof(uintptr_t);
+  if (slot >= c) return 0;
+  mp->linest = st;
+  mp->linecf = cf;
+  mp->lineslot = slot;
+  return slot;
+}
+
+/* The location of a call site: its line as the stacks writer names it
+** (the innermost of the site's frames), without announcing anything, or
+** the trace. */
+LJ_NOINLINE const MPLine *lj_memprof_linemiss(MemProf *mp, int32_t st,
+					      uintptr_t ra, MPLine *e)
+{
+  jit_State *J = G2J(mp->g);
+  GCtrace *T = (MSize)st < J->sizetrace ? traceref(J, st) : NULL;
+  uint64_t pts[MP_SITEMAX], lines[MP_SITEMAX];
+  uint32_t id;
+  uint8_t *p;
+  e->ra = ra;
+  e->st = st;
+  if (T != NULL &&
+      (id = mp_callret(T, ra, (uintptr_t)G2GG(mp->g)->dispatch)) <
+      IRCALL__MAX && id != IRCALL_lj_gc_step_jit &&
+      mp_snaplines(J, T, mp_snapat(T, ra), mp_helperkind(id), pts,
+		   lines) > 0) {
+    e->src = LJM_SRC_LFUNC;
+    p = mp_uleb(mp_uleb(e->loc, pts[0]), lines[0]);
+  } else {  /* A GC step is no line's: it stays the trace's. */
+    e->src = LJM_SRC_TRACE;
+    p = mp_uleb(e->loc, (uint64_t)st);
+  }
+  e->len = (uint8_t)(p - e->loc);
+  return e;
+}
+
 #endif
 
 #endif

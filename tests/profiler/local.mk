@@ -41,6 +41,8 @@ tests_profiler_smod_so_CFLAGS = $(AM_CFLAGS) -fPIC -fno-toplevel-reorder
 tests_profiler_smod_so_LDFLAGS = -shared -Wl,--build-id
 $(tests_profiler_smod_so_OBJECTS): $(LJ_TREE)/.built
 
-PROFILER_TESTS = tests/profiler/luaapi.test tests/profiler/unchanged.test
+PROFILER_TESTS = tests/profiler/luaapi.test tests/profiler/unchanged.test \
+	tests/profiler/traceleaf.test
 TESTS += tests/profiler/check_memprof $(PROFILER_TESTS)
-EXTRA_DIST += $(PROFILER_TESTS) $(wildcard $(srcdir)/tests/profiler/progs/*.lua)
+EXTRA_DIST += $(PROFILER_TESTS) $(wildcard $(srcdir)/tests/profiler/progs/*.lua) \
+	tests/profiler/traceleaf.lua
