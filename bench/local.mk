@@ -13,7 +13,8 @@ CLEANFILES += bench/runbench bench/results.txt bench/results.status
 BENCH_WORKLOADS = bench/workloads/common.lua bench/workloads/strings.lua \
 	bench/workloads/tables.lua bench/workloads/closures.lua \
 	bench/workloads/modules.lua bench/workloads/bigheap.lua
-EXTRA_DIST += bench/README.md bench/run bench/instr-compare $(BENCH_WORKLOADS)
+EXTRA_DIST += bench/README.md bench/run bench/lines.awk bench/instr-compare \
+	$(BENCH_WORKLOADS)
 
 # Options through the environment: BENCH_RUNS, BENCH_ONLY, BENCH_SCALE,
 # BENCH_VARIANTS, BENCH_PARSER, BENCH_PARSER_MB, BENCH_TMP, BENCH_WRITER,
@@ -55,7 +56,8 @@ clean-bench-reference:
 
 # nginx with the Lua module under wrk: the luajit2 shim inert and
 # profiling, against OpenResty's own library (bench/README.md, "nginx").
-# Options: BENCH_NGINX_RUNS, BENCH_NGINX_SECONDS, BENCH_NGINX_CONNS.
+# Options: BENCH_NGINX_RUNS, BENCH_NGINX_SECONDS, BENCH_NGINX_CONNS,
+# BENCH_NGINX_STACKS_SECONDS.
 EXTRA_DIST += bench/nginx
 bench-nginx: $(LJM_SHIMS) tools/ljmprof
 	LJMPROF_SHIM_LUAJIT2='$(LJMPROF_SHIM_LUAJIT2)' \
