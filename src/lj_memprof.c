@@ -67,6 +67,7 @@ static void mp_release(MemProf *mp)
   mp->buf = mp->end = NULL;
   lj_memprof_stackfree(mp);
   lj_memprof_samplefree(mp);
+  lj_memprof_tracemapsfree(mp);
 }
 
 /* The options are usable, and no profiler runs on the VM. */
@@ -299,6 +300,7 @@ void lj_memprof_addtrace(global_State *g, struct GCtrace *T)
   if (mp != NULL) {
     if (mp_enter(mp) && !mp->err) {
       mp_linesclear(mp);  /* Its number may be an old one's. */
+      lj_memprof_tracemap(mp, T);
       if (mp->stk) {
 	mp->stk->nlast = 0;
 	lj_memprof_tracenew(mp->stk, T->traceno);

@@ -80,6 +80,19 @@ LJ_FUNC void lj_memprof_addproto(global_State *g, GCproto *pt);
 #if LJ_HASJIT
 struct GCtrace;
 LJ_FUNC void lj_memprof_addtrace(global_State *g, struct GCtrace *T);
+
+/*
+** Where compiled code comes from (patch 0012): the recorder says which
+** bytecode it records next (recstart: a new trace), the loop optimizer
+** which instruction a copy in the loop is of, the assembler which
+** machine code each IR instruction became. Only while a profiler runs.
+*/
+struct jit_State;
+LJ_FUNC void lj_memprof_recstart(struct jit_State *J);
+LJ_FUNC void lj_memprof_recins(struct jit_State *J);
+LJ_FUNC void lj_memprof_ircopy(struct jit_State *J, uint32_t ref, uint32_t ins);
+LJ_FUNC void lj_memprof_asmins(struct jit_State *J, uint32_t ref,
+			       const void *lo, const void *hi);
 #endif
 
 /* The misc library: misc.memprof.start(path), misc.memprof.stop(). */

@@ -155,6 +155,9 @@ typedef struct MemProf {
   uintptr_t linecf;		/* its thread's L->cframe, */
   uintptr_t lineslot;		/* and where its call left the return address. */
   MPLine lines[MP_LINES];	/* See MPLine. */
+  struct MPRec *rec;		/* The trace being compiled (MPRec), */
+  struct MPTraceMap **tmaps;	/* and each trace's positions, by number */
+  uint32_t ntmaps;		/* (entries in tmaps). */
 #endif
 } MemProf;
 
@@ -567,6 +570,10 @@ static LJ_AINLINE void mp_linesclear(MemProf *mp)
   mp->linest = 0;
   memset(mp->lines, 0, sizeof(mp->lines));
 }
+/* Trace T was compiled: keep the positions its compilation recorded. */
+LJ_FUNC void lj_memprof_tracemap(MemProf *mp, struct GCtrace *T);
+/* Drop what the compiled traces' positions hold. */
+LJ_FUNC void lj_memprof_tracemapsfree(MemProf *mp);
 
 /*
 ** The location of an allocation from trace st (see MPLine), or NULL if
@@ -595,6 +602,8 @@ static LJ_AINLINE const MPLine *mp_traceline(MemProf *mp, int32_t st)
 }
 #else
 #define mp_linesclear(mp)	UNUSED(mp)
+#define lj_memprof_tracemap(mp, T)	UNUSED(mp)
+#define lj_memprof_tracemapsfree(mp)	UNUSED(mp)
 #endif
 
 /* -- The allocator pair (lj_memprof_range.c) ----------------------------- */

@@ -5,8 +5,11 @@
 ** With call stacks, an allocation from a trace has a TRACE frame whose
 ** site (a snapshot of the trace and the kind of helper called) names the
 ** Lua frames and lines the trace inlined there, announced once as a
-** symbol event. Only JIT-compiled code has sites; only x86-64 with GC64
-** reads them yet (lj_memprof_stack.h has the fast path, mp_tracesite).
+** symbol event. Without, it is charged to the line itself (mp_traceline
+** in lj_memprof_int.h), which the compiler's hooks (patch 0012) record
+** for the traces compiled while profiling. Only JIT-compiled code has
+** sites; only x86-64 with GC64 reads them yet (lj_memprof_stack.h has
+** the fast path, mp_tracesite).
 ** Not to be confused with heap snapshots (lj_memprof_heap.c): the
 ** snapshots here are the JIT's (lj_snap.c).
 */
@@ -438,6 +441,266 @@ LJ_NOINLINE uint32_t lj_memprof_sitemiss(MemProf *mp, GCtrace *T,
   return site;
 }
 
+/* -- Positions recorded while a trace is compiled ------------------------- */
+
+/*
+** The recorder emits each IR instruction while it records one bytecode
+** instruction, of the prototype it runs: what it emits from one call of
+** lj_record_ins to the next comes from that instruction (a built-in it
+** compiles from the call that calls it, as the interpreter charges it).
+** The loop optimizer copies the instructions of the first iteration: a
+** copy comes from where its original came from. The assembler turns each
+** instruction into machine code, backwards, at final addresses. So a
+** return address in a trace's code lies in the code of one instruction,
+** whose position is known where the profiler saw it recorded: no guess.
+** Kept per trace as runs of machine code with one (prototype, line).
+*/
+typedef struct MPRecPos {
+  uint32_t ref;			/* The first IR instruction emitted */
+  const GCproto *pt;		/* while recording this prototype's */
+  const BCIns *pc;		/* instruction (NULL: not known). */
+} MPRecPos;
+
+typedef struct MPAsmRun {
+  uint32_t ref;			/* An IR instruction, */
+  uintptr_t lo, hi;		/* and its machine code. */
+} MPAsmRun;
+
+typedef struct MPRec {
+  int active;			/* Recording a trace seen from its start. */
+  int bad;			/* Out of memory: none for this trace. */
+  uint32_t loop;		/* Ref of IR_LOOP, 0 until the loop is copied. */
+  uint32_t lastref;		/* The last instruction assembled. */
+  MPRecPos *pos;		/* By ref, ascending. */
+  uint32_t npos, szpos;
+  uint16_t *copy;		/* copy[ref - REF_BIAS]: its original, or 0. */
+  uint32_t szcopy;
+  MPAsmRun *runs;		/* As assembled: descending addresses. */
+  uint32_t nruns, szruns;
+} MPRec;
+
+typedef struct MPMapEntry {
+  uint32_t ofs;			/* From this offset in the trace's code */
+  int32_t line;			/* up to the next entry, this line */
+  const GCproto *pt;		/* of this prototype (NULL: not known). */
+} MPMapEntry;
+
+typedef struct MPTraceMap {
+  uint32_t n;			/* Entries, by ascending offset. */
+  MPMapEntry e[1];
+} MPTraceMap;
+
+/* Room for n + 1 items of size sz in *pp of *szp: 0 if out of memory. */
+static int mp_recgrow(void **pp, uint32_t *szp, uint32_t n, size_t sz)
+{
+  if (n >= *szp) {
+    uint32_t nsz = *szp ? *szp * 2 : 64;
+    void *p;
+    while (nsz <= n) nsz *= 2;
+    if ((p = realloc(*pp, nsz * sz)) == NULL) return 0;
+    *pp = p;
+    *szp = nsz;
+  }
+  return 1;
+}
+
+static MPRec *mp_recget(jit_State *J)
+{
+  MemProf *mp = mp_get(J2G(J));
+  return mp != NULL ? mp->rec : NULL;
+}
+
+void lj_memprof_recstart(jit_State *J)
+{
+  MemProf *mp = mp_get(J2G(J));
+  MPRec *r;
+  if (mp == NULL) return;
+  if ((r = mp->rec) == NULL &&
+      (r = mp->rec = (MPRec *)calloc(1, sizeof(MPRec))) == NULL)
+    return;
+  if (r->szcopy) memset(r->copy, 0, r->szcopy * sizeof(uint16_t));
+  r->active = 1;
+  r->bad = 0;
+  r->loop = 0;
+  r->lastref = ~0u;
+  r->npos = r->nruns = 0;
+}
+
+void lj_memprof_recins(jit_State *J)
+{
+  MPRec *r = mp_recget(J);
+  uint32_t ref = J->cur.nins;
+  MPRecPos *p;
+  if (r == NULL || !r->active || r->bad) return;
+  if (J->pt == NULL && r->npos)
+    return;  /* A built-in: its Lua caller's call, recorded before it. */
+  if (r->npos && r->pos[r->npos - 1].ref == ref) {
+    p = &r->pos[r->npos - 1];  /* The one before emitted nothing. */
+  } else if (mp_recgrow((void **)&r->pos, &r->szpos, r->npos,
+			sizeof(MPRecPos))) {
+    p = &r->pos[r->npos++];
+  } else {
+    r->bad = 1;
+    return;
+  }
+  p->ref = ref;
+  p->pt = J->pt;
+  p->pc = J->pt != NULL ? J->pc : NULL;
+}
+
+void lj_memprof_ircopy(jit_State *J, uint32_t ref, uint32_t ins)
+{
+  MPRec *r = mp_recget(J);
+  uint32_t loop = J->chain[IR_LOOP], i = ref - REF_BIAS;
+  if (r == NULL || !r->active || r->bad || loop == 0 || ref <= loop ||
+      ins >= loop)
+    return;  /* Not a copy: an instruction of the first iteration. */
+  r->loop = loop;
+  if (i >= r->szcopy) {
+    uint32_t old = r->szcopy;
+    if (!mp_recgrow((void **)&r->copy, &r->szcopy, i, sizeof(uint16_t))) {
+      r->bad = 1;
+      return;
+    }
+    memset(r->copy + old, 0, (r->szcopy - old) * sizeof(uint16_t));
+  }
+  if (r->copy[i] == 0) r->copy[i] = (uint16_t)ins;  /* CSE: the first. */
+}
+
+void lj_memprof_asmins(jit_State *J, uint32_t ref, const void *lo,
+		       const void *hi)
+{
+  MPRec *r = mp_recget(J);
+  if (r == NULL || !r->active || r->bad || lo >= hi) return;
+  if (ref >= r->lastref) r->nruns = 0;  /* Assembled again (realigned). */
+  r->lastref = ref;
+  if (!mp_recgrow((void **)&r->runs, &r->szruns, r->nruns,
+		  sizeof(MPAsmRun))) {
+    r->bad = 1;
+    return;
+  }
+  r->runs[r->nruns].ref = ref;
+  r->runs[r->nruns].lo = (uintptr_t)lo;
+  r->runs[r->nruns++].hi = (uintptr_t)hi;
+}
+
+/* The recorded position of IR instruction ref: 1 with *pt and *line. */
+static int mp_recpos(MPRec *r, uint32_t ref, const GCproto **pt,
+		     int32_t *line)
+{
+  uint32_t lo = 0, hi = r->npos;
+  const MPRecPos *p;
+  const GCproto *t;
+  BCPos pos;
+  if (r->loop && ref > r->loop) {  /* A copy: its original's. */
+    uint32_t i = ref - REF_BIAS;
+    if (i >= r->szcopy || r->copy[i] == 0) return 0;
+    ref = r->copy[i];
+  }
+  while (lo < hi) {  /* The last position at or before ref. */
+    uint32_t mid = (lo + hi) >> 1;
+    if (r->pos[mid].ref <= ref) lo = mid + 1; else hi = mid;
+  }
+  if (lo == 0) return 0;  /* Before the first instruction recorded. */
+  p = &r->pos[lo - 1];
+  if ((t = p->pt) == NULL || p->pc == NULL) return 0;
+  pos = proto_bcpos((GCproto *)t, p->pc);
+  if (p->pc < proto_bc((GCproto *)t) || pos >= t->sizebc) return 0;
+  *pt = t;
+  *line = lj_debug_line((GCproto *)t, pos);
+  return *line >= 0;
+}
+
+void lj_memprof_tracemap(MemProf *mp, GCtrace *T)
+{
+  MPRec *r = mp->rec;
+  MPTraceMap *m = NULL;
+  uint32_t no = T->traceno, i, n = 0;
+  uintptr_t mc = (uintptr_t)T->mcode, end = 0;
+  if (no >= mp->ntmaps) {
+    uint32_t sz = mp->ntmaps ? mp->ntmaps : 64;
+    MPTraceMap **t;
+    while (sz <= no) sz *= 2;
+    if ((t = (MPTraceMap **)realloc(mp->tmaps, sz * sizeof(*t))) == NULL)
+      goto done;
+    memset(t + mp->ntmaps, 0, (sz - mp->ntmaps) * sizeof(*t));
+    mp->tmaps = t;
+    mp->ntmaps = sz;
+  }
+  free(mp->tmaps[no]);  /* An older trace of that number. */
+  mp->tmaps[no] = NULL;
+  if (r == NULL || !r->active || r->bad || r->nruns == 0) goto done;
+  /* At most two entries a run: its position, and a gap after it. */
+  m = (MPTraceMap *)malloc(sizeof(MPTraceMap) +
+			   2 * r->nruns * sizeof(MPMapEntry));
+  if (m == NULL) goto done;
+  for (i = r->nruns; i-- > 0; ) {  /* Ascending addresses. */
+    const MPAsmRun *u = &r->runs[i];
+    const GCproto *pt = NULL;
+    int32_t line = 0;
+    if (u->lo < mc || u->hi > mc + T->szmcode) continue;
+    if (!mp_recpos(r, u->ref, &pt, &line)) pt = NULL;
+    if (n && end != u->lo) {  /* A gap (the head's code): not known. */
+      m->e[n].ofs = (uint32_t)(end - mc);
+      m->e[n].pt = NULL;
+      m->e[n++].line = 0;
+    }
+    if (n == 0 || m->e[n-1].pt != pt || m->e[n-1].line != line) {
+      m->e[n].ofs = (uint32_t)(u->lo - mc);
+      m->e[n].pt = pt;
+      m->e[n++].line = line;
+    }
+    end = u->hi;
+  }
+  if (n) {  /* Past the last run: not known. */
+    m->e[n].ofs = (uint32_t)(end - mc);
+    m->e[n].pt = NULL;
+    m->e[n++].line = 0;
+    m->n = n;
+    mp->tmaps[no] = m;
+    m = NULL;
+  }
+done:
+  free(m);
+  if (r != NULL) r->active = 0;
+}
+
+void lj_memprof_tracemapsfree(MemProf *mp)
+{
+  uint32_t i;
+  MPRec *r = mp->rec;
+  for (i = 0; i < mp->ntmaps; i++) free(mp->tmaps[i]);
+  free(mp->tmaps);
+  mp->tmaps = NULL;
+  mp->ntmaps = 0;
+  if (r != NULL) {
+    free(r->pos);
+    free(r->copy);
+    free(r->runs);
+    free(r);
+    mp->rec = NULL;
+  }
+}
+
+/* The recorded position of the code at ra in trace T: 1 with *pt, *line. */
+static int mp_mappos(MemProf *mp, GCtrace *T, uintptr_t ra,
+		     const GCproto **pt, int32_t *line)
+{
+  const MPTraceMap *m = T->traceno < mp->ntmaps ? mp->tmaps[T->traceno] :
+			NULL;
+  uint32_t ofs = (uint32_t)(ra - 1 - (uintptr_t)T->mcode), lo = 0, hi;
+  if (m == NULL) return 0;
+  hi = m->n;
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) >> 1;
+    if (m->e[mid].ofs <= ofs) lo = mid + 1; else hi = mid;
+  }
+  if (lo == 0 || m->e[lo-1].pt == NULL) return 0;
+  *pt = m->e[lo-1].pt;
+  *line = m->e[lo-1].line;
+  return 1;
+}
+
 /* -- The line inside compiled code, for the leaf-only stream --------------- */
 
 uintptr_t lj_memprof_lineslot(MemProf *mp, int32_t st, uintptr_t cf)
@@ -464,15 +727,21 @@ LJ_NOINLINE const MPLine *lj_memprof_linemiss(MemProf *mp, int32_t st,
   jit_State *J = G2J(mp->g);
   GCtrace *T = (MSize)st < J->sizetrace ? traceref(J, st) : NULL;
   uint64_t pts[MP_SITEMAX], lines[MP_SITEMAX];
-  uint32_t id;
+  uint32_t id = IRCALL__MAX;
   uint8_t *p;
   e->ra = ra;
   e->st = st;
+  const GCproto *pt;
+  int32_t line;
   if (T != NULL &&
       (id = mp_callret(T, ra, (uintptr_t)G2GG(mp->g)->dispatch)) <
       IRCALL__MAX && id != IRCALL_lj_gc_step_jit &&
-      mp_snaplines(J, T, mp_snapat(T, ra), mp_helperkind(id), pts,
-		   lines) > 0) {
+      mp_mappos(mp, T, ra, &pt, &line)) {  /* Recorded: sure. */
+    e->src = LJM_SRC_LFUNC;
+    p = mp_uleb(mp_uleb(e->loc, (uintptr_t)pt), (uint64_t)line);
+  } else if (T != NULL && id < IRCALL__MAX && id != IRCALL_lj_gc_step_jit &&
+	     mp_snaplines(J, T, mp_snapat(T, ra), mp_helperkind(id), pts,
+			  lines) > 0) {  /* Inferred from the snapshots. */
     e->src = LJM_SRC_LFUNC;
     p = mp_uleb(mp_uleb(e->loc, pts[0]), lines[0]);
   } else {  /* A GC step is no line's: it stays the trace's. */

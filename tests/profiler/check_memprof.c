@@ -1475,7 +1475,19 @@ static const char encode_code[] =
   "end\n"
   "jit.off() work(3000)\n"				/* Lua code. */
   "jit.on() work(3000)\n"				/* Traces. */
+  "if PRE then PRE(3000) end\n"			/* A trace's own. */
   "keep = nil collectgarbage()\n";			/* The collector. */
+
+/* Compiled before profiling, two constructors on two lines with nothing
+** stored between them: the writer cannot be sure which line allocates,
+** and charges the trace (the source of compiled code). */
+static const char encode_pre[] =
+  "local keep = {}\n"
+  "function PRE(n)\n"
+  "  for i = 1, n do local a = {}\n"
+  "    keep[i % 8] = {a} end\n"
+  "end\n"
+  "jit.on() PRE(1000)\n";
 
 START_TEST(every_event_as_called)
 {
@@ -1496,6 +1508,7 @@ START_TEST(every_event_as_called)
   ck_assert_ptr_nonnull(L);
   luaL_openlibs(L);
   lua_register(L, "cf_alloc", cf_alloc);
+  run(L, "@pre.lua", encode_pre);
   start(L, &m, 4096);  /* Small: many flushes, events at the buffer's end. */
   next_arena = 0;  /* The first block written is below 2^21. */
   logging = 1;
