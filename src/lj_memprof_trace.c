@@ -338,9 +338,12 @@ static BCLine mp_snapline(GCtrace *T, SnapNo sn, GCproto *pt,
 ** frame (its root trace's, for a side trace). 0 unless every frame is a
 ** Lua frame whose function the snapshot holds as a constant, every PC
 ** lies in its function's bytecode, and the innermost line of an
-** allocation of this kind is sure (mp_snapline).
+** allocation of this kind is sure: recorded (rline, if rpt, the prototype
+** it was recorded in, is the innermost frame's), or found so by
+** mp_snapline (rpt NULL).
 */
 static uint32_t mp_snaplines(jit_State *J, GCtrace *T, SnapNo sn, int kind,
+			     const GCproto *rpt, BCLine rline,
 			     uint64_t *pts, uint64_t *lines)
 {
   SnapShot *snap = &T->snap[sn];
@@ -378,7 +381,8 @@ static uint32_t mp_snaplines(jit_State *J, GCtrace *T, SnapNo sn, int kind,
   }
   if (top + 1 != baseslot ||  /* The frames do not reach the PC. */
       pc < proto_bc(fpt[nf-1]) ||
-      (inner = mp_snapline(T, sn, fpt[nf-1], pc, kind)) < 0)
+      (inner = rpt != NULL ? (rpt == fpt[nf-1] ? rline : -1) :
+	       mp_snapline(T, sn, fpt[nf-1], pc, kind)) < 0)
     return 0;
   for (k = 0; k < nf; k++) {
     GCproto *pt = fpt[nf-1-k];
@@ -389,6 +393,17 @@ static uint32_t mp_snaplines(jit_State *J, GCtrace *T, SnapNo sn, int kind,
   }
   return nf;
 }
+
+/* Recorded positions (below): the line of the code at ra in trace T. */
+static int mp_mappos(MemProf *mp, GCtrace *T, uintptr_t ra,
+		     const GCproto **pt, int32_t *line, uint32_t *ix);
+
+/*
+** A site whose innermost line was recorded (mp_mappos) is numbered by the
+** run of machine code it lies in, above the sites of snapshots: two lines
+** of one snapshot's code are two sites.
+*/
+#define MP_SITEREC	((uint32_t)1 << 22)
 
 /* The site of trace T at return address ra, not in hint h: found, and
 ** announced if new; 0 if not known. */
@@ -403,16 +418,21 @@ LJ_NOINLINE uint32_t lj_memprof_sitemiss(MemProf *mp, GCtrace *T,
     SnapNo sn = mp_snapat(T, ra);
     int kind = mp_helperkind(id);
     uint64_t pts[MP_SITEMAX], lines[MP_SITEMAX];
-    uint32_t n, i;
+    uint32_t n, i, ix;
     uint64_t *e;
-    site = sn * MP_KINDS + kind + 1;
+    const GCproto *rpt = NULL;
+    int32_t rline = -1;
+    if (mp_mappos(mp, T, ra, &rpt, &rline, &ix) && ix < MP_SITEREC)
+      site = MP_SITEREC + ix;  /* Recorded: the frames from the snapshot. */
+    else
+      site = sn * MP_KINDS + kind + 1, rpt = NULL;
     e = mp_setput(&s->sites, MP_SITEKEY(gen, T->traceno, site),
 		  ~MP_SITENONE);
     if (e == NULL) {
       site = 0;
     } else if (*e == 0) {  /* New: named once, or marked as unnamed. */
       *e = MP_SITEKEY(gen, T->traceno, site);
-      n = mp_snaplines(G2J(mp->g), T, sn, kind, pts, lines);
+      n = mp_snaplines(G2J(mp->g), T, sn, kind, rpt, rline, pts, lines);
       if (n == 0) {
 	*e |= MP_SITENONE;
 	site = 0;
@@ -684,7 +704,7 @@ void lj_memprof_tracemapsfree(MemProf *mp)
 
 /* The recorded position of the code at ra in trace T: 1 with *pt, *line. */
 static int mp_mappos(MemProf *mp, GCtrace *T, uintptr_t ra,
-		     const GCproto **pt, int32_t *line)
+		     const GCproto **pt, int32_t *line, uint32_t *ix)
 {
   const MPTraceMap *m = T->traceno < mp->ntmaps ? mp->tmaps[T->traceno] :
 			NULL;
@@ -698,6 +718,7 @@ static int mp_mappos(MemProf *mp, GCtrace *T, uintptr_t ra,
   if (lo == 0 || m->e[lo-1].pt == NULL) return 0;
   *pt = m->e[lo-1].pt;
   *line = m->e[lo-1].line;
+  *ix = lo - 1;
   return 1;
 }
 
@@ -727,21 +748,21 @@ LJ_NOINLINE const MPLine *lj_memprof_linemiss(MemProf *mp, int32_t st,
   jit_State *J = G2J(mp->g);
   GCtrace *T = (MSize)st < J->sizetrace ? traceref(J, st) : NULL;
   uint64_t pts[MP_SITEMAX], lines[MP_SITEMAX];
-  uint32_t id = IRCALL__MAX;
+  uint32_t id = IRCALL__MAX, ix;
+  const GCproto *pt;
+  int32_t line;
   uint8_t *p;
   e->ra = ra;
   e->st = st;
-  const GCproto *pt;
-  int32_t line;
   if (T != NULL &&
       (id = mp_callret(T, ra, (uintptr_t)G2GG(mp->g)->dispatch)) <
       IRCALL__MAX && id != IRCALL_lj_gc_step_jit &&
-      mp_mappos(mp, T, ra, &pt, &line)) {  /* Recorded: sure. */
+      mp_mappos(mp, T, ra, &pt, &line, &ix)) {  /* Recorded: sure. */
     e->src = LJM_SRC_LFUNC;
     p = mp_uleb(mp_uleb(e->loc, (uintptr_t)pt), (uint64_t)line);
   } else if (T != NULL && id < IRCALL__MAX && id != IRCALL_lj_gc_step_jit &&
-	     mp_snaplines(J, T, mp_snapat(T, ra), mp_helperkind(id), pts,
-			  lines) > 0) {  /* Inferred from the snapshots. */
+	     mp_snaplines(J, T, mp_snapat(T, ra), mp_helperkind(id), NULL, 0,
+			  pts, lines) > 0) {  /* Inferred from the snapshots. */
     e->src = LJM_SRC_LFUNC;
     p = mp_uleb(mp_uleb(e->loc, pts[0]), lines[0]);
   } else {  /* A GC step is no line's: it stays the trace's. */
