@@ -574,6 +574,10 @@ static LJ_AINLINE void mp_linesclear(MemProf *mp)
 LJ_FUNC void lj_memprof_tracemap(MemProf *mp, struct GCtrace *T);
 /* Drop what the compiled traces' positions hold. */
 LJ_FUNC void lj_memprof_tracemapsfree(MemProf *mp);
+/* The recorded instruction of pt that the code at ra in trace T comes
+** from, or NULL. */
+LJ_FUNC const BCIns *lj_memprof_tracepc(MemProf *mp, struct GCtrace *T,
+					uintptr_t ra, const GCproto *pt);
 
 /*
 ** The location of an allocation from trace st (see MPLine), or NULL if

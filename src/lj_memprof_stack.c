@@ -496,6 +496,24 @@ LJ_NOINLINE int lj_memprof_stackevent(MemProf *mp, uint8_t ev, void *optr,
 	pc = mp->stk->last[1].pc;  /* The same trace: its start, as then. */
       else if (T != NULL)
 	pc = mref(T->startpc, const BCIns) + 1;  /* Its line. */
+#if MP_TRACELINES
+      if (T != NULL && slot != 0) {
+	/* A trace that returned below the function it started in runs the
+	** code of the frame at its base, whose saved PC is stale: the line
+	** the recorder saw there, if any, with no TRACE frame (no site can
+	** stand for it), else as above. */
+	GCfunc *fn = lj_memprof_framefunc(L, f);
+	GCtrace *R = T->root ? traceref(J, T->root) : T;
+	const BCIns *rpc;
+	if (fn != NULL && isluafunc(fn) && R != NULL &&
+	    funcproto(fn) != &gcref(R->startpt)->pt &&
+	    (rpc = lj_memprof_tracepc(mp, T, *(const uintptr_t *)slot,
+				      funcproto(fn))) != NULL) {
+	  n = 0;
+	  pc = rpc + 1;
+	}
+      }
+#endif
     }
   } else
 #endif

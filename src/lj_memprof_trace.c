@@ -493,8 +493,8 @@ typedef struct MPRec {
   uint32_t lastref;		/* The last instruction assembled. */
   MPRecPos *pos;		/* By ref, ascending. */
   uint32_t npos, szpos;
-  uint16_t *copy;		/* copy[ref - REF_BIAS]: its original, or 0. */
-  uint32_t szcopy;
+  uint16_t *copy;		/* copy[ref - REF_BIAS]: its original, or 0; */
+  uint32_t szcopy, ncopy;	/* entries from ncopy on are 0. */
   MPAsmRun *runs;		/* As assembled: descending addresses. */
   uint32_t nruns, szruns;
 } MPRec;
@@ -502,7 +502,8 @@ typedef struct MPRec {
 typedef struct MPMapEntry {
   uint32_t ofs;			/* From this offset in the trace's code */
   int32_t line;			/* up to the next entry, this line */
-  const GCproto *pt;		/* of this prototype (NULL: not known). */
+  const GCproto *pt;		/* of this prototype (NULL: not known), */
+  const BCIns *pc;		/* at this instruction of it. */
 } MPMapEntry;
 
 typedef struct MPTraceMap {
@@ -538,7 +539,8 @@ void lj_memprof_recstart(jit_State *J)
   if ((r = mp->rec) == NULL &&
       (r = mp->rec = (MPRec *)calloc(1, sizeof(MPRec))) == NULL)
     return;
-  if (r->szcopy) memset(r->copy, 0, r->szcopy * sizeof(uint16_t));
+  if (r->ncopy) memset(r->copy, 0, r->ncopy * sizeof(uint16_t));
+  r->ncopy = 0;
   r->active = 1;
   r->bad = 0;
   r->loop = 0;
@@ -573,8 +575,8 @@ void lj_memprof_ircopy(jit_State *J, uint32_t ref, uint32_t ins)
   MPRec *r = mp_recget(J);
   uint32_t loop = J->chain[IR_LOOP], i = ref - REF_BIAS;
   if (r == NULL || !r->active || r->bad || loop == 0 || ref <= loop ||
-      ins >= loop)
-    return;  /* Not a copy: an instruction of the first iteration. */
+      ins >= loop || ref >= J->cur.nins)
+    return;  /* Not a copy (REF_DROP: none was made). */
   r->loop = loop;
   if (i >= r->szcopy) {
     uint32_t old = r->szcopy;
@@ -585,6 +587,7 @@ void lj_memprof_ircopy(jit_State *J, uint32_t ref, uint32_t ins)
     memset(r->copy + old, 0, (r->szcopy - old) * sizeof(uint16_t));
   }
   if (r->copy[i] == 0) r->copy[i] = (uint16_t)ins;  /* CSE: the first. */
+  if (i >= r->ncopy) r->ncopy = i + 1;
 }
 
 void lj_memprof_asmins(jit_State *J, uint32_t ref, const void *lo,
@@ -606,7 +609,7 @@ void lj_memprof_asmins(jit_State *J, uint32_t ref, const void *lo,
 
 /* The recorded position of IR instruction ref: 1 with *pt and *line. */
 static int mp_recpos(MPRec *r, uint32_t ref, const GCproto **pt,
-		     int32_t *line)
+		     const BCIns **pc, int32_t *line)
 {
   uint32_t lo = 0, hi = r->npos;
   const MPRecPos *p;
@@ -627,6 +630,7 @@ static int mp_recpos(MPRec *r, uint32_t ref, const GCproto **pt,
   pos = proto_bcpos((GCproto *)t, p->pc);
   if (p->pc < proto_bc((GCproto *)t) || pos >= t->sizebc) return 0;
   *pt = t;
+  *pc = p->pc;
   *line = lj_debug_line((GCproto *)t, pos);
   return *line >= 0;
 }
@@ -657,17 +661,20 @@ void lj_memprof_tracemap(MemProf *mp, GCtrace *T)
   for (i = r->nruns; i-- > 0; ) {  /* Ascending addresses. */
     const MPAsmRun *u = &r->runs[i];
     const GCproto *pt = NULL;
+    const BCIns *pc = NULL;
     int32_t line = 0;
     if (u->lo < mc || u->hi > mc + T->szmcode) continue;
-    if (!mp_recpos(r, u->ref, &pt, &line)) pt = NULL;
+    if (!mp_recpos(r, u->ref, &pt, &pc, &line)) pt = NULL;
     if (n && end != u->lo) {  /* A gap (the head's code): not known. */
       m->e[n].ofs = (uint32_t)(end - mc);
       m->e[n].pt = NULL;
+      m->e[n].pc = NULL;
       m->e[n++].line = 0;
     }
     if (n == 0 || m->e[n-1].pt != pt || m->e[n-1].line != line) {
       m->e[n].ofs = (uint32_t)(u->lo - mc);
       m->e[n].pt = pt;
+      m->e[n].pc = pc;
       m->e[n++].line = line;
     }
     end = u->hi;
@@ -675,6 +682,7 @@ void lj_memprof_tracemap(MemProf *mp, GCtrace *T)
   if (n) {  /* Past the last run: not known. */
     m->e[n].ofs = (uint32_t)(end - mc);
     m->e[n].pt = NULL;
+    m->e[n].pc = NULL;
     m->e[n++].line = 0;
     m->n = n;
     mp->tmaps[no] = m;
@@ -720,6 +728,18 @@ static int mp_mappos(MemProf *mp, GCtrace *T, uintptr_t ra,
   *line = m->e[lo-1].line;
   *ix = lo - 1;
   return 1;
+}
+
+const BCIns *lj_memprof_tracepc(MemProf *mp, GCtrace *T, uintptr_t ra,
+				const GCproto *pt)
+{
+  const GCproto *rpt;
+  int32_t line;
+  uint32_t ix;
+  if (mp_callret(T, ra, (uintptr_t)G2GG(mp->g)->dispatch) >= IRCALL__MAX ||
+      !mp_mappos(mp, T, ra, &rpt, &line, &ix) || rpt != pt)
+    return NULL;
+  return mp->tmaps[T->traceno]->e[ix].pc;
 }
 
 /* -- The line inside compiled code, for the leaf-only stream --------------- */

@@ -7,8 +7,9 @@
 -- Another makes two tables on two lines with nothing stored in between,
 -- compiled before profiling starts: the writer has only the trace's
 -- snapshots to go by, cannot tell the two lines apart, and leaves their
--- events to the trace. arg[1]: the stream; arg[2]: "off" runs it all
--- interpreted.
+-- events to the trace. A loop compiled while profiling builds two
+-- strings on two lines with nothing stored in between: each its own.
+-- arg[1]: the stream; arg[2]: "off" runs it all interpreted.
 local out, mode = arg[1], arg[2]
 if mode == "off" then jit.off() else jit.opt.start("hotloop=5", "hotexit=2") end
 local sink, grow = {}, {}
@@ -26,11 +27,18 @@ local function unsure(n)
   for i = 1, n do local t = {}
     sink[5] = {t} end
 end
+local function strings(n)
+  for i = 1, n do
+    local s = "t" .. i
+    sink[6] = ("[%s]"):format(s)
+  end
+end
 work(1000)
 unsure(1000)
 assert(misc.memprof.start(out))
 work(20000)
 unsure(2000)
+strings(20000)
 jit.flush()
 work(20000)
 for i = 1, 2000 do

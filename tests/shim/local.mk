@@ -70,7 +70,8 @@ SHIM_TESTS = tests/shim/basic.test tests/shim/lifecycle.test \
 # Stripped bytecode, misc.memprof under the shim.
 SHIM_TESTS += tests/shim/stripped.test tests/shim/miscapi.test
 # Call stacks: LJMPROF_STACKS, record --stacks; lines inside traces.
-SHIM_TESTS += tests/shim/stacks.test tests/shim/tracelines.test
+SHIM_TESTS += tests/shim/stacks.test tests/shim/tracelines.test \
+	tests/shim/demo.test
 # Sampling: LJMPROF_SAMPLE's estimates, a leak found, a live file.
 SHIM_TESTS += tests/shim/sample.test
 EXTRA_DIST += tests/shim/sample.lua tests/shim/leakserver.lua
