@@ -345,7 +345,15 @@ static LJ_AINLINE uint32_t mp_tracesite(MemProf *mp, lua_State *L,
   return lj_memprof_sitemiss(mp, T, ra, h);
 }
 #else
-/* Elsewhere the return address of a call from a trace is not read yet. */
+/*
+** Elsewhere the return address of a call from a trace is not read yet.
+** The recorded positions (patch 0012) are portable; what a target needs
+** is that address. On arm64 a trace calls a helper with blr, which
+** leaves it in x30, and the helper's prologue saves x30 in its frame
+** record: the chain of frame records (x29) from the allocator up holds
+** it, the first saved x30 that lies in the trace's machine code (the
+** helpers are C, built with frame records on Debian's arm64).
+*/
 #define mp_tracesite(mp, L, T, slotp)	0
 #endif
 #endif
