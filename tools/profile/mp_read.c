@@ -123,16 +123,24 @@ int64_t mp_profile_events(struct mp_profile *p, const struct mp_event *evs,
 ** 8 after the header, a 7-byte prototype key and the first byte of the
 ** line, and the line's second byte if it has one. Bytes equal to those
 ** of an event already decoded decode the same, so a hit skips decoding
-** and comparing the fields. The other memo keeps the other sources, and
-** Lua events with other keys or longer lines.
+** and comparing the fields. It has RAW_SLOTS entries, chosen by the
+** line's first byte: a loop whose body allocates on a few lines in turn
+** (strings.lua: 9, 10 and 15) hits on every one. The other memo keeps
+** the other sources, and Lua events with other keys or longer lines.
 */
+#define RAW_SLOTS 8
+
+struct fast_raw {
+  uint64_t raw;		/* Lua: the 8 bytes after the header... */
+  unsigned tail;	/* ...and the line's second byte, or RAW_*. */
+  int64_t id;
+};
+
 struct fast_memo {
   uint64_t loc;		/* MP_NO_MEMO: none. */
   uint64_t line_src;	/* line | src << 40. */
   int64_t id, internal;	/* internal -1: none yet. */
-  uint64_t raw;		/* Lua: the 8 bytes after the header... */
-  unsigned raw_tail;	/* ...and the line's second byte, or RAW_*. */
-  int64_t raw_id;
+  struct fast_raw raw[RAW_SLOTS];
   /* The collector's frees, most of all events, counted here and added
   ** to the internal location when run_fast returns (flush_internal). */
   uint64_t internal_frees, internal_free_bytes;
@@ -142,10 +150,26 @@ struct fast_memo {
 ** and no trace number is that big. */
 #define MP_NO_MEMO (~(uint64_t)0)
 
-/* fast_memo.raw_tail when the line has one byte, and when there is no
-** raw memo: no byte equals either. */
+/* fast_raw.tail when the line has one byte, and when the entry holds
+** nothing: no byte equals either. */
 #define RAW_ONE_BYTE 0x100u
 #define RAW_NONE 0x200u
+
+/* The raw memo's entry of the 8 bytes x: the low bits of the last, the
+** line's first byte (that of a 7-byte key), so that the lines of a loop
+** fall apart (no multiplication: this is on every Lua event). */
+static inline size_t raw_slot(uint64_t x)
+{
+  return (size_t)(x >> 56) & (RAW_SLOTS - 1);
+}
+
+/* Forget the raw memo (a symbol may rename what it knows). */
+static inline void raw_forget(struct fast_memo *m)
+{
+  int i;
+  for (i = 0; i < RAW_SLOTS; i++)
+    m->raw[i].tail = RAW_NONE;
+}
 
 /* The object kind byte after the fields of an event whose header has
 ** LJM_EV_KIND (haskind, a constant), at *next: counted, and stepped
@@ -177,6 +201,7 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
 {
   int stacks = (how & MP_LIVE_STACKS) != 0;
   struct mp_fast_event e;
+  struct fast_raw *r = NULL;	/* Set whenever src is LJM_SRC_LFUNC. */
   int64_t id;
   const uint8_t *next;
   unsigned objkind;
@@ -189,15 +214,18 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
   if (src == LJM_SRC_LFUNC) {
     uint64_t x;
     memcpy(&x, q + 1, 8);
-    if (x == m->raw && m->raw_tail == RAW_ONE_BYTE) {
-      id = m->raw_id;
-      next = q + 9;
-      goto fields;
-    }
-    if (x == m->raw && m->raw_tail == q[9]) {
-      id = m->raw_id;
-      next = q + 10;
-      goto fields;
+    r = &m->raw[raw_slot(x)];
+    if (x == r->raw) {
+      if (r->tail == RAW_ONE_BYTE) {
+	id = r->id;
+	next = q + 9;
+	goto fields;
+      }
+      if (r->tail == q[9]) {
+	id = r->id;
+	next = q + 10;
+	goto fields;
+      }
     }
   }
   if (!(next = mp_fast_location(q + 1, kind, src, &e)))
@@ -206,9 +234,9 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
     /* Bytes the raw memo takes, and it missed: so would the other. */
     if ((id = mp_resolve_cached(p, src, e.loc, e.line)) < 0)
       goto oom;
-    memcpy(&m->raw, q + 1, 8);
-    m->raw_tail = next - q == 9 ? RAW_ONE_BYTE : q[9];
-    m->raw_id = id;
+    memcpy(&r->raw, q + 1, 8);
+    r->tail = next - q == 9 ? RAW_ONE_BYTE : q[9];
+    r->id = id;
     goto fields;
   }
   if (src == LJM_SRC_INTERNAL && kind == LJM_EV_FREE) {
@@ -343,7 +371,7 @@ static MP_LIVE_INLINE const uint8_t *run_fast_as(struct mp_profile *p,
 						 const uint8_t *stop,
 						 unsigned how, int kinds)
 {
-  struct fast_memo m = {MP_NO_MEMO, 0, -1, -1, 0, RAW_NONE, -1, 0, 0};
+  struct fast_memo m;
   uint64_t k = p->file_events;	/* In a register, not p's. */
   const int stacks = (how & MP_LIVE_STACKS) != 0;
   /* The kind byte is the profile extension's: elsewhere the bit is an
@@ -353,6 +381,10 @@ static MP_LIVE_INLINE const uint8_t *run_fast_as(struct mp_profile *p,
   ** changes with the live bytes (mp_live.h, MP_LIVE_PLAIN). */
   const uint64_t live0 = p->file.live_bytes;
 
+  memset(&m, 0, sizeof m);
+  m.loc = MP_NO_MEMO;
+  m.id = m.internal = -1;
+  raw_forget(&m);
   while (q < stop) {
     const uint8_t *next;
     switch (*q) {
@@ -387,7 +419,7 @@ static MP_LIVE_INLINE const uint8_t *run_fast_as(struct mp_profile *p,
 	goto out;
       /* The symbol may rename the last location. */
       m.loc = MP_NO_MEMO;
-      m.raw_tail = RAW_NONE;
+      raw_forget(&m);
       q = next;
       continue;
     default:
