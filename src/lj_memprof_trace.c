@@ -489,7 +489,7 @@ typedef struct MPAsmRun {
 typedef struct MPRec {
   int active;			/* Recording a trace seen from its start. */
   int bad;			/* Out of memory: none for this trace. */
-  uint32_t loop;		/* Ref of IR_LOOP, 0 until the loop is copied. */
+  uint32_t loop;		/* Ref of IR_LOOP (0: none), once assembled. */
   uint32_t lastref;		/* The last instruction assembled. */
   MPRecPos *pos;		/* By ref, ascending. */
   uint32_t npos, szpos;
@@ -577,7 +577,6 @@ void lj_memprof_ircopy(jit_State *J, uint32_t ref, uint32_t ins)
   if (r == NULL || !r->active || r->bad || loop == 0 || ref <= loop ||
       ins >= loop || ref >= J->cur.nins)
     return;  /* Not a copy (REF_DROP: none was made). */
-  r->loop = loop;
   if (i >= r->szcopy) {
     uint32_t old = r->szcopy;
     if (!mp_recgrow((void **)&r->copy, &r->szcopy, i, sizeof(uint16_t))) {
@@ -654,6 +653,10 @@ void lj_memprof_tracemap(MemProf *mp, GCtrace *T)
   free(mp->tmaps[no]);  /* An older trace of that number. */
   mp->tmaps[no] = NULL;
   if (r == NULL || !r->active || r->bad || r->nruns == 0) goto done;
+  /* What follows IR_LOOP is the loop optimizer's: a copy, or not known. */
+  for (r->loop = REF_FIRST; r->loop < T->nins && T->ir[r->loop].o != IR_LOOP;
+       r->loop++) ;
+  if (r->loop >= T->nins) r->loop = 0;
   /* At most two entries a run: its position, and a gap after it. */
   m = (MPTraceMap *)malloc(sizeof(MPTraceMap) +
 			   2 * r->nruns * sizeof(MPMapEntry));
