@@ -796,6 +796,20 @@ LJ_NOINLINE const MPLine *lj_memprof_linemiss(MemProf *mp, int32_t st,
   return e;
 }
 
+#else
+/* No call site is read here yet: the compiler's hooks have nothing to
+** keep (see mp_tracesite in lj_memprof_stack.h). */
+void lj_memprof_recstart(jit_State *J) { UNUSED(J); }
+void lj_memprof_recins(jit_State *J) { UNUSED(J); }
+void lj_memprof_ircopy(jit_State *J, uint32_t ref, uint32_t ins)
+{
+  UNUSED(J); UNUSED(ref); UNUSED(ins);
+}
+void lj_memprof_asmins(jit_State *J, uint32_t ref, const void *lo,
+		       const void *hi)
+{
+  UNUSED(J); UNUSED(ref); UNUSED(lo); UNUSED(hi);
+}
 #endif
 
 #endif
