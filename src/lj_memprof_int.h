@@ -528,8 +528,6 @@ LJ_FUNC void *lj_memprof_pollalloc(MemProf *mp, void *ptr, size_t osize,
 LJ_FUNC int lj_memprof_sampleinit(MemProf *mp, const ljmprof_opt *opt);
 LJ_FUNC void lj_memprof_samplefree(MemProf *mp);
 LJ_FUNC uint64_t lj_memprof_samplemean(const MemProf *mp);
-/* Bytes to the next sample, drawn. */
-LJ_FUNC int64_t lj_memprof_nextsample(MemProf *mp);
 
 /* A sampled stream announces a prototype or trace when a sample first
 ** names it: seen (announced), announce (if not yet), unseen (a new one
@@ -628,6 +626,11 @@ static LJ_AINLINE const MPLine *mp_traceline(MemProf *mp, int32_t st)
 #define MP_ARENA	1
 #else
 #define MP_ARENA	0
+#endif
+
+#if MP_ARENA
+/* Bytes to the next sample, drawn (for the VM's counter). */
+LJ_FUNC int64_t lj_memprof_nextsample(MemProf *mp);
 #endif
 
 /* Put the profiler's allocator on the VM, take it off. */

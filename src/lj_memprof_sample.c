@@ -320,10 +320,12 @@ int lj_memprof_sampleinit(MemProf *mp, const ljmprof_opt *opt)
   return 1;
 }
 
+#if MP_ARENA
 int64_t lj_memprof_nextsample(MemProf *mp)
 {
   return mp_nextsample(mp->smp);
 }
+#endif
 
 uint64_t lj_memprof_samplemean(const MemProf *mp)
 {
