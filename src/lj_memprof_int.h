@@ -94,6 +94,10 @@ typedef struct MPCallHint {
 ** trace is announced.
 */
 #define MP_TRACELINES	(LJ_HASJIT && LJ_TARGET_X64 && LJ_GC64)
+/* A return address's entry in a direct-mapped table of 2^log entries
+** (here, and the trace quick path's in lj_memprof_stack.h). */
+#define mp_rahash(ra, log) \
+  ((uint32_t)((uint32_t)(ra) * 0x9e3779b1u) >> (32 - (log)))
 #define MP_LINESLOG	6
 #define MP_LINES	(1u << MP_LINESLOG)
 
@@ -597,7 +601,7 @@ static LJ_AINLINE const MPLine *mp_traceline(MemProf *mp, int32_t st)
   __asm__("mov %%rsp, %0" : "=r" (sp));  /* No frame pointer needed. */
   if (slot <= sp) return NULL;
   ra = *(const uintptr_t *)slot;
-  e = &mp->lines[(uint32_t)((uint32_t)ra * 0x9e3779b1u) >> (32 - MP_LINESLOG)];
+  e = &mp->lines[mp_rahash(ra, MP_LINESLOG)];
   if (LJ_LIKELY(e->ra == ra && e->st == st))
     return e;
   return lj_memprof_linemiss(mp, st, ra, e);

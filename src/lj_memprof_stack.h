@@ -133,8 +133,7 @@ typedef struct MPTraceNode {
 #define MP_QUICKSITESLOG	4
 #define MP_QUICKSITES	(1u << MP_QUICKSITESLOG)
 #define MP_QUICKOFF	INT32_MIN
-#define mp_quickhash(ra) \
-  ((uint32_t)((uint32_t)(ra) * 0x9e3779b1u) >> (32 - MP_QUICKSITESLOG))
+#define mp_quickhash(ra)	mp_rahash(ra, MP_QUICKSITESLOG)
 
 typedef struct MPQuickPair {
   const uint64_t *p;		/* A word in the thread's stack or a function, */
@@ -232,6 +231,21 @@ LJ_FUNC void lj_memprof_protonew(MPStack *s, uintptr_t pt);
 LJ_FUNC int lj_memprof_stackinit(MemProf *mp, int depth);
 LJ_FUNC void lj_memprof_stackfree(MemProf *mp);
 
+#if LJ_HASJIT
+/*
+** Where a call from trace T, running on the C frame cf (raw), leaves its
+** return address: the word below the trace's spill area (T->spadjust),
+** itself below the CFRAME_SIZE_JIT - CFRAME_SIZE bytes the VM keeps for
+** it (see "Call sites" in lj_memprof_trace.c); 0 if that does not fit.
+*/
+static LJ_AINLINE uintptr_t mp_traceslot(const GCtrace *T, uintptr_t cf)
+{
+  uintptr_t slot = cf - (CFRAME_SIZE_JIT - CFRAME_SIZE) - T->spadjust -
+		   sizeof(uintptr_t);
+  return slot < cf ? slot : 0;
+}
+#endif
+
 /* -- The trace quick path (lj_memprof_stack.c) ---------------------------- */
 
 #if LJ_HASJIT && LJ_FR2
@@ -277,10 +291,7 @@ static LJ_AINLINE int mp_tracequick(MemProf *mp, uint8_t ev, void *optr,
     jit_State *J = G2J(g);
     uintptr_t cf = (uintptr_t)cframe_raw((void *)q->cf);
     GCtrace *T = (MSize)st < J->sizetrace ? traceref(J, st) : NULL;
-    if (T == NULL) return 0;
-    slot = cf - (CFRAME_SIZE_JIT - CFRAME_SIZE) - T->spadjust -
-	   sizeof(uintptr_t);
-    if (slot >= cf) return 0;
+    if (T == NULL || (slot = mp_traceslot(T, cf)) == 0) return 0;
     q->st = st;
     q->slot = slot;
   }
@@ -333,10 +344,8 @@ static LJ_AINLINE uint32_t mp_tracesite(MemProf *mp, lua_State *L,
   uintptr_t cf = (uintptr_t)cframe_raw(L->cframe), slot, ra;
   MPSiteHint *h;
   if (cf == 0 || s->nosites) return 0;
-  slot = cf - (CFRAME_SIZE_JIT - CFRAME_SIZE) - T->spadjust -
-	 sizeof(uintptr_t);
-  if (slot <= (uintptr_t)__builtin_frame_address(0) || slot >= cf)
-    return 0;
+  slot = mp_traceslot(T, cf);  /* 0 is below this frame too. */
+  if (slot <= (uintptr_t)__builtin_frame_address(0)) return 0;
   *slotp = slot;
   ra = *(const uintptr_t *)slot;
   h = &s->shints[(ra ^ ra >> 7) & (MP_SITEHINTS - 1)];

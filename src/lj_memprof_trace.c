@@ -38,6 +38,23 @@
 #include "lj_memprof_int.h"
 #include "lj_memprof_stack.h"
 
+/*
+** The array p of *szp items of sz bytes, grown to reach index i (doubling
+** from 64, the new items zeroed): the new pointer, or NULL if out of
+** memory (p is then unchanged). Tables by trace number and by IR ref.
+*/
+static void *mp_growto(void *p, uint32_t *szp, uint32_t i, size_t sz)
+{
+  uint32_t n = *szp ? *szp : 64;
+  char *q;
+  if (i < *szp) return p;
+  while (n <= i) n *= 2;
+  if ((q = (char *)realloc(p, (size_t)n * sz)) == NULL) return NULL;
+  memset(q + (size_t)*szp * sz, 0, (size_t)(n - *szp) * sz);
+  *szp = n;
+  return q;
+}
+
 /* -- Trace generations ---------------------------------------------------- */
 
 #define MP_SITEGENS	0x7fffff  /* Generations a site's key tells apart. */
@@ -50,18 +67,14 @@ void lj_memprof_tracenew(MPStack *s, uint32_t traceno)
 #if LJ_TARGET_X64 && LJ_GC64
   memset(s->shints, 0, sizeof(s->shints));
 #endif
-  if (traceno >= s->ntracegen) {
-    uint32_t n = s->ntracegen ? s->ntracegen : 64;
-    uint32_t *t;
-    while (n <= traceno) n *= 2;
-    t = (uint32_t *)realloc(s->tracegen, n * sizeof(uint32_t));
+  {
+    uint32_t *t = (uint32_t *)mp_growto(s->tracegen, &s->ntracegen, traceno,
+					sizeof(uint32_t));
     if (t == NULL) {  /* Old sites could pass for the new trace's: none. */
       s->nosites = 1;
       return;
     }
-    memset(t + s->ntracegen, 0, (n - s->ntracegen) * sizeof(uint32_t));
     s->tracegen = t;
-    s->ntracegen = n;
   }
   if (++s->gens == 0) s->gens = 1;
   if (!(s->gens & MP_SITEGENS))  /* Keys wrap: name anew. */
@@ -511,20 +524,6 @@ typedef struct MPTraceMap {
   MPMapEntry e[1];
 } MPTraceMap;
 
-/* Room for n + 1 items of size sz in *pp of *szp: 0 if out of memory. */
-static int mp_recgrow(void **pp, uint32_t *szp, uint32_t n, size_t sz)
-{
-  if (n >= *szp) {
-    uint32_t nsz = *szp ? *szp * 2 : 64;
-    void *p;
-    while (nsz <= n) nsz *= 2;
-    if ((p = realloc(*pp, nsz * sz)) == NULL) return 0;
-    *pp = p;
-    *szp = nsz;
-  }
-  return 1;
-}
-
 static MPRec *mp_recget(jit_State *J)
 {
   MemProf *mp = mp_get(J2G(J));
@@ -558,9 +557,10 @@ void lj_memprof_recins(jit_State *J)
     return;  /* A built-in: its Lua caller's call, recorded before it. */
   if (r->npos && r->pos[r->npos - 1].ref == ref) {
     p = &r->pos[r->npos - 1];  /* The one before emitted nothing. */
-  } else if (mp_recgrow((void **)&r->pos, &r->szpos, r->npos,
-			sizeof(MPRecPos))) {
-    p = &r->pos[r->npos++];
+  } else if ((p = (MPRecPos *)mp_growto(r->pos, &r->szpos, r->npos,
+					sizeof(MPRecPos))) != NULL) {
+    r->pos = p;
+    p += r->npos++;
   } else {
     r->bad = 1;
     return;
@@ -574,17 +574,16 @@ void lj_memprof_ircopy(jit_State *J, uint32_t ref, uint32_t ins)
 {
   MPRec *r = mp_recget(J);
   uint32_t loop = J->chain[IR_LOOP], i = ref - REF_BIAS;
+  uint16_t *c;
   if (r == NULL || !r->active || r->bad || loop == 0 || ref <= loop ||
       ins >= loop || ref >= J->cur.nins)
     return;  /* Not a copy (REF_DROP: none was made). */
-  if (i >= r->szcopy) {
-    uint32_t old = r->szcopy;
-    if (!mp_recgrow((void **)&r->copy, &r->szcopy, i, sizeof(uint16_t))) {
-      r->bad = 1;
-      return;
-    }
-    memset(r->copy + old, 0, (r->szcopy - old) * sizeof(uint16_t));
+  if ((c = (uint16_t *)mp_growto(r->copy, &r->szcopy, i,
+				sizeof(uint16_t))) == NULL) {
+    r->bad = 1;
+    return;
   }
+  r->copy = c;
   if (r->copy[i] == 0) r->copy[i] = (uint16_t)ins;  /* CSE: the first. */
   if (i >= r->ncopy) r->ncopy = i + 1;
 }
@@ -593,14 +592,16 @@ void lj_memprof_asmins(jit_State *J, uint32_t ref, const void *lo,
 		       const void *hi)
 {
   MPRec *r = mp_recget(J);
+  MPAsmRun *u;
   if (r == NULL || !r->active || r->bad || lo >= hi) return;
   if (ref >= r->lastref) r->nruns = 0;  /* Assembled again (realigned). */
   r->lastref = ref;
-  if (!mp_recgrow((void **)&r->runs, &r->szruns, r->nruns,
-		  sizeof(MPAsmRun))) {
+  if ((u = (MPAsmRun *)mp_growto(r->runs, &r->szruns, r->nruns,
+				 sizeof(MPAsmRun))) == NULL) {
     r->bad = 1;
     return;
   }
+  r->runs = u;
   r->runs[r->nruns].ref = ref;
   r->runs[r->nruns].lo = (uintptr_t)lo;
   r->runs[r->nruns++].hi = (uintptr_t)hi;
@@ -640,15 +641,11 @@ void lj_memprof_tracemap(MemProf *mp, GCtrace *T)
   MPTraceMap *m = NULL;
   uint32_t no = T->traceno, i, n = 0;
   uintptr_t mc = (uintptr_t)T->mcode, end = 0;
-  if (no >= mp->ntmaps) {
-    uint32_t sz = mp->ntmaps ? mp->ntmaps : 64;
-    MPTraceMap **t;
-    while (sz <= no) sz *= 2;
-    if ((t = (MPTraceMap **)realloc(mp->tmaps, sz * sizeof(*t))) == NULL)
-      goto done;
-    memset(t + mp->ntmaps, 0, (sz - mp->ntmaps) * sizeof(*t));
+  {
+    MPTraceMap **t = (MPTraceMap **)mp_growto(mp->tmaps, &mp->ntmaps, no,
+					      sizeof(*t));
+    if (t == NULL) goto done;
     mp->tmaps = t;
-    mp->ntmaps = sz;
   }
   free(mp->tmaps[no]);  /* An older trace of that number. */
   mp->tmaps[no] = NULL;
@@ -752,10 +749,7 @@ uintptr_t lj_memprof_lineslot(MemProf *mp, int32_t st, uintptr_t cf)
   jit_State *J = G2J(mp->g);
   uintptr_t c = (uintptr_t)cframe_raw((void *)cf), slot;
   GCtrace *T = (MSize)st < J->sizetrace ? traceref(J, st) : NULL;
-  if (T == NULL || c == 0) return 0;
-  slot = c - (CFRAME_SIZE_JIT - CFRAME_SIZE) - T->spadjust -
-	 sizeof(uintptr_t);
-  if (slot >= c) return 0;
+  if (T == NULL || c == 0 || (slot = mp_traceslot(T, c)) == 0) return 0;
   mp->linest = st;
   mp->linecf = cf;
   mp->lineslot = slot;
@@ -771,24 +765,25 @@ LJ_NOINLINE const MPLine *lj_memprof_linemiss(MemProf *mp, int32_t st,
   jit_State *J = G2J(mp->g);
   GCtrace *T = (MSize)st < J->sizetrace ? traceref(J, st) : NULL;
   uint64_t pts[MP_SITEMAX], lines[MP_SITEMAX];
-  uint32_t id = IRCALL__MAX, ix;
+  uint32_t id, ix;
   const GCproto *pt;
   int32_t line;
-  uint8_t *p;
+  uint8_t *p = NULL;
   e->ra = ra;
   e->st = st;
+  /* A GC step is no line's: it stays the trace's. */
   if (T != NULL &&
       (id = mp_callret(T, ra, (uintptr_t)G2GG(mp->g)->dispatch)) <
-      IRCALL__MAX && id != IRCALL_lj_gc_step_jit &&
-      mp_mappos(mp, T, ra, &pt, &line, &ix)) {  /* Recorded: sure. */
+      IRCALL__MAX && id != IRCALL_lj_gc_step_jit) {
+    if (mp_mappos(mp, T, ra, &pt, &line, &ix))  /* Recorded: sure. */
+      p = mp_uleb(mp_uleb(e->loc, (uintptr_t)pt), (uint64_t)line);
+    else if (mp_snaplines(J, T, mp_snapat(T, ra), mp_helperkind(id), NULL,
+			  0, pts, lines) > 0)  /* Inferred from the snapshots. */
+      p = mp_uleb(mp_uleb(e->loc, pts[0]), lines[0]);
+  }
+  if (p != NULL) {
     e->src = LJM_SRC_LFUNC;
-    p = mp_uleb(mp_uleb(e->loc, (uintptr_t)pt), (uint64_t)line);
-  } else if (T != NULL && id < IRCALL__MAX && id != IRCALL_lj_gc_step_jit &&
-	     mp_snaplines(J, T, mp_snapat(T, ra), mp_helperkind(id), NULL, 0,
-			  pts, lines) > 0) {  /* Inferred from the snapshots. */
-    e->src = LJM_SRC_LFUNC;
-    p = mp_uleb(mp_uleb(e->loc, pts[0]), lines[0]);
-  } else {  /* A GC step is no line's: it stays the trace's. */
+  } else {
     e->src = LJM_SRC_TRACE;
     p = mp_uleb(e->loc, (uint64_t)st);
   }
