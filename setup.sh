@@ -17,8 +17,9 @@ deps="build-essential autoconf automake pkg-config check dpkg-dev patch
 binutils libluajit-5.1-dev luajit protobuf-c-compiler libprotobuf-c-dev
 zlib1g-dev"
 # What make check runs besides: real hosts that embed the system LuaJIT
-# (neovim, sysbench, wrk, python3-lupa, and lua-cjson for Lua code that
-# loads a C module), clang with libFuzzer's runtime for the fuzzer,
+# (neovim, sysbench, wrk, python3-lupa, and lua-cjson and lua-lpeg for
+# Lua code that loads a C module: lpeg allocates its compiled patterns
+# through the pair lua_getallocf gives), clang with libFuzzer's runtime for the fuzzer,
 # valgrind, g++ for the C++ module of LuaJIT's own test suite. Installed
 # after LuaJIT, so that the hosts' "libluajit-5.1-2 | libluajit2-5.1-2"
 # is already met by the flavour in place: nothing here may replace it.
@@ -31,7 +32,7 @@ zlib1g-dev"
 # browser that loads what `report --format=html` writes, headless, and in
 # which dhat.test opens what `report --format=dhat` writes in valgrind's
 # dh_view.html.
-testdeps="neovim sysbench wrk python3-lupa lua-cjson clang libclang-rt-14-dev
+testdeps="neovim sysbench wrk python3-lupa lua-cjson lua-lpeg clang libclang-rt-14-dev
 valgrind g++ pdns-recursor dnsdist bind9-dnsutils nginx curl golang-go
 libxml2-utils chromium"
 

@@ -73,6 +73,10 @@ LJ_FUNC void *lj_memprof_alloc(lua_State *L, void *p, GCSize osz,
 			       GCSize nsz);
 /* In close_state, once no block is left: the VM's own allocator pair. */
 LJ_FUNC void lj_memprof_unwrap(global_State *g);
+/* lua_getallocf while g->memprof is set (patch 0013): the pair a C module
+** allocates through, on the VM's counter while a sampled profiler uses
+** it; otherwise the VM's pair. */
+LJ_FUNC lua_Alloc lj_memprof_getallocf(global_State *g, void **ud);
 #endif
 
 /* New symbols while profiling. */

@@ -151,6 +151,8 @@ typedef struct MemProf {
   struct MPSample *smp;		/* and its state, or NULL (see Sampling). */
   int fast;			/* Sampling with the VM's counter and arena. */
   struct MPArena *arena;	/* The VM's sampled blocks (newest state). */
+  lua_Alloc modf;		/* The pair that (mp_modalloc, this) */
+  void *modd;			/* stands for, once lua_getallocf gave it. */
   MPCallHint hints[MP_CALLHINTS];  /* See MPCallHint. */
   void *heapfree;		/* The block a heap snapshot is taken inside
 				** the free of, until it is written. */

@@ -18,9 +18,10 @@
 ** range goes on to lj_alloc_f. Each sampled block has a header: its
 ** arena, whose profiler writes the free if it is the one that sampled
 ** the block (MPArena.gen), and its size. The VM's blocks in the range
-** are never touched by anything but this code. Allocations that bypass
-** the VM's allocation functions (a C module calling the pair that
-** lua_getallocf gave it) are not sampled.
+** are never touched by anything but this code. A C module allocating
+** through the pair lua_getallocf gives it bypasses the VM's allocation
+** functions: while sampling, that pair is mp_modalloc's, which counts
+** the module's bytes on the counter too (patch 0013).
 **
 ** An arena is the VM's, not a profiler's: sampled blocks outlive the
 ** profiler that sampled them (mp_sfree stays the VM's allocator until
@@ -444,9 +445,57 @@ void *lj_memprof_alloc(lua_State *L, void *p, GCSize osz, GCSize nsz)
   return g->allocf(g->allocd, p, osz, nsz);
 }
 
+#if MP_ARENA
+/*
+** The pair lua_getallocf gives while a sampled profiler uses the VM's
+** counter: (mp_modalloc, that profiler). A C module allocating
+** through it (lpeg's programs, a binding's buffers) takes its bytes from
+** the counter as the VM's own allocations do, and a sample due there is
+** made as theirs are, charged to the thread running the module's
+** function (g->cur_L). While the VM's pair is no longer the one it
+** stands for (the host put its own allocator over it), it is just that
+** pair, mp_sfree's: no sample, and no call back into the host's
+** allocator, which may be calling this one. A profiler's state lives as
+** long as the VM (lj_memprof_free), so the pair stays valid as the VM's
+** own would; a free goes to mp_sfree, which knows the sampled blocks.
+*/
+static void *mp_modalloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  MemProf *mp = (MemProf *)ud;
+  global_State *g = mp->g;
+  if (nsize > 0 && g->allocf == mp->modf && g->allocd == mp->modd &&
+      lj_memprof_due(g, nsize)) {
+    lua_State *L = (lua_State *)gcref(g->cur_L);
+    if (L == NULL) L = (lua_State *)gcref(g->mem_L);
+    if (L == NULL) L = mainthread(g);
+    return lj_memprof_alloc(L, ptr, (GCSize)osize, (GCSize)nsize);
+  }
+  return mp->modf(mp->modd, ptr, osize, nsize);
+}
+#endif
+
+lua_Alloc lj_memprof_getallocf(global_State *g, void **ud)
+{
+#if MP_ARENA
+  MemProf *mp = mp_get(g);
+  if (mp != NULL && mp->fast && mp_issfree(g->allocf)) {
+    mp->modf = g->allocf;
+    mp->modd = g->allocd;
+    if (ud) *ud = mp;
+    return mp_modalloc;
+  }
+#endif
+  if (ud) *ud = g->allocd;
+  return g->allocf;
+}
+
 void lj_memprof_unwrap(global_State *g)
 {
 #if MP_ARENA
+  /* The host may have set the modules' pair it was given back. */
+  if (g->allocf == mp_modalloc)
+    mp_setpair(g, ((MemProf *)g->allocd)->modf,
+	       ((MemProf *)g->allocd)->modd);
   if (mp_issfree(g->allocf)) mp_setpair(g, lj_alloc_f, g->allocd);
 #else
   UNUSED(g);

@@ -8,7 +8,7 @@ PROF_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/$(LJ_TREE)/src \
 	$(MP_STREAM_CPPFLAGS)
 
 check_PROGRAMS += tests/profiler/check_memprof tests/profiler/mpcheck \
-	tests/profiler/cmod.so tests/profiler/smod.so
+	tests/profiler/cmod.so tests/profiler/smod.so tests/profiler/amod.so
 tests_profiler_check_memprof_SOURCES = tests/profiler/check_memprof.c \
 	tests/profiler/mpread.c tests/profiler/mpread.h
 tests_profiler_check_memprof_CPPFLAGS = $(PROF_CPPFLAGS)
@@ -40,6 +40,14 @@ tests_profiler_smod_so_CPPFLAGS = $(PROF_CPPFLAGS)
 tests_profiler_smod_so_CFLAGS = $(AM_CFLAGS) -fPIC -fno-toplevel-reorder
 tests_profiler_smod_so_LDFLAGS = -shared -Wl,--build-id
 $(tests_profiler_smod_so_OBJECTS): $(LJ_TREE)/.built
+
+# A C module that allocates through the pair lua_getallocf gives it:
+# tests/shim/modalloc.test samples its bytes.
+tests_profiler_amod_so_SOURCES = tests/profiler/amod.c
+tests_profiler_amod_so_CPPFLAGS = $(PROF_CPPFLAGS)
+tests_profiler_amod_so_CFLAGS = $(AM_CFLAGS) -fPIC
+tests_profiler_amod_so_LDFLAGS = -shared
+$(tests_profiler_amod_so_OBJECTS): $(LJ_TREE)/.built
 
 PROFILER_TESTS = tests/profiler/luaapi.test tests/profiler/unchanged.test \
 	tests/profiler/traceleaf.test

@@ -75,6 +75,9 @@ SHIM_TESTS += tests/shim/stacks.test tests/shim/tracelines.test \
 # Sampling: LJMPROF_SAMPLE's estimates, a leak found, a live file.
 SHIM_TESTS += tests/shim/sample.test
 EXTRA_DIST += tests/shim/sample.lua tests/shim/leakserver.lua
+# Sampling a C module's allocations through lua_getallocf's pair.
+SHIM_TESTS += tests/shim/modalloc.test
+EXTRA_DIST += tests/shim/modalloc.lua
 # Sampling under a host's own allocator (a counting, capping wrapper).
 SHIM_TESTS += tests/shim/hostalloc.test
 EXTRA_DIST += tests/shim/hostalloc.lua

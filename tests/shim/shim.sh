@@ -120,6 +120,18 @@ allocs() {
 		END { print n + 0 }' "$1"
 }
 
+# byte_rows FILE: "BYTES NAME" per location, allocated bytes (allocations and
+# reallocations' new sizes), largest first, from the JSON report.
+byte_rows() {
+	"$LJMPROF_CLI" report --format=json "$1" >"$1.json" ||
+		fail "report --format=json $1 failed"
+	awk '
+		/^    \{"name": / { n = $0; sub(/^    \{"name": "/, "", n); sub(/".*/, "", n) }
+		/^     "alloc": \{"count"/ { a = $0; sub(/.*"bytes": /, "", a); sub(/\}.*/, "", a); b[n] += a }
+		/^     "realloc": \{"count"/ { r = $0; sub(/.*"new_bytes": /, "", r); sub(/,.*/, "", r); b[n] += r }
+		END { for (k in b) print b[k], k }' "$1.json" | sort -rn >"$1.rows"
+}
+
 # need_host PROGRAM PACKAGE: skip unless PROGRAM exists and loads the
 # system's libluajit-5.1.so.2 dynamically (so the shim can serve it).
 need_host() {
