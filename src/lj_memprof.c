@@ -282,7 +282,7 @@ void lj_memprof_addproto(global_State *g, GCproto *pt)
 {
   MemProf *mp = mp_get(g);
   if (mp != NULL) {
-    if (mp_enter(mp) && !mp->err) {
+    if (mp_enter(mp) && !mp->err && mp_ptmarked(mp, pt)) {
       if (mp->stk) lj_memprof_protonew(mp->stk, (uintptr_t)pt);
       if (mp->smp)
 	lj_memprof_unseenproto(mp, pt);  /* Announced when sampled. */

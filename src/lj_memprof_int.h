@@ -151,6 +151,7 @@ typedef struct MemProf {
   struct MPSample *smp;		/* and its state, or NULL (see Sampling). */
   int fast;			/* Sampling with the VM's counter and arena. */
   struct MPArena *arena;	/* The VM's sampled blocks (newest state). */
+  uint64_t *ptmarks;		/* Sampling: see mp_ptmark; else NULL. */
   lua_Alloc modf;		/* The pair that (mp_modalloc, this) */
   void *modd;			/* stands for, once lua_getallocf gave it. */
   MPCallHint hints[MP_CALLHINTS];  /* See MPCallHint. */
@@ -166,6 +167,37 @@ typedef struct MemProf {
   uint32_t ntmaps;		/* (entries in tmaps). */
 #endif
 } MemProf;
+
+/*
+** Sampling: one bit per hash of a prototype's address, set when a set or
+** cache of the profiler takes the prototype in (announced, named by a
+** node, a call name cached). A new prototype whose bit is clear has
+** nothing of an old one at its address to forget (lj_memprof_addproto):
+** a program that loads code all the time and samples little of it pays
+** a load and a test per prototype.
+*/
+#define MP_PTMARKS	32768	/* Bits. */
+
+static LJ_AINLINE uint32_t mp_ptmarkidx(const void *pt)
+{
+  uintptr_t u = (uintptr_t)pt;
+  return (uint32_t)((u >> 4) ^ (u >> 19)) & (MP_PTMARKS - 1);
+}
+
+static LJ_AINLINE void mp_ptmark(MemProf *mp, const void *pt)
+{
+  if (mp->ptmarks != NULL) {
+    uint32_t i = mp_ptmarkidx(pt);
+    mp->ptmarks[i >> 6] |= (uint64_t)1 << (i & 63);
+  }
+}
+
+/* 1 if pt may be in a set or cache (always, without sampling). */
+static LJ_AINLINE int mp_ptmarked(const MemProf *mp, const void *pt)
+{
+  uint32_t i = mp_ptmarkidx(pt);
+  return mp->ptmarks == NULL || ((mp->ptmarks[i >> 6] >> (i & 63)) & 1);
+}
 
 /*
 ** The running profiler of a VM, or NULL. g->memprof is the newest state;

@@ -124,6 +124,7 @@ static const char *mp_cachedname(MemProf *mp, GCproto *pt, const BCIns *pc,
   name = mp_callname(mp->g, pt, pc);
   *len = strlen(name);
   if (*len <= MP_NAMELEN) {
+    mp_ptmark(mp, pt);
     e = &e[s->nameway[set]];
     s->nameway[set] = (uint8_t)((s->nameway[set] + 1) % MP_NAMEWAYS);
     e->pt = pt;
@@ -330,6 +331,7 @@ uint32_t lj_memprof_nodeid(MemProf *mp, uint32_t parent, const MPFrame *f,
     lj_memprof_putinfo(mp, LJM_INFO_FULL_ROOT, s->nnodes + 1);
   if (f->tag == LJM_FRAME_LUA &&
       (uintptr_t)funcproto((GCfunc *)f->fn) <= MP_PTBITS) {
+    mp_ptmark(mp, funcproto((GCfunc *)f->fn));
     if (!mp_protoadd(s, a)) return 0;
     mp_putnode(mp, parent, f, caller, a & MP_PTBITS, b);
   } else {

@@ -61,6 +61,7 @@ typedef struct MPSample {
   MPSet protos;			/* Prototypes announced, */
   MPSet traces;			/* and traces, by number. */
   uint8_t filt[1u << MP_FILTBITS];  /* The filter (see above). */
+  uint64_t ptmarks[MP_PTMARKS / 64];  /* See mp_ptmark. */
 } MPSample;
 
 /* The filter of a profiler that samples nothing (stopped). */
@@ -148,6 +149,7 @@ static void mp_blockdel(MPSample *s, uint32_t i)
 void lj_memprof_protoseen(MemProf *mp, GCproto *pt)
 {
   MPSet *s = &mp->smp->protos;
+  mp_ptmark(mp, pt);
   if (mp_setfind(s, (uintptr_t)pt, MP_ADDRKEY) < 0)
     (void)mp_addrput(s, (uintptr_t)pt);  /* Out of memory: announced again. */
 }
@@ -304,6 +306,7 @@ int lj_memprof_sampleinit(MemProf *mp, const ljmprof_opt *opt)
   if (s == NULL) return 0;
   mp->smp = s;
   mp->sfilt = s->filt;
+  mp->ptmarks = s->ptmarks;
   s->mean = opt->sample;
   if (seed == 0) {
     struct timespec ts;
@@ -341,6 +344,7 @@ void lj_memprof_samplefree(MemProf *mp)
     lj_memprof_setfree(&mp->smp->traces);
     free(mp->smp);
     mp->smp = NULL;
+    mp->ptmarks = NULL;
   }
   mp_samplenone(mp);  /* A pass-through: no block is sampled, nor will be. */
 }

@@ -851,6 +851,46 @@ START_TEST(proto_address_reuse)
 }
 END_TEST
 
+/*
+** The same, sampled: each chunk is announced when its allocation is
+** sampled (every one, at a mean of 1 byte), and a new prototype at an
+** announced one's address is announced again (mp_ptmark lets a new
+** prototype at an address never announced skip that bookkeeping).
+*/
+START_TEST(sampled_proto_address_reuse)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  mpr_stats st;
+  ljmprof_opt opt;
+  char loc[64];
+  int i;
+  run(L, "=setup", "jit.off()");
+  memset(&opt, 0, sizeof(opt));
+  opt.stack_depth = stack_depth;
+  opt.writer = mem_write;
+  opt.ctx = &m;
+  opt.sample = 1;
+  opt.seed = 5;
+  ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
+  run(L, "=reuse",
+      "for i = 1, 50 do\n"
+      "  local f = load('local t = {}\\nreturn t', 'chunk' .. i)\n"
+      "  f()\n"
+      "  f = nil\n"
+      "  collectgarbage()\n"
+      "end\n");
+  finish(L, &m, &st);
+  for (i = 1; i <= 50; i++) {  /* Sampling writes call stacks. */
+    snprintf(loc, sizeof(loc), "f(chunk%d:1) < (=reuse:3)", i);
+    ck_count(&st, MPR_ALLOC, loc, 1);
+  }
+  ck_assert_uint_ge(st.redefined, 1);
+  mpr_free(&st);
+  lua_close(L);
+}
+END_TEST
+
 /* -- Several VMs ---------------------------------------------------------- */
 
 typedef struct vmjob {
@@ -3619,6 +3659,7 @@ static Suite *memprof_suite(void)
   tcase_add_test(tc, stripped_bytecode_jit_on);
   tcase_add_test(tc, stripped_bytecode_loaded_before);
   tcase_add_test(tc, proto_address_reuse);
+  tcase_add_test(tc, sampled_proto_address_reuse);
   tcase_add_test(tc, two_vms_two_threads);
   tcase_add_test(tc, seal_from_another_thread);
   tcase_add_test(tc, failing_writer);
