@@ -117,6 +117,8 @@ static int start_stream(struct ljm_vm *vm)
   opt.seed = ljm_cfg.seed;
   opt.poll_flag = &ljm_epoch;
   opt.poll = poll_cb;
+  opt.rss = &ljm_rss;		/* The flush timer keeps it up to date. */
+  ljm_rss_update();
   /* RUNNING before the symbol table is written: the writer's verdict on
   ** it (BROKEN) is the one that counts. */
   move(vm, LJM_VM_RUNNING);
@@ -152,6 +154,7 @@ static int stop_stream(struct ljm_vm *vm, enum ljm_vm_state was)
 {
   enum ljm_vm_state now;
   int r, err, capped;
+  ljm_rss_update();		/* The end's time mark has the last value. */
   r = ljmprof_stop(vm->L);
   err = ljm_out_finish(&vm->out);
   now = vm_state(vm);	/* The last flush may have moved it. */

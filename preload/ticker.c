@@ -137,6 +137,7 @@ static void *ticker(void *arg)
     if (tick_wait(&at) != 0)
       break;
     ljm_tgl_watch_handler();
+    ljm_rss_update();
     __atomic_add_fetch(&ljm_ticks, 1, __ATOMIC_SEQ_CST);
     __atomic_store_n(&tick_wanted, 1, __ATOMIC_SEQ_CST);
     ljm_bump_epoch();
@@ -181,6 +182,52 @@ void ljm_tick_start(void)
   if (err)
     ljm_msg("cannot start the flush timer: %s; streams are written only "
 	    "when their buffer is full", strerror(err));
+}
+
+/*
+** The process's resident set size, for the streams' time marks (INFO
+** RSS): read from /proc/self/statm (its second field, in pages) by the
+** flush timer at each tick and by the VM's thread as a stream starts
+** and stops, never on the allocation path, and published in ljm_rss,
+** which the profiler reads as a plain word at its time marks. The file
+** is opened, read and closed each time: nothing to carry over a fork,
+** whose child reads its own. Without /proc (or on any error) ljm_rss
+** stays 0, which the profiler takes as not known: no RSS is written.
+*/
+volatile unsigned long long ljm_rss;
+static int rss_off;			/* It failed once: given up. */
+
+void ljm_rss_update(void)
+{
+  char buf[128];
+  unsigned long long pages = 0;
+  long pg;
+  ssize_t n, i = 0;
+  int fd, saved = errno;
+  if (__atomic_load_n(&rss_off, __ATOMIC_RELAXED))
+    return;
+  fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+  if (fd >= 0)
+    close(fd);
+  pg = sysconf(_SC_PAGESIZE);
+  /* "size resident shared ...": skip the first field, read the second
+  ** (by hand: safe in a signal handler, as open and read are). */
+  while (i < n && buf[i] != ' ')
+    i++;
+  if (i < n)
+    i++;
+  if (i >= n || buf[i] < '0' || buf[i] > '9' || pg <= 0) {
+    __atomic_store_n(&rss_off, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&ljm_rss, 0ull, __ATOMIC_RELAXED);
+    errno = saved;
+    return;
+  }
+  for (; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+    pages = pages * 10 + (unsigned long long)(buf[i] - '0');
+  __atomic_store_n(&ljm_rss, pages * (unsigned long long)pg,
+		   __ATOMIC_RELAXED);
+  errno = saved;
 }
 
 /* On the VM's thread, at a safe point: take a tick. */

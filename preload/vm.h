@@ -179,6 +179,10 @@ void ljm_tick_start(void);		/* Once per process, when wanted. */
 void ljm_tick_take(struct ljm_vm *vm);	/* On the VM's thread. */
 pid_t ljm_tick_tid(void);		/* Its thread, or 0. */
 void ljm_tick_forked(void);		/* In a fork child: none runs. */
+/* The process's resident bytes as last read (0: not known), and the
+** reading of them (not on the allocation path). */
+extern volatile unsigned long long ljm_rss;
+void ljm_rss_update(void);
 
 /* -- LJMPROF_SIGNAL (toggle.c) --------------------------------------------- */
 

@@ -102,7 +102,9 @@ static MemProf *mp_new(global_State *g, const ljmprof_opt *opt)
   mp->timed = depth != 0;
   /* Sampled events are rare: each may look at the clock. */
   mp->tickbytes = opt->sample ? 0 : MP_TICKBYTES;
-  mp->hardlim = mp->end - MP_EVMAX - (mp->timed ? MP_MARKMAX : 0);
+  mp->rss = mp->timed ? opt->rss : NULL;
+  mp->hardlim = mp->end - MP_EVMAX -
+		(mp->timed ? (mp->rss ? MP_MARKRSS : MP_MARKMAX) : 0);
   mp->lim = mp->hardlim;
   mp->writer = opt->writer;
   mp->ctx = opt->ctx;

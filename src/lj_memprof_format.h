@@ -149,7 +149,9 @@ enum { LJM_FMT_KINDS(LJM_KIND_DEF) LJM_KIND__MAX };
   X(CUT_EVENTS, 5, "events whose stack the full table cut") \
   X(SNAPSHOT, 6, "1: start snapshot begins, 0: it ends") \
   X(FULL_ROOT, 7, "the next node, a CUT root, stands for the frames " \
-		  "that the full table left out")
+		  "that the full table left out") \
+  X(RSS, 8, "the process's resident set size (bytes), at the TIME mark " \
+	    "before it")
 
 #define LJM_INFO_DEPTH		1
 #define LJM_INFO_TIME		2
@@ -158,6 +160,7 @@ enum { LJM_FMT_KINDS(LJM_KIND_DEF) LJM_KIND__MAX };
 #define LJM_INFO_CUT_EVENTS	5
 #define LJM_INFO_SNAPSHOT	6
 #define LJM_INFO_FULL_ROOT	7
+#define LJM_INFO_RSS		8
 /* Its values: a snapshot of the start (its blocks are held from the
 ** start), a later one (a census of what is live then, not events), and
 ** the end of either. */

@@ -70,6 +70,8 @@
 #define MP_TICKBYTES	16384
 #define MP_TICKNS	4000000u
 #define MP_MARKMAX	(3 + LJM_FMT_ULEB128_MAX)
+/* Room for a TIME mark and its RSS. */
+#define MP_MARKRSS	(2 * MP_MARKMAX)
 
 /*
 ** Where the Lua caller of a frame linked by a return PC was last found,
@@ -126,6 +128,8 @@ typedef struct MemProf {
   ptrdiff_t tickbytes;		/* Output between looks at the clock. */
   uint64_t t0;			/* Clock at the start, nanoseconds. */
   uint64_t tmark;		/* Last mark written, since t0. */
+  const volatile unsigned long long *rss;  /* Resident bytes, or NULL. */
+  uint64_t rsslast;		/* Last RSS written (0: none yet). */
   uint64_t addrkey;		/* Bits 21 and up of the last address cached, */
   uint64_t addrhigh;		/* its ULEB128 from byte 3 on (as bytes 3..7 of
 				** a little-endian word, 0x80 in bytes 0..2), */

@@ -78,7 +78,8 @@ uint64_t lj_memprof_clock(void)
 /*
 ** Between two events: a TIME mark if one is due (or always: force), then
 ** the next check MP_TICKBYTES on. Room is there: pos is at most hardlim,
-** which leaves MP_MARKMAX bytes more than an event needs.
+** which leaves MP_MARKMAX bytes (MP_MARKRSS with RSS) more than an event
+** needs.
 */
 void lj_memprof_timemark(MemProf *mp, int force)
 {
@@ -87,7 +88,17 @@ void lj_memprof_timemark(MemProf *mp, int force)
     uint8_t *p = mp->pos;
     *p++ = LJM_EV_SYMTAB | LJM_SRC_INFO;
     p = mp_uleb(p, LJM_INFO_TIME);
-    mp->pos = mp_uleb(p, t);
+    p = mp_uleb(p, t);
+    if (mp->rss) {  /* As the flush timer's thread last read it. */
+      uint64_t rss = (uint64_t)*mp->rss;
+      if (rss && rss != mp->rsslast) {
+	*p++ = LJM_EV_SYMTAB | LJM_SRC_INFO;
+	p = mp_uleb(p, LJM_INFO_RSS);
+	p = mp_uleb(p, rss);
+	mp->rsslast = rss;
+      }
+    }
+    mp->pos = p;
     mp->tmark = t;
   }
   mp_ticklim(mp);

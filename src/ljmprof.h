@@ -71,6 +71,14 @@ typedef struct ljmprof_opt {
 				** are recorded. 0: every event. */
   unsigned long long seed;	/* Sampling's random seed; 0: from the
 				** clock and the process id. */
+  const volatile unsigned long long *rss;  /* NULL: no RSS. Else the
+				** process's resident bytes as another
+				** thread last read them (0: not known),
+				** written after a time mark (INFO RSS)
+				** when it changed since the last one
+				** written. Read as a plain word: never
+				** read from the system on the VM's
+				** allocation path. */
 } ljmprof_opt;
 
 /* Stack depths (the same numbers as lj_memprof_format.h's). */
