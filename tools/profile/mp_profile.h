@@ -349,6 +349,8 @@ struct mp_timeline_point {
   uint64_t event;		/* Memory events so far (from 1). */
   uint64_t live_bytes, live_blocks;
   uint64_t time_ns;		/* Since the stream began, or MP_NO_TIME. */
+  uint64_t rss;			/* The process's resident bytes at the
+				** last INFO RSS at or before it (0: none). */
 };
 
 struct mp_timeline {
@@ -359,6 +361,10 @@ struct mp_timeline {
   int has_time;			/* The stream has time marks. */
   uint64_t end_ns;		/* Its last mark (the writer's last is at
 				** the end: the duration), or MP_NO_TIME. */
+  /* The process's resident set size (INFO RSS; has_rss 0: none in the
+  ** stream): the first, the highest and when, and the last. */
+  int has_rss;
+  uint64_t rss_first, rss_max, rss_max_ns, rss_end;
 };
 
 /*

@@ -121,6 +121,8 @@ struct mp_tl_file {
   struct mp_timeline_point peak;
   int has_time;
   uint64_t end_ns;
+  int has_rss;
+  uint64_t rss_first, rss_max, rss_max_ns, rss_end;
 };
 
 struct mp_loc_cache_entry {
@@ -207,8 +209,11 @@ struct mp_profile {
   uint64_t (*mo_take)(void *ctx, const struct mp_timeline_point *at);
   void *mo_ctx;
   uint64_t mo_next;
-  uint64_t peak_blocks, peak_time;
+  uint64_t peak_blocks, peak_time, peak_rss;
   uint64_t file_time;
+  /* The file's last INFO RSS (0: none yet), its first, its highest and
+  ** the time of that. */
+  uint64_t file_rss, rss_first, rss_max, rss_max_ns;
   struct mp_tl_file *tls;
   uint32_t ntls, tls_cap;
   struct mp_summary total;	/* Files finished so far. */

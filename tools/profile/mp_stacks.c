@@ -299,6 +299,18 @@ static void add_info(struct mp_profile *p, const struct mp_event *ev)
     if (ev->info_value != MP_NO_TIME)
       p->file_time = ev->info_value;
     break;
+  case LJM_INFO_RSS:
+    /* The process's resident bytes at the mark before it. */
+    if (!ev->info_value)
+      break;
+    if (!p->rss_first)
+      p->rss_first = ev->info_value;
+    if (ev->info_value > p->rss_max) {
+      p->rss_max = ev->info_value;
+      p->rss_max_ns = p->file_time;
+    }
+    p->file_rss = ev->info_value;
+    break;
   default:
     break;	/* Keys no report uses, and keys this reader does not know. */
   }

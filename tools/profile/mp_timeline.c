@@ -30,6 +30,9 @@ void mp_timeline_begin_file(struct mp_profile *p)
   p->peak_blocks = 0;
   p->peak_time = MP_NO_TIME;
   p->file_time = MP_NO_TIME;
+  p->peak_rss = 0;
+  p->file_rss = p->rss_first = p->rss_max = 0;
+  p->rss_max_ns = MP_NO_TIME;
 }
 
 void mp_profile_set_moments(struct mp_profile *p,
@@ -51,6 +54,7 @@ static void put(struct mp_profile *p, struct mp_timeline_point *pt,
   pt->live_bytes = p->file.live_bytes;
   pt->live_blocks = mp_live_blocks(p);
   pt->time_ns = p->file_time;
+  pt->rss = p->file_rss;
 }
 
 /* The timeline's point at evno, when due. */
@@ -120,6 +124,12 @@ int mp_timeline_end_file(struct mp_profile *p)
   f->peak.live_bytes = p->file.peak_bytes;
   f->peak.live_blocks = p->peak_blocks;
   f->peak.time_ns = p->peak_time;
+  f->peak.rss = p->peak_rss;
+  f->has_rss = p->rss_first != 0;
+  f->rss_first = p->rss_first;
+  f->rss_max = p->rss_max;
+  f->rss_max_ns = p->rss_max_ns;
+  f->rss_end = p->file_rss;
   p->ntls++;
   return 0;
 }
@@ -148,4 +158,9 @@ void mp_profile_timeline(const struct mp_profile *p, uint32_t i,
   out->peak = f->peak;
   out->has_time = f->has_time;
   out->end_ns = f->end_ns;
+  out->has_rss = f->has_rss;
+  out->rss_first = f->rss_first;
+  out->rss_max = f->rss_max;
+  out->rss_max_ns = f->rss_max_ns;
+  out->rss_end = f->rss_end;
 }

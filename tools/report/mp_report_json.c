@@ -156,11 +156,18 @@ static void json_seconds(FILE *out, uint64_t ns)
     fprintf(out, "%llu.%09llu", U(ns / 1000000000u), U(ns % 1000000000u));
 }
 
-static void json_point(FILE *out, const struct mp_timeline_point *pt)
+/* [event, live_bytes, live_blocks, seconds], and with has_rss the
+** process's resident bytes then (null before the first INFO RSS). */
+static void json_point(FILE *out, const struct mp_timeline_point *pt,
+		       int has_rss)
 {
   fprintf(out, "[%llu, %llu, %llu, ", U(pt->event), U(pt->live_bytes),
 	  U(pt->live_blocks));
   json_seconds(out, pt->time_ns);
+  if (has_rss && pt->rss)
+    fprintf(out, ", %llu", U(pt->rss));
+  else if (has_rss)
+    fputs(", null", out);
   fputc(']', out);
 }
 
@@ -183,12 +190,18 @@ static void json_timeline(FILE *out, const struct mp_profile *p,
     fprintf(out, ", \"has_time\": %s, \"duration\": ",
 	    tl.has_time ? "true" : "false");
     json_seconds(out, tl.end_ns);
+    if (tl.has_rss) {
+      fprintf(out, ",\n     \"rss\": {\"start\": %llu, \"max\": %llu, "
+	      "\"max_time\": ", U(tl.rss_first), U(tl.rss_max));
+      json_seconds(out, tl.rss_max_ns);
+      fprintf(out, ", \"end\": %llu}", U(tl.rss_end));
+    }
     fputs(",\n     \"peak\": ", out);
-    json_point(out, &tl.peak);
+    json_point(out, &tl.peak, tl.has_rss);
     fputs(",\n     \"points\": [", out);
     for (k = 0; k < tl.npoints; k++) {
       fputs(k % 4 ? ", " : k ? ",\n      " : "\n      ", out);
-      json_point(out, &tl.points[k]);
+      json_point(out, &tl.points[k], tl.has_rss);
     }
     fputs(tl.npoints ? "\n     ]}" : "]}", out);
   }

@@ -16,6 +16,7 @@ static void timeline_row(FILE *out, struct mp_buf *b,
 			 const struct mp_timeline_point *pt, int has_time,
 			 int human, int is_peak)
 {
+  char rss[64] = "";
   char at[64];
   if (has_time && pt->time_ns != MP_NO_TIME)
     snprintf(at, sizeof(at), "#%llu (%llu.%03llus):", U(pt->event),
@@ -23,10 +24,51 @@ static void timeline_row(FILE *out, struct mp_buf *b,
 	     U(pt->time_ns % 1000000000u / 1000000u));
   else
     snprintf(at, sizeof(at), "#%llu:", U(pt->event));
+  if (pt->rss) {  /* Streams with INFO RSS only. */
+    b->len = 0;
+    mp_name_bytes(b, pt->rss, human);
+    snprintf(rss, sizeof(rss), "; process RSS %s", b->data ? b->data : "");
+  }
   b->len = 0;
   mp_name_bytes(b, pt->live_bytes, human);
-  fprintf(out, "  %-17s %s in %llu blocks%s\n", at, b->data ? b->data : "",
-	  U(pt->live_blocks), is_peak ? " (peak)" : "");
+  fprintf(out, "  %-17s %s in %llu blocks%s%s\n", at, b->data ? b->data : "",
+	  U(pt->live_blocks), is_peak ? " (peak)" : "", rss);
+}
+
+/* "process RSS:", per stream that has INFO RSS: its first value, its
+** highest (and when), its last, and the value at the heap's peak. */
+static void stat_rss(FILE *out, const struct mp_profile *p,
+		     const struct mp_report_opts *o,
+		     const struct mp_report_input *in, struct mp_buf *b)
+{
+  uint32_t n = mp_profile_ntimelines(p), i;
+  for (i = 0; i < n; i++) {
+    struct mp_timeline tl;
+    mp_profile_timeline(p, i, &tl);
+    if (!tl.has_rss)
+      continue;
+    b->len = 0;
+    fputs("process RSS:        ", out);
+    mp_name_bytes(b, tl.rss_first, o->human);
+    fprintf(out, "%s at start, ", b->data ? b->data : "");
+    b->len = 0;
+    mp_name_bytes(b, tl.rss_max, o->human);
+    fprintf(out, "%s at most", b->data ? b->data : "");
+    if (tl.rss_max_ns != MP_NO_TIME)
+      fprintf(out, " (%llu.%03llus in)", U(tl.rss_max_ns / 1000000000u),
+	      U(tl.rss_max_ns % 1000000000u / 1000000u));
+    b->len = 0;
+    mp_name_bytes(b, tl.rss_end, o->human);
+    fprintf(out, ", %s at end", b->data ? b->data : "");
+    if (tl.peak.event && tl.peak.rss) {
+      b->len = 0;
+      mp_name_bytes(b, tl.peak.rss, o->human);
+      fprintf(out, "; %s at the heap's peak", b->data ? b->data : "");
+    }
+    if (n > 1 && i < in->nfiles)
+      fprintf(out, " (%s)", mp_name_escaped(b, in->files[i]));
+    fputc('\n', out);
+  }
 }
 
 /*
@@ -151,6 +193,7 @@ int mp_stat_text(FILE *out, struct mp_profile *p,
   mp_name_bytes(&b, s->live_bytes, o->human);
   fprintf(out, "live heap at end:   %s in %llu blocks\n", b.data ? b.data : "",
 	  U(s->live_blocks));
+  stat_rss(out, p, o, in, &b);
   fprintf(out, "symbols:            %llu (prototypes %llu, C symbols %llu, "
 	  "traces %llu; %llu from events)\n",
 	  U(s->n_sym_proto + s->n_sym_cfunc + s->n_sym_trace),
