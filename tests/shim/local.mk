@@ -89,6 +89,9 @@ EXTRA_DIST += tests/shim/census.lua
 # Snapshots on demand: LJMPROF_SNAPSHOT_SIGNAL, their censuses, diff.
 SHIM_TESTS += tests/shim/snapsig.test
 EXTRA_DIST += tests/shim/snapsig.lua
+# Is it Lua at all? The process's RSS beside the Lua heap (INFO RSS).
+SHIM_TESTS += tests/shim/rss.test
+EXTRA_DIST += tests/shim/rss.lua
 # The stream files: private, never through a link, never over a file.
 SHIM_TESTS += tests/shim/outfile.test
 # Real programs that embed LuaJIT; each skips when its package is missing.
