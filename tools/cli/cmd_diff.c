@@ -326,6 +326,11 @@ static void read_side(struct diff_cli *c, struct mp_diff *d, int side,
     mp_profile_done_reading(p);
     c->totals[side] = *mp_profile_total(p);
     s->summary = &c->totals[side];
+    if (mp_profile_ntimelines(p) == 1) {  /* One stream: its RSS then. */
+      struct mp_timeline tl;
+      mp_profile_timeline(p, 0, &tl);
+      s->rss = tl.has_rss ? tl.rss_end : 0;
+    }
     if (c->by_kind) {
       unsigned k;
       for (k = 0; k < MP_NKINDS; k++)

@@ -157,6 +157,9 @@ struct mp_diff_side {
   int truncated;		/* A file was cut short or damaged. */
   const struct mp_summary *summary;	/* Its profile's total (for the
 					** sampling note), or NULL. */
+  uint64_t rss;			/* The process's resident bytes at the
+				** side's moment (its last INFO RSS read),
+				** one file with RSS only; 0: not known. */
 };
 
 struct mp_diff_opts {

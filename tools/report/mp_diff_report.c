@@ -327,6 +327,20 @@ int mp_diff_text(FILE *out, const struct mp_diff *d,
   total_part(&b, "allocations", d, MP_VALUE_ALLOC_COUNT, o->human);
   mp_buf_str(&b, ", ");
   total_part(&b, "held", d, MP_VALUE_HELD_BYTES, o->human);
+  if (o->side[0].rss && o->side[1].rss) {
+    /* Is it Lua at all? The process beside the heap's held bytes. */
+    uint64_t a = o->side[0].rss, c = o->side[1].rss;
+    mp_buf_str(&b, "\nPROCESS RSS: ");
+    if (a != c)
+      mp_buf_add(&b, c > a ? "+" : "-", 1);
+    put_bytes(&b, c > a ? c - a : a - c, o->human);
+    mp_buf_str(&b, " (");
+    put_bytes(&b, a, o->human);
+    mp_buf_str(&b, " -> ");
+    put_bytes(&b, c, o->human);
+    mp_buf_str(&b, "), beside the Lua heap's held ");
+    put_delta(&b, &d->total[0], &d->total[1], MP_VALUE_HELD_BYTES, o->human);
+  }
   mp_buf_printf(&b, "\nUNCHANGED: %llu location%s\n", U(unchanged),
 		unchanged == 1 ? "" : "s");
   if (b.oom)
@@ -398,6 +412,8 @@ static void json_side(struct mp_buf *b, const char *label,
   if (s->summary && s->summary->sample_mean)  /* Its figures: estimates. */
     mp_buf_printf(b, ", \"estimates\": true, \"sample_mean\": %llu",
 		  U(s->summary->sample_mean));
+  if (s->rss)  /* The process's resident bytes then (INFO RSS). */
+    mp_buf_printf(b, ", \"rss\": %llu", U(s->rss));
   mp_buf_str(b, ",\n    \"totals\": ");
   json_counts(b, totals);
   mp_buf_str(b, "},\n");
