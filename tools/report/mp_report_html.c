@@ -639,17 +639,23 @@ static int json_locations(struct mp_buf *b, struct mp_profile *p,
 
 /* -- Time ------------------------------------------------------------------- */
 
-static void json_point(struct mp_buf *b, const struct mp_timeline_point *pt)
+/* [event, bytes, blocks, ns or null], and with rss the process's
+** resident bytes then (null before the stream's first INFO RSS). */
+static void json_point(struct mp_buf *b, const struct mp_timeline_point *pt,
+		       int rss)
 {
   json_u64(b, "[", pt->event);
   json_u64(b, ",", pt->live_bytes);
   json_u64(b, ",", pt->live_blocks);
   if (pt->time_ns == MP_NO_TIME)
-    mp_buf_str(b, ",null]");
+    mp_buf_str(b, ",null");
   else
     json_u64(b, ",", pt->time_ns);
-  if (pt->time_ns != MP_NO_TIME)
-    mp_buf_add(b, "]", 1);
+  if (rss && pt->rss)
+    json_u64(b, ",", pt->rss);
+  else if (rss)
+    mp_buf_str(b, ",null");
+  mp_buf_add(b, "]", 1);
 }
 
 /* "files": each with its name, events, truncation, timeline and peak. */
@@ -675,13 +681,15 @@ static void json_files(struct mp_buf *b, const struct mp_profile *p,
     mp_profile_timeline(p, (uint32_t)i, &tl);
     mp_buf_str(b, tl.has_time ? ", \"has_time\": true" :
 		  ", \"has_time\": false");
+    if (tl.has_rss)
+      mp_buf_str(b, ", \"has_rss\": true");
     mp_buf_str(b, ", \"peak\": ");
-    json_point(b, &tl.peak);
+    json_point(b, &tl.peak, tl.has_rss);
     mp_buf_str(b, ",\n \"points\": [");
     for (k = 0; k < tl.npoints; k++) {
       if (k)
 	mp_buf_str(b, k % 8 ? "," : ",\n");
-      json_point(b, &tl.points[k]);
+      json_point(b, &tl.points[k], tl.has_rss);
     }
     mp_buf_str(b, "]}");
   }
@@ -722,7 +730,7 @@ static void json_moments(struct mp_buf *b, const struct mp_profile *p,
     json_u64(b, i ? ",\n{\"file\": " : "\n{\"file\": ", m->file);
     mp_buf_str(b, m->peak ? ", \"peak\": true" : ", \"peak\": false");
     mp_buf_str(b, ", \"at\": ");
-    json_point(b, &m->at);
+    json_point(b, &m->at, 0);
     json_u64(b, ", \"live\": ", m->nlive);
     mp_buf_str(b, ", \"rows\": [");
     for (j = 0; j < m->nrows; j++) {

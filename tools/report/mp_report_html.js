@@ -139,19 +139,26 @@ function drawChart() {
   var box = document.getElementById('chart'), H = 260;
   var W = Math.max(400, Math.round(box.clientWidth || 1000));
   var left = 80, right = 20, top = 15, bottom = 35, xmax = 0, ymax = 0;
+  /* The process's resident set size (streams with INFO RSS): a second
+  ** line on the same time axis, on its own scale at the right. */
+  var rmax = 0, hasRss = D.files.some(function (f) { return f.has_rss; });
+  if (hasRss) right = 80;
   var s = svg('svg', {viewBox: '0 0 ' + W + ' ' + H,
-    preserveAspectRatio: 'none'}), drawn = 0;
+    preserveAspectRatio: 'none'}), drawn = 0, rdrawn = 0;
   D.files.forEach(function (f) {
     f.points.forEach(function (p) {
       xmax = Math.max(xmax, xOf(p));
       ymax = Math.max(ymax, p[1]);
+      if (f.has_rss && p[4]) rmax = Math.max(rmax, p[4]);
     });
     if (f.peak) ymax = Math.max(ymax, f.peak[1]);
   });
   if (!xmax) xmax = 1;
   if (!ymax) ymax = 1;
+  if (!rmax) rmax = 1;
   function X(x) { return left + (W - left - right) * x / xmax; }
   function Y(y) { return H - bottom - (H - top - bottom) * y / ymax; }
+  function R(y) { return H - bottom - (H - top - bottom) * y / rmax; }
   chart = {X: X, Y: Y, svg: s, marks: []};
   s.appendChild(svg('line', {'class': 'axis', x1: left, y1: H - bottom, x2: W - right, y2: H - bottom}));
   s.appendChild(svg('line', {'class': 'axis', x1: left, y1: top, x2: left, y2: H - bottom}));
@@ -159,6 +166,11 @@ function drawChart() {
     var t = svg('text', {x: left - 6, y: Y(q * ymax) + 4, 'text-anchor': 'end'});
     t.textContent = bytes(Math.round(q * ymax));
     s.appendChild(t);
+    if (hasRss) {
+      t = svg('text', {'class': 'rss', x: W - right + 6, y: R(q * rmax) + 4});
+      t.textContent = bytes(Math.round(q * rmax));
+      s.appendChild(t);
+    }
     t = svg('text', {x: X(q * xmax), y: H - bottom + 16, 'text-anchor': 'middle'});
     t.textContent = useTime ? (q * xmax).toFixed(2) + ' s' : num(Math.round(q * xmax));
     s.appendChild(t);
@@ -166,6 +178,26 @@ function drawChart() {
   var t = svg('text', {x: W - right, y: H - 4, 'text-anchor': 'end'});
   t.textContent = useTime ? 'seconds since the stream began' : 'memory events';
   s.appendChild(t);
+  if (hasRss) {
+    s.appendChild(svg('line', {'class': 'axis', x1: W - right, y1: top, x2: W - right, y2: H - bottom}));
+    t = svg('text', {'class': 'rss', x: 4, y: H - 4});
+    t.textContent = 'dashed: process RSS (right axis)';
+    s.appendChild(t);
+  }
+  D.files.forEach(function (f, i) {
+    var c = 'hsl(' + (30 + 67 * i) % 360 + ',80%,45%)';
+    if (!f.has_rss) return;
+    var rp = f.points.filter(function (p) { return p[4]; });
+    if (!rp.length) return;
+    var l = svg('polyline', {'class': 'line rss', stroke: c, points:
+      rp.map(function (p) { return X(xOf(p)).toFixed(1) + ',' + R(p[4]).toFixed(1); }).join(' ')});
+    var tt = svg('title', {});
+    tt.textContent = fileName(i) + 'process RSS: ' + bytes(rp[0][4]) + ' at ' +
+      when(rp[0]) + ', ' + bytes(rp[rp.length - 1][4]) + ' at ' + when(rp[rp.length - 1]);
+    l.appendChild(tt);
+    s.appendChild(l);
+    rdrawn += rp.length;
+  });
   D.files.forEach(function (f, i) {
     var pts = [[0, 0, 0, 0]].concat(f.points), c = 'hsl(' + (210 + 67 * i) % 360 + ',60%,40%)';
     /* The exact peak between the points it falls in. */
@@ -210,6 +242,7 @@ function drawChart() {
   };
   box.appendChild(s);
   check('chart-points', drawn);
+  check('chart-rss-points', rdrawn);
   check('chart-axis', useTime ? 'seconds' : 'events');
   check('chart-peak', D.peak_bytes);
 }
