@@ -1774,6 +1774,56 @@ START_TEST(sampled_stream_is_extended)
 END_TEST
 
 /*
+** INFO RSS (#38): with opt.rss, the word's value after the start's time
+** mark, again after a mark once it changed, and the last at the end;
+** without it, or with the word 0 (not known), none.
+*/
+static unsigned long rss_run(const volatile unsigned long long *rss,
+			     volatile unsigned long long *set, uint64_t *last)
+{
+  lua_State *L = newvm();
+  membuf m = {0};
+  ljmprof_opt opt;
+  mpr_stats st;
+  char err[256];
+  unsigned long n;
+  memset(&opt, 0, sizeof(opt));
+  opt.writer = mem_write;
+  opt.ctx = &m;
+  opt.stack_depth = 4;
+  opt.rss = rss;
+  ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
+  run(L, "@r.lua", "local t = {} for i = 1, 1000 do t[i] = {} end");
+  if (set)
+    *set = 2 * 1048576;  /* Read by the end's mark. */
+  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
+  memset(&st, 0, sizeof(st));
+  ck_assert_int_eq(mpr_parse(m.data, m.len, &st, err, sizeof(err)), 0);
+  ck_assert_int_eq(st.complete, 1);
+  n = st.ninfo[LJM_INFO_RSS];
+  *last = st.info[LJM_INFO_RSS];
+  mpr_free(&st);
+  free(m.data);
+  lua_close(L);
+  return n;
+}
+
+START_TEST(rss_after_time_marks)
+{
+  volatile unsigned long long w = 1048576;
+  uint64_t last;
+  ck_assert_uint_eq(rss_run(&w, &w, &last), 2);  /* Start, end. */
+  ck_assert_uint_eq(last, 2 * 1048576);
+  w = 1048576;
+  ck_assert_uint_eq(rss_run(&w, NULL, &last), 1);  /* Unchanged: once. */
+  ck_assert_uint_eq(last, 1048576);
+  w = 0;
+  ck_assert_uint_eq(rss_run(&w, NULL, &last), 0);  /* Not known. */
+  ck_assert_uint_eq(rss_run(NULL, NULL, &last), 0);
+}
+END_TEST
+
+/*
 ** Sampling names a prototype or trace when a sample first needs it: 2000
 ** chunks loaded and run, JIT on, at a mean no allocation reaches, leave
 ** almost nothing in the stream; at every byte, every name is there.
@@ -3674,6 +3724,7 @@ static Suite *memprof_suite(void)
   tcase_add_test(tc, every_event_as_called);
   tcase_add_test(tc, sampled_events);
   tcase_add_test(tc, sampled_stream_is_extended);
+  tcase_add_test(tc, rss_after_time_marks);
   tcase_add_test(tc, sampled_names_lazily);
   tcase_add_test(tc, sampled_blocks_in_range);
   tcase_add_test(tc, sampled_under_host_allocator);

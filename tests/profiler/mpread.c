@@ -392,7 +392,7 @@ static int mpr_parse_ext(const uint8_t *p, size_t len, rd *r)
 	  st->time_backwards++;
 	if (ok && k == 2)
 	  st->events_timed = st->events;
-	if (ok && k < 8) { st->info[k] = v; st->ninfo[k]++; }
+	if (ok && k < 9) { st->info[k] = v; st->ninfo[k]++; }
 	if (ok && k == LJM_INFO_SNAPSHOT) {
 	  st->insnap = v == LJM_SNAPSHOT_START;
 	  st->inlater = v == LJM_SNAPSHOT_LATER;
