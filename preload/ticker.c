@@ -186,9 +186,10 @@ void ljm_tick_start(void)
 
 /*
 ** The process's resident set size, for the streams' time marks (INFO
-** RSS): read from /proc/self/statm (its second field, in pages) by the
-** flush timer at each tick and by the VM's thread as a stream starts
-** and stops, never on the allocation path, and published in ljm_rss,
+** RSS): read from /proc/thread-self/statm (its second field, in pages;
+** /proc/self/statm on older kernels) by the flush timer at each tick
+** and by the VM's thread as a stream starts and stops, never on the
+** allocation path, and published in ljm_rss,
 ** which the profiler reads as a plain word at its time marks. The file
 ** is opened, read and closed each time: nothing to carry over a fork,
 ** whose child reads its own. Without /proc (or on any error) ljm_rss
@@ -196,6 +197,7 @@ void ljm_tick_start(void)
 */
 volatile unsigned long long ljm_rss;
 static int rss_off;			/* It failed once: given up. */
+static long rss_page;			/* The page size, once known. */
 
 void ljm_rss_update(void)
 {
@@ -206,11 +208,21 @@ void ljm_rss_update(void)
   int fd, saved = errno;
   if (__atomic_load_n(&rss_off, __ATOMIC_RELAXED))
     return;
-  fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  /* The thread's own view of the process's memory: /proc/self is the
+  ** leader's, all zeros once a main thread that ended with pthread_exit
+  ** is a zombie. Kernels before 3.17 have no thread-self. */
+  fd = open("/proc/thread-self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
   n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
   if (fd >= 0)
     close(fd);
-  pg = sysconf(_SC_PAGESIZE);
+  /* sysconf once, at the first stream's start: not in a handler. */
+  pg = __atomic_load_n(&rss_page, __ATOMIC_RELAXED);
+  if (pg == 0) {
+    pg = sysconf(_SC_PAGESIZE);
+    __atomic_store_n(&rss_page, pg, __ATOMIC_RELAXED);
+  }
   /* "size resident shared ...": skip the first field, read the second
   ** (by hand: safe in a signal handler, as open and read are). */
   while (i < n && buf[i] != ' ')
