@@ -407,9 +407,12 @@ static uint32_t mp_snaplines(jit_State *J, GCtrace *T, SnapNo sn, int kind,
   return nf;
 }
 
-/* Recorded positions (below): the line of the code at ra in trace T. */
+/* Recorded positions (below): the line of the code at ra in trace T;
+** the frames of its entry ix. */
 static int mp_mappos(MemProf *mp, GCtrace *T, uintptr_t ra,
 		     const GCproto **pt, int32_t *line, uint32_t *ix);
+static uint32_t mp_mapframes(MemProf *mp, GCtrace *T, uint32_t ix,
+			     uint64_t *pts, uint64_t *lines);
 
 /*
 ** A site whose innermost line was recorded (mp_mappos) is numbered by the
@@ -445,7 +448,9 @@ LJ_NOINLINE uint32_t lj_memprof_sitemiss(MemProf *mp, GCtrace *T,
       site = 0;
     } else if (*e == 0) {  /* New: named once, or marked as unnamed. */
       *e = MP_SITEKEY(gen, T->traceno, site);
-      n = mp_snaplines(G2J(mp->g), T, sn, kind, rpt, rline, pts, lines);
+      n = rpt != NULL ? mp_mapframes(mp, T, ix, pts, lines) : 0;
+      if (n == 0)  /* Not recorded: the frames the snapshot holds. */
+	n = mp_snaplines(G2J(mp->g), T, sn, kind, rpt, rline, pts, lines);
       if (n == 0) {
 	*e |= MP_SITENONE;
 	site = 0;
@@ -491,8 +496,23 @@ LJ_NOINLINE uint32_t lj_memprof_sitemiss(MemProf *mp, GCtrace *T,
 typedef struct MPRecPos {
   uint32_t ref;			/* The first IR instruction emitted */
   const GCproto *pt;		/* while recording this prototype's */
-  const BCIns *pc;		/* instruction (NULL: not known). */
+  const BCIns *pc;		/* instruction (NULL: not known), */
+  uint32_t fr0;			/* in the frames MPRec.fr[fr0 ..] */
+  uint32_t nfr;			/* (MP_NOFRAMES: not known). */
 } MPRecPos;
+
+/*
+** A frame the trace inlined, below the one recorded: its prototype and
+** the return PC into it. A position's frames go from its function's
+** caller down to the trace's start frame, as the interpreter's stack
+** holds them while the recorder runs in step with it.
+*/
+typedef struct MPRecFrame {
+  const GCproto *pt;
+  const BCIns *pc;
+} MPRecFrame;
+
+#define MP_NOFRAMES	(~(uint32_t)0)
 
 typedef struct MPAsmRun {
   uint32_t ref;			/* An IR instruction, */
@@ -510,17 +530,21 @@ typedef struct MPRec {
   uint32_t szcopy, ncopy;	/* entries from ncopy on are 0. */
   MPAsmRun *runs;		/* As assembled: descending addresses. */
   uint32_t nruns, szruns;
+  MPRecFrame *fr;		/* The positions' frames, a position */
+  uint32_t nfr, szfr;		/* sharing the one before's if the same. */
 } MPRec;
 
 typedef struct MPMapEntry {
   uint32_t ofs;			/* From this offset in the trace's code */
   int32_t line;			/* up to the next entry, this line */
   const GCproto *pt;		/* of this prototype (NULL: not known), */
-  const BCIns *pc;		/* at this instruction of it. */
+  const BCIns *pc;		/* at this instruction of it, */
+  uint32_t fr0, nfr;		/* in these frames (MPTraceMap.fr). */
 } MPMapEntry;
 
 typedef struct MPTraceMap {
   uint32_t n;			/* Entries, by ascending offset. */
+  MPRecFrame *fr;		/* The recording's frames, after e[]. */
   MPMapEntry e[1];
 } MPTraceMap;
 
@@ -544,7 +568,47 @@ void lj_memprof_recstart(jit_State *J)
   r->bad = 0;
   r->loop = 0;
   r->lastref = ~0u;
-  r->npos = r->nruns = 0;
+  r->npos = r->nruns = r->nfr = 0;
+}
+
+/*
+** The frames below the one J->pc is in, down to the trace's start frame
+** (J->framedepth of them), from the interpreter's stack: into p, sharing
+** the position before's if they are the same. MP_NOFRAMES if a frame is
+** not a Lua function's, or the trace returned below its start.
+*/
+static void mp_recframes(jit_State *J, MPRec *r, MPRecPos *p)
+{
+  int32_t d = J->framedepth, k;
+  cTValue *frame = J->L->base - 1;
+  MPRecFrame *f;
+  p->fr0 = r->nfr;
+  p->nfr = MP_NOFRAMES;
+  if (d < 0 || d >= MP_SITEMAX) return;
+  if ((f = (MPRecFrame *)mp_growto(r->fr, &r->szfr, r->nfr + (uint32_t)d,
+				   sizeof(MPRecFrame))) == NULL)
+    return;
+  r->fr = f;
+  f += r->nfr;
+  for (k = 0; k < d; k++) {
+    GCfunc *fn;
+    if (!frame_islua(frame)) return;
+    f[k].pc = frame_pc(frame);
+    frame = frame_prevl(frame);
+    fn = frame_func(frame);
+    if (!isluafunc(fn)) return;
+    f[k].pt = funcproto(fn);
+  }
+  p->nfr = (uint32_t)d;
+  if (p != r->pos) {  /* The same as the position before's? */
+    const MPRecPos *q = p - 1;
+    if (q->nfr == p->nfr &&
+	!memcmp(&r->fr[q->fr0], f, (size_t)d * sizeof(MPRecFrame))) {
+      p->fr0 = q->fr0;
+      return;
+    }
+  }
+  r->nfr += (uint32_t)d;
 }
 
 void lj_memprof_recins(jit_State *J)
@@ -568,6 +632,8 @@ void lj_memprof_recins(jit_State *J)
   p->ref = ref;
   p->pt = J->pt;
   p->pc = J->pt != NULL ? J->pc : NULL;
+  if (J->pt != NULL) mp_recframes(J, r, p);
+  else p->nfr = MP_NOFRAMES;
 }
 
 void lj_memprof_ircopy(jit_State *J, uint32_t ref, uint32_t ins)
@@ -607,9 +673,9 @@ void lj_memprof_asmins(jit_State *J, uint32_t ref, const void *lo,
   r->runs[r->nruns++].hi = (uintptr_t)hi;
 }
 
-/* The recorded position of IR instruction ref: 1 with *pt and *line. */
-static int mp_recpos(MPRec *r, uint32_t ref, const GCproto **pt,
-		     const BCIns **pc, int32_t *line)
+/* The recorded position of IR instruction ref: its entry (with its
+** frames), or NULL; *line its line. */
+static const MPRecPos *mp_recpos(MPRec *r, uint32_t ref, int32_t *line)
 {
   uint32_t lo = 0, hi = r->npos;
   const MPRecPos *p;
@@ -617,22 +683,20 @@ static int mp_recpos(MPRec *r, uint32_t ref, const GCproto **pt,
   BCPos pos;
   if (r->loop && ref > r->loop) {  /* A copy: its original's. */
     uint32_t i = ref - REF_BIAS;
-    if (i >= r->szcopy || r->copy[i] == 0) return 0;
+    if (i >= r->szcopy || r->copy[i] == 0) return NULL;
     ref = r->copy[i];
   }
   while (lo < hi) {  /* The last position at or before ref. */
     uint32_t mid = (lo + hi) >> 1;
     if (r->pos[mid].ref <= ref) lo = mid + 1; else hi = mid;
   }
-  if (lo == 0) return 0;  /* Before the first instruction recorded. */
+  if (lo == 0) return NULL;  /* Before the first instruction recorded. */
   p = &r->pos[lo - 1];
-  if ((t = p->pt) == NULL || p->pc == NULL) return 0;
+  if ((t = p->pt) == NULL || p->pc == NULL) return NULL;
   pos = proto_bcpos((GCproto *)t, p->pc);
-  if (p->pc < proto_bc((GCproto *)t) || pos >= t->sizebc) return 0;
-  *pt = t;
-  *pc = p->pc;
+  if (p->pc < proto_bc((GCproto *)t) || pos >= t->sizebc) return NULL;
   *line = lj_debug_line((GCproto *)t, pos);
-  return *line >= 0;
+  return *line >= 0 ? p : NULL;
 }
 
 void lj_memprof_tracemap(MemProf *mp, GCtrace *T)
@@ -654,28 +718,36 @@ void lj_memprof_tracemap(MemProf *mp, GCtrace *T)
   for (r->loop = REF_FIRST; r->loop < T->nins && T->ir[r->loop].o != IR_LOOP;
        r->loop++) ;
   if (r->loop >= T->nins) r->loop = 0;
-  /* At most two entries a run: its position, and a gap after it. */
+  /* At most two entries a run: its position, and a gap after it; then
+  ** the recording's frames. */
   m = (MPTraceMap *)malloc(sizeof(MPTraceMap) +
-			   2 * r->nruns * sizeof(MPMapEntry));
+			   2 * r->nruns * sizeof(MPMapEntry) +
+			   r->nfr * sizeof(MPRecFrame));
   if (m == NULL) goto done;
+  m->fr = (MPRecFrame *)&m->e[2 * r->nruns];
+  if (r->nfr) memcpy(m->fr, r->fr, r->nfr * sizeof(MPRecFrame));
   for (i = r->nruns; i-- > 0; ) {  /* Ascending addresses. */
     const MPAsmRun *u = &r->runs[i];
-    const GCproto *pt = NULL;
-    const BCIns *pc = NULL;
+    const MPRecPos *p;
     int32_t line = 0;
     if (u->lo < mc || u->hi > mc + T->szmcode) continue;
-    if (!mp_recpos(r, u->ref, &pt, &pc, &line)) pt = NULL;
+    p = mp_recpos(r, u->ref, &line);
     if (n && end != u->lo) {  /* A gap (the head's code): not known. */
       m->e[n].ofs = (uint32_t)(end - mc);
       m->e[n].pt = NULL;
       m->e[n].pc = NULL;
+      m->e[n].nfr = MP_NOFRAMES;
       m->e[n++].line = 0;
     }
-    if (n == 0 || m->e[n-1].pt != pt || m->e[n-1].line != line) {
+    if (n == 0 || m->e[n-1].pt != (p ? p->pt : NULL) ||
+	m->e[n-1].line != line ||
+	(p && (m->e[n-1].fr0 != p->fr0 || m->e[n-1].nfr != p->nfr))) {
       m->e[n].ofs = (uint32_t)(u->lo - mc);
-      m->e[n].pt = pt;
-      m->e[n].pc = pc;
-      m->e[n++].line = line;
+      m->e[n].pt = p ? p->pt : NULL;
+      m->e[n].pc = p ? p->pc : NULL;
+      m->e[n].fr0 = p ? p->fr0 : 0;
+      m->e[n].nfr = p ? p->nfr : MP_NOFRAMES;
+      m->e[n++].line = p ? line : 0;
     }
     end = u->hi;
   }
@@ -683,6 +755,7 @@ void lj_memprof_tracemap(MemProf *mp, GCtrace *T)
     m->e[n].ofs = (uint32_t)(end - mc);
     m->e[n].pt = NULL;
     m->e[n].pc = NULL;
+    m->e[n].nfr = MP_NOFRAMES;
     m->e[n++].line = 0;
     m->n = n;
     mp->tmaps[no] = m;
@@ -705,6 +778,7 @@ void lj_memprof_tracemapsfree(MemProf *mp)
     free(r->pos);
     free(r->copy);
     free(r->runs);
+    free(r->fr);
     free(r);
     mp->rec = NULL;
   }
@@ -728,6 +802,37 @@ static int mp_mappos(MemProf *mp, GCtrace *T, uintptr_t ra,
   *line = m->e[lo-1].line;
   *ix = lo - 1;
   return 1;
+}
+
+/*
+** The frames of entry ix of T's map, innermost first, into pts and lines
+** as mp_snaplines gives them: the recorded line, then each frame below at
+** its call of the one above, down to the trace's start frame (its root
+** trace's). 0 if they were not recorded, or do not end there.
+*/
+static uint32_t mp_mapframes(MemProf *mp, GCtrace *T, uint32_t ix,
+			     uint64_t *pts, uint64_t *lines)
+{
+  const MPTraceMap *m = mp->tmaps[T->traceno];
+  const MPMapEntry *e = &m->e[ix];
+  jit_State *J = G2J(mp->g);
+  GCtrace *R = T->root ? traceref(J, T->root) : T;
+  uint32_t k;
+  const GCproto *last;
+  if (e->nfr == MP_NOFRAMES || e->nfr + 1 > MP_SITEMAX || R == NULL)
+    return 0;
+  last = e->nfr ? m->fr[e->fr0 + e->nfr - 1].pt : e->pt;
+  if (last != &gcref(R->startpt)->pt) return 0;
+  pts[0] = (uintptr_t)e->pt;
+  lines[0] = (uint64_t)e->line;
+  for (k = 0; k < e->nfr; k++) {
+    const MPRecFrame *f = &m->fr[e->fr0 + k];
+    BCLine line = mp_line((GCproto *)f->pt, f->pc);
+    if (line < 0) return 0;
+    pts[k + 1] = (uintptr_t)f->pt;
+    lines[k + 1] = (uint64_t)line;
+  }
+  return e->nfr + 1;
 }
 
 const BCIns *lj_memprof_tracepc(MemProf *mp, GCtrace *T, uintptr_t ra,

@@ -2746,7 +2746,8 @@ START_TEST(stack_metamethods)
 END_TEST
 
 /* One line, interpreted and then compiled: the trace's stack goes on
-** into the frame the trace runs in. */
+** into the frame the trace runs in, and its site names the line of the
+** function it inlined (the frames recorded with it, patch 0012). */
 START_TEST(stack_interpreted_then_compiled)
 {
   mpr_stats st;
@@ -2760,7 +2761,7 @@ START_TEST(stack_interpreted_then_compiled)
 	    "end\n",					/* 5 */
 	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
   interp = mpr_count(&st, MPR_ALLOC, "mk(@jit.lua:2) < (@jit.lua:4)");
-  traced = mpr_count(&st, MPR_ALLOC, "TRACE [1] < (@jit.lua:3)");
+  traced = mpr_count(&st, MPR_ALLOC, "TRACE [1] at @jit.lua:2 < (@jit.lua:3)");
   if (interp + traced != 200 || interp == 0 || traced == 0) mpr_dump(&st);
   ck_assert_uint_eq(interp + traced, 200);
   ck_assert_uint_gt(interp, 0);
