@@ -75,6 +75,8 @@ SHIM_TESTS += tests/shim/stacks.test tests/shim/tracelines.test \
 # Sampling: LJMPROF_SAMPLE's estimates, a leak found, a live file.
 SHIM_TESTS += tests/shim/sample.test
 EXTRA_DIST += tests/shim/sample.lua tests/shim/leakserver.lua
+# Sampling: a leak among churn found in a live file within a minute.
+SHIM_TESTS += tests/shim/leakminute.test
 # Sampling a C module's allocations through lua_getallocf's pair.
 SHIM_TESTS += tests/shim/modalloc.test
 EXTRA_DIST += tests/shim/modalloc.lua
