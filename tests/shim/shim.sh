@@ -162,10 +162,12 @@ has_stack() {
 
 # has_caller LOC ERE FILES...: the merged text report lists, under the
 # allocating location whose name ends with LOC (e.g. work.lua:2), a call
-# path (leaf first, frames separated by ' <- ') matching ERE.
+# path (leaf first, frames separated by ' <- ') matching ERE, among its
+# first 50 paths (with the JIT on, a line reached through traces has
+# more paths than the report's default 3).
 has_caller() {
 	loc=$1 re=$2; shift 2
-	"$LJMPROF_CLI" report --merge "$@" >"$scratch/callers" ||
+	"$LJMPROF_CLI" report --merge --callers=50 "$@" >"$scratch/callers" ||
 		fail "report --merge $* failed"
 	awk -v loc="$loc" '
 		/^ALLOCATIONS/ { on = 1; next }

@@ -131,6 +131,30 @@ static uint64_t stack_held(const struct mp_moments *m,
 		  m->base[2 * (size_t)m->nbase_locs + i] : 0);
 }
 
+/*
+** The location that stands for loc among those named alike: a grouping
+** by frames (the page, folded, pprof) tells a function from the chunk
+** that defines it on the same line, whose locations print the same. The
+** first of them by id, through an open-addressed table of (kind, name,
+** line) of mask + 1 slots (UINT32_MAX: free).
+*/
+static uint32_t twin_of(const struct mp_profile *p, uint32_t *slots,
+			uint32_t mask, uint32_t loc)
+{
+  struct mp_loc l, o;
+  uint32_t s;
+  mp_profile_loc(p, loc, &l);
+  s = (l.kind * 2654435761u ^ l.str * 40503u ^ l.line * 97u) & mask;
+  for (; slots[s] != UINT32_MAX; s = (s + 1) & mask) {
+    mp_profile_loc(p, slots[s], &o);
+    if (o.kind == l.kind && o.str == l.str && o.line == l.line &&
+	o.str != MP_NO_STRING && mp_loc_kinds[l.kind].src == LJM_SRC_LFUNC)
+      return slots[s];
+  }
+  slots[s] = loc;
+  return loc;
+}
+
 /* p as it is now (or was at the file's peak, at): a moment, appended. */
 static int take(struct mp_moments *m, const struct mp_profile *p,
 		const struct mp_timeline_point *at, int peak)
@@ -161,15 +185,45 @@ static int take(struct mp_moments *m, const struct mp_profile *p,
   x->peak = peak;
   x->at = *at;
   x->rows = h;
-  for (i = 0; i < nl; i++) {
-    struct mp_moment_row r;
-    r.loc = i;
-    if (!(r.bytes = loc_held(m, p, i, peak, &r.blocks)))
-      continue;
-    x->nlive++;
-    if (peak)
-      m->peak_locs[i] += r.bytes;
-    top_add(h, &nh, MP_MOMENT_ROWS, &r);
+  {
+    /* Each location's bytes go to the one that stands for those named
+    ** alike (twin_of), before the top rows are picked. */
+    uint32_t mask = 1, *slots, t;
+    uint64_t *sum;
+    while (mask + 1 < 2 * nl + 2)
+      mask = 2 * mask + 1;
+    slots = malloc(((size_t)mask + 1) * sizeof(*slots));
+    sum = calloc(2 * (size_t)nl + 2, sizeof(*sum));
+    if (!slots || !sum) {
+      free(slots);
+      free(sum);
+      m->n--;
+      free(h);
+      goto oom;
+    }
+    memset(slots, 0xff, ((size_t)mask + 1) * sizeof(*slots));
+    for (i = 0; i < nl; i++) {
+      uint64_t bytes, blocks;
+      if (!(bytes = loc_held(m, p, i, peak, &blocks)))
+	continue;
+      x->nlive++;
+      if (peak)
+	m->peak_locs[i] += bytes;
+      t = twin_of(p, slots, mask, i);
+      sum[2 * (size_t)t] += bytes;
+      sum[2 * (size_t)t + 1] += blocks;
+    }
+    for (i = 0; i < nl; i++) {
+      struct mp_moment_row r;
+      if (!sum[2 * (size_t)i])
+	continue;
+      r.loc = i;
+      r.bytes = sum[2 * (size_t)i];
+      r.blocks = sum[2 * (size_t)i + 1];
+      top_add(h, &nh, MP_MOMENT_ROWS, &r);
+    }
+    free(slots);
+    free(sum);
   }
   qsort(h, nh, sizeof(*h), row_cmp);
   x->nrows = nh;

@@ -564,21 +564,41 @@ static void mark_top(const uint64_t *key, const uint32_t *ids, uint32_t n,
     page[h[i]] = 0;
 }
 
+/* A row of the page's tables: the locations named alike, summed. */
+struct page_row {
+  size_t name, len;	/* Its name in the names buffer. */
+  uint32_t kind, hash;
+  struct mp_loc sum;
+};
+
+static uint32_t name_hash(const char *s, size_t n, uint32_t kind)
+{
+  uint32_t h = 2166136261u ^ kind;
+  while (n--)
+    h = (h ^ (uint8_t)*s++) * 16777619u;
+  return h;
+}
+
 /*
 ** "locations": the top TABLE_ROWS by each table's measure and those of
 ** the moments, each once: [name, kind, count, allocated, frees, freed,
-** held, held blocks, temporary, temporary bytes]. page[] gets each kept
-** location's place in the list (UINT32_MAX: left out).
+** held, held blocks, temporary, temporary bytes]. Locations the page
+** would name alike are one row, as JSON has them: the grouping of a page
+** tells a function from the chunk that defines it on the same line,
+** which the plain name does not. page[] gets each kept location's row
+** (UINT32_MAX: left out).
 */
 static int json_locations(struct mp_buf *b, struct mp_profile *p,
 			  const struct mp_report_input *in, uint32_t *page,
 			  uint32_t *nwith)
 {
-  uint32_t nlocs = mp_profile_nlocs(p), id, n = 0, k = 0, *ids;
+  uint32_t nlocs = mp_profile_nlocs(p), id, n = 0, k = 0, *ids, *slots = NULL;
+  uint32_t mask = 0;
   uint64_t *key[4];
-  struct mp_buf name = {0};
-  int by, stacks = mp_profile_nstacks(p) > 1;
-  size_t i, j;
+  struct mp_buf names = {0};
+  struct page_row *rows = NULL;
+  int by, stacks = mp_profile_nstacks(p) > 1, rc = -1;
+  size_t i, j, nkept = 0;
 
   ids = malloc(((size_t)nlocs + 1) * sizeof(*ids));
   key[0] = malloc(((size_t)nlocs + 1) * 4 * sizeof(**key));
@@ -606,35 +626,84 @@ static int json_locations(struct mp_buf *b, struct mp_profile *p,
   for (i = 0; in->moments && i < in->moments->n; i++)
     for (j = 0; j < in->moments->m[i].nrows; j++)
       page[in->moments->m[i].rows[j].loc] = 0;
-  mp_buf_str(b, ",\n\"locations\": [");
+  for (id = 0; id < nlocs; id++)
+    nkept += page[id] != UINT32_MAX;
+  while (mask + 1 < 2 * nkept + 2)
+    mask = 2 * mask + 1;
+  rows = malloc((nkept + 1) * sizeof(*rows));
+  slots = malloc(((size_t)mask + 1) * sizeof(*slots));
+  if (!rows || !slots)
+    goto out;
+  memset(slots, 0xff, ((size_t)mask + 1) * sizeof(*slots));
   for (id = 0; id < nlocs; id++) {
     struct mp_loc l;
+    struct page_row *r;
+    size_t at = names.len;
+    uint32_t h, s;
     if (page[id] == UINT32_MAX)
       continue;
-    page[id] = k;
     mp_profile_loc(p, id, &l);
-    mp_buf_str(b, k++ ? ",\n[" : "\n[");
-    name.len = 0;
-    mp_name_location(&name, p, NULL, &l, MP_NAME_PLAIN);
-    mp_html_json_name(b, name.data ? name.data : "", name.len,
-		      MP_HTML_NAME_MAX);
+    mp_name_location(&names, p, NULL, &l, MP_NAME_PLAIN);
+    if (names.oom)
+      goto out;
+    h = name_hash(names.data + at, names.len - at, l.kind);
+    for (s = h & mask; slots[s] != UINT32_MAX; s = (s + 1) & mask) {
+      r = &rows[slots[s]];
+      if (r->hash == h && r->kind == l.kind && r->len == names.len - at &&
+	  !memcmp(names.data + r->name, names.data + at, r->len))
+	break;
+    }
+    if (slots[s] == UINT32_MAX) {  /* A new name: a new row. */
+      slots[s] = k;
+      r = &rows[k++];
+      r->name = at;
+      r->len = names.len - at;
+      r->kind = l.kind;
+      r->hash = h;
+      memset(&r->sum, 0, sizeof(r->sum));
+    } else {  /* Named as an earlier row: added to it. */
+      names.len = at;
+      r = &rows[slots[s]];
+    }
+    page[id] = (uint32_t)(r - rows);
+    r->sum.n_alloc += l.n_alloc;
+    r->sum.n_realloc += l.n_realloc;
+    r->sum.alloc_bytes += l.alloc_bytes;
+    r->sum.realloc_new += l.realloc_new;
+    r->sum.n_free += l.n_free;
+    r->sum.free_bytes += l.free_bytes;
+    r->sum.held_bytes += l.held_bytes;
+    r->sum.held_blocks += l.held_blocks;
+    r->sum.temporary += l.temporary;
+    r->sum.temporary_bytes += l.temporary_bytes;
+  }
+  mp_buf_str(b, ",\n\"locations\": [");
+  for (id = 0; id < k; id++) {
+    const struct page_row *r = &rows[id];
+    const struct mp_loc *l = &r->sum;
+    mp_buf_str(b, id ? ",\n[" : "\n[");
+    mp_html_json_name(b, names.data + r->name, r->len, MP_HTML_NAME_MAX);
     mp_buf_str(b, ",\"");
-    mp_buf_str(b, mp_loc_kinds[l.kind].json);
-    json_u64(b, "\",", l.n_alloc + l.n_realloc);
-    json_u64(b, ",", l.alloc_bytes + l.realloc_new);
-    json_u64(b, ",", l.n_free);
-    json_u64(b, ",", l.free_bytes);
-    json_u64(b, ",", l.held_bytes);
-    json_u64(b, ",", l.held_blocks);
-    json_u64(b, ",", l.temporary);
-    json_u64(b, ",", l.temporary_bytes);
+    mp_buf_str(b, mp_loc_kinds[r->kind].json);
+    json_u64(b, "\",", l->n_alloc + l->n_realloc);
+    json_u64(b, ",", l->alloc_bytes + l->realloc_new);
+    json_u64(b, ",", l->n_free);
+    json_u64(b, ",", l->free_bytes);
+    json_u64(b, ",", l->held_bytes);
+    json_u64(b, ",", l->held_blocks);
+    json_u64(b, ",", l->temporary);
+    json_u64(b, ",", l->temporary_bytes);
     mp_buf_add(b, "]", 1);
   }
   mp_buf_str(b, "]");
   json_u64(b, ",\n\"locations_all\": ", n);
+  rc = b->oom ? -1 : 0;
+out:
   free(ids);
-  mp_buf_free(&name);
-  return b->oom || name.oom ? -1 : 0;
+  free(rows);
+  free(slots);
+  mp_buf_free(&names);
+  return rc;
 }
 
 /* -- Time ------------------------------------------------------------------- */
@@ -734,9 +803,24 @@ static void json_moments(struct mp_buf *b, const struct mp_profile *p,
     json_u64(b, ", \"live\": ", m->nlive);
     mp_buf_str(b, ", \"rows\": [");
     for (j = 0; j < m->nrows; j++) {
-      json_u64(b, j ? ",[" : "[", page[m->rows[j].loc]);
-      json_u64(b, ",", m->rows[j].bytes);
-      json_u64(b, ",", m->rows[j].blocks);
+      /* Locations of one row (named alike) are one: the first adds the
+      ** others' figures, which are then skipped. */
+      uint64_t bytes = m->rows[j].bytes, blocks = m->rows[j].blocks;
+      uint32_t row = page[m->rows[j].loc];
+      size_t q, first = j;
+      for (q = 0; q < j && first == j; q++)
+	if (page[m->rows[q].loc] == row)
+	  first = q;
+      if (first != j)
+	continue;
+      for (q = j + 1; q < m->nrows; q++)
+	if (page[m->rows[q].loc] == row) {
+	  bytes += m->rows[q].bytes;
+	  blocks += m->rows[q].blocks;
+	}
+      json_u64(b, j ? ",[" : "[", row);
+      json_u64(b, ",", bytes);
+      json_u64(b, ",", blocks);
       mp_buf_add(b, "]", 1);
     }
     mp_buf_str(b, "], \"paths\": [");
