@@ -79,3 +79,21 @@ bench-snapshot: bench/runbench preload/libljmprof.so src/luajit
 	  $(SHELL) $(srcdir)/bench/snapshot 2>&1 | tee bench/snapshot-results.txt
 .PHONY: bench-snapshot
 CLEANFILES += bench/snapshot-results.txt
+
+# Three real servers for a minute each in the sampled production mode
+# (issue 38; bench/README.md, "Real servers"): sysbench's Lua workload,
+# pdns-recursor with a lua-dns-script, nginx with the Lua module; the
+# shim inert, sampled and exact. Options: BENCH_SERVERS_SECONDS,
+# BENCH_SERVERS_EXACT_SECONDS, BENCH_SERVERS_ONLY, BENCH_TMP.
+EXTRA_DIST += bench/servers
+bench-servers: $(LJM_SHIMS) tools/ljmprof
+	LJMPROF_SHIM='$(abs_top_builddir)/preload/libljmprof.so' \
+	LJMPROF_SHIM_LUAJIT2='$(LJMPROF_SHIM_LUAJIT2)' \
+	LJMPROF_NGINX_LUA='$(LJMPROF_NGINX_LUA)' \
+	LJMPROF_CLI='$(abs_top_builddir)/tools/ljmprof' \
+	  $(SHELL) -c '$(SHELL) "$$0" 2>&1; echo $$? >bench/servers-results.status' \
+	  $(srcdir)/bench/servers | tee bench/servers-results.txt
+	@st=`cat bench/servers-results.status`; \
+	if [ "$$st" = 77 ]; then st=0; fi; exit $$st
+.PHONY: bench-servers
+CLEANFILES += bench/servers-results.txt bench/servers-results.status

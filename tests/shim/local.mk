@@ -100,6 +100,9 @@ SHIM_TESTS += tests/shim/outfile.test
 SHIM_TESTS += tests/shim/nvim.test tests/shim/sysbench.test \
 	tests/shim/wrk.test tests/shim/lupa.test tests/shim/nginx.test \
 	tests/shim/pdns.test tests/shim/dnsdist.test
+# Three real servers sampled for 10 s each against an exact run (issue
+# 38; bench/servers --check, the short version of make bench-servers).
+SHIM_TESTS += tests/shim/servers-sampled.test
 # nginx with the Lua module unpacked by setup.sh, under the luajit2 shim.
 SHIM_TESTS += tests/shim/nginx-stop.test tests/shim/nginx-reload.test \
 	tests/shim/nginx-signal.test tests/shim/nginx-census.test
