@@ -823,41 +823,13 @@ END_TEST
 
 /* -- Symbols that change while profiling ---------------------------------- */
 
-START_TEST(proto_address_reuse)
-{
-  lua_State *L = newvm();
-  membuf m = {0};
-  mpr_stats st;
-  char loc[64];
-  int i;
-  run(L, "=setup", "jit.off()");
-  start(L, &m, 0);
-  run(L, "=reuse",
-      "for i = 1, 50 do\n"
-      "  local f = load('local t = {}\\nreturn t', 'chunk' .. i)\n"
-      "  f()\n"
-      "  f = nil\n"
-      "  collectgarbage()\n"
-      "end\n");
-  finish(L, &m, &st);
-  for (i = 1; i <= 50; i++) {
-    snprintf(loc, sizeof(loc), "chunk%d:1", i);
-    ck_count(&st, MPR_ALLOC, loc, 1);
-  }
-  /* The allocator did give a freed prototype's address to a new one. */
-  ck_assert_uint_ge(st.redefined, 1);
-  mpr_free(&st);
-  lua_close(L);
-}
-END_TEST
-
 /*
-** The same, sampled: each chunk is announced when its allocation is
-** sampled (every one, at a mean of 1 byte), and a new prototype at an
-** announced one's address is announced again (mp_ptmark lets a new
-** prototype at an address never announced skip that bookkeeping).
+** Chunks loaded one after another, each collected before the next: the
+** allocator gives a freed prototype's address to a new one, and each
+** chunk's allocation is charged to its own name. sample: the mean, 0 for
+** every event; fmt: the location of chunk i as mpr names it.
 */
-START_TEST(sampled_proto_address_reuse)
+static void proto_reuse(size_t sample, const char *fmt)
 {
   lua_State *L = newvm();
   membuf m = {0};
@@ -870,7 +842,7 @@ START_TEST(sampled_proto_address_reuse)
   opt.stack_depth = stack_depth;
   opt.writer = mem_write;
   opt.ctx = &m;
-  opt.sample = 1;
+  opt.sample = sample;
   opt.seed = 5;
   ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
   run(L, "=reuse",
@@ -881,13 +853,32 @@ START_TEST(sampled_proto_address_reuse)
       "  collectgarbage()\n"
       "end\n");
   finish(L, &m, &st);
-  for (i = 1; i <= 50; i++) {  /* Sampling writes call stacks. */
-    snprintf(loc, sizeof(loc), "f(chunk%d:1) < (=reuse:3)", i);
+  for (i = 1; i <= 50; i++) {
+    snprintf(loc, sizeof(loc), fmt, i);
     ck_count(&st, MPR_ALLOC, loc, 1);
   }
+  /* The allocator did give a freed prototype's address to a new one. */
   ck_assert_uint_ge(st.redefined, 1);
   mpr_free(&st);
   lua_close(L);
+}
+
+START_TEST(proto_address_reuse)
+{
+  proto_reuse(0, "chunk%d:1");
+}
+END_TEST
+
+/*
+** The same, sampled: each chunk is announced when its allocation is
+** sampled (every one, at a mean of 1 byte), and a new prototype at an
+** announced one's address is announced again (mp_ptmark lets a new
+** prototype at an address never announced skip that bookkeeping).
+** Sampling writes call stacks.
+*/
+START_TEST(sampled_proto_address_reuse)
+{
+  proto_reuse(1, "f(chunk%d:1) < (=reuse:3)");
 }
 END_TEST
 
