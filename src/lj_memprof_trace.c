@@ -807,8 +807,14 @@ static int mp_mappos(MemProf *mp, GCtrace *T, uintptr_t ra,
 /*
 ** The frames of entry ix of T's map, innermost first, into pts and lines
 ** as mp_snaplines gives them: the recorded line, then each frame below at
-** its call of the one above, down to the trace's start frame (its root
-** trace's). 0 if they were not recorded, or do not end there.
+** its call of the one above, down to the frame at the trace's base there:
+** its start frame (its root trace's), or, once it returned below its
+** start, the frame it returned to, which is then the frame at its base at
+** run time too (g->jit_base follows the trace's base; the return checked
+** its PC). That frame must be of the root trace's start prototype, or of
+** T's own (a side trace that began after its root returned below): the
+** reader takes a site only over a frame of the trace's start prototype,
+** at its start line. 0 if they were not recorded, or do not end there.
 */
 static uint32_t mp_mapframes(MemProf *mp, GCtrace *T, uint32_t ix,
 			     uint64_t *pts, uint64_t *lines)
@@ -822,7 +828,8 @@ static uint32_t mp_mapframes(MemProf *mp, GCtrace *T, uint32_t ix,
   if (e->nfr == MP_NOFRAMES || e->nfr + 1 > MP_SITEMAX || R == NULL)
     return 0;
   last = e->nfr ? m->fr[e->fr0 + e->nfr - 1].pt : e->pt;
-  if (last != &gcref(R->startpt)->pt) return 0;
+  if (last != &gcref(R->startpt)->pt && last != &gcref(T->startpt)->pt)
+    return 0;
   pts[0] = (uintptr_t)e->pt;
   lines[0] = (uint64_t)e->line;
   for (k = 0; k < e->nfr; k++) {
