@@ -614,10 +614,15 @@ static LJ_AINLINE void mp_linesclear(MemProf *mp)
 LJ_FUNC void lj_memprof_tracemap(MemProf *mp, struct GCtrace *T);
 /* Drop what the compiled traces' positions hold. */
 LJ_FUNC void lj_memprof_tracemapsfree(MemProf *mp);
-/* The recorded instruction of pt that the code at ra in trace T comes
-** from, or NULL. */
-LJ_FUNC const BCIns *lj_memprof_tracepc(MemProf *mp, struct GCtrace *T,
-					uintptr_t ra, const GCproto *pt);
+/* The frames recorded for the code at ra in trace T, innermost first, down
+** to the frame at the trace's base there, which must be of prototype pt:
+** into pts and pcs (the innermost at the instruction after the recorded
+** one, each other at its return PC), at most max of them. 0 if not
+** recorded, or they do not end at pt. */
+LJ_FUNC uint32_t lj_memprof_traceframes(MemProf *mp, struct GCtrace *T,
+					uintptr_t ra, const GCproto *pt,
+					const GCproto **pts,
+					const BCIns **pcs, uint32_t max);
 
 /*
 ** The location of an allocation from trace st (see MPLine), or NULL if

@@ -147,12 +147,12 @@ static void mp_putnode(MemProf *mp, uint32_t parent, const MPFrame *f,
   if (f->tag == LJM_FRAME_C)
     lj_memprof_cfunc(mp, (uintptr_t)a);  /* Its name comes first. */
   else if (f->tag == LJM_FRAME_LUA && mp->smp)
-    lj_memprof_announceproto(mp, funcproto((GCfunc *)f->fn));  /* Lazily. */
+    lj_memprof_announceproto(mp, mp_framept(f));  /* Lazily. */
   else if (f->tag == LJM_FRAME_TRACE && mp->smp)
     lj_memprof_announcetrace(mp, a);
   if (f->tag == LJM_FRAME_LUA && caller != NULL &&
       caller->tag == LJM_FRAME_LUA && caller->pc != NULL)
-    name = mp_cachedname(mp, funcproto((GCfunc *)caller->fn), caller->pc,
+    name = mp_cachedname(mp, mp_framept(caller), caller->pc,
 			 &len);
   else if (f->tag == LJM_FRAME_FAST)
     len = mp_ffname((unsigned)a, buf, sizeof(buf));
@@ -282,14 +282,14 @@ uint32_t lj_memprof_nodeid(MemProf *mp, uint32_t parent, const MPFrame *f,
   uint32_t b = 0, i, tag = f->tag;
   switch (f->tag) {
   case LJM_FRAME_LUA: {
-    GCproto *pt = funcproto((GCfunc *)f->fn);
+    GCproto *pt = mp_framept(f);
     BCLine line = f->pc ? mp_line(pt, f->pc) : 0;
     a = (uintptr_t)pt > MP_PTBITS ? (uintptr_t)pt :  /* No room: no generation. */
 	mp_protokey(s, (uintptr_t)pt);
     b = line > 0 ? (uint32_t)line : 0;
     if (caller != NULL && caller->tag == LJM_FRAME_LUA && caller->pc != NULL) {
       ptrdiff_t pos = caller->pc -
-		      proto_bc(funcproto((GCfunc *)caller->fn));
+		      proto_bc(mp_framept(caller));
       if (pos > 0 && pos < ((ptrdiff_t)1 << (32 - MP_CALLSHIFT)))
 	tag |= (uint32_t)pos << MP_CALLSHIFT;
     }
@@ -330,8 +330,8 @@ uint32_t lj_memprof_nodeid(MemProf *mp, uint32_t parent, const MPFrame *f,
   if (f->tag == LJM_FRAME_CUT && a)  /* The next node is the full root. */
     lj_memprof_putinfo(mp, LJM_INFO_FULL_ROOT, s->nnodes + 1);
   if (f->tag == LJM_FRAME_LUA &&
-      (uintptr_t)funcproto((GCfunc *)f->fn) <= MP_PTBITS) {
-    mp_ptmark(mp, funcproto((GCfunc *)f->fn));
+      (uintptr_t)mp_framept(f) <= MP_PTBITS) {
+    mp_ptmark(mp, mp_framept(f));
     if (!mp_protoadd(s, a)) return 0;
     mp_putnode(mp, parent, f, caller, a & MP_PTBITS, b);
   } else {

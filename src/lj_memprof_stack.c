@@ -464,7 +464,7 @@ LJ_NOINLINE int lj_memprof_stackevent(MemProf *mp, uint8_t ev, void *optr,
   lua_State *L = (lua_State *)gcref(g->mem_L);
   const BCIns *pc = NULL;
   uint32_t n = 0, node;
-  int cut = 0, top = 1;
+  int cut = 0, top = 1, inlined = 0;
   cTValue *f = NULL;
   uintptr_t slot = 0;
   uint8_t *p;
@@ -499,18 +499,35 @@ LJ_NOINLINE int lj_memprof_stackevent(MemProf *mp, uint8_t ev, void *optr,
 #if MP_TRACELINES
       if (T != NULL && slot != 0) {
 	/* A trace that returned below the function it started in runs the
-	** code of the frame at its base, whose saved PC is stale: the line
-	** the recorder saw there, if any, with no TRACE frame (no site can
-	** stand for it), else as above. */
+	** code of the frame at its base, whose saved PC is stale: the
+	** frames the recorder saw there, if they end at that frame, with
+	** no TRACE frame: those it inlined above it as Lua frames with no
+	** slot and no function object (their prototypes recorded), then
+	** that frame at its recorded line; else as above. */
 	GCfunc *fn = lj_memprof_framefunc(L, f);
 	GCtrace *R = T->root ? traceref(J, T->root) : T;
-	const BCIns *rpc;
+	const GCproto *pts[MP_INLINEMAX];
+	const BCIns *pcs[MP_INLINEMAX];
+	uint32_t k;
 	if (fn != NULL && isluafunc(fn) && R != NULL &&
 	    funcproto(fn) != &gcref(R->startpt)->pt &&
-	    (rpc = lj_memprof_tracepc(mp, T, *(const uintptr_t *)slot,
-				      funcproto(fn))) != NULL) {
-	  n = 0;
-	  pc = rpc + 1;
+	    (k = lj_memprof_traceframes(mp, T, *(const uintptr_t *)slot,
+					funcproto(fn), pts, pcs,
+					mp->depth < MP_INLINEMAX ?
+					mp->depth : MP_INLINEMAX)) != 0) {
+	  for (n = 0; n + 1 < k; n++) {
+	    MPFrame *c = &mp->stk->cur[n];
+	    c->slot = NULL;
+	    c->fn = NULL;
+	    c->pc = pcs[n];
+	    c->node = 0;
+	    c->tag = LJM_FRAME_LUA;
+	    c->func = 0;
+	    c->link = c->link2 = 0;
+	    c->pt = pts[n];
+	  }
+	  inlined = n;
+	  pc = pcs[k-1];
 	}
       }
 #endif
@@ -533,10 +550,11 @@ LJ_NOINLINE int lj_memprof_stackevent(MemProf *mp, uint8_t ev, void *optr,
     }
   }
 #if LJ_FR2
-  if (f == NULL || (node = mp_stackagain(mp, L, f, pc, n)) == 0)
+  if (f == NULL || inlined || (node = mp_stackagain(mp, L, f, pc, n)) == 0)
 #endif
   {
-    mp->stk->curplain = 1;
+    /* Inlined frames have no slots: mp_stackagain cannot check them. */
+    mp->stk->curplain = !inlined;
     mp->stk->ncurseg = 0;
     if (f != NULL)
       n = mp_walk(mp, L, f, pc, n, top, &cut);

@@ -32,6 +32,23 @@ typedef struct MPFrame {
 #endif
 } MPFrame;
 
+/*
+** The prototype of Lua frame f: its function's; for a frame that a trace
+** which returned below its start inlined (lj_memprof_stackevent), which
+** has neither slot nor function object, the one recorded in pt.
+*/
+static LJ_AINLINE GCproto *mp_framept(const MPFrame *f)
+{
+#if LJ_FR2
+  if (f->fn == NULL) return (GCproto *)f->pt;
+#endif
+  return funcproto((GCfunc *)f->fn);
+}
+
+/* Frames a trace inlined that a stack takes in place of its TRACE frame
+** (lj_memprof_stackevent), at most. */
+#define MP_INLINEMAX	32
+
 /* An announced node: (parent, frame) -> id. */
 typedef struct MPNode {
   uint64_t a;			/* Prototype, ffid, C function or trace number. */

@@ -842,16 +842,35 @@ static uint32_t mp_mapframes(MemProf *mp, GCtrace *T, uint32_t ix,
   return e->nfr + 1;
 }
 
-const BCIns *lj_memprof_tracepc(MemProf *mp, GCtrace *T, uintptr_t ra,
-				const GCproto *pt)
+uint32_t lj_memprof_traceframes(MemProf *mp, GCtrace *T, uintptr_t ra,
+				const GCproto *pt, const GCproto **pts,
+				const BCIns **pcs, uint32_t max)
 {
+  const MPTraceMap *m;
+  const MPMapEntry *e;
   const GCproto *rpt;
   int32_t line;
-  uint32_t ix;
-  if (mp_callret(T, ra, (uintptr_t)G2GG(mp->g)->dispatch) >= IRCALL__MAX ||
-      !mp_mappos(mp, T, ra, &rpt, &line, &ix) || rpt != pt)
-    return NULL;
-  return mp->tmaps[T->traceno]->e[ix].pc;
+  uint32_t ix, k, nfr;
+  if (max == 0 ||
+      mp_callret(T, ra, (uintptr_t)G2GG(mp->g)->dispatch) >= IRCALL__MAX ||
+      !mp_mappos(mp, T, ra, &rpt, &line, &ix))
+    return 0;
+  m = mp->tmaps[T->traceno];
+  e = &m->e[ix];
+  /* Frames not recorded: the recorded line alone, if it is pt's. */
+  nfr = e->nfr == MP_NOFRAMES ? 0 : e->nfr;
+  if (e->pc == NULL || nfr + 1 > max ||
+      (nfr ? m->fr[e->fr0 + nfr - 1].pt : e->pt) != pt)
+    return 0;
+  pts[0] = e->pt;
+  pcs[0] = e->pc + 1;
+  for (k = 0; k < nfr; k++) {
+    const MPRecFrame *f = &m->fr[e->fr0 + k];
+    if (mp_line((GCproto *)f->pt, f->pc) < 0) return 0;
+    pts[k + 1] = f->pt;
+    pcs[k + 1] = f->pc;
+  }
+  return nfr + 1;
 }
 
 /* -- The line inside compiled code, for the leaf-only stream --------------- */

@@ -2761,6 +2761,38 @@ START_TEST(stack_interpreted_then_compiled)
 }
 END_TEST
 
+/* A side trace that returned below the function it started in (work's
+** loop: it ends, work returns to the chunk) and inlined mk there: mk's
+** tables are named by mk's line, called from line 8, never by the trace
+** over the chunk's frame at no line. */
+START_TEST(stack_trace_returned_below)
+{
+  mpr_stats st;
+  unsigned long named, total = 0;
+  size_t i;
+  stack_run("jit.on() jit.flush() jit.opt.start('hotloop=5')\n"
+	    "K = require('table.new')(400, 0)", "@rb.lua",
+	    "local K = K\n"					/* 1 */
+	    "local function mk(i) K[i] = {i} end\n"		/* 2 */
+	    "local function work(i)\n"				/* 3 */
+	    "  local s = 0 for j = 1, 20 do s = s + j end return s\n" /* 4 */
+	    "end\n"						/* 5 */
+	    "for i = 1, 400 do\n"				/* 6 */
+	    "  work(i)\n"					/* 7 */
+	    "  mk(i)\n"						/* 8 */
+	    "end\n",						/* 9 */
+	    LJMPROF_STACK_DEPTH_DEFAULT, &st);
+  named = mpr_count(&st, MPR_ALLOC, "mk(@rb.lua:2) < (@rb.lua:8)");
+  for (i = 0; i < st.nrows; i++)
+    if (st.rows[i].ev == MPR_ALLOC && strstr(st.rows[i].loc, "@rb.lua:0"))
+      total += st.rows[i].count;
+  if (named != 400 || total != 0) mpr_dump(&st);
+  ck_assert_uint_eq(total, 0);
+  ck_assert_uint_eq(named, 400);
+  mpr_free(&st);
+}
+END_TEST
+
 /* A full node table: said once, later stacks keep their leaf under the
 ** full root (named by FULL_ROOT), the count comes at the end, and every
 ** event still parses. */
@@ -3642,6 +3674,7 @@ static void s_stacks(Suite *s)
   tcase_add_test(tc, stack_hook);
   tcase_add_test(tc, stack_metamethods);
   tcase_add_test(tc, stack_interpreted_then_compiled);
+  tcase_add_test(tc, stack_trace_returned_below);
   tcase_add_test(tc, stack_node_bound);
   tcase_add_test(tc, stack_full_leaf_exact);
   tcase_add_test(tc, stack_options);
