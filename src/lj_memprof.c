@@ -103,8 +103,10 @@ static MemProf *mp_new(global_State *g, const ljmprof_opt *opt)
   /* Sampled events are rare: each may look at the clock. */
   mp->tickbytes = opt->sample ? 0 : MP_TICKBYTES;
   mp->rss = mp->timed ? opt->rss : NULL;
+  mp->mapmsp = mp->timed ? lj_memprof_ownalloc(g) : NULL;
   mp->hardlim = mp->end - MP_EVMAX -
-		(mp->timed ? (mp->rss ? MP_MARKRSS : MP_MARKMAX) : 0);
+		(mp->timed ? (mp->rss || mp->mapmsp ? MP_MARKRSS : MP_MARKMAX) :
+		 0);
   mp->lim = mp->hardlim;
   mp->writer = opt->writer;
   mp->ctx = opt->ctx;

@@ -151,7 +151,9 @@ enum { LJM_FMT_KINDS(LJM_KIND_DEF) LJM_KIND__MAX };
   X(FULL_ROOT, 7, "the next node, a CUT root, stands for the frames " \
 		  "that the full table left out") \
   X(RSS, 8, "the process's resident set size (bytes), at the TIME mark " \
-	    "before it")
+	    "before it") \
+  X(MAPPED, 9, "bytes LuaJIT's own allocator has mapped from the system, " \
+	       "at the TIME mark before it")
 
 #define LJM_INFO_DEPTH		1
 #define LJM_INFO_TIME		2
@@ -161,6 +163,7 @@ enum { LJM_FMT_KINDS(LJM_KIND_DEF) LJM_KIND__MAX };
 #define LJM_INFO_SNAPSHOT	6
 #define LJM_INFO_FULL_ROOT	7
 #define LJM_INFO_RSS		8
+#define LJM_INFO_MAPPED		9
 /* Its values: a snapshot of the start (its blocks are held from the
 ** start), a later one (a census of what is live then, not events), and
 ** the end of either. */

@@ -70,8 +70,8 @@
 #define MP_TICKBYTES	16384
 #define MP_TICKNS	4000000u
 #define MP_MARKMAX	(3 + LJM_FMT_ULEB128_MAX)
-/* Room for a TIME mark and its RSS. */
-#define MP_MARKRSS	(2 * MP_MARKMAX)
+/* Room for a TIME mark, its RSS and its MAPPED. */
+#define MP_MARKRSS	(3 * MP_MARKMAX)
 
 /*
 ** Where the Lua caller of a frame linked by a return PC was last found,
@@ -130,6 +130,9 @@ typedef struct MemProf {
   uint64_t tmark;		/* Last mark written, since t0. */
   const volatile unsigned long long *rss;  /* Resident bytes, or NULL. */
   uint64_t rsslast;		/* Last RSS written (0: none yet). */
+  void *mapmsp;			/* The VM's own allocator (lj_alloc_f's
+				** state) for MAPPED, or NULL. */
+  uint64_t maplast;		/* Last MAPPED written (0: none yet). */
   uint64_t addrkey;		/* Bits 21 and up of the last address cached, */
   uint64_t addrhigh;		/* its ULEB128 from byte 3 on (as bytes 3..7 of
 				** a little-endian word, 0x80 in bytes 0..2), */
@@ -679,6 +682,9 @@ static LJ_AINLINE const MPLine *mp_traceline(MemProf *mp, int32_t st)
 /* Bytes to the next sample, drawn (for the VM's counter). */
 LJ_FUNC int64_t lj_memprof_nextsample(MemProf *mp);
 #endif
+
+/* The state of the VM's allocator if it is LuaJIT's own, else NULL. */
+LJ_FUNC void *lj_memprof_ownalloc(global_State *g);
 
 /* Put the profiler's allocator on the VM, take it off. */
 LJ_FUNC void lj_memprof_hook(global_State *g, MemProf *mp);

@@ -503,6 +503,23 @@ void lj_memprof_unwrap(global_State *g)
 }
 #endif
 
+/* The state of the VM's allocator if it is LuaJIT's own (or a sampled
+** profiler's pair over it), for MAPPED; a host's allocator: NULL. */
+void *lj_memprof_ownalloc(global_State *g)
+{
+#ifndef LUAJIT_USE_SYSMALLOC
+  if (g->allocf == lj_alloc_f
+#if MP_ARENA
+      || mp_issfree(g->allocf)
+#endif
+     )
+    return g->allocd;
+#else
+  UNUSED(g);
+#endif
+  return NULL;
+}
+
 /* The VM's allocator pair and counter for the new profiler. */
 void lj_memprof_hook(global_State *g, MemProf *mp)
 {

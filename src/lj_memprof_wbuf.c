@@ -13,6 +13,7 @@
 
 #include "lj_obj.h"
 #include "lj_memprof.h"
+#include "lj_alloc.h"
 
 #if LJ_HASMEMPROF
 
@@ -78,8 +79,8 @@ uint64_t lj_memprof_clock(void)
 /*
 ** Between two events: a TIME mark if one is due (or always: force), then
 ** the next check MP_TICKBYTES on. Room is there: pos is at most hardlim,
-** which leaves MP_MARKMAX bytes (MP_MARKRSS with RSS) more than an event
-** needs.
+** which leaves MP_MARKMAX bytes (MP_MARKRSS with RSS or MAPPED) more than
+** an event needs.
 */
 void lj_memprof_timemark(MemProf *mp, int force)
 {
@@ -98,6 +99,17 @@ void lj_memprof_timemark(MemProf *mp, int force)
 	mp->rsslast = rss;
       }
     }
+#ifndef LUAJIT_USE_SYSMALLOC
+    if (mp->mapmsp) {  /* A plain read: the VM's thread owns the state. */
+      uint64_t mapped = (uint64_t)lj_alloc_mapped(mp->mapmsp);
+      if (mapped && mapped != mp->maplast) {
+	*p++ = LJM_EV_SYMTAB | LJM_SRC_INFO;
+	p = mp_uleb(p, LJM_INFO_MAPPED);
+	p = mp_uleb(p, mapped);
+	mp->maplast = mapped;
+      }
+    }
+#endif
     mp->pos = p;
     mp->tmark = t;
   }
