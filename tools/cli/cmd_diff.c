@@ -330,6 +330,7 @@ static void read_side(struct diff_cli *c, struct mp_diff *d, int side,
       struct mp_timeline tl;
       mp_profile_timeline(p, 0, &tl);
       s->rss = tl.has_rss ? tl.rss_end : 0;
+      s->mapped = tl.has_mapped ? tl.mapped_end : 0;
     }
     if (c->by_kind) {
       unsigned k;

@@ -255,6 +255,7 @@ static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned 
     p->peak_blocks = mp_live_blocks(p);
     p->peak_time = p->file_time;
     p->peak_rss = p->file_rss;
+    p->peak_mapped = p->file_mapped;
     p->pk_epoch++;	/* What changes from now on was so at the peak. */
   }
   return 0;

@@ -351,6 +351,8 @@ struct mp_timeline_point {
   uint64_t time_ns;		/* Since the stream began, or MP_NO_TIME. */
   uint64_t rss;			/* The process's resident bytes at the
 				** last INFO RSS at or before it (0: none). */
+  uint64_t mapped;		/* The bytes LuaJIT's allocator had mapped
+				** at the last INFO MAPPED (0: none). */
 };
 
 struct mp_timeline {
@@ -365,6 +367,10 @@ struct mp_timeline {
   ** stream): the first, the highest and when, and the last. */
   int has_rss;
   uint64_t rss_first, rss_max, rss_max_ns, rss_end;
+  /* The same for the bytes LuaJIT's own allocator has mapped (INFO
+  ** MAPPED; none where the host gave the VM its allocator). */
+  int has_mapped;
+  uint64_t mapped_first, mapped_max, mapped_max_ns, mapped_end;
 };
 
 /*

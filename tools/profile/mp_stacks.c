@@ -311,6 +311,18 @@ static void add_info(struct mp_profile *p, const struct mp_event *ev)
     }
     p->file_rss = ev->info_value;
     break;
+  case LJM_INFO_MAPPED:
+    /* The bytes LuaJIT's allocator had mapped at the mark before it. */
+    if (!ev->info_value)
+      break;
+    if (!p->mapped_first)
+      p->mapped_first = ev->info_value;
+    if (ev->info_value > p->mapped_max) {
+      p->mapped_max = ev->info_value;
+      p->mapped_max_ns = p->file_time;
+    }
+    p->file_mapped = ev->info_value;
+    break;
   default:
     break;	/* Keys no report uses, and keys this reader does not know. */
   }

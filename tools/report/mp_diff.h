@@ -160,6 +160,8 @@ struct mp_diff_side {
   uint64_t rss;			/* The process's resident bytes at the
 				** side's moment (its last INFO RSS read),
 				** one file with RSS only; 0: not known. */
+  uint64_t mapped;		/* The bytes LuaJIT's allocator had mapped
+				** then (INFO MAPPED), the same way. */
 };
 
 struct mp_diff_opts {

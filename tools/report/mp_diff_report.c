@@ -341,6 +341,21 @@ int mp_diff_text(FILE *out, const struct mp_diff *d,
     mp_buf_str(&b, "), beside the Lua heap's held ");
     put_delta(&b, &d->total[0], &d->total[1], MP_VALUE_HELD_BYTES, o->human);
   }
+  if (o->side[0].mapped && o->side[1].mapped) {
+    /* Allocator-held memory: what the Lua allocator mapped beside the
+    ** heap (mapped far above held: fragmentation, free chunks kept). */
+    uint64_t a = o->side[0].mapped, c = o->side[1].mapped;
+    mp_buf_str(&b, "\nLUA ALLOCATOR MAPPED: ");
+    if (a != c)
+      mp_buf_add(&b, c > a ? "+" : "-", 1);
+    put_bytes(&b, c > a ? c - a : a - c, o->human);
+    mp_buf_str(&b, " (");
+    put_bytes(&b, a, o->human);
+    mp_buf_str(&b, " -> ");
+    put_bytes(&b, c, o->human);
+    mp_buf_str(&b, "), beside the Lua heap's held ");
+    put_delta(&b, &d->total[0], &d->total[1], MP_VALUE_HELD_BYTES, o->human);
+  }
   mp_buf_printf(&b, "\nUNCHANGED: %llu location%s\n", U(unchanged),
 		unchanged == 1 ? "" : "s");
   if (b.oom)
@@ -414,6 +429,8 @@ static void json_side(struct mp_buf *b, const char *label,
 		  U(s->summary->sample_mean));
   if (s->rss)  /* The process's resident bytes then (INFO RSS). */
     mp_buf_printf(b, ", \"rss\": %llu", U(s->rss));
+  if (s->mapped)  /* LuaJIT's allocator's mapped bytes (INFO MAPPED). */
+    mp_buf_printf(b, ", \"mapped\": %llu", U(s->mapped));
   mp_buf_str(b, ",\n    \"totals\": ");
   json_counts(b, totals);
   mp_buf_str(b, "},\n");

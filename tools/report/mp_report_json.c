@@ -157,16 +157,23 @@ static void json_seconds(FILE *out, uint64_t ns)
 }
 
 /* [event, live_bytes, live_blocks, seconds], and with has_rss the
-** process's resident bytes then (null before the first INFO RSS). */
+** process's resident bytes then (null before the first INFO RSS), and
+** with has_mapped (which implies the RSS column, null if none) the bytes
+** LuaJIT's allocator had mapped then (null before the first INFO MAPPED). */
 static void json_point(FILE *out, const struct mp_timeline_point *pt,
-		       int has_rss)
+		       int has_rss, int has_mapped)
 {
+  has_rss |= has_mapped;
   fprintf(out, "[%llu, %llu, %llu, ", U(pt->event), U(pt->live_bytes),
 	  U(pt->live_blocks));
   json_seconds(out, pt->time_ns);
   if (has_rss && pt->rss)
     fprintf(out, ", %llu", U(pt->rss));
   else if (has_rss)
+    fputs(", null", out);
+  if (has_mapped && pt->mapped)
+    fprintf(out, ", %llu", U(pt->mapped));
+  else if (has_mapped)
     fputs(", null", out);
   fputc(']', out);
 }
@@ -196,12 +203,18 @@ static void json_timeline(FILE *out, const struct mp_profile *p,
       json_seconds(out, tl.rss_max_ns);
       fprintf(out, ", \"end\": %llu}", U(tl.rss_end));
     }
+    if (tl.has_mapped) {
+      fprintf(out, ",\n     \"mapped\": {\"start\": %llu, \"max\": %llu, "
+	      "\"max_time\": ", U(tl.mapped_first), U(tl.mapped_max));
+      json_seconds(out, tl.mapped_max_ns);
+      fprintf(out, ", \"end\": %llu}", U(tl.mapped_end));
+    }
     fputs(",\n     \"peak\": ", out);
-    json_point(out, &tl.peak, tl.has_rss);
+    json_point(out, &tl.peak, tl.has_rss, tl.has_mapped);
     fputs(",\n     \"points\": [", out);
     for (k = 0; k < tl.npoints; k++) {
       fputs(k % 4 ? ", " : k ? ",\n      " : "\n      ", out);
-      json_point(out, &tl.points[k], tl.has_rss);
+      json_point(out, &tl.points[k], tl.has_rss, tl.has_mapped);
     }
     fputs(tl.npoints ? "\n     ]}" : "]}", out);
   }

@@ -16,7 +16,7 @@ static void timeline_row(FILE *out, struct mp_buf *b,
 			 const struct mp_timeline_point *pt, int has_time,
 			 int human, int is_peak)
 {
-  char rss[64] = "";
+  char rss[64] = "", mapped[64] = "";
   char at[64];
   if (has_time && pt->time_ns != MP_NO_TIME)
     snprintf(at, sizeof(at), "#%llu (%llu.%03llus):", U(pt->event),
@@ -29,14 +29,47 @@ static void timeline_row(FILE *out, struct mp_buf *b,
     mp_name_bytes(b, pt->rss, human);
     snprintf(rss, sizeof(rss), "; process RSS %s", b->data ? b->data : "");
   }
+  if (pt->mapped) {  /* Streams with INFO MAPPED only. */
+    b->len = 0;
+    mp_name_bytes(b, pt->mapped, human);
+    snprintf(mapped, sizeof(mapped), "; Lua allocator mapped %s",
+	     b->data ? b->data : "");
+  }
   b->len = 0;
   mp_name_bytes(b, pt->live_bytes, human);
-  fprintf(out, "  %-17s %s in %llu blocks%s%s\n", at, b->data ? b->data : "",
-	  U(pt->live_blocks), is_peak ? " (peak)" : "", rss);
+  fprintf(out, "  %-17s %s in %llu blocks%s%s%s\n", at,
+	  b->data ? b->data : "", U(pt->live_blocks),
+	  is_peak ? " (peak)" : "", rss, mapped);
 }
 
-/* "process RSS:", per stream that has INFO RSS: its first value, its
-** highest (and when), its last, and the value at the heap's peak. */
+/* One line per stream that has the figure: its first value, its highest
+** (and when), its last, and the value at the heap's peak. */
+static void stat_figure(FILE *out, const char *label, uint64_t first,
+			uint64_t max, uint64_t max_ns, uint64_t end,
+			uint64_t atpeak, int human, struct mp_buf *b)
+{
+  b->len = 0;
+  fputs(label, out);
+  mp_name_bytes(b, first, human);
+  fprintf(out, "%s at start, ", b->data ? b->data : "");
+  b->len = 0;
+  mp_name_bytes(b, max, human);
+  fprintf(out, "%s at most", b->data ? b->data : "");
+  if (max_ns != MP_NO_TIME)
+    fprintf(out, " (%llu.%03llus in)", U(max_ns / 1000000000u),
+	    U(max_ns % 1000000000u / 1000000u));
+  b->len = 0;
+  mp_name_bytes(b, end, human);
+  fprintf(out, ", %s at end", b->data ? b->data : "");
+  if (atpeak) {
+    b->len = 0;
+    mp_name_bytes(b, atpeak, human);
+    fprintf(out, "; %s at the heap's peak", b->data ? b->data : "");
+  }
+}
+
+/* "process RSS:" per stream that has INFO RSS, "Lua allocator mapped:"
+** per stream that has INFO MAPPED. */
 static void stat_rss(FILE *out, const struct mp_profile *p,
 		     const struct mp_report_opts *o,
 		     const struct mp_report_input *in, struct mp_buf *b)
@@ -45,29 +78,22 @@ static void stat_rss(FILE *out, const struct mp_profile *p,
   for (i = 0; i < n; i++) {
     struct mp_timeline tl;
     mp_profile_timeline(p, i, &tl);
-    if (!tl.has_rss)
-      continue;
-    b->len = 0;
-    fputs("process RSS:        ", out);
-    mp_name_bytes(b, tl.rss_first, o->human);
-    fprintf(out, "%s at start, ", b->data ? b->data : "");
-    b->len = 0;
-    mp_name_bytes(b, tl.rss_max, o->human);
-    fprintf(out, "%s at most", b->data ? b->data : "");
-    if (tl.rss_max_ns != MP_NO_TIME)
-      fprintf(out, " (%llu.%03llus in)", U(tl.rss_max_ns / 1000000000u),
-	      U(tl.rss_max_ns % 1000000000u / 1000000u));
-    b->len = 0;
-    mp_name_bytes(b, tl.rss_end, o->human);
-    fprintf(out, ", %s at end", b->data ? b->data : "");
-    if (tl.peak.event && tl.peak.rss) {
-      b->len = 0;
-      mp_name_bytes(b, tl.peak.rss, o->human);
-      fprintf(out, "; %s at the heap's peak", b->data ? b->data : "");
+    if (tl.has_rss) {
+      stat_figure(out, "process RSS:        ", tl.rss_first, tl.rss_max,
+		  tl.rss_max_ns, tl.rss_end, tl.peak.event ? tl.peak.rss : 0,
+		  o->human, b);
+      if (n > 1 && i < in->nfiles)
+	fprintf(out, " (%s)", mp_name_escaped(b, in->files[i]));
+      fputc('\n', out);
     }
-    if (n > 1 && i < in->nfiles)
-      fprintf(out, " (%s)", mp_name_escaped(b, in->files[i]));
-    fputc('\n', out);
+    if (tl.has_mapped) {
+      stat_figure(out, "Lua allocator mapped: ", tl.mapped_first,
+		  tl.mapped_max, tl.mapped_max_ns, tl.mapped_end,
+		  tl.peak.event ? tl.peak.mapped : 0, o->human, b);
+      if (n > 1 && i < in->nfiles)
+	fprintf(out, " (%s)", mp_name_escaped(b, in->files[i]));
+      fputc('\n', out);
+    }
   }
 }
 
