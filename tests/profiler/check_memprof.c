@@ -1815,6 +1815,85 @@ START_TEST(rss_after_time_marks)
 END_TEST
 
 /*
+** INFO MAPPED (#38): a VM on LuaJIT's own allocator has, after its time
+** marks, the bytes that allocator has mapped: at least the live heap,
+** grown with a kept 8 MiB string (a chunk mapped of its own) and 2 MiB of
+** small tables; at every byte sampled too (the profiler's pair over the
+** allocator). A VM on a host's allocator has none.
+*/
+static void *plain_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  (void)ud; (void)osize;
+  if (nsize == 0) {
+    free(ptr);
+    return NULL;
+  }
+  return realloc(ptr, nsize);
+}
+
+static unsigned long mapped_run(int host, size_t sample, uint64_t *first,
+				uint64_t *last, uint64_t *heap)
+{
+  lua_State *L;
+  membuf m = {0};
+  ljmprof_opt opt;
+  mpr_stats st;
+  char err[256];
+  unsigned long n;
+  if (host) {
+    L = lua_newstate(plain_alloc, NULL);
+    ck_assert_ptr_nonnull(L);
+    luaL_openlibs(L);
+  } else {
+    L = newvm();
+  }
+  memset(&opt, 0, sizeof(opt));
+  opt.writer = mem_write;
+  opt.ctx = &m;
+  opt.stack_depth = 4;
+  opt.sample = sample;
+  opt.seed = 1;
+  ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
+  run(L, "@m.lua", "BIG = string.rep('m', 8 * 1048576)\n"
+		   "KEEP = {} for i = 1, 20000 do KEEP[i] = {i, i} end");
+  *heap = (uint64_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024 +
+	  (uint64_t)lua_gc(L, LUA_GCCOUNTB, 0);
+  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
+  memset(&st, 0, sizeof(st));
+  ck_assert_int_eq(mpr_parse(m.data, m.len, &st, err, sizeof(err)), 0);
+  ck_assert_int_eq(st.complete, 1);
+  n = st.ninfo[LJM_INFO_MAPPED];
+  *last = st.info[LJM_INFO_MAPPED];
+  *first = st.info_first[LJM_INFO_MAPPED];
+  mpr_free(&st);
+  free(m.data);
+  lua_close(L);
+  return n;
+}
+
+START_TEST(mapped_after_time_marks)
+{
+  uint64_t first, last, heap;
+  unsigned long n = mapped_run(0, 0, &first, &last, &heap);
+  ck_assert_uint_ge(n, 2);  /* At the start, and grown since. */
+  ck_assert_uint_ge(last, heap);
+  ck_assert_uint_ge(last, first + 8 * 1048576);
+  /* Sampled: mp_sfree's pair over the allocator (GC64), or the wrapper.
+  ** A sampled block is the profiler's (its range, under GC64), not the
+  ** allocator's: at every byte, MAPPED is below the heap; at a mean of
+  ** 1 GiB (seed 1), nothing here is sampled. */
+  n = mapped_run(0, 1, &first, &last, &heap);
+  ck_assert_uint_ge(n, 1);
+  ck_assert_uint_gt(last, 0);
+  n = mapped_run(0, (size_t)1 << 30, &first, &last, &heap);
+  ck_assert_uint_ge(n, 1);
+  ck_assert_uint_ge(last, heap);
+  ck_assert_uint_eq(mapped_run(1, 0, &first, &last, &heap), 0);
+  ck_assert_uint_eq(mapped_run(1, 1, &first, &last, &heap), 0);
+}
+END_TEST
+
+/*
 ** Sampling names a prototype or trace when a sample first needs it: 2000
 ** chunks loaded and run, JIT on, at a mean no allocation reaches, leave
 ** almost nothing in the stream; at every byte, every name is there.
@@ -3750,6 +3829,7 @@ static Suite *memprof_suite(void)
   tcase_add_test(tc, sampled_events);
   tcase_add_test(tc, sampled_stream_is_extended);
   tcase_add_test(tc, rss_after_time_marks);
+  tcase_add_test(tc, mapped_after_time_marks);
   tcase_add_test(tc, sampled_names_lazily);
   tcase_add_test(tc, sampled_blocks_in_range);
   tcase_add_test(tc, sampled_under_host_allocator);

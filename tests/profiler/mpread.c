@@ -392,7 +392,11 @@ static int mpr_parse_ext(const uint8_t *p, size_t len, rd *r)
 	  st->time_backwards++;
 	if (ok && k == 2)
 	  st->events_timed = st->events;
-	if (ok && k < 9) { st->info[k] = v; st->ninfo[k]++; }
+	if (ok && k < 10) {
+	  if (!st->ninfo[k]) st->info_first[k] = v;
+	  st->info[k] = v;
+	  st->ninfo[k]++;
+	}
 	if (ok && k == LJM_INFO_SNAPSHOT) {
 	  st->insnap = v == LJM_SNAPSHOT_START;
 	  st->inlater = v == LJM_SNAPSHOT_LATER;

@@ -49,8 +49,9 @@ typedef struct mpr_stats {
   unsigned long kinds[256];
   unsigned long kinds_trace[256];
   unsigned long nokind;
-  uint64_t info[9];		/* Last value of each INFO key (1..8). */
-  unsigned long ninfo[9];	/* How many records of each INFO key. */
+  uint64_t info[10];		/* Last value of each INFO key (1..9). */
+  unsigned long ninfo[10];
+  uint64_t info_first[10];	/* First value of each INFO key. */	/* How many records of each INFO key. */
   int first_info;		/* Key of the first event, if an INFO. */
   unsigned long time_backwards;	/* TIME marks below the one before. */
   unsigned long events_timed;	/* Events before the last TIME mark. */
