@@ -709,10 +709,13 @@ out:
 /* -- Time ------------------------------------------------------------------- */
 
 /* [event, bytes, blocks, ns or null], and with rss the process's
-** resident bytes then (null before the stream's first INFO RSS). */
+** resident bytes then (null before the stream's first INFO RSS), and with
+** mapped (which implies the rss element) the bytes LuaJIT's allocator had
+** mapped then (null before the first INFO MAPPED). */
 static void json_point(struct mp_buf *b, const struct mp_timeline_point *pt,
-		       int rss)
+		       int rss, int mapped)
 {
+  rss |= mapped;
   json_u64(b, "[", pt->event);
   json_u64(b, ",", pt->live_bytes);
   json_u64(b, ",", pt->live_blocks);
@@ -723,6 +726,10 @@ static void json_point(struct mp_buf *b, const struct mp_timeline_point *pt,
   if (rss && pt->rss)
     json_u64(b, ",", pt->rss);
   else if (rss)
+    mp_buf_str(b, ",null");
+  if (mapped && pt->mapped)
+    json_u64(b, ",", pt->mapped);
+  else if (mapped)
     mp_buf_str(b, ",null");
   mp_buf_add(b, "]", 1);
 }
@@ -752,13 +759,15 @@ static void json_files(struct mp_buf *b, const struct mp_profile *p,
 		  ", \"has_time\": false");
     if (tl.has_rss)
       mp_buf_str(b, ", \"has_rss\": true");
+    if (tl.has_mapped)
+      mp_buf_str(b, ", \"has_mapped\": true");
     mp_buf_str(b, ", \"peak\": ");
-    json_point(b, &tl.peak, tl.has_rss);
+    json_point(b, &tl.peak, tl.has_rss, tl.has_mapped);
     mp_buf_str(b, ",\n \"points\": [");
     for (k = 0; k < tl.npoints; k++) {
       if (k)
 	mp_buf_str(b, k % 8 ? "," : ",\n");
-      json_point(b, &tl.points[k], tl.has_rss);
+      json_point(b, &tl.points[k], tl.has_rss, tl.has_mapped);
     }
     mp_buf_str(b, "]}");
   }
@@ -799,7 +808,7 @@ static void json_moments(struct mp_buf *b, const struct mp_profile *p,
     json_u64(b, i ? ",\n{\"file\": " : "\n{\"file\": ", m->file);
     mp_buf_str(b, m->peak ? ", \"peak\": true" : ", \"peak\": false");
     mp_buf_str(b, ", \"at\": ");
-    json_point(b, &m->at, 0);
+    json_point(b, &m->at, 0, 0);
     json_u64(b, ", \"live\": ", m->nlive);
     mp_buf_str(b, ", \"rows\": [");
     for (j = 0; j < m->nrows; j++) {

@@ -140,8 +140,10 @@ function drawChart() {
   var W = Math.max(400, Math.round(box.clientWidth || 1000));
   var left = 80, right = 20, top = 15, bottom = 35, xmax = 0, ymax = 0;
   /* The process's resident set size (streams with INFO RSS): a second
-  ** line on the same time axis, on its own scale at the right. */
-  var rmax = 0, hasRss = D.files.some(function (f) { return f.has_rss; });
+  ** line on the same time axis, on its own scale at the right; what
+  ** LuaJIT's allocator has mapped (INFO MAPPED) a third, on that scale. */
+  var rmax = 0, hasRss = D.files.some(function (f) { return f.has_rss || f.has_mapped; });
+  var mdrawn = 0;
   if (hasRss) right = 80;
   var s = svg('svg', {viewBox: '0 0 ' + W + ' ' + H,
     preserveAspectRatio: 'none'}), drawn = 0, rdrawn = 0;
@@ -150,6 +152,7 @@ function drawChart() {
       xmax = Math.max(xmax, xOf(p));
       ymax = Math.max(ymax, p[1]);
       if (f.has_rss && p[4]) rmax = Math.max(rmax, p[4]);
+      if (f.has_mapped && p[5]) rmax = Math.max(rmax, p[5]);
     });
     if (f.peak) ymax = Math.max(ymax, f.peak[1]);
   });
@@ -181,9 +184,23 @@ function drawChart() {
   if (hasRss) {
     s.appendChild(svg('line', {'class': 'axis', x1: W - right, y1: top, x2: W - right, y2: H - bottom}));
     t = svg('text', {'class': 'rss', x: 4, y: H - 4});
-    t.textContent = 'dashed: process RSS (right axis)';
+    t.textContent = 'dashed: process RSS, dotted: Lua allocator mapped (right axis)';
     s.appendChild(t);
   }
+  D.files.forEach(function (f, i) {
+    var c = 'hsl(' + (120 + 67 * i) % 360 + ',70%,35%)';
+    if (!f.has_mapped) return;
+    var mp = f.points.filter(function (p) { return p[5]; });
+    if (!mp.length) return;
+    var l = svg('polyline', {'class': 'line mapped', stroke: c, points:
+      mp.map(function (p) { return X(xOf(p)).toFixed(1) + ',' + R(p[5]).toFixed(1); }).join(' ')});
+    var tt = svg('title', {});
+    tt.textContent = fileName(i) + 'Lua allocator mapped: ' + bytes(mp[0][5]) + ' at ' +
+      when(mp[0]) + ', ' + bytes(mp[mp.length - 1][5]) + ' at ' + when(mp[mp.length - 1]);
+    l.appendChild(tt);
+    s.appendChild(l);
+    mdrawn += mp.length;
+  });
   D.files.forEach(function (f, i) {
     var c = 'hsl(' + (30 + 67 * i) % 360 + ',80%,45%)';
     if (!f.has_rss) return;
@@ -243,6 +260,7 @@ function drawChart() {
   box.appendChild(s);
   check('chart-points', drawn);
   check('chart-rss-points', rdrawn);
+  check('chart-mapped-points', mdrawn);
   check('chart-axis', useTime ? 'seconds' : 'events');
   check('chart-peak', D.peak_bytes);
 }
