@@ -270,6 +270,22 @@ static int add_node(struct mp_profile *p, const struct mp_event *ev)
   return 0;
 }
 
+/* A figure of the process a time mark carries (RSS, MAPPED): its first
+** value, its highest and when, its last; 0 is not known. */
+static void gauge_put(uint64_t v, uint64_t t, uint64_t *first, uint64_t *max,
+		      uint64_t *max_ns, uint64_t *last)
+{
+  if (!v)
+    return;
+  if (!*first)
+    *first = v;
+  if (v > *max) {
+    *max = v;
+    *max_ns = t;
+  }
+  *last = v;
+}
+
 static void add_info(struct mp_profile *p, const struct mp_event *ev)
 {
   struct mp_summary *f = &p->file;
@@ -301,27 +317,13 @@ static void add_info(struct mp_profile *p, const struct mp_event *ev)
     break;
   case LJM_INFO_RSS:
     /* The process's resident bytes at the mark before it. */
-    if (!ev->info_value)
-      break;
-    if (!p->rss_first)
-      p->rss_first = ev->info_value;
-    if (ev->info_value > p->rss_max) {
-      p->rss_max = ev->info_value;
-      p->rss_max_ns = p->file_time;
-    }
-    p->file_rss = ev->info_value;
+    gauge_put(ev->info_value, p->file_time, &p->rss_first, &p->rss_max,
+	      &p->rss_max_ns, &p->file_rss);
     break;
   case LJM_INFO_MAPPED:
     /* The bytes LuaJIT's allocator had mapped at the mark before it. */
-    if (!ev->info_value)
-      break;
-    if (!p->mapped_first)
-      p->mapped_first = ev->info_value;
-    if (ev->info_value > p->mapped_max) {
-      p->mapped_max = ev->info_value;
-      p->mapped_max_ns = p->file_time;
-    }
-    p->file_mapped = ev->info_value;
+    gauge_put(ev->info_value, p->file_time, &p->mapped_first,
+	      &p->mapped_max, &p->mapped_max_ns, &p->file_mapped);
     break;
   default:
     break;	/* Keys no report uses, and keys this reader does not know. */

@@ -256,6 +256,25 @@ static uint32_t nth_path(const struct by_loc *bl, uint32_t loc, int s,
   return s == SEC_SHRANK ? bl->path[e - 1 - i] : bl->path[a + i];
 }
 
+/* "NAME: +D (A -> C), beside the Lua heap's held +H": a figure of the
+** process at the two moments beside the heap's held bytes. */
+static void gauge_line(struct mp_buf *b, const char *name, uint64_t a,
+		       uint64_t c, const struct mp_diff *d, int human)
+{
+  mp_buf_str(b, "\n");
+  mp_buf_str(b, name);
+  mp_buf_str(b, ": ");
+  if (a != c)
+    mp_buf_add(b, c > a ? "+" : "-", 1);
+  put_bytes(b, c > a ? c - a : a - c, human);
+  mp_buf_str(b, " (");
+  put_bytes(b, a, human);
+  mp_buf_str(b, " -> ");
+  put_bytes(b, c, human);
+  mp_buf_str(b, "), beside the Lua heap's held ");
+  put_delta(b, &d->total[0], &d->total[1], MP_VALUE_HELD_BYTES, human);
+}
+
 static void text_paths(struct mp_buf *b, const struct mp_diff *d,
 		       const struct by_loc *bl, uint32_t loc, int s,
 		       const struct mp_diff_opts *o)
@@ -327,35 +346,15 @@ int mp_diff_text(FILE *out, const struct mp_diff *d,
   total_part(&b, "allocations", d, MP_VALUE_ALLOC_COUNT, o->human);
   mp_buf_str(&b, ", ");
   total_part(&b, "held", d, MP_VALUE_HELD_BYTES, o->human);
-  if (o->side[0].rss && o->side[1].rss) {
-    /* Is it Lua at all? The process beside the heap's held bytes. */
-    uint64_t a = o->side[0].rss, c = o->side[1].rss;
-    mp_buf_str(&b, "\nPROCESS RSS: ");
-    if (a != c)
-      mp_buf_add(&b, c > a ? "+" : "-", 1);
-    put_bytes(&b, c > a ? c - a : a - c, o->human);
-    mp_buf_str(&b, " (");
-    put_bytes(&b, a, o->human);
-    mp_buf_str(&b, " -> ");
-    put_bytes(&b, c, o->human);
-    mp_buf_str(&b, "), beside the Lua heap's held ");
-    put_delta(&b, &d->total[0], &d->total[1], MP_VALUE_HELD_BYTES, o->human);
-  }
-  if (o->side[0].mapped && o->side[1].mapped) {
-    /* Allocator-held memory: what the Lua allocator mapped beside the
-    ** heap (mapped far above held: fragmentation, free chunks kept). */
-    uint64_t a = o->side[0].mapped, c = o->side[1].mapped;
-    mp_buf_str(&b, "\nLUA ALLOCATOR MAPPED: ");
-    if (a != c)
-      mp_buf_add(&b, c > a ? "+" : "-", 1);
-    put_bytes(&b, c > a ? c - a : a - c, o->human);
-    mp_buf_str(&b, " (");
-    put_bytes(&b, a, o->human);
-    mp_buf_str(&b, " -> ");
-    put_bytes(&b, c, o->human);
-    mp_buf_str(&b, "), beside the Lua heap's held ");
-    put_delta(&b, &d->total[0], &d->total[1], MP_VALUE_HELD_BYTES, o->human);
-  }
+  /* Is it Lua at all? The process beside the heap's held bytes; then
+  ** allocator-held memory: what the Lua allocator mapped beside the heap
+  ** (mapped far above held: fragmentation, free chunks kept). */
+  if (o->side[0].rss && o->side[1].rss)
+    gauge_line(&b, "PROCESS RSS", o->side[0].rss, o->side[1].rss, d,
+	       o->human);
+  if (o->side[0].mapped && o->side[1].mapped)
+    gauge_line(&b, "LUA ALLOCATOR MAPPED", o->side[0].mapped,
+	       o->side[1].mapped, d, o->human);
   mp_buf_printf(&b, "\nUNCHANGED: %llu location%s\n", U(unchanged),
 		unchanged == 1 ? "" : "s");
   if (b.oom)
