@@ -329,8 +329,8 @@ static void read_side(struct diff_cli *c, struct mp_diff *d, int side,
     if (mp_profile_ntimelines(p) == 1) {  /* One stream: its RSS then. */
       struct mp_timeline tl;
       mp_profile_timeline(p, 0, &tl);
-      s->rss = tl.has_rss ? tl.rss_end : 0;
-      s->mapped = tl.has_mapped ? tl.mapped_end : 0;
+      s->rss = tl.rss.last;
+      s->mapped = tl.mapped.last;
     }
     if (c->by_kind) {
       unsigned k;

@@ -254,8 +254,8 @@ static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned 
     p->file.peak_event = evno;
     p->peak_blocks = mp_live_blocks(p);
     p->peak_time = p->file_time;
-    p->peak_rss = p->file_rss;
-    p->peak_mapped = p->file_mapped;
+    p->peak_rss = p->rss.last;
+    p->peak_mapped = p->mapped.last;
     p->pk_epoch++;	/* What changes from now on was so at the peak. */
   }
   return 0;

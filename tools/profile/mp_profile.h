@@ -345,6 +345,13 @@ int mp_profile_stack(const struct mp_profile *p, uint32_t id,
 #define MP_TIMELINE_POINTS 512
 #define MP_NO_TIME UINT64_MAX
 
+/* A figure of the process that time marks carry: its first value (0:
+** none in the stream), its highest and when (MP_NO_TIME: not known), its
+** last. */
+struct mp_gauge {
+  uint64_t first, max, max_ns, last;
+};
+
 struct mp_timeline_point {
   uint64_t event;		/* Memory events so far (from 1). */
   uint64_t live_bytes, live_blocks;
@@ -363,14 +370,10 @@ struct mp_timeline {
   int has_time;			/* The stream has time marks. */
   uint64_t end_ns;		/* Its last mark (the writer's last is at
 				** the end: the duration), or MP_NO_TIME. */
-  /* The process's resident set size (INFO RSS; has_rss 0: none in the
-  ** stream): the first, the highest and when, and the last. */
-  int has_rss;
-  uint64_t rss_first, rss_max, rss_max_ns, rss_end;
-  /* The same for the bytes LuaJIT's own allocator has mapped (INFO
-  ** MAPPED; none where the host gave the VM its allocator). */
-  int has_mapped;
-  uint64_t mapped_first, mapped_max, mapped_max_ns, mapped_end;
+  /* The process's resident set size (INFO RSS), and the bytes LuaJIT's
+  ** own allocator has mapped (INFO MAPPED; none where the host gave the
+  ** VM its allocator). */
+  struct mp_gauge rss, mapped;
 };
 
 /*

@@ -121,10 +121,7 @@ struct mp_tl_file {
   struct mp_timeline_point peak;
   int has_time;
   uint64_t end_ns;
-  int has_rss;
-  uint64_t rss_first, rss_max, rss_max_ns, rss_end;
-  int has_mapped;
-  uint64_t mapped_first, mapped_max, mapped_max_ns, mapped_end;
+  struct mp_gauge rss, mapped;
 };
 
 struct mp_loc_cache_entry {
@@ -213,12 +210,9 @@ struct mp_profile {
   uint64_t mo_next;
   uint64_t peak_blocks, peak_time, peak_rss;
   uint64_t file_time;
-  /* The file's last INFO RSS (0: none yet), its first, its highest and
-  ** the time of that. */
-  uint64_t file_rss, rss_first, rss_max, rss_max_ns;
-  /* The same for INFO MAPPED. */
+  /* The file's INFO RSS and INFO MAPPED so far. */
   uint64_t peak_mapped;
-  uint64_t file_mapped, mapped_first, mapped_max, mapped_max_ns;
+  struct mp_gauge rss, mapped;
   struct mp_tl_file *tls;
   uint32_t ntls, tls_cap;
   struct mp_summary total;	/* Files finished so far. */

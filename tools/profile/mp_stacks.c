@@ -270,20 +270,19 @@ static int add_node(struct mp_profile *p, const struct mp_event *ev)
   return 0;
 }
 
-/* A figure of the process a time mark carries (RSS, MAPPED): its first
-** value, its highest and when, its last; 0 is not known. */
-static void gauge_put(uint64_t v, uint64_t t, uint64_t *first, uint64_t *max,
-		      uint64_t *max_ns, uint64_t *last)
+/* A figure of the process a time mark carries (RSS, MAPPED), v at time
+** t; 0 is not known. */
+static void gauge_put(struct mp_gauge *g, uint64_t v, uint64_t t)
 {
   if (!v)
     return;
-  if (!*first)
-    *first = v;
-  if (v > *max) {
-    *max = v;
-    *max_ns = t;
+  if (!g->first)
+    g->first = v;
+  if (v > g->max) {
+    g->max = v;
+    g->max_ns = t;
   }
-  *last = v;
+  g->last = v;
 }
 
 static void add_info(struct mp_profile *p, const struct mp_event *ev)
@@ -317,13 +316,11 @@ static void add_info(struct mp_profile *p, const struct mp_event *ev)
     break;
   case LJM_INFO_RSS:
     /* The process's resident bytes at the mark before it. */
-    gauge_put(ev->info_value, p->file_time, &p->rss_first, &p->rss_max,
-	      &p->rss_max_ns, &p->file_rss);
+    gauge_put(&p->rss, ev->info_value, p->file_time);
     break;
   case LJM_INFO_MAPPED:
     /* The bytes LuaJIT's allocator had mapped at the mark before it. */
-    gauge_put(ev->info_value, p->file_time, &p->mapped_first,
-	      &p->mapped_max, &p->mapped_max_ns, &p->file_mapped);
+    gauge_put(&p->mapped, ev->info_value, p->file_time);
     break;
   default:
     break;	/* Keys no report uses, and keys this reader does not know. */

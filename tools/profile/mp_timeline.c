@@ -31,11 +31,10 @@ void mp_timeline_begin_file(struct mp_profile *p)
   p->peak_time = MP_NO_TIME;
   p->file_time = MP_NO_TIME;
   p->peak_rss = 0;
-  p->file_rss = p->rss_first = p->rss_max = 0;
-  p->rss_max_ns = MP_NO_TIME;
   p->peak_mapped = 0;
-  p->file_mapped = p->mapped_first = p->mapped_max = 0;
-  p->mapped_max_ns = MP_NO_TIME;
+  memset(&p->rss, 0, sizeof(p->rss));
+  memset(&p->mapped, 0, sizeof(p->mapped));
+  p->rss.max_ns = p->mapped.max_ns = MP_NO_TIME;
 }
 
 void mp_profile_set_moments(struct mp_profile *p,
@@ -57,8 +56,8 @@ static void put(struct mp_profile *p, struct mp_timeline_point *pt,
   pt->live_bytes = p->file.live_bytes;
   pt->live_blocks = mp_live_blocks(p);
   pt->time_ns = p->file_time;
-  pt->rss = p->file_rss;
-  pt->mapped = p->file_mapped;
+  pt->rss = p->rss.last;
+  pt->mapped = p->mapped.last;
 }
 
 /* The timeline's point at evno, when due. */
@@ -129,17 +128,9 @@ int mp_timeline_end_file(struct mp_profile *p)
   f->peak.live_blocks = p->peak_blocks;
   f->peak.time_ns = p->peak_time;
   f->peak.rss = p->peak_rss;
-  f->has_rss = p->rss_first != 0;
-  f->rss_first = p->rss_first;
-  f->rss_max = p->rss_max;
-  f->rss_max_ns = p->rss_max_ns;
-  f->rss_end = p->file_rss;
   f->peak.mapped = p->peak_mapped;
-  f->has_mapped = p->mapped_first != 0;
-  f->mapped_first = p->mapped_first;
-  f->mapped_max = p->mapped_max;
-  f->mapped_max_ns = p->mapped_max_ns;
-  f->mapped_end = p->file_mapped;
+  f->rss = p->rss;
+  f->mapped = p->mapped;
   p->ntls++;
   return 0;
 }
@@ -168,14 +159,6 @@ void mp_profile_timeline(const struct mp_profile *p, uint32_t i,
   out->peak = f->peak;
   out->has_time = f->has_time;
   out->end_ns = f->end_ns;
-  out->has_rss = f->has_rss;
-  out->rss_first = f->rss_first;
-  out->rss_max = f->rss_max;
-  out->rss_max_ns = f->rss_max_ns;
-  out->rss_end = f->rss_end;
-  out->has_mapped = f->has_mapped;
-  out->mapped_first = f->mapped_first;
-  out->mapped_max = f->mapped_max;
-  out->mapped_max_ns = f->mapped_max_ns;
-  out->mapped_end = f->mapped_end;
+  out->rss = f->rss;
+  out->mapped = f->mapped;
 }

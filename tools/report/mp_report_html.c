@@ -757,17 +757,18 @@ static void json_files(struct mp_buf *b, const struct mp_profile *p,
     mp_profile_timeline(p, (uint32_t)i, &tl);
     mp_buf_str(b, tl.has_time ? ", \"has_time\": true" :
 		  ", \"has_time\": false");
-    if (tl.has_rss)
+    if (tl.rss.first)
       mp_buf_str(b, ", \"has_rss\": true");
-    if (tl.has_mapped)
+    if (tl.mapped.first)
       mp_buf_str(b, ", \"has_mapped\": true");
     mp_buf_str(b, ", \"peak\": ");
-    json_point(b, &tl.peak, tl.has_rss, tl.has_mapped);
+    json_point(b, &tl.peak, tl.rss.first != 0, tl.mapped.first != 0);
     mp_buf_str(b, ",\n \"points\": [");
     for (k = 0; k < tl.npoints; k++) {
       if (k)
 	mp_buf_str(b, k % 8 ? "," : ",\n");
-      json_point(b, &tl.points[k], tl.has_rss, tl.has_mapped);
+      json_point(b, &tl.points[k], tl.rss.first != 0,
+		 tl.mapped.first != 0);
     }
     mp_buf_str(b, "]}");
   }

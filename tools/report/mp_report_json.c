@@ -156,6 +156,18 @@ static void json_seconds(FILE *out, uint64_t ns)
     fprintf(out, "%llu.%09llu", U(ns / 1000000000u), U(ns % 1000000000u));
 }
 
+/* ,"NAME": {"start", "max", "max_time", "end"} of a figure of the
+** process the stream has (nothing where it has none). */
+static void json_gauge(FILE *out, const char *name, const struct mp_gauge *g)
+{
+  if (!g->first)
+    return;
+  fprintf(out, ",\n     \"%s\": {\"start\": %llu, \"max\": %llu, "
+	  "\"max_time\": ", name, U(g->first), U(g->max));
+  json_seconds(out, g->max_ns);
+  fprintf(out, ", \"end\": %llu}", U(g->last));
+}
+
 /* [event, live_bytes, live_blocks, seconds], and with has_rss the
 ** process's resident bytes then (null before the first INFO RSS), and
 ** with has_mapped (which implies the RSS column, null if none) the bytes
@@ -197,24 +209,15 @@ static void json_timeline(FILE *out, const struct mp_profile *p,
     fprintf(out, ", \"has_time\": %s, \"duration\": ",
 	    tl.has_time ? "true" : "false");
     json_seconds(out, tl.end_ns);
-    if (tl.has_rss) {
-      fprintf(out, ",\n     \"rss\": {\"start\": %llu, \"max\": %llu, "
-	      "\"max_time\": ", U(tl.rss_first), U(tl.rss_max));
-      json_seconds(out, tl.rss_max_ns);
-      fprintf(out, ", \"end\": %llu}", U(tl.rss_end));
-    }
-    if (tl.has_mapped) {
-      fprintf(out, ",\n     \"mapped\": {\"start\": %llu, \"max\": %llu, "
-	      "\"max_time\": ", U(tl.mapped_first), U(tl.mapped_max));
-      json_seconds(out, tl.mapped_max_ns);
-      fprintf(out, ", \"end\": %llu}", U(tl.mapped_end));
-    }
+    json_gauge(out, "rss", &tl.rss);
+    json_gauge(out, "mapped", &tl.mapped);
     fputs(",\n     \"peak\": ", out);
-    json_point(out, &tl.peak, tl.has_rss, tl.has_mapped);
+    json_point(out, &tl.peak, tl.rss.first != 0, tl.mapped.first != 0);
     fputs(",\n     \"points\": [", out);
     for (k = 0; k < tl.npoints; k++) {
       fputs(k % 4 ? ", " : k ? ",\n      " : "\n      ", out);
-      json_point(out, &tl.points[k], tl.has_rss, tl.has_mapped);
+      json_point(out, &tl.points[k], tl.rss.first != 0,
+		 tl.mapped.first != 0);
     }
     fputs(tl.npoints ? "\n     ]}" : "]}", out);
   }

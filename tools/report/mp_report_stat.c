@@ -44,22 +44,21 @@ static void timeline_row(FILE *out, struct mp_buf *b,
 
 /* One line per stream that has the figure: its first value, its highest
 ** (and when), its last, and the value at the heap's peak. */
-static void stat_figure(FILE *out, const char *label, uint64_t first,
-			uint64_t max, uint64_t max_ns, uint64_t end,
+static void stat_figure(FILE *out, const char *label, const struct mp_gauge *g,
 			uint64_t atpeak, int human, struct mp_buf *b)
 {
   b->len = 0;
   fputs(label, out);
-  mp_name_bytes(b, first, human);
+  mp_name_bytes(b, g->first, human);
   fprintf(out, "%s at start, ", b->data ? b->data : "");
   b->len = 0;
-  mp_name_bytes(b, max, human);
+  mp_name_bytes(b, g->max, human);
   fprintf(out, "%s at most", b->data ? b->data : "");
-  if (max_ns != MP_NO_TIME)
-    fprintf(out, " (%llu.%03llus in)", U(max_ns / 1000000000u),
-	    U(max_ns % 1000000000u / 1000000u));
+  if (g->max_ns != MP_NO_TIME)
+    fprintf(out, " (%llu.%03llus in)", U(g->max_ns / 1000000000u),
+	    U(g->max_ns % 1000000000u / 1000000u));
   b->len = 0;
-  mp_name_bytes(b, end, human);
+  mp_name_bytes(b, g->last, human);
   fprintf(out, ", %s at end", b->data ? b->data : "");
   if (atpeak) {
     b->len = 0;
@@ -74,22 +73,21 @@ static void stat_rss(FILE *out, const struct mp_profile *p,
 		     const struct mp_report_opts *o,
 		     const struct mp_report_input *in, struct mp_buf *b)
 {
+  static const char *const label[2] = {"process RSS:        ",
+					 "Lua allocator mapped: "};
   uint32_t n = mp_profile_ntimelines(p), i;
   for (i = 0; i < n; i++) {
     struct mp_timeline tl;
+    const struct mp_gauge *g[2] = {&tl.rss, &tl.mapped};
+    uint64_t atpeak[2];
+    int k;
     mp_profile_timeline(p, i, &tl);
-    if (tl.has_rss) {
-      stat_figure(out, "process RSS:        ", tl.rss_first, tl.rss_max,
-		  tl.rss_max_ns, tl.rss_end, tl.peak.event ? tl.peak.rss : 0,
-		  o->human, b);
-      if (n > 1 && i < in->nfiles)
-	fprintf(out, " (%s)", mp_name_escaped(b, in->files[i]));
-      fputc('\n', out);
-    }
-    if (tl.has_mapped) {
-      stat_figure(out, "Lua allocator mapped: ", tl.mapped_first,
-		  tl.mapped_max, tl.mapped_max_ns, tl.mapped_end,
-		  tl.peak.event ? tl.peak.mapped : 0, o->human, b);
+    atpeak[0] = tl.peak.event ? tl.peak.rss : 0;
+    atpeak[1] = tl.peak.event ? tl.peak.mapped : 0;
+    for (k = 0; k < 2; k++) {
+      if (!g[k]->first)
+	continue;
+      stat_figure(out, label[k], g[k], atpeak[k], o->human, b);
       if (n > 1 && i < in->nfiles)
 	fprintf(out, " (%s)", mp_name_escaped(b, in->files[i]));
       fputc('\n', out);
