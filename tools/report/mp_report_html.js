@@ -187,34 +187,27 @@ function drawChart() {
     t.textContent = 'dashed: process RSS, dotted: Lua allocator mapped (right axis)';
     s.appendChild(t);
   }
-  D.files.forEach(function (f, i) {
-    var c = 'hsl(' + (120 + 67 * i) % 360 + ',70%,35%)';
-    if (!f.has_mapped) return;
-    var mp = f.points.filter(function (p) { return p[5]; });
-    if (!mp.length) return;
-    var l = svg('polyline', {'class': 'line mapped', stroke: c, points:
-      mp.map(function (p) { return X(xOf(p)).toFixed(1) + ',' + R(p[5]).toFixed(1); }).join(' ')});
-    var tt = svg('title', {});
-    tt.textContent = fileName(i) + 'Lua allocator mapped: ' + bytes(mp[0][5]) + ' at ' +
-      when(mp[0]) + ', ' + bytes(mp[mp.length - 1][5]) + ' at ' + when(mp[mp.length - 1]);
-    l.appendChild(tt);
-    s.appendChild(l);
-    mdrawn += mp.length;
-  });
-  D.files.forEach(function (f, i) {
-    var c = 'hsl(' + (30 + 67 * i) % 360 + ',80%,45%)';
-    if (!f.has_rss) return;
-    var rp = f.points.filter(function (p) { return p[4]; });
-    if (!rp.length) return;
-    var l = svg('polyline', {'class': 'line rss', stroke: c, points:
-      rp.map(function (p) { return X(xOf(p)).toFixed(1) + ',' + R(p[4]).toFixed(1); }).join(' ')});
-    var tt = svg('title', {});
-    tt.textContent = fileName(i) + 'process RSS: ' + bytes(rp[0][4]) + ' at ' +
-      when(rp[0]) + ', ' + bytes(rp[rp.length - 1][4]) + ' at ' + when(rp[rp.length - 1]);
-    l.appendChild(tt);
-    s.appendChild(l);
-    rdrawn += rp.length;
-  });
+  /* A figure of the process (column k of the points) as a line per file
+  ** on the right scale: the number of points drawn. */
+  function gaugeLines(has, k, cls, label, hue, sl) {
+    var n = 0;
+    D.files.forEach(function (f, i) {
+      if (!f[has]) return;
+      var gp = f.points.filter(function (p) { return p[k]; });
+      if (!gp.length) return;
+      var l = svg('polyline', {'class': 'line ' + cls, stroke: 'hsl(' + (hue + 67 * i) % 360 + ',' + sl + ')',
+        points: gp.map(function (p) { return X(xOf(p)).toFixed(1) + ',' + R(p[k]).toFixed(1); }).join(' ')});
+      var tt = svg('title', {});
+      tt.textContent = fileName(i) + label + ': ' + bytes(gp[0][k]) + ' at ' +
+        when(gp[0]) + ', ' + bytes(gp[gp.length - 1][k]) + ' at ' + when(gp[gp.length - 1]);
+      l.appendChild(tt);
+      s.appendChild(l);
+      n += gp.length;
+    });
+    return n;
+  }
+  mdrawn = gaugeLines('has_mapped', 5, 'mapped', 'Lua allocator mapped', 120, '70%,35%');
+  rdrawn = gaugeLines('has_rss', 4, 'rss', 'process RSS', 30, '80%,45%');
   D.files.forEach(function (f, i) {
     var pts = [[0, 0, 0, 0]].concat(f.points), c = 'hsl(' + (210 + 67 * i) % 360 + ',60%,40%)';
     /* The exact peak between the points it falls in. */
