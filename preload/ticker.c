@@ -113,6 +113,8 @@ static int tick_wait(const struct timespec *at)
     r = pthread_cond_timedwait(&tick_cond, &tick_lock, &slice);
     if (r == ETIMEDOUT && alone())
       return -1;
+    if (r == ETIMEDOUT)	/* Fresh for the marks near the heap's peak. */
+      ljm_rss_update();
     if (r == ETIMEDOUT && at && slice.tv_sec == at->tv_sec &&
 	slice.tv_nsec == at->tv_nsec)
       return 0;
@@ -187,8 +189,10 @@ void ljm_tick_start(void)
 /*
 ** The process's resident set size, for the streams' time marks (INFO
 ** RSS): read from /proc/thread-self/statm (its second field, in pages;
-** /proc/self/statm on older kernels) by the flush timer at each tick
-** and by the VM's thread as a stream starts and stops, never on the
+** /proc/self/statm on older kernels) by the flush timer at each tick and
+** between ticks every LJM_ALONE_MS (so that the mark the heap's peak
+** follows has an RSS at most that old, whatever LJMPROF_FLUSH is), and
+** by the VM's thread as a stream starts and stops, never on the
 ** allocation path, and published in ljm_rss,
 ** which the profiler reads as a plain word at its time marks. The file
 ** is opened, read and closed each time: nothing to carry over a fork,
