@@ -1,8 +1,8 @@
 -- A synthetic server for the sampling test: requests that allocate and
 -- drop a lot (churn), and one line that keeps about LEAK bytes a second
--- (arg[2], default 1 MB) for arg[1] seconds. The interpreter only: the
--- leak's location is then its line, not the trace it is compiled into.
-jit.off()
+-- (arg[2], default 1 MB) for arg[1] seconds. The interpreter only, but
+-- with arg[3] "jit": then the leak's line is found inside its trace.
+if arg[3] ~= "jit" then jit.off() end
 local secs = tonumber(arg[1]) or 5
 local leak_rate = tonumber(arg[2]) or 1000000
 local kept = {}

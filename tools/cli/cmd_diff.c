@@ -17,7 +17,8 @@
 #include "mp_diff.h"
 #include "mp_load.h"
 
-enum { OPT_DIFF_VALUE = 256, OPT_FROM, OPT_TO, OPT_CALLERS, OPT_BY };
+enum { OPT_DIFF_VALUE = 256, OPT_FROM, OPT_TO, OPT_SETTLE, OPT_CALLERS,
+       OPT_BY };
 
 static void diff_help(FILE *out)
 {
@@ -55,6 +56,12 @@ static void diff_help(FILE *out)
 "                         start's); default #0, the start\n"
 "      --to=MOMENT        one FILE: the new side is the stream up to\n"
 "                         #EVENT, SECONDS or snapshot:N (default: the end)\n"
+"      --settle=SECONDS   with --from/--to: move each moment (but #0) back,\n"
+"                         within the SECONDS before it, to where the\n"
+"                         stream's blocks add up to the least: just after\n"
+"                         the collector swept, so that garbage it had not\n"
+"                         freed yet does not count as held (needs time\n"
+"                         marks; 1 to 2 is enough for most servers)\n"
 "      --by=kind          text, json: per object kind (streams with stacks)\n"
 "                         the change of its blocks and bytes held and of\n"
 "                         its allocations, most grown first, instead of\n"
@@ -88,6 +95,9 @@ struct diff_cli {
   struct mp_diff_opts o;
   const char *from, *to;	/* As given, or NULL. */
   uint64_t from_event, to_event;
+  uint64_t moment_ns[2];	/* A moment given in seconds; MP_NO_TIME. */
+  const char *settle;		/* --settle, as given, or NULL. */
+  uint64_t settle_ns;
   int callers_given;
   int by_kind;			/* --by=kind. */
   struct mp_kind_counts kinds[2][MP_NKINDS];	/* Each side's, by kind. */
@@ -115,6 +125,27 @@ static int parse_moment(struct diff_cli *c, int side, const char *file)
 			   side ? &c->to_event : &c->from_event) < 0)
     return LJMPROF_EXIT_ERROR;
   c->o.side[side].at_seconds = m.at == MP_AT_SECONDS ? arg : NULL;
+  c->moment_ns[side] = m.at == MP_AT_SECONDS ? m.ns : MP_NO_TIME;
+  return -1;
+}
+
+/* --settle: each moment but the start moved back to the low point in the
+** window before it (mp_load_settle). -1 to go on, or an exit status. */
+static int settle_moments(struct diff_cli *c, const char *file)
+{
+  int side;
+  for (side = 0; side < 2; side++) {
+    uint64_t *ev = side ? &c->to_event : &c->from_event;
+    uint64_t at = side && !c->to ? UINT64_MAX : *ev, low;
+    if (!side && !c->from)
+      continue;		/* #0, the start: nothing before it. */
+    if (mp_load_settle(file, "diff", side ? "--to" : "--from", at,
+		       c->moment_ns[side], c->settle_ns, &low) < 0)
+      return LJMPROF_EXIT_ERROR;
+    c->o.side[side].settled_from = side && !c->to ? -1 : (int64_t)*ev;
+    c->o.side[side].settle = c->settle;
+    *ev = low;
+  }
   return -1;
 }
 
@@ -163,6 +194,7 @@ static int parse_args(struct diff_cli *c, int argc, char **argv)
     {"value", required_argument, NULL, OPT_DIFF_VALUE},
     {"from", required_argument, NULL, OPT_FROM},
     {"to", required_argument, NULL, OPT_TO},
+    {"settle", required_argument, NULL, OPT_SETTLE},
     {"callers", required_argument, NULL, OPT_CALLERS},
     {"by", required_argument, NULL, OPT_BY},
     {"human-readable", no_argument, NULL, 'H'},
@@ -211,6 +243,12 @@ static int parse_args(struct diff_cli *c, int argc, char **argv)
     case OPT_TO:
       c->to = optarg;
       break;
+    case OPT_SETTLE:
+      if (mp_load_parse_seconds(optarg, &c->settle_ns) < 0 || !c->settle_ns)
+	return usage_error("--settle needs a number of seconds above 0, not",
+			   optarg);
+      c->settle = optarg;
+      break;
     case 'H':
       c->o.human = 1;
       break;
@@ -248,8 +286,15 @@ static int parse_args(struct diff_cli *c, int argc, char **argv)
       return i;
     if (c->to && c->to_event < c->from_event)
       return usage_error("--to is before --from", NULL);
+    if (c->settle && (i = settle_moments(c, argv[optind])) >= 0)
+      return i;
+    if (c->settle && c->to_event < c->from_event)
+      return usage_error("--settle moved --to before --from: give moments "
+			 "further apart, or a shorter --settle", NULL);
     return -1;
   }
+  if (c->settle)
+    return usage_error("--settle applies to --from and --to", NULL);
   if (split < argc) {
     c->files[0] = argv + optind;
     c->nfiles[0] = nargs - optind;
@@ -300,7 +345,7 @@ static void read_side(struct diff_cli *c, struct mp_diff *d, int side,
     if (c->from || c->to) {
       /* Two moments of one file: the stream up to each. */
       uint64_t limit = side ? c->to_event : c->from_event;
-      if (side && !c->to)
+      if (side && !c->to && !c->settle)
 	r = mp_load_file(p, f, &n);
       else
 	r = mp_load_upto(p, f, "diff", side ? "--to" : "--from", limit,
@@ -355,6 +400,7 @@ int ljmprof_cmd_diff(int argc, char **argv)
   int status, side;
 
   memset(&c, 0, sizeof(c));
+  c.moment_ns[0] = c.moment_ns[1] = MP_NO_TIME;
   c.format = &mp_formats[0];
   c.o.group = MP_GROUP_LINE;
   c.o.value = MP_VALUE_ALLOC_BYTES;

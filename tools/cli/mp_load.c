@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -475,4 +476,126 @@ int mp_load_moment_event(const char *path, const char *cmd,
   default:
     return -1;
   }
+}
+
+/* -- Settled moments ----------------------------------------------------- */
+
+int mp_load_parse_seconds(const char *s, uint64_t *ns)
+{
+  return parse_seconds(s, ns);
+}
+
+/* The lowest point of the stream's blocks between two time marks (or
+** from the moment's last mark to the moment). */
+struct settle_span {
+  uint64_t t;		/* The time mark it begins at. */
+  uint64_t n;		/* The event after which the blocks added up to */
+  double low;		/* this least (relative to the stream's start). */
+};
+
+/* A block of s bytes as the heap counts it: in a sampled stream (mean m)
+** its estimated bytes, as the reports weigh it (mp_sample.c). */
+static double settle_weight(uint64_t s, double m)
+{
+  return m > 0 && s ? (double)s / -expm1(-(double)s / m) : (double)s;
+}
+
+int mp_load_settle(const char *path, const char *cmd, const char *opt,
+		   uint64_t at, uint64_t ns, uint64_t window_ns,
+		   uint64_t *out)
+{
+  struct mp_buf name = {0};
+  const char *shown = mp_name_escaped(&name, path);
+  struct mp_reader *r = NULL;
+  struct mp_event ev;
+  enum mp_status st = MP_OK;
+  struct settle_span *sp = NULL, cur = {MP_NO_TIME, 0, 0};
+  size_t nsp = 0, cap = 0, i;
+  uint64_t n = 0, from;
+  double live = 0, low, mean = 0;
+  int insnap = 0;
+  int fd, rc = -1;
+
+  if (!(r = open_stream(path, shown, &fd)))
+    goto out;
+  while ((st = mp_reader_next(r, &ev)) == MP_OK) {
+    if (ev.type == MP_EV_SYM_INFO && ev.info_key == LJM_INFO_TIME) {
+      if (nsp == cap) {
+	size_t c2 = cap ? 2 * cap : 64;
+	struct settle_span *g = realloc(sp, c2 * sizeof(*g));
+	if (!g) {
+	  ljmprof_error("out of memory");
+	  goto out;
+	}
+	sp = g;
+	cap = c2;
+      }
+      sp[nsp++] = cur;
+      cur.t = ev.info_value;
+      cur.n = n;
+      cur.low = live;
+    } else if (ev.type == MP_EV_SYM_INFO &&
+	       ev.info_key == LJM_INFO_SNAPSHOT) {
+      insnap = ev.info_value != LJM_SNAPSHOT_END;
+    } else if (ev.type == MP_EV_SYM_INFO && ev.info_key == LJM_INFO_SAMPLE) {
+      mean = (double)ev.info_value;
+    } else if (!mp_event_is_symbol(ev.type) && !insnap) {
+      if (n == at)
+	break;
+      n++;
+      if (ev.type != MP_EV_FREE)
+	live += settle_weight(ev.new_size, mean);
+      if (ev.type != MP_EV_ALLOC)
+	live -= settle_weight(ev.old_size, mean);
+      if (live <= cur.low) {	/* The latest of equal lows. */
+	cur.low = live;
+	cur.n = n;
+      }
+    }
+  }
+  if (st == MP_ERROR && !n) {
+    ljmprof_error("%s: byte %llu: %s", shown,
+		  (unsigned long long)mp_reader_error_offset(r),
+		  mp_reader_error(r));
+    goto out;
+  }
+  if (at == UINT64_MAX && st == MP_TRUNCATED) {	/* The end, as load says. */
+    if (being_written(fd))
+      fprintf(stderr, "ljmprof: note: %s is live (its program is still "
+	      "writing it): read up to its last complete event, %llu "
+	      "events\n", shown, (unsigned long long)n);
+    else
+      fprintf(stderr, "ljmprof: warning: %s is truncated after %llu "
+	      "events\n", shown, (unsigned long long)n);
+  }
+  if (cur.t == MP_NO_TIME) {
+    ljmprof_error("%s: --settle finds the collector's low points by the "
+		  "time marks, and %s has none", cmd, shown);
+    goto out;
+  }
+  /* The moment's time: as given, or its last mark. */
+  if (ns == MP_NO_TIME)
+    ns = cur.t;
+  from = ns > window_ns ? ns - window_ns : 0;
+  /* The spans that begin at a mark later than from, to the moment. */
+  *out = n;
+  low = HUGE_VAL;
+  for (i = 1; i <= nsp; i++) {
+    const struct settle_span *s = i < nsp ? &sp[i] : &cur;
+    if (s->t == MP_NO_TIME || s->t <= from)
+      continue;
+    if (s->low <= low) {
+      low = s->low;
+      *out = s->n;
+    }
+  }
+  (void)opt;
+  rc = 0;
+out:
+  free(sp);
+  mp_reader_free(r);
+  if (fd >= 0)
+    close(fd);
+  mp_buf_free(&name);
+  return rc;
 }

@@ -86,4 +86,22 @@ int mp_load_moment_event(const char *path, const char *cmd,
 			 const struct mp_load_moment *m, const char *hint,
 			 uint64_t *at);
 
+/* SECONDS (a finite number, not negative) as nanoseconds: 0, or -1. */
+int mp_load_parse_seconds(const char *s, uint64_t *ns);
+
+/*
+** A moment settled (diff --settle): the moment after event at of path
+** (UINT64_MAX: its end), at ns when it was given in seconds (else
+** MP_NO_TIME: at its last time mark), moved back within the window_ns
+** before it to the event after which the stream's blocks add up to the
+** least. That is just after the collector swept, so that garbage it had
+** not freed yet does not count as held. The window begins at the first
+** time mark after its start; where no mark falls in it, the moment
+** stays. 0 with *out set, or -1 (said, naming cmd) when the stream
+** cannot be read or has no time marks.
+*/
+int mp_load_settle(const char *path, const char *cmd, const char *opt,
+		   uint64_t at, uint64_t ns, uint64_t window_ns,
+		   uint64_t *out);
+
 #endif

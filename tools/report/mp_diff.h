@@ -154,6 +154,11 @@ struct mp_diff_side {
   int64_t at_event;		/* --from/--to: the side is the stream up
 				** to this event; -1 for whole files. */
   const char *at_seconds;	/* ...found by this time, as given; NULL. */
+  const char *settle;		/* diff --settle as given, when the moment
+				** was moved back to the low point within
+				** that many seconds, from this event (-1:
+				** the stream's end); else NULL. */
+  int64_t settled_from;
   int truncated;		/* A file was cut short or damaged. */
   const struct mp_summary *summary;	/* Its profile's total (for the
 					** sampling note), or NULL. */

@@ -131,6 +131,12 @@ static void side_header(struct mp_buf *b, const char *label,
     mp_buf_u64(b, (uint64_t)s->at_event);
     if (s->at_seconds)
       mp_buf_printf(b, " (%s s in)", s->at_seconds);
+    if (s->settle && s->settled_from >= 0)
+      mp_buf_printf(b, ", settled: the least held in the %s s before #%llu",
+		    s->settle, U((uint64_t)s->settled_from));
+    else if (s->settle)
+      mp_buf_printf(b, ", settled: the least held in the %s s before the "
+		    "end", s->settle);
   } else {
     mp_buf_printf(b, " (%llu events%s)", U(s->events),
 		  s->truncated ? ", truncated" : "");
@@ -422,6 +428,15 @@ static void json_side(struct mp_buf *b, const char *label,
   if (s->at_seconds) {
     mp_buf_str(b, ", \"at_seconds\": ");
     mp_buf_json_string(b, s->at_seconds, strlen(s->at_seconds));
+  }
+  if (s->settle) {  /* Moved back from that event (null: the end). */
+    mp_buf_str(b, ", \"settle_seconds\": ");
+    mp_buf_json_string(b, s->settle, strlen(s->settle));
+    mp_buf_str(b, ", \"settled_from\": ");
+    if (s->settled_from >= 0)
+      mp_buf_u64(b, (uint64_t)s->settled_from);
+    else
+      mp_buf_str(b, "null");
   }
   if (s->summary && s->summary->sample_mean)  /* Its figures: estimates. */
     mp_buf_printf(b, ", \"estimates\": true, \"sample_mean\": %llu",
