@@ -727,24 +727,43 @@ static void range(char *buf, size_t len, const double *v, int n)
   else snprintf(buf, len, "%.0f [%.0f..%.0f]", median(v, n), lo, hi);
 }
 
+/* The spread of a variant's round-by-round ratios to sys (the rounds are
+** interleaved, so round i of each ran side by side): their middle half,
+** "p25..p75", or "-" when the rounds do not pair up. */
+static void ratio_spread(char *buf, size_t len, const double *v, int nv,
+			 const double *base, int nb)
+{
+  double r[MAXRUNS];
+  int i, n = nv < nb ? nv : nb;
+  if (n < 2) {
+    snprintf(buf, len, "-");
+    return;
+  }
+  for (i = 0; i < n; i++) r[i] = base[i] > 0 ? v[i] / base[i] : NAN;
+  qsort(r, (size_t)n, sizeof(double), cmp_double);
+  snprintf(buf, len, "%.3f..%.3f", r[(n - 1) / 4], r[(3 * (n - 1) + 3) / 4]);
+}
+
 static void print_workload(const struct wresult *R)
 {
   int j;
   double bmed = median(R->wall[0], R->nruns[0]);
   double bmin = minimum(R->wall[0], R->nruns[0]);
-  printf("   %-8s %9s %9s %8s %8s %8s %8s %9s %16s %16s\n", "variant",
-	 "median_s", "min_s", "med/sys", "min/sys", "cpu_s", "of_sys_s",
-	 "maxrss_MB", "gc_cycles", "peak_kB");
+  printf("   %-8s %9s %9s %8s %13s %8s %8s %8s %9s %16s %16s\n", "variant",
+	 "median_s", "min_s", "med/sys", "rounds/sys", "min/sys", "cpu_s",
+	 "of_sys_s", "maxrss_MB", "gc_cycles", "peak_kB");
   for (j = 0; j < R->nvar; j++) {
     const struct variant *v = &variants[R->vidx[j]];
     double med = median(R->wall[j], R->nruns[j]);
     double mn = minimum(R->wall[j], R->nruns[j]);
-    char gc[48], pk[48];
+    char gc[48], pk[48], sp[32];
     if (R->nruns[j] == 0) continue;
     range(gc, sizeof gc, R->gc[j], R->nruns[j]);
     range(pk, sizeof pk, R->peak[j], R->nruns[j]);
-    printf("   %-8s %9.3f %9.3f %8.3f %8.3f %8.3f %8.3f %9.1f %16s %16s\n",
-	   v->name, med, mn, med / bmed, mn / bmin,
+    ratio_spread(sp, sizeof sp, R->wall[j], R->nruns[j], R->wall[0],
+		 R->nruns[0]);
+    printf("   %-8s %9.3f %9.3f %8.3f %13s %8.3f %8.3f %8.3f %9.1f %16s %16s\n",
+	   v->name, med, mn, med / bmed, sp, mn / bmin,
 	   median(R->cpu[j], R->nruns[j]), median(R->sys[j], R->nruns[j]),
 	   median(R->rss[j], R->nruns[j]), gc, pk);
   }
