@@ -11,4 +11,4 @@ doc/libljmprof.7: $(srcdir)/doc/libljmprof.7.in buildtools/envdoc$(EXEEXT)
 	  buildtools/envdoc $(srcdir)/doc/libljmprof.7.in >$@.tmp && mv $@.tmp $@
 CLEANFILES += $(man_MANS)
 EXTRA_DIST += doc/ljmprof.1.in doc/libljmprof.7.in doc/json-schema.md \
-	doc/format.md doc/demo-flamegraph.svg doc/demo-report.png
+	doc/format.md doc/hacking.md doc/demo-flamegraph.svg doc/demo-report.png
