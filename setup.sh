@@ -15,7 +15,7 @@ top=$(pwd)
 
 deps="build-essential autoconf automake pkg-config check dpkg-dev patch
 binutils libluajit-5.1-dev luajit protobuf-c-compiler libprotobuf-c-dev
-zlib1g-dev"
+zlib1g-dev libncurses-dev"
 # What make check runs besides: real hosts that embed the system LuaJIT
 # (neovim, sysbench, wrk, python3-lupa, and lua-cjson and lua-lpeg for
 # Lua code that loads a C module: lpeg allocates its compiled patterns
@@ -31,10 +31,11 @@ zlib1g-dev"
 # xmllint, which parses what `report --format=svg` writes; chromium, the
 # browser that loads what `report --format=html` writes, headless, and in
 # which dhat.test opens what `report --format=dhat` writes in valgrind's
-# dh_view.html.
+# dh_view.html. tmux, the terminal in which top.test drives
+# `ljmprof top`'s screen.
 testdeps="neovim sysbench wrk python3-lupa lua-cjson lua-lpeg clang libclang-rt-14-dev
 valgrind g++ pdns-recursor dnsdist bind9-dnsutils nginx curl golang-go
-libxml2-utils chromium"
+libxml2-utils chromium tmux"
 
 # missing PACKAGES: those not installed.
 missing() {

@@ -125,14 +125,16 @@ MP_LIB_FILES = $(tools_libmpstream_a_SOURCES) $(tools_libmpprofile_a_SOURCES) \
 # share reports.c). To add a subcommand: tools/cli/cmd_<name>.c here and
 # a line in ljmprof.c's table.
 bin_PROGRAMS += tools/ljmprof
-tools_ljmprof_CPPFLAGS = $(AM_CPPFLAGS) $(MP_CLI_CPPFLAGS)
+tools_ljmprof_CPPFLAGS = $(AM_CPPFLAGS) $(MP_CLI_CPPFLAGS) $(NCURSES_CFLAGS)
 tools_ljmprof_CFLAGS = $(MP_CFLAGS)
 tools_ljmprof_SOURCES = \
 	tools/cli/ljmprof.c tools/cli/commands.h \
 	tools/cli/cmd_report.c tools/cli/cmd_stat.c tools/cli/cmd_diff.c \
 	tools/cli/reports.c tools/cli/reports.h \
-	tools/cli/mp_load.c tools/cli/mp_load.h
-tools_ljmprof_LDADD = $(MP_LIBS)
+	tools/cli/mp_load.c tools/cli/mp_load.h \
+	tools/cli/cmd_top.c tools/cli/top.h tools/cli/top_model.c \
+	tools/cli/top_text.c tools/cli/top_screen.c
+tools_ljmprof_LDADD = $(MP_LIBS) $(NCURSES_LIBS)
 # ljmprof record: checks its options with the table and parser that the
 # shim uses, from the shared core (common/). Its files are along its jobs
 # (tools/cli/rec.h says which is which).

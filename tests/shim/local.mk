@@ -77,6 +77,8 @@ SHIM_TESTS += tests/shim/sample.test
 EXTRA_DIST += tests/shim/sample.lua tests/shim/leakserver.lua
 # Sampling: a leak among churn found in a live file within a minute.
 SHIM_TESTS += tests/shim/leakminute.test
+# ljmprof top: the live view, in text frames and on a screen (tmux).
+SHIM_TESTS += tests/shim/top.test
 # Sampling a C module's allocations through lua_getallocf's pair.
 SHIM_TESTS += tests/shim/modalloc.test
 EXTRA_DIST += tests/shim/modalloc.lua

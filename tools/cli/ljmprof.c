@@ -28,6 +28,8 @@ static const struct ljmprof_command commands[] = {
 			     "a profile"},
   {"record", ljmprof_cmd_record, "run a program with every Lua VM it "
 				 "creates profiled"},
+  {"top", ljmprof_cmd_top, "watch the streams running programs are "
+			   "writing, live"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -4,7 +4,9 @@
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
 
+#ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE	/* flock */
+#endif
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
@@ -68,7 +70,7 @@ static void progress_done(struct progress *pr)
 ** writes it (common/writer.c), and a forked child closes its copy at
 ** once, so the lock lives exactly as long as the writer.
 */
-static int being_written(int fd)
+int mp_load_being_written(int fd)
 {
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
@@ -156,7 +158,7 @@ static enum mp_load_result load(struct mp_profile *p, const char *path,
     *events = 0;
     mp_reader_free(r);
     return failed(p, fd, is_stdin);
-  } else if (st == MP_TRUNCATED && !is_stdin && being_written(fd)) {
+  } else if (st == MP_TRUNCATED && !is_stdin && mp_load_being_written(fd)) {
     fprintf(stderr, "ljmprof: note: %s is live (its program is still "
 	    "writing it): read up to its last complete event, %llu events\n",
 	    shown, (unsigned long long)n);
@@ -560,7 +562,7 @@ int mp_load_settle(const char *path, const char *cmd, const char *opt,
     goto out;
   }
   if (at == UINT64_MAX && st == MP_TRUNCATED) {	/* The end, as load says. */
-    if (being_written(fd))
+    if (mp_load_being_written(fd))
       fprintf(stderr, "ljmprof: note: %s is live (its program is still "
 	      "writing it): read up to its last complete event, %llu "
 	      "events\n", shown, (unsigned long long)n);

@@ -86,6 +86,10 @@ int mp_load_moment_event(const char *path, const char *cmd,
 			 const struct mp_load_moment *m, const char *hint,
 			 uint64_t *at);
 
+/* Whether fd's stream is still being written: the shim holds an
+** exclusive flock(2) on a stream while it writes it. */
+int mp_load_being_written(int fd);
+
 /* SECONDS (a finite number, not negative) as nanoseconds: 0, or -1. */
 int mp_load_parse_seconds(const char *s, uint64_t *ns);
 

@@ -410,6 +410,11 @@ void mp_profile_stack_at_peak(const struct mp_profile *p, uint32_t id,
 uint32_t mp_profile_ntimelines(const struct mp_profile *p);
 void mp_profile_timeline(const struct mp_profile *p, uint32_t i,
 			 struct mp_timeline *out);
+/* The file being read, as it stands (ljmprof top): its point now (the
+** events read, the live heap, the last time mark and gauges) and its
+** sampling mean (0: every event). */
+void mp_profile_file_now(struct mp_profile *p,
+			 struct mp_timeline_point *out, uint64_t *sample_mean);
 
 /*
 ** Object kinds (LJM_KIND_*: the objkind byte of the profile extension),

@@ -60,6 +60,13 @@ static void put(struct mp_profile *p, struct mp_timeline_point *pt,
   pt->mapped = p->mapped.last;
 }
 
+void mp_profile_file_now(struct mp_profile *p,
+			 struct mp_timeline_point *out, uint64_t *sample_mean)
+{
+  put(p, out, p->file_events);
+  *sample_mean = p->file.sample_mean;
+}
+
 /* The timeline's point at evno, when due. */
 static void point(struct mp_profile *p, uint64_t evno)
 {

@@ -48,6 +48,7 @@ enum reader_state {
 struct mp_reader {
   int fd;		/* -1 for a memory reader. */
   int eof;		/* No more input beyond buf[len]. */
+  int follow;		/* The file grows: its end is MP_AGAIN. */
   int64_t size;		/* Total input size, or -1 when unknown. */
   uint8_t *buf;
   size_t cap;		/* Allocated size of buf (fd readers). */
@@ -95,6 +96,12 @@ struct mp_reader *mp_reader_new_mem(const void *data, size_t len)
   r->buf = (uint8_t *)data;
   r->len = len;
   return r;
+}
+
+void mp_reader_follow(struct mp_reader *r)
+{
+  if (r->fd >= 0)
+    r->follow = 1;
 }
 
 void mp_reader_free(struct mp_reader *r)
@@ -656,6 +663,10 @@ enum mp_status mp_reader_next(struct mp_reader *r, struct mp_event *ev)
     switch (r->state) {
     case ST_SYMTAB_HDR: {
       static const char magic[3] = {LJM_SYMTAB_M0, LJM_SYMTAB_M1, LJM_SYMTAB_M2};
+      if (r->len == 0 && r->eof && r->base == 0 && r->follow) {
+	r->eof = 0;	/* Nothing written yet. */
+	return MP_AGAIN;
+      }
       if (r->len == 0 && r->eof && r->base == 0) {
 	snprintf(r->err, sizeof(r->err), "empty input, not a memprof stream");
 	r->err_off = 0;
@@ -716,6 +727,10 @@ enum mp_status mp_reader_next(struct mp_reader *r, struct mp_event *ev)
     if (d == D_ERROR)
       return stop(r, MP_ERROR);
     /* D_SHORT: the item continues past the buffered bytes. */
+    if (r->eof && r->follow) {
+      r->eof = 0;	/* Read again at the next call. */
+      return MP_AGAIN;
+    }
     if (r->eof)
       return stop(r, MP_TRUNCATED);
     if (refill(r) < 0)

@@ -111,7 +111,9 @@ enum mp_status {
   MP_OK = 0,		/* An event was delivered. */
   MP_END,		/* The epilogue: the stream is complete. */
   MP_TRUNCATED,		/* The input ended before the epilogue. */
-  MP_ERROR		/* Bad data or I/O error: see mp_reader_error. */
+  MP_ERROR,		/* Bad data or I/O error: see mp_reader_error. */
+  MP_AGAIN		/* Following a file (mp_reader_follow): no whole
+			** item more yet; call again when it has grown. */
 };
 
 /* Longest string accepted (chunk names can be whole source texts). */
@@ -129,6 +131,10 @@ struct mp_reader *mp_reader_new_fd(int fd, int64_t size);
 /* Read from memory; the caller keeps data alive. */
 struct mp_reader *mp_reader_new_mem(const void *data, size_t len);
 void mp_reader_free(struct mp_reader *r);
+/* An fd reader of a file still being written: where the bytes run out,
+** mp_reader_next returns MP_AGAIN (nothing consumed) instead of
+** MP_TRUNCATED, and reads on at the next call. */
+void mp_reader_follow(struct mp_reader *r);
 
 enum mp_status mp_reader_next(struct mp_reader *r, struct mp_event *ev);
 

@@ -1,0 +1,552 @@
+/*
+** ljmprof top, the model: the files followed, each read from where the
+** last refresh left it (mp_reader_follow) into a profile of its own, and
+** the frame the view shows: locations by name over every file, what each
+** holds now, its growth over the window and its allocation rate.
+**
+** Memory follows the live heaps, the symbols and the locations, never
+** the files: a refresh keeps, per location, what it held at a few
+** moments of the window (at most TOP_SNAPS of them).
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#define _GNU_SOURCE	/* asprintf */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mp_load.h"
+#include "mp_reader.h"
+#include "top.h"
+
+#define TOP_SNAPS 64	/* Moments of the window kept, evenly spaced. */
+
+enum top_state { TF_WAIT, TF_LIVE, TF_ENDED, TF_CUT, TF_BAD };
+
+struct top_file {
+  char *path;
+  int fd;
+  struct mp_reader *r;
+  struct mp_profile *p;
+  enum top_state state;
+  uint32_t *rowof;	/* Location id -> row + 1 (0: not named yet). */
+  uint32_t nrowof;
+  char *note;		/* Why it stopped, once it did. */
+};
+
+struct top_snap {
+  double t;
+  uint64_t *held;	/* Per row, the rows there were then. */
+  size_t n;
+};
+
+struct top {
+  struct top_opts o;
+  char **specs;
+  int nspecs;
+  struct top_file *files;
+  size_t nfiles, files_cap;
+  /* Rows: one per location name. */
+  char **names;
+  size_t nrows, rows_cap;
+  uint32_t *slots;	/* Open addressing: row + 1, by name hash. */
+  size_t nslots;
+  uint64_t *held, *alloc, *prev_alloc;
+  size_t nprev;
+  double t0, prev_t;
+  struct top_snap snaps[TOP_SNAPS];
+  size_t snap_head, nsnaps;
+  const char **notes;
+  struct top_frame f;
+  struct mp_buf name;
+};
+
+static double now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t hash_name(const char *s)
+{
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+/* The row of name, made if new; -1 when out of memory. */
+static int64_t intern(struct top *t, const char *name)
+{
+  size_t i;
+  if (2 * (t->nrows + 1) > t->nslots) {
+    size_t n = t->nslots ? 2 * t->nslots : 1024, r;
+    uint32_t *s = calloc(n, sizeof(*s));
+    if (!s)
+      return -1;
+    for (r = 0; r < t->nrows; r++) {
+      i = (size_t)hash_name(t->names[r]) & (n - 1);
+      while (s[i])
+	i = (i + 1) & (n - 1);
+      s[i] = (uint32_t)r + 1;
+    }
+    free(t->slots);
+    t->slots = s;
+    t->nslots = n;
+  }
+  i = (size_t)hash_name(name) & (t->nslots - 1);
+  while (t->slots[i]) {
+    if (!strcmp(t->names[t->slots[i] - 1], name))
+      return t->slots[i] - 1;
+    i = (i + 1) & (t->nslots - 1);
+  }
+  if (t->nrows == t->rows_cap) {
+    size_t n = t->rows_cap ? 2 * t->rows_cap : 256;
+    char **nm = realloc(t->names, n * sizeof(*nm));
+    uint64_t *h, *a;
+    if (!nm)
+      return -1;
+    t->names = nm;
+    if (!(h = realloc(t->held, n * sizeof(*h))))
+      return -1;
+    t->held = h;
+    if (!(a = realloc(t->alloc, n * sizeof(*a))))
+      return -1;
+    t->alloc = a;
+    t->rows_cap = n;
+  }
+  if (!(t->names[t->nrows] = strdup(name)))
+    return -1;
+  t->held[t->nrows] = t->alloc[t->nrows] = 0;
+  t->slots[i] = (uint32_t)t->nrows + 1;
+  return (int64_t)t->nrows++;
+}
+
+static int known(const struct top *t, const char *path)
+{
+  size_t i;
+  for (i = 0; i < t->nfiles; i++)
+    if (!strcmp(t->files[i].path, path))
+      return 1;
+  return 0;
+}
+
+static int add_file(struct top *t, const char *path)
+{
+  struct top_file *f;
+  if (known(t, path))
+    return 0;
+  if (t->nfiles == t->files_cap) {
+    size_t n = t->files_cap ? 2 * t->files_cap : 8;
+    struct top_file *g = realloc(t->files, n * sizeof(*g));
+    if (!g)
+      return -1;
+    t->files = g;
+    t->files_cap = n;
+  }
+  f = &t->files[t->nfiles];
+  memset(f, 0, sizeof(*f));
+  f->fd = -1;
+  if (!(f->path = strdup(path)))
+    return -1;
+  t->nfiles++;
+  return 0;
+}
+
+/* The files the specs name now: a pattern's matches, or the name. */
+static int find_files(struct top *t)
+{
+  int i;
+  for (i = 0; i < t->nspecs; i++) {
+    const char *s = t->specs[i];
+    if (strpbrk(s, "*?[")) {
+      glob_t g;
+      size_t k;
+      int r = glob(s, 0, NULL, &g);
+      if (r == GLOB_NOSPACE)
+	return -1;
+      for (k = 0; r == 0 && k < g.gl_pathc; k++)
+	if (add_file(t, g.gl_pathv[k]) < 0) {
+	  globfree(&g);
+	  return -1;
+	}
+      if (r == 0)
+	globfree(&g);
+    } else if (add_file(t, s) < 0) {
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static void file_close(struct top_file *f)
+{
+  mp_reader_free(f->r);
+  f->r = NULL;
+  mp_profile_delete(f->p);
+  f->p = NULL;
+  if (f->fd >= 0)
+    close(f->fd);
+  f->fd = -1;
+  free(f->rowof);
+  f->rowof = NULL;
+  f->nrowof = 0;
+  free(f->note);
+  f->note = NULL;
+  f->state = TF_WAIT;
+}
+
+static void file_note(struct top_file *f, enum top_state st, const char *fmt,
+		      const char *a, unsigned long long n, const char *b)
+{
+  struct mp_buf name = {0};
+  char *s = NULL;
+  f->state = st;
+  if (asprintf(&s, fmt, mp_name_escaped(&name, f->path), a, n, b) < 0)
+    s = NULL;
+  mp_buf_free(&name);
+  free(f->note);
+  f->note = s;
+}
+
+/* Read what f gained. 0, or -1 when out of memory. */
+static int file_read(struct top *t, struct top_file *f, uint64_t *bytes)
+{
+  enum mp_status st;
+  uint64_t n, off;
+  if (f->state == TF_WAIT) {
+    if ((f->fd = open(f->path, O_RDONLY | O_CLOEXEC)) < 0)
+      return 0;	/* Not there yet: a worker to come. */
+    f->r = mp_reader_new_fd(f->fd, -1);
+    f->p = mp_profile_new(t->o.group, MP_PROFILE_NO_OVERRIDES);
+    if (!f->r || !f->p)
+      return -1;
+    mp_reader_follow(f->r);
+    f->state = TF_LIVE;
+  }
+  if (f->state != TF_LIVE)
+    return 0;
+  off = mp_reader_offset(f->r);
+  st = mp_profile_read(f->p, f->r, &n, NULL, NULL);
+  *bytes += mp_reader_offset(f->r) - off;
+  if (mp_profile_oom(f->p))
+    return -1;
+  switch (st) {
+  case MP_AGAIN:
+    /* Nobody writes it any more, and it has no end: cut. */
+    if (!mp_load_being_written(f->fd))
+      file_note(f, TF_CUT, "%s: cut%s at byte %llu%s: the program "
+		"stopped without ending it; kept what was read", "",
+		(unsigned long long)mp_reader_offset(f->r), "");
+    break;
+  case MP_END:
+    file_note(f, TF_ENDED, "%s: ended%s (%llu bytes)%s: its program "
+	      "stopped it", "", (unsigned long long)mp_reader_offset(f->r),
+	      "");
+    break;
+  case MP_ERROR:
+    file_note(f, TF_BAD, "%s: byte %llu: %s; kept what was read before it",
+	      NULL, 0, NULL);
+    {	/* The message has the reader's words: spell it again. */
+      struct mp_buf name = {0};
+      char *s = NULL;
+      if (asprintf(&s, "%s: byte %llu: %s; kept what was read before it",
+		   mp_name_escaped(&name, f->path),
+		   (unsigned long long)mp_reader_error_offset(f->r),
+		   mp_reader_error(f->r)) < 0)
+	s = NULL;
+      mp_buf_free(&name);
+      free(f->note);
+      f->note = s;
+    }
+    break;
+  default:
+    file_note(f, TF_CUT, "%s: cut%s at byte %llu%s", "",
+	      (unsigned long long)mp_reader_offset(f->r), "");
+    break;
+  }
+  return 0;
+}
+
+/* Add f's locations into the rows' held and allocated bytes. */
+static int file_sum(struct top *t, struct top_file *f)
+{
+  uint32_t n, id;
+  if (!f->p)
+    return 0;
+  n = mp_profile_nlocs(f->p);
+  if (n > f->nrowof) {
+    uint32_t *r = realloc(f->rowof, n * sizeof(*r));
+    if (!r)
+      return -1;
+    memset(r + f->nrowof, 0, (n - f->nrowof) * sizeof(*r));
+    f->rowof = r;
+    f->nrowof = n;
+  }
+  for (id = 0; id < n; id++) {
+    struct mp_loc l;
+    uint32_t row;
+    if (!f->rowof[id]) {
+      int64_t k;
+      mp_profile_loc(f->p, id, &l);
+      t->name.len = 0;
+      mp_name_location(&t->name, f->p, NULL, &l, MP_NAME_ALIASED);
+      if (!t->name.data || t->name.oom || (k = intern(t, t->name.data)) < 0)
+	return -1;
+      f->rowof[id] = (uint32_t)k + 1;
+    }
+    row = f->rowof[id] - 1;
+    mp_profile_loc_counts(f->p, id, &l);
+    t->held[row] += l.held_bytes;
+    t->alloc[row] += l.alloc_bytes + l.realloc_new;
+  }
+  return 0;
+}
+
+struct top *top_new(const struct top_opts *o, char **specs, int nspecs)
+{
+  struct top *t = calloc(1, sizeof(*t));
+  if (!t)
+    return NULL;
+  t->o = *o;
+  t->specs = specs;
+  t->nspecs = nspecs;
+  t->t0 = t->prev_t = now_s();
+  return t;
+}
+
+static void reset(struct top *t)
+{
+  size_t i;
+  for (i = 0; i < t->nfiles; i++)
+    file_close(&t->files[i]);
+  for (i = 0; i < t->nrows; i++)
+    free(t->names[i]);
+  t->nrows = 0;
+  free(t->slots);
+  t->slots = NULL;
+  t->nslots = 0;
+  for (i = 0; i < TOP_SNAPS; i++) {
+    free(t->snaps[i].held);
+    t->snaps[i].held = NULL;
+  }
+  t->snap_head = t->nsnaps = 0;
+  free(t->prev_alloc);
+  t->prev_alloc = NULL;
+  t->nprev = 0;
+  t->f.nhist = 0;
+}
+
+void top_free(struct top *t)
+{
+  size_t i;
+  if (!t)
+    return;
+  reset(t);
+  for (i = 0; i < t->nfiles; i++)
+    free(t->files[i].path);
+  free(t->files);
+  free(t->names);
+  free(t->held);
+  free(t->alloc);
+  free(t->notes);
+  free(t->f.rows);
+  mp_buf_free(&t->name);
+  free(t);
+}
+
+const struct top_opts *top_options(const struct top *t)
+{
+  return &t->o;
+}
+
+const struct top_frame *top_frame(const struct top *t)
+{
+  return &t->f;
+}
+
+static int row_cmp_key;
+static int cmp_rows(const void *a, const void *b)
+{
+  const struct top_row *x = a, *y = b;
+  int c = 0;
+  switch (row_cmp_key) {
+  case TOP_SORT_GROWTH:
+    c = (y->growth > x->growth) - (y->growth < x->growth);
+    break;
+  case TOP_SORT_RATE:
+    c = (y->rate > x->rate) - (y->rate < x->rate);
+    break;
+  default:
+    break;
+  }
+  if (!c)
+    c = (y->held > x->held) - (y->held < x->held);
+  if (!c)
+    c = (y->allocated > x->allocated) - (y->allocated < x->allocated);
+  return c ? c : strcmp(x->name, y->name);
+}
+
+void top_sort(struct top *t, enum top_sort s)
+{
+  t->o.sort = s;
+  row_cmp_key = s;
+  if (t->f.nrows)
+    qsort(t->f.rows, t->f.nrows, sizeof(*t->f.rows), cmp_rows);
+}
+
+/* Keep this moment's held bytes when the last kept is a window's
+** TOP_SNAPS-th part old; drop what is older than the window. */
+static int keep_snap(struct top *t, double now)
+{
+  struct top_snap *last = t->nsnaps ?
+    &t->snaps[(t->snap_head + t->nsnaps - 1) % TOP_SNAPS] : NULL;
+  struct top_snap *s;
+  if (last && now - last->t < t->o.window / (TOP_SNAPS - 2))
+    return 0;
+  if (t->nsnaps == TOP_SNAPS) {
+    free(t->snaps[t->snap_head].held);
+    t->snaps[t->snap_head].held = NULL;
+    t->snap_head = (t->snap_head + 1) % TOP_SNAPS;
+    t->nsnaps--;
+  }
+  s = &t->snaps[(t->snap_head + t->nsnaps) % TOP_SNAPS];
+  s->t = now;
+  s->n = t->nrows;
+  s->held = malloc((t->nrows ? t->nrows : 1) * sizeof(*s->held));
+  if (!s->held)
+    return -1;
+  memcpy(s->held, t->held, t->nrows * sizeof(*s->held));
+  t->nsnaps++;
+  return 0;
+}
+
+/* The oldest moment kept that is within the window. */
+static const struct top_snap *window_start(struct top *t, double now)
+{
+  while (t->nsnaps > 1 &&
+	 now - t->snaps[(t->snap_head + 1) % TOP_SNAPS].t >= t->o.window) {
+    free(t->snaps[t->snap_head].held);
+    t->snaps[t->snap_head].held = NULL;
+    t->snap_head = (t->snap_head + 1) % TOP_SNAPS;
+    t->nsnaps--;
+  }
+  return t->nsnaps ? &t->snaps[t->snap_head] : NULL;
+}
+
+int top_refresh(struct top *t)
+{
+  struct top_frame *f = &t->f;
+  const struct top_snap *w;
+  double start = now_s(), now, dt;
+  uint64_t bytes = 0;
+  size_t i;
+
+  if (find_files(t) < 0)
+    return -1;
+  for (i = 0; i < t->nfiles; i++)
+    if (file_read(t, &t->files[i], &bytes) < 0)
+      return -1;
+  now = now_s();
+  f->read_s = now - start;
+  f->read_bytes = bytes;
+  f->behind = f->read_s > t->o.interval;
+  memset(t->held, 0, t->nrows * sizeof(*t->held));
+  memset(t->alloc, 0, t->nrows * sizeof(*t->alloc));
+  f->nfiles = (uint32_t)t->nfiles;
+  f->nlive = f->nended = f->nwaiting = f->nbad = 0;
+  f->live_bytes = f->rss = 0;
+  f->nrss = 0;
+  f->sample_mean = 0;
+  free(t->notes);
+  t->notes = calloc(t->nfiles + 1, sizeof(*t->notes));
+  if (!t->notes)
+    return -1;
+  f->nnotes = 0;
+  for (i = 0; i < t->nfiles; i++) {
+    struct top_file *tf = &t->files[i];
+    if (file_sum(t, tf) < 0)
+      return -1;
+    switch (tf->state) {
+    case TF_WAIT: f->nwaiting++; break;
+    case TF_LIVE: f->nlive++; break;
+    case TF_ENDED: f->nended++; break;
+    default: f->nbad++; break;
+    }
+    if (tf->note)
+      t->notes[f->nnotes++] = tf->note;
+    if (tf->p) {
+      struct mp_timeline_point pt;
+      uint64_t mean;
+      mp_profile_file_now(tf->p, &pt, &mean);
+      f->live_bytes += pt.live_bytes;
+      if (pt.rss) {
+	f->rss += pt.rss;
+	f->nrss++;
+      }
+      if (mean > f->sample_mean)
+	f->sample_mean = mean;
+    }
+  }
+  f->notes = t->notes;
+  /* Growth: against the oldest moment within the window. */
+  w = window_start(t, now);
+  f->span = w ? now - w->t : -1;	/* None yet: since the stream began. */
+  dt = now - t->prev_t;
+  free(f->rows);
+  f->rows = calloc(t->nrows ? t->nrows : 1, sizeof(*f->rows));
+  if (!f->rows)
+    return -1;
+  f->nrows = 0;
+  f->rate = 0;
+  for (i = 0; i < t->nrows; i++) {
+    struct top_row *r = &f->rows[f->nrows];
+    uint64_t before = w && i < w->n ? w->held[i] : 0;
+    uint64_t prev = i < t->nprev ? t->prev_alloc[i] : 0;
+    if (!t->held[i] && !t->alloc[i] && !before)
+      continue;	/* A symbol that allocated nothing. */
+    f->nrows++;
+    r->name = t->names[i];
+    r->held = t->held[i];
+    r->growth = (int64_t)(t->held[i] - before);
+    r->allocated = t->alloc[i];
+    r->rate = t->nprev && dt > 0 && t->alloc[i] >= prev ?
+	      (double)(t->alloc[i] - prev) / dt : 0;
+    f->rate += r->rate;
+  }
+  if (keep_snap(t, now) < 0)
+    return -1;
+  free(t->prev_alloc);
+  t->prev_alloc = malloc((t->nrows ? t->nrows : 1) * sizeof(*t->prev_alloc));
+  if (!t->prev_alloc)
+    return -1;
+  memcpy(t->prev_alloc, t->alloc, t->nrows * sizeof(*t->alloc));
+  t->nprev = t->nrows ? t->nrows : 1;
+  if (!t->nrows)
+    t->prev_alloc[0] = 0;
+  t->prev_t = now;
+  if (f->nhist == TOP_HISTORY) {
+    memmove(f->hist, f->hist + 1, (TOP_HISTORY - 1) * sizeof(*f->hist));
+    f->nhist--;
+  }
+  f->hist[f->nhist++] = f->live_bytes;
+  f->elapsed = now - t->t0;
+  top_sort(t, t->o.sort);
+  return 0;
+}
+
+int top_regroup(struct top *t, enum mp_group g)
+{
+  reset(t);
+  t->o.group = g;
+  return top_refresh(t);
+}
