@@ -64,8 +64,18 @@ static int usage_error(const char *what, const char *arg)
   return LJMPROF_EXIT_USAGE;
 }
 
-static void sleep_s(double s)
+static double now_s(void)
 {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Until the monotonic clock reads at (frames keep their pace whatever
+** reading took). */
+static void sleep_until(double at)
+{
+  double s = at - now_s();
   struct timespec ts;
   if (s <= 0)
     return;
@@ -192,10 +202,15 @@ int ljmprof_cmd_top(int argc, char **argv)
     if (top_screen(t) < 0)
       rc = LJMPROF_EXIT_ERROR;
   } else {
+    double next = now_s();
     for (n = 1; !batch || n <= batch; n++) {
       const struct top_frame *f;
-      if (n > 1)
-	sleep_s(o.interval);
+      if (n > 1) {
+	next += o.interval;
+	if (next < now_s())
+	  next = now_s();	/* Behind: the frame says so. */
+	sleep_until(next);
+      }
       if (top_refresh(t) < 0) {
 	ljmprof_error("top: out of memory");
 	rc = LJMPROF_EXIT_ERROR;
