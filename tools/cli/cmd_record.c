@@ -112,6 +112,12 @@ static void usage(FILE *out, int full)
 	"                         or luajit2 (OpenResty's, nginx's Lua module);\n"
 	"                         default: that of the system's LuaJIT library\n"
 	"      --shim=PATH        the libljmprof.so to preload\n"
+	"      --live[=LOG]       watch the streams while the program runs\n"
+	"                         (ljmprof top: its screen until q, or text\n"
+	"                         frames until the program and its streams\n"
+	"                         end); the program's output goes to LOG\n"
+	"                         (FILE's name with .log for .bin, else\n"
+	"                         ljmprof.log)\n"
 	"  -h, --help             this help, with the environment variables\n"
 	"\n"
 	"A program that links LuaJIT statically (Debian's /usr/bin/luajit)\n"
@@ -191,6 +197,7 @@ static int parse_options(struct record *r, int argc, char **argv)
     { "verbose", no_argument, NULL, 'v' },
     { "shim", required_argument, NULL, 'S' },
     { "flavour", required_argument, NULL, 'F' },
+    { "live", optional_argument, NULL, 'L' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 }
   };
@@ -246,6 +253,11 @@ static int parse_options(struct record *r, int argc, char **argv)
     case 'S':
       r->shim_opt = optarg;
       break;
+    case 'L':
+      r->live = 1;
+      if (optarg && *optarg)
+	snprintf(r->live_log, sizeof(r->live_log), "%s", optarg);
+      break;
     case 'h':
       usage(stdout, 1);
       return 0;
@@ -277,6 +289,20 @@ static int parse_options(struct record *r, int argc, char **argv)
   if (r->sig == 0 && getenv("LJMPROF_SIGNAL"))
     ljm_parse_signal(getenv("LJMPROF_SIGNAL"), &r->sig);
   r->tmpl = getenv("LJMPROF_OUT");
+  if (r->live && !r->live_log[0]) {
+    /* x.bin's program writes to x.log; with tags in the name, to
+    ** ljmprof.log. */
+    size_t n = strlen(r->tmpl);
+    if (strchr(r->tmpl, '%') || n < 4 || strcmp(r->tmpl + n - 4, ".bin") ||
+	n >= sizeof(r->live_log))
+      snprintf(r->live_log, sizeof(r->live_log), "ljmprof.log");
+    else
+      snprintf(r->live_log, sizeof(r->live_log), "%.*s.log",
+	       (int)(n - 4), r->tmpl);
+  }
+  if (r->live)
+    fprintf(stderr, "ljmprof: record: --live: the program's output goes "
+	    "to %s\n", r->live_log);
   r->args = argv + optind;
   r->nargs = argc - optind;
   return -1;

@@ -111,6 +111,38 @@ static int print_frame(struct top *t, uint64_t n, uint64_t top)
   return fflush(stdout) == 0 ? 0 : -1;
 }
 
+int top_run(struct top *t, int screen, uint64_t batch, uint64_t top,
+	    int (*running)(void *ctx), void *ctx)
+{
+  const struct top_frame *f;
+  double next;
+  uint64_t n;
+  if (screen)
+    return top_screen(t) < 0 ? LJMPROF_EXIT_ERROR : LJMPROF_EXIT_OK;
+  next = now_s();
+  for (n = 1; !batch || n <= batch; n++) {
+    if (n > 1) {
+      next += top_options(t)->interval;
+      if (next < now_s())
+	next = now_s();	/* Behind: the frame says so. */
+      sleep_until(next);
+    }
+    if (top_refresh(t) < 0) {
+      ljmprof_error("top: out of memory");
+      return LJMPROF_EXIT_ERROR;
+    }
+    if (print_frame(t, n, top) < 0) {
+      ljmprof_error("top: cannot write the frames");
+      return LJMPROF_EXIT_ERROR;
+    }
+    f = top_frame(t);
+    if (!batch && !f->nlive && !f->nwaiting && !(running && running(ctx)))
+      break;	/* Nothing more will come. */
+  }
+  f = top_frame(t);
+  return f->nbad ? LJMPROF_EXIT_TRUNCATED : LJMPROF_EXIT_OK;
+}
+
 int ljmprof_cmd_top(int argc, char **argv)
 {
   static const struct option opts[] = {
@@ -126,7 +158,7 @@ int ljmprof_cmd_top(int argc, char **argv)
   };
   struct top_opts o;
   struct top *t;
-  uint64_t batch = 0, top = 20, ns, n;
+  uint64_t batch = 0, top = 20, ns;
   int opt, rc = LJMPROF_EXIT_OK, screen;
 
   memset(&o, 0, sizeof(o));
@@ -198,34 +230,7 @@ int ljmprof_cmd_top(int argc, char **argv)
     ljmprof_error("out of memory");
     return LJMPROF_EXIT_ERROR;
   }
-  if (screen) {
-    if (top_screen(t) < 0)
-      rc = LJMPROF_EXIT_ERROR;
-  } else {
-    double next = now_s();
-    for (n = 1; !batch || n <= batch; n++) {
-      const struct top_frame *f;
-      if (n > 1) {
-	next += o.interval;
-	if (next < now_s())
-	  next = now_s();	/* Behind: the frame says so. */
-	sleep_until(next);
-      }
-      if (top_refresh(t) < 0) {
-	ljmprof_error("top: out of memory");
-	rc = LJMPROF_EXIT_ERROR;
-	break;
-      }
-      if (print_frame(t, n, top) < 0) {
-	ljmprof_error("top: cannot write the frames");
-	rc = LJMPROF_EXIT_ERROR;
-	break;
-      }
-      f = top_frame(t);
-      if (!batch && !f->nlive && !f->nwaiting)
-	break;	/* Nothing more will come. */
-    }
-  }
+  rc = top_run(t, screen, batch, top, NULL, NULL);
   if (rc == LJMPROF_EXIT_OK) {
     const struct top_frame *f = top_frame(t);
     if (f->nfiles && f->nwaiting == f->nfiles) {
@@ -235,8 +240,6 @@ int ljmprof_cmd_top(int argc, char **argv)
     } else if (!f->nfiles) {
       ljmprof_error("top: no file matches %s", argv[optind]);
       rc = LJMPROF_EXIT_ERROR;
-    } else if (f->nbad) {
-      rc = LJMPROF_EXIT_TRUNCATED;
     }
   }
   top_free(t);

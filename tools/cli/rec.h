@@ -35,6 +35,8 @@ struct record {
   char manifest_path[PATH_MAX];
   const char *tmpl;		/* LJMPROF_OUT as the child gets it. */
   time_t since;			/* When the run began (streams are newer). */
+  int live;			/* --live: watch the streams (ljmprof top). */
+  char live_log[PATH_MAX];	/* --live: where the program's output goes. */
 };
 
 /*
@@ -60,6 +62,11 @@ void rec_remove_manifest(const struct record *r);
 /* Lists the streams of the manifest on stderr: the number listed;
 ** *nfailed gets the number of streams that could not be written. */
 int rec_list_files(const struct record *r, int *nfailed);
+/* record --live: add(ctx, path) for each stream the manifest names so
+** far (again at each call; add skips those it has). 0, or -1 when add
+** failed. */
+int rec_live_streams(const struct record *r,
+		     int (*add)(void *ctx, const char *path), void *ctx);
 
 /* rec_run.c: runs r->args with the shim preloaded, its wait status into
 ** *status. -1; EXIT_NORUN when it could not be started (said); 0 when it

@@ -367,3 +367,39 @@ int rec_list_files(const struct record *r, int *nfailed)
 	    foreign == 1 ? "" : "s");
   return n;
 }
+
+/* -- The streams so far, for record --live ------------------------------ */
+
+int rec_live_streams(const struct record *r,
+		     int (*add)(void *ctx, const char *path), void *ctx)
+{
+  char line[LJM_PATH_MAX + 64], tmpl[LJM_PATH_MAX], cwd[LJM_PATH_MAX];
+  int whole = 1;
+  FILE *f;
+  if (getcwd(cwd, sizeof(cwd)) == NULL)
+    cwd[0] = '\0';
+  if (ljm_template_absolute(tmpl, sizeof(tmpl),
+			    r->tmpl && *r->tmpl ? r->tmpl : "ljmprof.bin",
+			    cwd) != 0 || tmpl[0] != '/')
+    return 0;
+  if (!(f = fopen(r->manifest_path, "re")))
+    return 0;	/* No stream opened yet. */
+  while (fgets(line, sizeof(line), f)) {
+    size_t len = strlen(line);
+    int was_whole = whole;
+    /* Only whole lines of the shim's own (a line being written waits for
+    ** the next refresh). */
+    whole = len > 0 && line[len - 1] == '\n';
+    if (!was_whole || !whole)
+      continue;
+    line[--len] = '\0';
+    if (line[0] == '!' || !is_our_name(tmpl, line))
+      continue;
+    if (add(ctx, line) < 0) {
+      fclose(f);
+      return -1;
+    }
+  }
+  fclose(f);
+  return 0;
+}

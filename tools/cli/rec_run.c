@@ -20,7 +20,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include "rec.h"
+#include "top.h"
 
 /* The program, for forwarded signals; 0 once reaped, when its pid may be
 ** another process's. */
@@ -46,6 +49,54 @@ static char *make_preload(const char *shim)
   snprintf(preload, len, "%s%s%s", shim, old && *old ? ":" : "",
 	   old ? old : "");
   return preload;
+}
+
+/* record --live: the streams the manifest names, and whether the
+** program still runs (its wait status kept once it ended). */
+static int live_add(void *ctx, const char *path)
+{
+  return top_add_file(ctx, path);
+}
+
+static int live_find(void *ctx, struct top *t)
+{
+  return rec_live_streams(ctx, live_add, t);
+}
+
+struct live_child {
+  pid_t pid;
+  int status;
+  int done;
+};
+
+static int live_running(void *ctx)
+{
+  struct live_child *c = ctx;
+  if (!c->done && waitpid(c->pid, &c->status, WNOHANG) == c->pid)
+    c->done = 1;
+  return !c->done;
+}
+
+/* The view (ljmprof top) of the program's streams while it runs; its
+** screen until q, or text frames until it ended and its streams too. */
+static void live_view(const struct record *r, struct live_child *c)
+{
+  struct top_opts o;
+  struct top *t;
+  int screen = isatty(1) && isatty(0);
+  memset(&o, 0, sizeof(o));
+  o.group = MP_GROUP_LINE;
+  o.sort = TOP_SORT_HELD;
+  o.interval = 1;
+  o.window = 60;
+  o.human = screen;
+  if (!(t = top_new(&o, NULL, 0))) {
+    rec_error("--live: out of memory; waiting for %s", r->args[0]);
+    return;
+  }
+  top_set_finder(t, live_find, (void *)r);
+  top_run(t, screen, 0, 20, live_running, c);
+  top_free(t);
 }
 
 int rec_run_and_wait(const struct record *r, int *status, int *wait_err)
@@ -99,6 +150,15 @@ int rec_run_and_wait(const struct record *r, int *status, int *wait_err)
       sigaction(r->sig, &old_sig, NULL);
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
     setenv("LD_PRELOAD", preload, 1);
+    if (r->live) {	/* The terminal is the view's. */
+      int fd = open(r->live_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		    0644);
+      if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
+	fprintf(stderr, "ljmprof: record: --live: cannot write %s: %s\n",
+		r->live_log, strerror(errno));
+	_exit(EXIT_NORUN);
+      }
+    }
     execvp(r->args[0], r->args);
     fprintf(stderr, "ljmprof: record: cannot run %s: %s\n", r->args[0],
 	    strerror(errno));
@@ -106,6 +166,16 @@ int rec_run_and_wait(const struct record *r, int *status, int *wait_err)
   }
   child = pid;
   sigprocmask(SIG_SETMASK, &old_mask, NULL);
+  if (r->live) {
+    struct live_child c = {pid, 0, 0};
+    live_view(r, &c);
+    if (c.done) {
+      *status = c.status;
+      child = 0;
+      free(preload);
+      return -1;
+    }
+  }
   do
     w = waitpid(pid, status, 0);
   while (w < 0 && errno == EINTR);

@@ -68,6 +68,13 @@ struct top;
 struct top *top_new(const struct top_opts *o, char **specs, int nspecs);
 void top_free(struct top *t);
 
+/* Another source of files, asked at each refresh before the specs:
+** find(ctx, t) calls top_add_file for each file it knows (again each
+** time; known ones are skipped). 0, or -1 when out of memory. */
+void top_set_finder(struct top *t, int (*find)(void *ctx, struct top *t),
+		    void *ctx);
+int top_add_file(struct top *t, const char *path);
+
 /* Read what the files gained and make the frame. 0, or -1 when out of
 ** memory. */
 int top_refresh(struct top *t);
@@ -90,6 +97,16 @@ void top_titles(struct mp_buf *b, const struct top_frame *f,
 		const struct top_opts *o);
 void top_row_line(struct mp_buf *b, const struct top_frame *f,
 		  const struct top_opts *o, size_t r, int width);
+
+/* -- Running the view (cmd_top.c) ---------------------------------------- */
+
+/*
+** The screen (screen set) until q, or text frames on standard output:
+** batch of them (0: until no file is live or awaited and running(ctx),
+** when given, says 0). top rows a frame. An exit status.
+*/
+int top_run(struct top *t, int screen, uint64_t batch, uint64_t top,
+	    int (*running)(void *ctx), void *ctx);
 
 /* -- The full-screen view (top_screen.c) --------------------------------- */
 

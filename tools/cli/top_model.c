@@ -50,6 +50,8 @@ struct top_snap {
 
 struct top {
   struct top_opts o;
+  int (*find)(void *ctx, struct top *t);
+  void *find_ctx;
   char **specs;
   int nspecs;
   struct top_file *files;
@@ -140,7 +142,7 @@ static int known(const struct top *t, const char *path)
   return 0;
 }
 
-static int add_file(struct top *t, const char *path)
+int top_add_file(struct top *t, const char *path)
 {
   struct top_file *f;
   if (known(t, path))
@@ -166,6 +168,8 @@ static int add_file(struct top *t, const char *path)
 static int find_files(struct top *t)
 {
   int i;
+  if (t->find && t->find(t->find_ctx, t) < 0)
+    return -1;
   for (i = 0; i < t->nspecs; i++) {
     const char *s = t->specs[i];
     if (strpbrk(s, "*?[")) {
@@ -175,13 +179,13 @@ static int find_files(struct top *t)
       if (r == GLOB_NOSPACE)
 	return -1;
       for (k = 0; r == 0 && k < g.gl_pathc; k++)
-	if (add_file(t, g.gl_pathv[k]) < 0) {
+	if (top_add_file(t, g.gl_pathv[k]) < 0) {
 	  globfree(&g);
 	  return -1;
 	}
       if (r == 0)
 	globfree(&g);
-    } else if (add_file(t, s) < 0) {
+    } else if (top_add_file(t, s) < 0) {
       return -1;
     }
   }
@@ -362,6 +366,13 @@ void top_free(struct top *t)
   free(t->f.rows);
   mp_buf_free(&t->name);
   free(t);
+}
+
+void top_set_finder(struct top *t, int (*find)(void *ctx, struct top *t),
+		    void *ctx)
+{
+  t->find = find;
+  t->find_ctx = ctx;
 }
 
 const struct top_opts *top_options(const struct top *t)
