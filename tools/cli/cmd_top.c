@@ -34,13 +34,15 @@ static void top_help(FILE *out)
 "Figures from sampled streams are estimates, marked ~.\n"
 "\n"
 "On a terminal the view fills the screen; keys: h, g, a sort by held,\n"
-"growth, allocation rate; l, f, c group by line, function, chunk; p\n"
+"growth, allocation rate; l, f, c group by line, function, chunk, s by\n"
+"call path, k by object kind; p\n"
 "pauses; ? shows the keys; q quits. Otherwise (or with --batch) it\n"
 "prints plain text frames, one per interval.\n"
 "\n"
 "  -i, --interval=SECONDS  between refreshes (default 1)\n"
 "  -w, --window=SECONDS    growth over this long (default 60)\n"
-"  -g, --group=BY          line (default), function or chunk\n"
+"  -g, --group=BY          line (default), function or chunk; path: call\n"
+"                          paths (streams with stacks); kind: object kinds\n"
 "  -s, --sort=KEY          held (default), growth or rate\n"
 "  -b, --batch=N           N plain text frames, then exit (without a\n"
 "                          terminal: frames until no file is live)\n"
@@ -182,10 +184,15 @@ int ljmprof_cmd_top(int argc, char **argv)
       o.window = (double)ns / 1e9;
       break;
     case 'g':
-      if (mp_group_parse(optarg, &o.group) < 0 ||
-	  o.group == MP_GROUP_FRAMES)
-	return usage_error("--group takes line, function or chunk, not",
-			   optarg);
+      o.by = TOP_BY_LOCATION;
+      if (!strcmp(optarg, "path"))
+	o.by = TOP_BY_PATH;
+      else if (!strcmp(optarg, "kind"))
+	o.by = TOP_BY_KIND;
+      else if (mp_group_parse(optarg, &o.group) < 0 ||
+	       o.group == MP_GROUP_FRAMES)
+	return usage_error("--group takes line, function, chunk, path or "
+			   "kind, not", optarg);
       break;
     case 's':
       if (!strcmp(optarg, "held"))

@@ -19,9 +19,13 @@
 #include "mp_names.h"
 
 enum top_sort { TOP_SORT_HELD, TOP_SORT_GROWTH, TOP_SORT_RATE };
+/* What a row is: a location (grouped), a call path (streams with
+** stacks), an object kind (streams with kinds). */
+enum top_by { TOP_BY_LOCATION, TOP_BY_PATH, TOP_BY_KIND };
 
 struct top_opts {
-  enum mp_group group;	/* line, function or chunk. */
+  enum mp_group group;	/* Locations: line, function or chunk. */
+  enum top_by by;
   enum top_sort sort;
   double interval;	/* Seconds between refreshes. */
   double window;	/* Growth over this many seconds. */
@@ -83,7 +87,7 @@ const struct top_frame *top_frame(const struct top *t);
 /* Sort the frame by another key (no reading). */
 void top_sort(struct top *t, enum top_sort s);
 /* Another grouping: the files are read again from their beginning. */
-int top_regroup(struct top *t, enum mp_group g);
+int top_regroup(struct top *t, enum top_by by, enum mp_group g);
 const struct top_opts *top_options(const struct top *t);
 
 /* -- Spelling a frame (top_text.c) --------------------------------------- */

@@ -67,6 +67,7 @@ struct top {
   struct top_snap snaps[TOP_SNAPS];
   size_t snap_head, nsnaps;
   const char **notes;
+  uint64_t kind_held[MP_NKINDS];
   struct top_frame f;
   struct mp_buf name;
 };
@@ -231,7 +232,8 @@ static int file_read(struct top *t, struct top_file *f, uint64_t *bytes)
     if ((f->fd = open(f->path, O_RDONLY | O_CLOEXEC)) < 0)
       return 0;	/* Not there yet: a worker to come. */
     f->r = mp_reader_new_fd(f->fd, -1);
-    f->p = mp_profile_new(t->o.group, MP_PROFILE_NO_OVERRIDES);
+    f->p = mp_profile_new(t->o.group, MP_PROFILE_NO_OVERRIDES |
+			  (t->o.by == TOP_BY_KIND ? MP_PROFILE_KINDS : 0));
     if (!f->r || !f->p)
       return -1;
     mp_reader_follow(f->r);
@@ -281,12 +283,102 @@ static int file_read(struct top *t, struct top_file *f, uint64_t *bytes)
   return 0;
 }
 
+/* Room in f->rowof for ids below n. */
+static int rows_of(struct top_file *f, uint32_t n)
+{
+  if (n > f->nrowof) {
+    uint32_t *r = realloc(f->rowof, n * sizeof(*r));
+    if (!r)
+      return -1;
+    memset(r + f->nrowof, 0, (n - f->nrowof) * sizeof(*r));
+    f->rowof = r;
+    f->nrowof = n;
+  }
+  return 0;
+}
+
+/* The row of the name in t->name; -1 when out of memory. */
+static int64_t named_row(struct top *t)
+{
+  if (!t->name.data || t->name.oom)
+    return -1;
+  return intern(t, t->name.data);
+}
+
+/* A call path, leaf first: "a <- b <- c", at most 64 frames. */
+static void name_path(struct top *t, struct mp_profile *p, uint32_t id)
+{
+  int depth;
+  for (depth = 0; id && depth < 64; depth++) {
+    struct mp_frame fr;
+    mp_profile_frame(p, id, &fr);
+    if (depth)
+      mp_buf_str(&t->name, " <- ");
+    mp_name_frame(&t->name, p, NULL, &fr, MP_NAME_ALIASED);
+    id = fr.parent;
+  }
+  if (id)
+    mp_buf_str(&t->name, " <- ...");
+}
+
+/* By call path or by kind: their figures into the rows. */
+static int file_sum_other(struct top *t, struct top_file *f)
+{
+  uint32_t n, id;
+  if (t->o.by == TOP_BY_PATH) {
+    n = mp_profile_nstacks(f->p);
+    if (rows_of(f, n) < 0)
+      return -1;
+    for (id = 1; id < n; id++) {
+      struct mp_stack_counts c;
+      if (!mp_profile_stack(f->p, id, &c))
+	continue;
+      if (!f->rowof[id]) {
+	int64_t k;
+	t->name.len = 0;
+	name_path(t, f->p, id);
+	if ((k = named_row(t)) < 0)
+	  return -1;
+	f->rowof[id] = (uint32_t)k + 1;
+      }
+      t->held[f->rowof[id] - 1] += c.held_bytes;
+      t->alloc[f->rowof[id] - 1] += c.alloc_bytes + c.realloc_bytes;
+    }
+    return 0;
+  }
+  if (rows_of(f, MP_NKINDS) < 0)
+    return -1;
+  /* What each kind holds now is by the blocks (the kinds' counters hold
+  ** it once reading is over). */
+  mp_profile_kinds_held(f->p, 0, t->kind_held);
+  for (id = 0; id < MP_NKINDS; id++) {
+    struct mp_kind_counts c;
+    mp_profile_kind(f->p, id, &c);
+    c.held_bytes = t->kind_held[id];
+    if (!c.held_bytes && !c.alloc_bytes && !c.realloc_bytes)
+      continue;
+    if (!f->rowof[id]) {
+      int64_t k;
+      t->name.len = 0;
+      mp_name_kind(&t->name, id);
+      if ((k = named_row(t)) < 0)
+	return -1;
+      f->rowof[id] = (uint32_t)k + 1;
+    }
+    t->held[f->rowof[id] - 1] += c.held_bytes;
+    t->alloc[f->rowof[id] - 1] += c.alloc_bytes + c.realloc_bytes;
+  }
+  return 0;
+}
+
 /* Add f's locations into the rows' held and allocated bytes. */
 static int file_sum(struct top *t, struct top_file *f)
 {
   uint32_t n, id;
   if (!f->p)
     return 0;
+  if (t->o.by != TOP_BY_LOCATION)
+    return file_sum_other(t, f);
   n = mp_profile_nlocs(f->p);
   if (n > f->nrowof) {
     uint32_t *r = realloc(f->rowof, n * sizeof(*r));
@@ -555,9 +647,10 @@ int top_refresh(struct top *t)
   return 0;
 }
 
-int top_regroup(struct top *t, enum mp_group g)
+int top_regroup(struct top *t, enum top_by by, enum mp_group g)
 {
   reset(t);
+  t->o.by = by;
   t->o.group = g;
   return top_refresh(t);
 }

@@ -46,6 +46,7 @@ static const char *const help_lines[] = {
   "  g  sort by growth over the window",
   "  a  sort by allocation rate",
   "  l  group by line    f  by function    c  by chunk",
+  "  s  by call path (streams with stacks)    k  by object kind",
   "     (a new grouping reads the files again from their start)",
   "  p  or space: pause (the files are read again when it goes on)",
   "  ?  this help (any key closes it)",
@@ -94,7 +95,7 @@ static void draw(struct top *t, int utf8, int paused, int help)
     mvaddnstr(y++, 0, b.data ? b.data : "", cols);
   }
   attron(A_DIM);
-  mvaddnstr(rows - 1, 0, "q quit  h/g/a sort  l/f/c group  p pause  ? keys",
+  mvaddnstr(rows - 1, 0, "q quit  h/g/a sort  l/f/c/s/k group  p pause  ? keys",
 	    cols);
   attroff(A_DIM);
   refresh();
@@ -148,10 +149,13 @@ int top_screen(struct top *t)
       case 'h': top_sort(t, TOP_SORT_HELD); break;
       case 'g': top_sort(t, TOP_SORT_GROWTH); break;
       case 'a': top_sort(t, TOP_SORT_RATE); break;
-      case 'l': case 'f': case 'c': {
+      case 'l': case 'f': case 'c': case 's': case 'k': {
 	enum mp_group g = ch == 'f' ? MP_GROUP_FUNCTION :
 			  ch == 'c' ? MP_GROUP_CHUNK : MP_GROUP_LINE;
-	if (g != top_options(t)->group && top_regroup(t, g) < 0)
+	enum top_by by = ch == 's' ? TOP_BY_PATH :
+			 ch == 'k' ? TOP_BY_KIND : TOP_BY_LOCATION;
+	const struct top_opts *o = top_options(t);
+	if ((g != o->group || by != o->by) && top_regroup(t, by, g) < 0)
 	  rc = -2, stop_asked = 1;
 	next = now_s() + top_options(t)->interval;
 	break;

@@ -10,10 +10,14 @@
 
 #include "top.h"
 
-static const char *group_name(enum mp_group g)
+static const char *group_name(const struct top_opts *o)
 {
-  return g == MP_GROUP_FUNCTION ? "function" :
-	 g == MP_GROUP_CHUNK ? "chunk" : "line";
+  if (o->by == TOP_BY_PATH)
+    return "call path";
+  if (o->by == TOP_BY_KIND)
+    return "object kind";
+  return o->group == MP_GROUP_FUNCTION ? "function" :
+	 o->group == MP_GROUP_CHUNK ? "chunk" : "line";
 }
 
 static const char *sort_name(enum top_sort s)
@@ -70,7 +74,7 @@ int top_header_line(struct mp_buf *b, const struct top_frame *f,
     if (f->nbad)
       mp_buf_printf(b, ", %u cut or damaged", f->nbad);
     mp_buf_printf(b, "); %.1f s; every %.3g s; by %s, sorted by %s",
-		  f->elapsed, o->interval, group_name(o->group),
+		  f->elapsed, o->interval, group_name(o),
 		  sort_name(o->sort));
     return 1;
   case 1:
@@ -111,13 +115,13 @@ void top_titles(struct mp_buf *b, const struct top_frame *f,
 		const struct top_opts *o)
 {
   char g[32];
-  (void)o;
   if (f->span < 0)
     snprintf(g, sizeof g, "GROWTH/all");
   else
     snprintf(g, sizeof g, "GROWTH/%.0fs", f->span);
   mp_buf_printf(b, "%14s %14s %14s %14s  %s", "HELD", g, "ALLOC/S",
-		"ALLOCATED", "LOCATION");
+		"ALLOCATED", o->by == TOP_BY_PATH ? "CALL PATH" :
+		o->by == TOP_BY_KIND ? "KIND" : "LOCATION");
 }
 
 static void cell(struct mp_buf *b, const struct mp_buf *v)
