@@ -56,7 +56,8 @@ struct top_frame {
   double read_s;	/* What the last refresh spent reading, */
   uint64_t read_bytes;	/* and how many bytes it read. */
   int behind;		/* Reading took longer than the interval. */
-  uint64_t hist[TOP_HISTORY];	/* Live heap, oldest first. */
+  uint64_t hist[TOP_HISTORY];	/* Live heap, oldest first, */
+  uint64_t rss_hist[TOP_HISTORY];	/* and RSS (0: not known then). */
   uint32_t nhist;
   const char *const *notes;	/* Files ended, cut, damaged. */
   size_t nnotes;

@@ -639,8 +639,11 @@ int top_refresh(struct top *t)
   t->prev_t = now;
   if (f->nhist == TOP_HISTORY) {
     memmove(f->hist, f->hist + 1, (TOP_HISTORY - 1) * sizeof(*f->hist));
+    memmove(f->rss_hist, f->rss_hist + 1,
+	    (TOP_HISTORY - 1) * sizeof(*f->rss_hist));
     f->nhist--;
   }
+  f->rss_hist[f->nhist] = f->rss;
   f->hist[f->nhist++] = f->live_bytes;
   f->elapsed = now - t->t0;
   top_sort(t, t->o.sort);

@@ -38,8 +38,9 @@ static void signed_bytes(struct mp_buf *b, int64_t v, int human)
   mp_name_bytes(b, v < 0 ? (uint64_t)-v : (uint64_t)v, human);
 }
 
-/* The history of the live heap, a cell per refresh. */
-static void history(struct mp_buf *b, const struct top_frame *f, int utf8)
+/* A history (the live heap's, RSS's), a cell per refresh. */
+static void history(struct mp_buf *b, const uint64_t *h, uint32_t nh,
+		    int utf8)
 {
   static const char *const bars[8] = {
     "\xe2\x96\x81", "\xe2\x96\x82", "\xe2\x96\x83", "\xe2\x96\x84",
@@ -48,12 +49,12 @@ static void history(struct mp_buf *b, const struct top_frame *f, int utf8)
   static const char ascii[] = "_.-~=+*#";
   uint64_t lo = UINT64_MAX, hi = 0;
   uint32_t i;
-  for (i = 0; i < f->nhist; i++) {
-    if (f->hist[i] < lo) lo = f->hist[i];
-    if (f->hist[i] > hi) hi = f->hist[i];
+  for (i = 0; i < nh; i++) {
+    if (h[i] < lo) lo = h[i];
+    if (h[i] > hi) hi = h[i];
   }
-  for (i = 0; i < f->nhist; i++) {
-    int k = hi > lo ? (int)((f->hist[i] - lo) * 7 / (hi - lo)) : 0;
+  for (i = 0; i < nh; i++) {
+    int k = hi > lo ? (int)((h[i] - lo) * 7 / (hi - lo)) : 0;
     if (utf8)
       mp_buf_str(b, bars[k]);
     else
@@ -94,9 +95,13 @@ int top_header_line(struct mp_buf *b, const struct top_frame *f,
 		    "bytes)", (unsigned long long)f->sample_mean);
     return 1;
   case 2:
-    mp_buf_str(b, "history ");
-    history(b, f, utf8);
-    mp_buf_printf(b, "  (live heap, the last %u refreshes)", f->nhist);
+    mp_buf_str(b, "history: heap ");
+    history(b, f->hist, f->nhist, utf8);
+    if (f->nrss) {
+      mp_buf_str(b, "  RSS ");
+      history(b, f->rss_hist, f->nhist, utf8);
+    }
+    mp_buf_printf(b, "  (the last %u refreshes)", f->nhist);
     if (f->behind)
       mp_buf_printf(b, "  BEHIND: reading took %.2f s (%llu bytes), more "
 		    "than the interval", f->read_s,
