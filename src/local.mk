@@ -38,6 +38,8 @@ $(LJ2_TREE)/.prepared: $(LUAJIT2_SRC)/src/lj_api.c $(LJ_OURS) \
 	  $(LUAJIT2_SRC) $(srcdir)/src $(LJ2_TREE) && touch $@
 endif
 
+# In a cross build (configure --host), LUAJIT_CROSS_MAKEFLAGS gives
+# LuaJIT's make its HOST_CC, CROSS and TARGET_SYS (configure.ac).
 # The distribution's build: Debian runs "make amalg PREFIX=/usr
 # MULTILIB=lib/<multiarch>" in the default mixed mode, which compiles
 # every object twice, the *_dyn.o ones position-independent
@@ -47,7 +49,7 @@ endif
 # starts from clean, as objects do not depend on the flags.
 LJ_MAKE_OPTIONS = $(LUAJIT_MAKE_TARGET) PREFIX=/usr \
 	MULTILIB=$(LUAJIT_MULTILIB) LJMPROF_VERSION=$(PACKAGE_VERSION) \
-	$(LJ_SAN_XCFLAGS) $(LJ_SAN_MAKEFLAGS)
+	$(LJ_SAN_XCFLAGS) $(LJ_SAN_MAKEFLAGS)$(if $(LUAJIT_CROSS_MAKEFLAGS), $(LUAJIT_CROSS_MAKEFLAGS))
 $(LJ_TREE)/.built $(LJ2_TREE)/.built: $(srcdir)/src/local.mk Makefile
 	$(AM_V_at)echo "$(LJ_MAKE_OPTIONS)" >$(@D)/.options.new
 	$(AM_V_at)if ! cmp -s $(@D)/.options.new $(@D)/.options; then \
@@ -56,7 +58,7 @@ $(LJ_TREE)/.built $(LJ2_TREE)/.built: $(srcdir)/src/local.mk Makefile
 	$(AM_V_at)$(MAKE) -C $(@D) $(LUAJIT_MAKE_TARGET) \
 	  PREFIX=/usr MULTILIB=$(LUAJIT_MULTILIB) \
 	  XCFLAGS='-DLJMPROF_VERSION=\"$(PACKAGE_VERSION)\" $(LJ_SAN_XCFLAGS)' \
-	  $(LJ_SAN_MAKEFLAGS) $(LJ_MAKE_Q)
+	  $(LJ_SAN_MAKEFLAGS) $(LUAJIT_CROSS_MAKEFLAGS) $(LJ_MAKE_Q)
 	$(AM_V_at)mv $(@D)/.options.new $(@D)/.options
 	$(AM_V_at)ls $(@D)/src/*_dyn.o >$(@D)/.dynobjs
 	$(AM_V_at)touch $@
