@@ -46,7 +46,7 @@ else
 fuzz:
 	@echo "make fuzz: no clang with libFuzzer (apt-get install clang libclang-rt-14-dev, then configure again)" >&2; exit 1
 endif
-.PHONY: fuzz
+PHONY_CLI += fuzz
 
 # Shared by the shell tests.
 EXTRA_DIST += tests/lib.sh

@@ -9,7 +9,7 @@ EXTRA_DIST += $(BUILD_TESTS) tests/build/hello.lua tests/build/whoami.lua \
 	tests/build/globals.lua
 check_SCRIPTS += preload/libljmprof.so $(LJ_PRODUCTS)
 # patches.test works in the build folder and keeps a failed tree there.
-clean-local: clean-port-test
+CLEAN_CLI += clean-port-test
 clean-port-test:
 	-rm -rf tests/build/patches.d
-.PHONY: clean-port-test
+PHONY_CLI += clean-port-test

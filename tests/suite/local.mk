@@ -10,7 +10,7 @@ AM_TESTS_ENVIRONMENT += \
 	CC='$(CC)'; CXX='$(CXX)'; export CC CXX; \
 	LJMPROF_LUAJIT_INC='$(abs_top_builddir)/$(LJ_TREE)/src'; export LJMPROF_LUAJIT_INC;
 
-clean-local: clean-suite
+CLEAN_CLI += clean-suite
 clean-suite:
 	-rm -rf tests/suite/luajit-tests.dir
-.PHONY: clean-suite
+PHONY_CLI += clean-suite
