@@ -127,6 +127,31 @@ void mp_heap_each(const struct mp_heap *h,
 			     const struct mp_block *b),
 		  void *ctx);
 
+/* mp_heap_take_slow into a block of its own, then copied to out: the
+** caller's block (most often a local of the read loop) then never has
+** its address taken, and stays in registers on the fast path. */
+static inline int mp_heap_take_slow_copy(struct mp_heap *h, uint64_t addr,
+					 struct mp_block *out)
+{
+  struct mp_block b;
+  int rc = mp_heap_take_slow(h, addr, &b);
+  if (rc)
+    *out = b;
+  return rc;
+}
+
+/* mp_heap_put_slow the same way. */
+static inline int mp_heap_put_slow_copy(struct mp_heap *h, uint64_t addr,
+					uint64_t size, uint32_t loc,
+					unsigned kind, struct mp_block *old)
+{
+  struct mp_block b;
+  int rc = mp_heap_put_slow(h, addr, size, loc, kind, &b);
+  if (rc == 1)
+    *old = b;
+  return rc;
+}
+
 /* Remove a block, returning it; 1 when it was there. */
 static inline __attribute__((always_inline)) int
 mp_heap_take(struct mp_heap *h, uint64_t addr, struct mp_block *out)
@@ -158,7 +183,7 @@ mp_heap_take(struct mp_heap *h, uint64_t addr, struct mp_block *out)
   }
   if (!h->big.count)
     return 0;
-  return mp_heap_take_slow(h, addr, out);
+  return mp_heap_take_slow_copy(h, addr, out);
 }
 
 /*
@@ -186,7 +211,7 @@ mp_heap_put(struct mp_heap *h, uint64_t addr, uint64_t size, uint32_t loc,
     h->used++;
     return 0;
   }
-  return mp_heap_put_slow(h, addr, size, loc, kind, old);
+  return mp_heap_put_slow_copy(h, addr, size, loc, kind, old);
 }
 
 #endif

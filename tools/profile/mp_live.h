@@ -152,7 +152,7 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
 				 unsigned kind, int huge, unsigned how)
 {
   int stacks = (how & MP_LIVE_STACKS) != 0;
-  struct mp_block old;
+  struct mp_block old = { 0, 0, 0 };	/* Set when rc is 1. */
   struct mp_lrec *l;
   int rc;
 
