@@ -160,25 +160,21 @@ mp_heap_take(struct mp_heap *h, uint64_t addr, struct mp_block *out)
   if (addr != 0) {
     /* The compare first: a free most often finds its block at home, in
     ** one load, one compare and one branch. */
-    struct mp_heap_slot *s = &h->slots[mp_heap_home(h, addr)];
-    for (;;) {
-      uint64_t a = s->addr;
+    for (i = mp_heap_home(h, addr);; i = (i + 1) & h->mask) {
+      uint64_t a = h->slots[i].addr;
       if (a == addr) {
-	mp_heap_unpack(s->packed, out);
-	i = (uint64_t)(s - h->slots);
+	mp_heap_unpack(h->slots[i].packed, out);
 	if (!h->slots[(i + 1) & h->mask].addr) {
 	  /* The end of its probe run: nothing to pull back. */
-	  s->addr = 0;
+	  h->slots[i].addr = 0;
 	  h->used--;
 	} else {
-	  mp_heap_remove_slot(h, s);
+	  mp_heap_remove_slot(h, &h->slots[i]);
 	}
 	return 1;
       }
       if (!a)
 	break;
-      i = ((uint64_t)(s - h->slots) + 1) & h->mask;
-      s = &h->slots[i];
     }
   }
   if (!h->big.count)
