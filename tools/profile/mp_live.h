@@ -29,6 +29,10 @@
 */
 #define MP_LIVE_STACKS 1u
 #define MP_LIVE_PLAIN 2u
+/* The profile's override pairs are known to be bare keys (MP_OV_KEYS),
+** or none (MP_OV_NONE): a free tests no mode. */
+#define MP_LIVE_OV_KEYS 4u
+#define MP_LIVE_OV_NONE 8u
 
 /*
 ** The location of a block's owner in the heap, which leaves it: in a
@@ -141,6 +145,10 @@ static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
   orig->released++;
   orig->held_bytes -= b.size;
   p->file.live_bytes -= b.size;
+  if (how & MP_LIVE_OV_NONE)
+    return 0;
+  if (how & MP_LIVE_OV_KEYS)
+    return mp_overrides_note_keys(p, is_free, at, orig, orig_id);
   return mp_overrides_note(p, is_free, at, orig, orig_id, b.size);
 }
 

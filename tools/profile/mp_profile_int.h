@@ -698,6 +698,24 @@ static inline uint64_t *mp_ov_keyp(const struct mp_profile *p, uint64_t i)
 ** every free path of the read driver: a call per free cost more than
 ** the memo check itself; bare keys, the default, are tested first.
 */
+/* mp_overrides_note when p->ov_mode is MP_OV_KEYS (the caller knows). */
+static inline __attribute__((always_inline))
+int mp_overrides_note_keys(struct mp_profile *p, int is_free, uint32_t at,
+			   struct mp_lrec *orig, uint32_t orig_id)
+{
+  uint32_t memo = orig->ov_memo[is_free];
+  /* Without counts a pair need only exist, and pairs are never
+  ** dropped: the memo is the last releasing location, at + 1, and its
+  ** pair goes to the array only when another takes its place (most
+  ** locations have one releaser: their pair is never appended). */
+  if (memo == at + 1)
+    return 0;
+  if (memo && mp_overrides_retire(p, is_free, memo - 1, orig_id) < 0)
+    return -1;
+  orig->ov_memo[is_free] = at + 1;
+  return 0;
+}
+
 static inline __attribute__((always_inline))
 int mp_overrides_note(struct mp_profile *p, int is_free, uint32_t at,
 		      struct mp_lrec *orig, uint32_t orig_id, uint64_t size)
@@ -705,18 +723,8 @@ int mp_overrides_note(struct mp_profile *p, int is_free, uint32_t at,
   uint64_t i;
   uint32_t memo = orig->ov_memo[is_free];
 
-  if (p->ov_mode == MP_OV_KEYS) {
-    /* Without counts a pair need only exist, and pairs are never
-    ** dropped: the memo is the last releasing location, at + 1, and its
-    ** pair goes to the array only when another takes its place (most
-    ** locations have one releaser: their pair is never appended). */
-    if (memo == at + 1)
-      return 0;
-    if (memo && mp_overrides_retire(p, is_free, memo - 1, orig_id) < 0)
-      return -1;
-    orig->ov_memo[is_free] = at + 1;
-    return 0;
-  }
+  if (p->ov_mode == MP_OV_KEYS)
+    return mp_overrides_note_keys(p, is_free, at, orig, orig_id);
   if (p->ov_mode == MP_OV_NONE)
     return 0;
   if (memo && memo <= p->nov &&

@@ -364,7 +364,7 @@ static MP_LIVE_INLINE const uint8_t *fast_stack(struct mp_profile *p,
 ** reader. Returns
 ** where it stopped, or NULL when out of memory; p->file_events counts the
 ** events. how (MP_LIVE_*: the file's p->file_stacks, or a plain file)
-** and kinds (mp_kinds_fast(p)) are constants: five copies of the loop.
+** and kinds (mp_kinds_fast(p)) are constants: seven copies of the loop.
 */
 static MP_LIVE_INLINE const uint8_t *run_fast_as(struct mp_profile *p,
 						 const uint8_t *q,
@@ -451,6 +451,8 @@ out:
     return run_fast_as(p, q, stop, (how), (kinds)); \
   }
 RUN_FAST_COPY(run_fast_plain, MP_LIVE_PLAIN, 0)
+RUN_FAST_COPY(run_fast_plain_keys, MP_LIVE_PLAIN | MP_LIVE_OV_KEYS, 0)
+RUN_FAST_COPY(run_fast_plain_nov, MP_LIVE_PLAIN | MP_LIVE_OV_NONE, 0)
 RUN_FAST_COPY(run_fast_any, 0, 0)
 RUN_FAST_COPY(run_fast_stacks, MP_LIVE_STACKS, 0)
 RUN_FAST_COPY(run_fast_kinds, 0, 1)
@@ -475,7 +477,9 @@ static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
   ** whose reading asks for no peak counts and no moments pays for no
   ** kinds and no peak epochs. */
   if (!p->file_ext && !p->pk_on && !p->mo_take)
-    return run_fast_plain(p, q, stop);
+    return p->ov_mode == MP_OV_KEYS ? run_fast_plain_keys(p, q, stop)
+	   : p->ov_mode == MP_OV_NONE ? run_fast_plain_nov(p, q, stop)
+	   : run_fast_plain(p, q, stop);
   return run_fast_any(p, q, stop);
 }
 
