@@ -364,7 +364,7 @@ static MP_LIVE_INLINE const uint8_t *fast_stack(struct mp_profile *p,
 ** reader. Returns
 ** where it stopped, or NULL when out of memory; p->file_events counts the
 ** events. how (MP_LIVE_*: the file's p->file_stacks, or a plain file)
-** and kinds (mp_kinds_fast(p)) are constants: seven copies of the loop.
+** and kinds (mp_kinds_fast(p)) are constants: eight copies of the loop.
 */
 static MP_LIVE_INLINE const uint8_t *run_fast_as(struct mp_profile *p,
 						 const uint8_t *q,
@@ -387,10 +387,11 @@ static MP_LIVE_INLINE const uint8_t *run_fast_as(struct mp_profile *p,
   raw_forget(&m);
   while (q < stop) {
     const uint8_t *next;
-    /* A plain file's commonest event, the collector's free, tested
-    ** before the jump table: a compare in place of its range check and
-    ** indirect jump. */
-    if ((how & MP_LIVE_PLAIN) && *q == (LJM_EV_FREE | LJM_SRC_INTERNAL))
+    /* The commonest event of a plain file or one with stacks, the
+    ** collector's free, tested before the jump table: a compare in place
+    ** of its range check and indirect jump. */
+    if ((how & (MP_LIVE_PLAIN | MP_LIVE_STACKS)) &&
+	*q == (LJM_EV_FREE | LJM_SRC_INTERNAL))
       next = fast_one(p, q, LJM_EV_FREE, LJM_SRC_INTERNAL, 0, &m, k + 1,
 		      how, kinds);
     else
@@ -462,6 +463,7 @@ RUN_FAST_COPY(run_fast_plain_keys, MP_LIVE_PLAIN | MP_LIVE_OV_KEYS, 0)
 RUN_FAST_COPY(run_fast_plain_nov, MP_LIVE_PLAIN | MP_LIVE_OV_NONE, 0)
 RUN_FAST_COPY(run_fast_any, 0, 0)
 RUN_FAST_COPY(run_fast_stacks, MP_LIVE_STACKS, 0)
+RUN_FAST_COPY(run_fast_stacks_keys, MP_LIVE_STACKS | MP_LIVE_OV_KEYS, 0)
 RUN_FAST_COPY(run_fast_kinds, 0, 1)
 RUN_FAST_COPY(run_fast_stacks_kinds, MP_LIVE_STACKS, 1)
 #undef RUN_FAST_COPY
@@ -479,7 +481,8 @@ static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
     return p->file_stacks ? run_fast_stacks_kinds(p, q, stop)
 			  : run_fast_kinds(p, q, stop);
   if (p->file_stacks)
-    return run_fast_stacks(p, q, stop);
+    return p->ov_mode == MP_OV_KEYS ? run_fast_stacks_keys(p, q, stop)
+				    : run_fast_stacks(p, q, stop);
   /* Tested once a window, not per event: a file without the extension
   ** whose reading asks for no peak counts and no moments pays for no
   ** kinds and no peak epochs. */
