@@ -528,7 +528,8 @@ static int keep_snap(struct top *t, double now)
   s->held = malloc((t->nrows ? t->nrows : 1) * sizeof(*s->held));
   if (!s->held)
     return -1;
-  memcpy(s->held, t->held, t->nrows * sizeof(*s->held));
+  if (t->nrows)
+    memcpy(s->held, t->held, t->nrows * sizeof(*s->held));
   t->nsnaps++;
   return 0;
 }
@@ -563,8 +564,10 @@ int top_refresh(struct top *t)
   f->read_s = now - start;
   f->read_bytes = bytes;
   f->behind = f->read_s > t->o.interval;
-  memset(t->held, 0, t->nrows * sizeof(*t->held));
-  memset(t->alloc, 0, t->nrows * sizeof(*t->alloc));
+  if (t->nrows) {	/* No rows yet: no arrays either. */
+    memset(t->held, 0, t->nrows * sizeof(*t->held));
+    memset(t->alloc, 0, t->nrows * sizeof(*t->alloc));
+  }
   f->nfiles = (uint32_t)t->nfiles;
   f->nlive = f->nended = f->nwaiting = f->nbad = 0;
   f->live_bytes = f->rss = 0;
@@ -632,7 +635,8 @@ int top_refresh(struct top *t)
   t->prev_alloc = malloc((t->nrows ? t->nrows : 1) * sizeof(*t->prev_alloc));
   if (!t->prev_alloc)
     return -1;
-  memcpy(t->prev_alloc, t->alloc, t->nrows * sizeof(*t->alloc));
+  if (t->nrows)
+    memcpy(t->prev_alloc, t->alloc, t->nrows * sizeof(*t->alloc));
   t->nprev = t->nrows ? t->nrows : 1;
   if (!t->nrows)
     t->prev_alloc[0] = 0;
