@@ -82,12 +82,7 @@ static void diff_help(FILE *out)
 
 static int usage_error(const char *what, const char *arg)
 {
-  if (arg)
-    ljmprof_error("diff: %s '%s'", what, arg);
-  else
-    ljmprof_error("diff: %s", what);
-  fputs("Run 'ljmprof diff --help' for usage.\n", stderr);
-  return LJMPROF_EXIT_USAGE;
+  return ljmprof_usage_error("diff", what, arg);
 }
 
 struct diff_cli {
@@ -255,14 +250,8 @@ static int parse_args(struct diff_cli *c, int argc, char **argv)
     case 'h':
       diff_help(stdout);
       return LJMPROF_EXIT_OK;
-    case ':':
-      return usage_error("missing argument for", argv[optind - 1]);
     default:
-      if (optopt && optopt < 256) {
-	char s[3] = {'-', (char)optopt, 0};
-	return usage_error("unknown option", s);
-      }
-      return usage_error("unknown option", argv[optind - 1]);
+      return ljmprof_getopt_error("diff", opt, argv);
     }
   }
   if (c->callers_given && !(c->format->flags & MP_FMT_CALLERS))

@@ -58,12 +58,7 @@ static void top_help(FILE *out)
 
 static int usage_error(const char *what, const char *arg)
 {
-  if (arg)
-    ljmprof_error("top: %s '%s'", what, arg);
-  else
-    ljmprof_error("top: %s", what);
-  fputs("Run 'ljmprof top --help' for usage.\n", stderr);
-  return LJMPROF_EXIT_USAGE;
+  return ljmprof_usage_error("top", what, arg);
 }
 
 static double now_s(void)
@@ -218,14 +213,8 @@ int ljmprof_cmd_top(int argc, char **argv)
     case 'h':
       top_help(stdout);
       return LJMPROF_EXIT_OK;
-    case ':':
-      return usage_error("missing argument for", argv[optind - 1]);
     default:
-      if (optopt && optopt < 256) {
-	char s[3] = {'-', (char)optopt, 0};
-	return usage_error("unknown option", s);
-      }
-      return usage_error("unknown option", argv[optind - 1]);
+      return ljmprof_getopt_error("top", opt, argv);
     }
   }
   if (optind == argc)

@@ -38,4 +38,11 @@ int ljmprof_cmd_record(int argc, char **argv);
 /* Print "ljmprof: <message>" on stderr. */
 void ljmprof_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A usage error of command cmd: "ljmprof: CMD: WHAT 'ARG'" (arg may be
+** NULL) and where the help is. Returns LJMPROF_EXIT_USAGE. */
+int ljmprof_usage_error(const char *cmd, const char *what, const char *arg);
+/* The usage error of getopt_long's answer opt (':' or '?', with opterr
+** 0 and optstring starting with ':'). Returns LJMPROF_EXIT_USAGE. */
+int ljmprof_getopt_error(const char *cmd, int opt, char *const *argv);
+
 #endif

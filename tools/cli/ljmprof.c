@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 
@@ -43,6 +44,27 @@ void ljmprof_error(const char *fmt, ...)
   vfprintf(stderr, fmt, ap);
   va_end(ap);
   fputc('\n', stderr);
+}
+
+int ljmprof_usage_error(const char *cmd, const char *what, const char *arg)
+{
+  if (arg)
+    ljmprof_error("%s: %s '%s'", cmd, what, arg);
+  else
+    ljmprof_error("%s: %s", cmd, what);
+  fprintf(stderr, "Run 'ljmprof %s --help' for usage.\n", cmd);
+  return LJMPROF_EXIT_USAGE;
+}
+
+int ljmprof_getopt_error(const char *cmd, int opt, char *const *argv)
+{
+  if (opt == ':')
+    return ljmprof_usage_error(cmd, "missing argument for", argv[optind - 1]);
+  if (optopt && optopt < 256) {
+    char s[3] = {'-', (char)optopt, 0};
+    return ljmprof_usage_error(cmd, "unknown option", s);
+  }
+  return ljmprof_usage_error(cmd, "unknown option", argv[optind - 1]);
 }
 
 static void usage(FILE *out)

@@ -287,22 +287,29 @@ static int tell_failure(const char *line, const char *tmpl,
 ** anyone could have written). Returns the number of files; *nfailed gets
 ** the number of failure notes.
 */
+/* The run's output template, absolute, into tmpl (LJM_PATH_MAX): a
+** relative one names files in record's own folder, the program's at its
+** start; with no folder to go by, "" (no name matches). */
+static void our_template(const struct record *r, char *tmpl)
+{
+  char cwd[LJM_PATH_MAX];
+  if (getcwd(cwd, sizeof(cwd)) == NULL)
+    cwd[0] = '\0';
+  if (ljm_template_absolute(tmpl, LJM_PATH_MAX,
+			    r->tmpl && *r->tmpl ? r->tmpl : "ljmprof.bin",
+			    cwd) != 0 || tmpl[0] != '/')
+    tmpl[0] = '\0';
+}
+
 int rec_list_files(const struct record *r, int *nfailed)
 {
-  char line[LJM_PATH_MAX + 64], tmpl[LJM_PATH_MAX], cwd[LJM_PATH_MAX];
+  char line[LJM_PATH_MAX + 64], tmpl[LJM_PATH_MAX];
   struct name_set seen = { NULL, 0, 0 }, told = { NULL, 0, 0 };
   unsigned long foreign = 0, gone = 0;
   int n = 0, whole = 1;
   FILE *f;
   *nfailed = 0;
-  /* A relative template names files in record's own folder, the
-  ** program's at its start; with no folder to go by, no name matches. */
-  if (getcwd(cwd, sizeof(cwd)) == NULL)
-    cwd[0] = '\0';
-  if (ljm_template_absolute(tmpl, sizeof(tmpl),
-			    r->tmpl && *r->tmpl ? r->tmpl : "ljmprof.bin",
-			    cwd) != 0 || tmpl[0] != '/')
-    tmpl[0] = '\0';
+  our_template(r, tmpl);
   f = fopen(r->manifest_path, "re");
   if (f == NULL)
     return 0;
@@ -373,14 +380,11 @@ int rec_list_files(const struct record *r, int *nfailed)
 int rec_live_streams(const struct record *r,
 		     int (*add)(void *ctx, const char *path), void *ctx)
 {
-  char line[LJM_PATH_MAX + 64], tmpl[LJM_PATH_MAX], cwd[LJM_PATH_MAX];
+  char line[LJM_PATH_MAX + 64], tmpl[LJM_PATH_MAX];
   int whole = 1;
   FILE *f;
-  if (getcwd(cwd, sizeof(cwd)) == NULL)
-    cwd[0] = '\0';
-  if (ljm_template_absolute(tmpl, sizeof(tmpl),
-			    r->tmpl && *r->tmpl ? r->tmpl : "ljmprof.bin",
-			    cwd) != 0 || tmpl[0] != '/')
+  our_template(r, tmpl);
+  if (!tmpl[0])
     return 0;
   if (!(f = fopen(r->manifest_path, "re")))
     return 0;	/* No stream opened yet. */

@@ -26,12 +26,7 @@ static enum mp_format_for formats_of(const struct cli *c)
 
 static int usage_error(const struct cli *c, const char *what, const char *arg)
 {
-  if (arg)
-    ljmprof_error("%s: %s '%s'", c->name, what, arg);
-  else
-    ljmprof_error("%s: %s", c->name, what);
-  fprintf(stderr, "Run 'ljmprof %s --help' for usage.\n", c->name);
-  return LJMPROF_EXIT_USAGE;
+  return ljmprof_usage_error(c->name, what, arg);
 }
 
 /*
@@ -216,14 +211,8 @@ static int parse_args(struct cli *c, int argc, char **argv)
     case 'h':
       c->help(stdout);
       return LJMPROF_EXIT_OK;
-    case ':':
-      return usage_error(c, "missing argument for", argv[optind - 1]);
     default:
-      if (optopt && optopt < 256) {
-	char s[3] = {'-', (char)optopt, 0};
-	return usage_error(c, "unknown option", s);
-      }
-      return usage_error(c, "unknown option", argv[optind - 1]);
+      return ljmprof_getopt_error(c->name, opt, argv);
     }
   }
   if (optind >= argc)

@@ -321,89 +321,82 @@ static void name_path(struct top *t, struct mp_profile *p, uint32_t id)
     mp_buf_str(&t->name, " <- ...");
 }
 
-/* By call path or by kind: their figures into the rows. */
-static int file_sum_other(struct top *t, struct top_file *f)
+static void name_kind(struct top *t, struct mp_profile *p, uint32_t id)
+{
+  (void)p;
+  mp_name_kind(&t->name, id);
+}
+
+static void name_loc(struct top *t, struct mp_profile *p, uint32_t id)
+{
+  struct mp_loc l;
+  mp_profile_loc(p, id, &l);
+  mp_name_location(&t->name, p, NULL, &l, MP_NAME_ALIASED);
+}
+
+/* Add held and allocated bytes to the row of f's item id (a location, a
+** node or a kind), named by name the first time. 0, or -1 when out of
+** memory. */
+static int add_to_row(struct top *t, struct top_file *f, uint32_t id,
+		      uint64_t held, uint64_t alloc,
+		      void (*name)(struct top *t, struct mp_profile *p,
+				   uint32_t id))
+{
+  if (!f->rowof[id]) {
+    int64_t k;
+    t->name.len = 0;
+    name(t, f->p, id);
+    if ((k = named_row(t)) < 0)
+      return -1;
+    f->rowof[id] = (uint32_t)k + 1;
+  }
+  t->held[f->rowof[id] - 1] += held;
+  t->alloc[f->rowof[id] - 1] += alloc;
+  return 0;
+}
+
+/* Add f's figures into the rows: by location, call path or kind. */
+static int file_sum(struct top *t, struct top_file *f)
 {
   uint32_t n, id;
+  if (!f->p)
+    return 0;
   if (t->o.by == TOP_BY_PATH) {
     n = mp_profile_nstacks(f->p);
     if (rows_of(f, n) < 0)
       return -1;
     for (id = 1; id < n; id++) {
       struct mp_stack_counts c;
-      if (!mp_profile_stack(f->p, id, &c))
-	continue;
-      if (!f->rowof[id]) {
-	int64_t k;
-	t->name.len = 0;
-	name_path(t, f->p, id);
-	if ((k = named_row(t)) < 0)
-	  return -1;
-	f->rowof[id] = (uint32_t)k + 1;
-      }
-      t->held[f->rowof[id] - 1] += c.held_bytes;
-      t->alloc[f->rowof[id] - 1] += c.alloc_bytes + c.realloc_bytes;
-    }
-    return 0;
-  }
-  if (rows_of(f, MP_NKINDS) < 0)
-    return -1;
-  /* What each kind holds now is by the blocks (the kinds' counters hold
-  ** it once reading is over). */
-  mp_profile_kinds_held(f->p, 0, t->kind_held);
-  for (id = 0; id < MP_NKINDS; id++) {
-    struct mp_kind_counts c;
-    mp_profile_kind(f->p, id, &c);
-    c.held_bytes = t->kind_held[id];
-    if (!c.held_bytes && !c.alloc_bytes && !c.realloc_bytes)
-      continue;
-    if (!f->rowof[id]) {
-      int64_t k;
-      t->name.len = 0;
-      mp_name_kind(&t->name, id);
-      if ((k = named_row(t)) < 0)
+      if (mp_profile_stack(f->p, id, &c) &&
+	  add_to_row(t, f, id, c.held_bytes, c.alloc_bytes + c.realloc_bytes,
+		     name_path) < 0)
 	return -1;
-      f->rowof[id] = (uint32_t)k + 1;
     }
-    t->held[f->rowof[id] - 1] += c.held_bytes;
-    t->alloc[f->rowof[id] - 1] += c.alloc_bytes + c.realloc_bytes;
-  }
-  return 0;
-}
-
-/* Add f's locations into the rows' held and allocated bytes. */
-static int file_sum(struct top *t, struct top_file *f)
-{
-  uint32_t n, id;
-  if (!f->p)
-    return 0;
-  if (t->o.by != TOP_BY_LOCATION)
-    return file_sum_other(t, f);
-  n = mp_profile_nlocs(f->p);
-  if (n > f->nrowof) {
-    uint32_t *r = realloc(f->rowof, n * sizeof(*r));
-    if (!r)
+  } else if (t->o.by == TOP_BY_KIND) {
+    if (rows_of(f, MP_NKINDS) < 0)
       return -1;
-    memset(r + f->nrowof, 0, (n - f->nrowof) * sizeof(*r));
-    f->rowof = r;
-    f->nrowof = n;
-  }
-  for (id = 0; id < n; id++) {
-    struct mp_loc l;
-    uint32_t row;
-    if (!f->rowof[id]) {
-      int64_t k;
-      mp_profile_loc(f->p, id, &l);
-      t->name.len = 0;
-      mp_name_location(&t->name, f->p, NULL, &l, MP_NAME_ALIASED);
-      if (!t->name.data || t->name.oom || (k = intern(t, t->name.data)) < 0)
+    /* What each kind holds now is by the blocks (the kinds' counters
+    ** hold it once reading is over). */
+    mp_profile_kinds_held(f->p, 0, t->kind_held);
+    for (id = 0; id < MP_NKINDS; id++) {
+      struct mp_kind_counts c;
+      mp_profile_kind(f->p, id, &c);
+      if ((t->kind_held[id] || c.alloc_bytes || c.realloc_bytes) &&
+	  add_to_row(t, f, id, t->kind_held[id],
+		     c.alloc_bytes + c.realloc_bytes, name_kind) < 0)
 	return -1;
-      f->rowof[id] = (uint32_t)k + 1;
     }
-    row = f->rowof[id] - 1;
-    mp_profile_loc_counts(f->p, id, &l);
-    t->held[row] += l.held_bytes;
-    t->alloc[row] += l.alloc_bytes + l.realloc_new;
+  } else {
+    n = mp_profile_nlocs(f->p);
+    if (rows_of(f, n) < 0)
+      return -1;
+    for (id = 0; id < n; id++) {
+      struct mp_loc l;
+      mp_profile_loc_counts(f->p, id, &l);
+      if (add_to_row(t, f, id, l.held_bytes, l.alloc_bytes + l.realloc_new,
+		     name_loc) < 0)
+	return -1;
+    }
   }
   return 0;
 }
