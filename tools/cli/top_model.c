@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,17 +211,28 @@ static void file_close(struct top_file *f)
   f->state = TF_WAIT;
 }
 
-static void file_note(struct top_file *f, enum top_state st, const char *fmt,
-		      const char *a, unsigned long long n, const char *b)
+/* f is no longer read (st), and why: "PATH: " and the rest. */
+static void file_stop(struct top_file *f, enum top_state st,
+		      const char *fmt, ...)
+  __attribute__((format(printf, 3, 4)));
+static void file_stop(struct top_file *f, enum top_state st,
+		      const char *fmt, ...)
 {
   struct mp_buf name = {0};
-  char *s = NULL;
+  char *why = NULL, *s = NULL;
+  va_list ap;
   f->state = st;
-  if (asprintf(&s, fmt, mp_name_escaped(&name, f->path), a, n, b) < 0)
+  va_start(ap, fmt);
+  if (vasprintf(&why, fmt, ap) < 0)
+    why = NULL;
+  va_end(ap);
+  if (why && asprintf(&s, "%s: %s", mp_name_escaped(&name, f->path),
+		      why) < 0)
     s = NULL;
+  free(why);
   mp_buf_free(&name);
   free(f->note);
-  f->note = s;
+  f->note = s;	/* NULL when out of memory: the state says enough. */
 }
 
 /* Read what f gained. 0, or -1 when out of memory. */
@@ -229,8 +241,11 @@ static int file_read(struct top *t, struct top_file *f, uint64_t *bytes)
   enum mp_status st;
   uint64_t n, off;
   if (f->state == TF_WAIT) {
-    if ((f->fd = open(f->path, O_RDONLY | O_CLOEXEC)) < 0)
+    if ((f->fd = open(f->path, O_RDONLY | O_CLOEXEC)) < 0) {
+      if (errno != ENOENT)
+	file_stop(f, TF_BAD, "%s", strerror(errno));
       return 0;	/* Not there yet: a worker to come. */
+    }
     f->r = mp_reader_new_fd(f->fd, -1);
     f->p = mp_profile_new(t->o.group, MP_PROFILE_NO_OVERRIDES |
 			  (t->o.by == TOP_BY_KIND ? MP_PROFILE_KINDS : 0));
@@ -250,34 +265,22 @@ static int file_read(struct top *t, struct top_file *f, uint64_t *bytes)
   case MP_AGAIN:
     /* Nobody writes it any more, and it has no end: cut. */
     if (!mp_load_being_written(f->fd))
-      file_note(f, TF_CUT, "%s: cut%s at byte %llu%s: the program "
-		"stopped without ending it; kept what was read", "",
-		(unsigned long long)mp_reader_offset(f->r), "");
+      file_stop(f, TF_CUT, "cut at byte %llu: the program stopped without "
+		"ending it; kept what was read",
+		(unsigned long long)mp_reader_offset(f->r));
     break;
   case MP_END:
-    file_note(f, TF_ENDED, "%s: ended%s (%llu bytes)%s: its program "
-	      "stopped it", "", (unsigned long long)mp_reader_offset(f->r),
-	      "");
+    file_stop(f, TF_ENDED, "ended (%llu bytes): its program stopped it",
+	      (unsigned long long)mp_reader_offset(f->r));
     break;
   case MP_ERROR:
-    file_note(f, TF_BAD, "%s: byte %llu: %s; kept what was read before it",
-	      NULL, 0, NULL);
-    {	/* The message has the reader's words: spell it again. */
-      struct mp_buf name = {0};
-      char *s = NULL;
-      if (asprintf(&s, "%s: byte %llu: %s; kept what was read before it",
-		   mp_name_escaped(&name, f->path),
-		   (unsigned long long)mp_reader_error_offset(f->r),
-		   mp_reader_error(f->r)) < 0)
-	s = NULL;
-      mp_buf_free(&name);
-      free(f->note);
-      f->note = s;
-    }
+    file_stop(f, TF_BAD, "byte %llu: %s; kept what was read before it",
+	      (unsigned long long)mp_reader_error_offset(f->r),
+	      mp_reader_error(f->r));
     break;
   default:
-    file_note(f, TF_CUT, "%s: cut%s at byte %llu%s", "",
-	      (unsigned long long)mp_reader_offset(f->r), "");
+    file_stop(f, TF_CUT, "cut at byte %llu",
+	      (unsigned long long)mp_reader_offset(f->r));
     break;
   }
   return 0;
