@@ -357,6 +357,26 @@ static MP_LIVE_INLINE const uint8_t *fast_stack(struct mp_profile *p,
   return next;
 }
 
+/* The fewest bytes of an event the loop counts: a header, an address
+** and a size (a free's, a collector's allocation's). */
+#define FAST_EVENT_MIN 3
+
+/*
+** A point of the loop at or before which the timeline's next tick
+** (p->tl_next) is due, or stop if it is not due before stop: events are
+** FAST_EVENT_MIN bytes or more, so that event k + rem (rem = tl_next -
+** k) ends at q + rem * FAST_EVENT_MIN or later.
+*/
+static inline const uint8_t *tick_stop(const struct mp_profile *p,
+				       const uint8_t *q, const uint8_t *stop,
+				       uint64_t k)
+{
+  uint64_t rem = p->tl_next > k ? p->tl_next - k : 0;
+  if (rem > (uint64_t)(stop - q) / FAST_EVENT_MIN)
+    return stop;
+  return q + rem * FAST_EVENT_MIN;
+}
+
 /*
 ** Account the memory events at q straight from the reader's buffer, and
 ** define its prototype symbols, up to stop or the first event that
@@ -381,11 +401,16 @@ static MP_LIVE_INLINE const uint8_t *run_fast_as(struct mp_profile *p,
   ** changes with the live bytes (mp_live.h, MP_LIVE_PLAIN). */
   const uint64_t live0 = p->file.live_bytes;
 
+  const uint8_t *tstop;	/* Where the next timeline tick may be due. */
+
   memset(&m, 0, sizeof m);
   m.loc = MP_NO_MEMO;
   m.id = m.internal = -1;
   raw_forget(&m);
-  while (q < stop) {
+  if (q >= stop)
+    goto out;
+  tstop = tick_stop(p, q, stop, k);
+  for (;;) {
     const uint8_t *next;
     /* The commonest event of a plain file or one with stacks, the
     ** collector's free, tested before the jump table: a compare in place
@@ -434,7 +459,7 @@ static MP_LIVE_INLINE const uint8_t *run_fast_as(struct mp_profile *p,
       m.loc = MP_NO_MEMO;
       raw_forget(&m);
       q = next;
-      continue;
+      goto check;
     default:
       next = NULL;	/* Other symbols, the end, bad bits: the reader's. */
       break;
@@ -442,8 +467,15 @@ static MP_LIVE_INLINE const uint8_t *run_fast_as(struct mp_profile *p,
     if (!next)
       break;
     k++;
-    mp_timeline_tick(p, k);
     q = next;
+  check:
+    /* One compare an event for both the end and the timeline. */
+    if (q >= tstop) {
+      mp_timeline_tick(p, k);
+      if (q >= stop)
+	break;
+      tstop = tick_stop(p, q, stop, k);
+    }
   }
 out:
   if (how & MP_LIVE_PLAIN)
