@@ -1149,6 +1149,49 @@ static void page_bench(const char *page, double text_wall, double text_cpu,
   free(url);
 }
 
+/*
+** The reader's figures on a profile (report's instructions an event,
+** ipe, or below 0 when not counted; its MB/s at its median wall time
+** secs) beside the reference parser's time on the same file, which it
+** takes once (minutes on a large profile). A stream with stacks has no
+** reference time: the reference parser does not read the extension
+** (stacks_bench compares with the same workload's version-3 stream).
+*/
+static void reader_vs_reference(const char *file, double ipe,
+				uint64_t bytes, double secs)
+{
+  char ipes[32];
+  char *ref[3];
+  double t_ref;
+
+  if (ipe >= 0)
+    snprintf(ipes, sizeof ipes, "%.1f", ipe);
+  else
+    snprintf(ipes, sizeof ipes, "-");
+  printf("   reader: %s instructions an event%s, %.1f MB/s (report, "
+	 "median %.3f s)", ipes, ipe >= 0 ? " (cachegrind)" : " (no valgrind)",
+	 bytes / 1e6 / (secs > 0 ? secs : 1e-9), secs);
+  if (!opt.ref_parser) {
+    printf("; reference parser: left out (no --ref-parser)\n");
+    return;
+  }
+  if (has_stacks(file)) {
+    printf("; reference parser: left out (a stream with stacks)\n");
+    return;
+  }
+  ref[0] = (char *)opt.ref_parser;
+  ref[1] = (char *)file;
+  ref[2] = NULL;
+  fflush(stdout);
+  t_ref = median_run(ref, 1);
+  if (t_ref < 0) {
+    printf("; the reference parser failed\n");
+    return;
+  }
+  printf("; reference parser %.3f s: %.1fx\n", t_ref,
+	 t_ref / (secs > 0 ? secs : 1e-9));
+}
+
 static void parser_bench(const char *label, const char *file, int grouped)
 {
   struct counts k;
@@ -1158,6 +1201,7 @@ static void parser_bench(const char *label, const char *file, int grouped)
   char la[64], lb[64];
   char *page = fmtstr("%s/page.html", opt.tmp);
   uint64_t ev;
+  double report_ipe = -1;	/* report's instructions an event. */
   /* MB/s and Mevents/s are on the median wall time; MB/cpu_s on the
   ** median user+sys time, which a loaded machine disturbs less. */
   memset(t, 0, sizeof t);
@@ -1242,6 +1286,8 @@ static void parser_bench(const char *label, const char *file, int grouped)
     for (j = 1; j <= 2; j++) {
       uint64_t n = count_instructions(t[j].av);
       uint64_t rd = count_reading(t[j].av);
+      if (n && mem && j == 1)
+	report_ipe = (double)n / (double)mem;
       if (n && mem)
 	printf("   %-24s %15" PRIu64 " instructions, %.1f per event "
 	       "(cachegrind)\n", t[j].name, n, (double)n / (double)mem);
@@ -1254,6 +1300,7 @@ static void parser_bench(const char *label, const char *file, int grouped)
 	printf("   %-24s callgrind gave no count\n", "");
     }
   }
+  reader_vs_reference(file, report_ipe, k.bytes, median(t[1].wall, t[1].n));
   printf("\n");
   fflush(stdout);
 }
