@@ -33,6 +33,9 @@
 ** or none (MP_OV_NONE): a free tests no mode. */
 #define MP_LIVE_OV_KEYS 4u
 #define MP_LIVE_OV_NONE 8u
+/* Every owner is below 2^MP_HEAP_LOC_BITS (the plain read loop's, which
+** leaves the events of other locations to the reader): not tested. */
+#define MP_LIVE_LOC_FITS 16u
 
 /*
 ** The location of a block's owner in the heap, which leaves it: in a
@@ -168,7 +171,8 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
   if (addr == 0)
     return 0;	/* A failed allocation holds nothing. */
   rc = huge ? mp_heap_put_huge(&p->heap, addr, size, owner, kind, &old)
-	    : mp_heap_put(&p->heap, addr, size, owner, kind, &old);
+	    : mp_heap_put_as(&p->heap, addr, size, owner, kind, &old,
+			     (how & MP_LIVE_LOC_FITS) != 0);
   if (rc < 0 || mp_live_peak(p, owner, how) < 0)
     return -1;
   mp_live_kind_held(p, kind, size, 0, how);

@@ -188,6 +188,14 @@ static MP_LIVE_INLINE unsigned fast_objkind(struct mp_profile *p,
   return objkind;
 }
 
+/* With MP_LIVE_LOC_FITS in how, location id may be used: below
+** 2^MP_HEAP_LOC_BITS (the events of the others are left to the reader,
+** and so never memoized). */
+static inline int loc_fits(int64_t id, unsigned how)
+{
+  return !(how & MP_LIVE_LOC_FITS) || !(id >> MP_HEAP_LOC_BITS);
+}
+
 /* One event of header kind | src (| haskind: LJM_EV_KIND) at q: the byte
 ** after it, or NULL when mp_fast_location or mp_fast_fields leaves it to
 ** the reader, or when out of memory (p->oom). how (MP_LIVE_*) and kinds
@@ -234,6 +242,8 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
     /* Bytes the raw memo takes, and it missed: so would the other. */
     if ((id = mp_resolve_cached(p, src, e.loc, e.line)) < 0)
       goto oom;
+    if (!loc_fits(id, how))
+      return NULL;
     memcpy(&r->raw, q + 1, 8);
     r->tail = next - q == 9 ? RAW_ONE_BYTE : q[9];
     r->id = id;
@@ -256,11 +266,15 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
     if ((id = m->internal) < 0 &&
 	(id = m->internal = mp_resolve_loc(p, src, 0, 0)) < 0)
       goto oom;
+    if (!loc_fits(id, how))
+      return NULL;
   } else if (e.loc == m->loc && (e.line | (uint64_t)src << 40) == m->line_src) {
     id = m->id;
   } else {
     if ((id = mp_resolve_cached(p, src, e.loc, e.line)) < 0)
       goto oom;
+    if (!loc_fits(id, how))
+      return NULL;
     m->loc = e.loc;
     m->line_src = e.line | (uint64_t)src << 40;
     m->id = id;
@@ -495,9 +509,11 @@ out:
   { \
     return run_fast_as(p, q, stop, (how), (kinds)); \
   }
-RUN_FAST_COPY(run_fast_plain, MP_LIVE_PLAIN, 0)
-RUN_FAST_COPY(run_fast_plain_keys, MP_LIVE_PLAIN | MP_LIVE_OV_KEYS, 0)
-RUN_FAST_COPY(run_fast_plain_nov, MP_LIVE_PLAIN | MP_LIVE_OV_NONE, 0)
+RUN_FAST_COPY(run_fast_plain, MP_LIVE_PLAIN | MP_LIVE_LOC_FITS, 0)
+RUN_FAST_COPY(run_fast_plain_keys,
+	      MP_LIVE_PLAIN | MP_LIVE_OV_KEYS | MP_LIVE_LOC_FITS, 0)
+RUN_FAST_COPY(run_fast_plain_nov,
+	      MP_LIVE_PLAIN | MP_LIVE_OV_NONE | MP_LIVE_LOC_FITS, 0)
 RUN_FAST_COPY(run_fast_any, 0, 0)
 RUN_FAST_COPY(run_fast_stacks, MP_LIVE_STACKS, 0)
 RUN_FAST_COPY(run_fast_stacks_keys, MP_LIVE_STACKS | MP_LIVE_OV_KEYS, 0)
