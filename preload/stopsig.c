@@ -62,10 +62,13 @@ static const int crash_sigs[] = { SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL };
 static volatile sig_atomic_t dying_sig;	/* The signal being acted on. */
 static uintptr_t text_lo, text_hi;	/* Our executable segment. */
 
+#if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || \
+    defined(__arm__)
 static int in_text(uintptr_t a)
 {
   return a >= text_lo && a < text_hi;
 }
+#endif
 
 /* Whether the thread was interrupted in our code, or in a leaf function
 ** called from it (its return address is then at the stack pointer). */
@@ -76,10 +79,19 @@ static int interrupted_inside(void *uc)
   uintptr_t pc = (uintptr_t)u->uc_mcontext.gregs[REG_RIP];
   uintptr_t sp = (uintptr_t)u->uc_mcontext.gregs[REG_RSP];
   return in_text(pc) || (sp != 0 && in_text(*(const uintptr_t *)sp));
+#elif defined(__i386__)  /* As x86-64: call pushes the return address. */
+  const ucontext_t *u = uc;
+  uintptr_t pc = (uintptr_t)u->uc_mcontext.gregs[REG_EIP];
+  uintptr_t sp = (uintptr_t)u->uc_mcontext.gregs[REG_ESP];
+  return in_text(pc) || (sp != 0 && in_text(*(const uintptr_t *)sp));
 #elif defined(__aarch64__)
   const ucontext_t *u = uc;
   return in_text((uintptr_t)u->uc_mcontext.pc) ||
 	 in_text((uintptr_t)u->uc_mcontext.regs[30]);
+#elif defined(__arm__)  /* As arm64: bl leaves the return address in lr. */
+  const ucontext_t *u = uc;
+  return in_text((uintptr_t)u->uc_mcontext.arm_pc) ||
+	 in_text((uintptr_t)u->uc_mcontext.arm_lr);
 #else
   (void)uc;
   return 1;	/* Unknown: assume the worst, leave this thread's VMs. */

@@ -320,6 +320,12 @@ static uintptr_t *mp_radixsort(uintptr_t *a, uintptr_t *tmp, size_t n)
 ** a little), the chains are walked as they are.
 */
 #define MP_HEAPRUNS	64
+/* More strings than this: the chains (a 32-bit size_t would overflow). */
+#if LJ_64
+#define MP_HEAPCAPMAX	((size_t)1 << 40)
+#else
+#define MP_HEAPCAPMAX	((size_t)-1 / (2 * sizeof(uintptr_t)))
+#endif
 static void mp_heapstrs(MemProf *mp)
 {
   global_State *g = mp->g;
@@ -328,7 +334,7 @@ static void mp_heapstrs(MemProf *mp)
   uintptr_t *a, *tmp, *s, last = 0;
   int nruns = 0;
   MSize i;
-  if (cap > ((size_t)1 << 40) ||
+  if (cap > MP_HEAPCAPMAX ||
       (a = (uintptr_t *)malloc(cap * sizeof(uintptr_t))) == NULL) {
     mp_heapchains(mp);
     return;

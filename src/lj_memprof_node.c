@@ -175,7 +175,7 @@ static void mp_putnode(MemProf *mp, uint32_t parent, const MPFrame *f,
     break;
   case LJM_FRAME_TRACE:  /* Number, then site (0: not known). */
     lj_memprof_putu(mp, a & 0xffffffffu);
-    lj_memprof_putu(mp, a >> 32);
+    lj_memprof_putu(mp, mp_fnsite((const void *)(uintptr_t)a));
     break;
   default:  /* CUT: nothing. */
     break;

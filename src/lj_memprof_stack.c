@@ -285,7 +285,7 @@ static uint32_t mp_stackagain(MemProf *mp, lua_State *L, cTValue *f,
     /* Another site of the trace, or another trace, over the same frames:
     ** a loop's sites take turns. */
     parent = last[1].node;
-    c = &s->tnodes[((uint32_t)((uintptr_t)fn >> 32) +  /* Sites apart. */
+    c = &s->tnodes[(mp_fnsite(fn) +  /* Sites apart. */
 		    (uint32_t)(uintptr_t)fn * 7 + parent) & (MP_TRACENODES - 1)];
     if (c->fn == fn && c->parent == parent && c->id) {
       id = c->id;
@@ -482,7 +482,7 @@ LJ_NOINLINE int lj_memprof_stackevent(MemProf *mp, uint8_t ev, void *optr,
     uint32_t site = L != NULL && T != NULL ?
 		    mp_tracesite(mp, L, T, &slot) : 0;
     e->slot = NULL;
-    e->fn = (const void *)((uintptr_t)st | (uintptr_t)site << 32);
+    e->fn = mp_tracefn(st, site);
     e->pc = NULL;
     e->node = 0;
     e->tag = LJM_FRAME_TRACE;

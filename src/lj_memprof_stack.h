@@ -125,8 +125,26 @@ typedef struct MPSiteHint {
 */
 #define MP_TRACENODES	64
 
+/*
+** A TRACE frame's fn: the trace number, and above it the call site where
+** a pointer has room for both (64-bit). Sites are read only on x86-64
+** with GC64 (mp_tracesite), so on a 32-bit target (i386, armhf: no GC64)
+** the site is always 0 and fn holds the number alone.
+*/
+#if LJ_64
+#define mp_tracefn(no, site) \
+  ((const void *)((uintptr_t)(no) | (uintptr_t)(site) << 32))
+#define mp_fnsite(fn)	((uint32_t)((uintptr_t)(fn) >> 32))
+#else
+#if LJ_TARGET_X64 && LJ_GC64
+#error "trace call sites need a 64-bit frame key"
+#endif
+#define mp_tracefn(no, site)	((void)(site), (const void *)(uintptr_t)(no))
+#define mp_fnsite(fn)		((void)(fn), 0u)
+#endif
+
 typedef struct MPTraceNode {
-  const void *fn;		/* The frame's fn: trace number | site << 32. */
+  const void *fn;		/* The frame's fn: mp_tracefn(number, site). */
   uint32_t parent;		/* The parent node, */
   uint32_t id;			/* and the node (0: a free entry). */
 } MPTraceNode;
