@@ -3,7 +3,7 @@ BUILD_TESTS = tests/build/exports.test tests/build/interpose.test \
 	tests/build/invisible.test tests/build/get-source.test \
 	tests/build/manpages.test tests/build/inert.test \
 	tests/build/patches.test tests/build/srclink.test \
-	tests/build/cross-arm64.test
+	tests/build/cross.test
 TESTS += $(BUILD_TESTS)
 EXTRA_DIST += $(BUILD_TESTS) tests/build/hello.lua tests/build/whoami.lua \
 	tests/build/globals.lua
