@@ -134,8 +134,8 @@ static int settle_moments(struct diff_cli *c, const char *file)
     uint64_t at = side && !c->to ? UINT64_MAX : *ev, low;
     if (!side && !c->from)
       continue;		/* #0, the start: nothing before it. */
-    if (mp_load_settle(file, "diff", side ? "--to" : "--from", at,
-		       c->moment_ns[side], c->settle_ns, &low) < 0)
+    if (mp_load_settle(file, "diff", at, c->moment_ns[side], c->settle_ns,
+		       &low) < 0)
       return LJMPROF_EXIT_ERROR;
     c->o.side[side].settled_from = side && !c->to ? -1 : (int64_t)*ev;
     c->o.side[side].settle = c->settle;

@@ -61,18 +61,11 @@ static int usage_error(const char *what, const char *arg)
   return ljmprof_usage_error("top", what, arg);
 }
 
-static double now_s(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Until the monotonic clock reads at (frames keep their pace whatever
 ** reading took). */
 static void sleep_until(double at)
 {
-  double s = at - now_s();
+  double s = at - top_now();
   struct timespec ts;
   if (s <= 0)
     return;
@@ -116,12 +109,12 @@ int top_run(struct top *t, int screen, uint64_t batch, uint64_t top,
   uint64_t n;
   if (screen)
     return top_screen(t) < 0 ? LJMPROF_EXIT_ERROR : LJMPROF_EXIT_OK;
-  next = now_s();
+  next = top_now();
   for (n = 1; !batch || n <= batch; n++) {
     if (n > 1) {
       next += top_options(t)->interval;
-      if (next < now_s())
-	next = now_s();	/* Behind: the frame says so. */
+      if (next < top_now())
+	next = top_now();	/* Behind: the frame says so. */
       sleep_until(next);
     }
     if (top_refresh(t) < 0) {
@@ -158,11 +151,7 @@ int ljmprof_cmd_top(int argc, char **argv)
   uint64_t batch = 0, top = 20, ns;
   int opt, rc = LJMPROF_EXIT_OK, screen;
 
-  memset(&o, 0, sizeof(o));
-  o.group = MP_GROUP_LINE;
-  o.sort = TOP_SORT_HELD;
-  o.interval = 1;
-  o.window = 60;
+  top_opts_init(&o);
   opterr = 0;
   optind = 1;
   while ((opt = getopt_long(argc, argv, ":i:w:g:s:b:n:Hh", opts, NULL)) != -1) {

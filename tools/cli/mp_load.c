@@ -10,8 +10,8 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
-#include <math.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +80,22 @@ int mp_load_being_written(int fd)
     return 0;
   }
   return errno == EWOULDBLOCK;
+}
+
+/* A stream that ends before its epilogue after n events, said: 1 when it
+** is live (still written: read up to its last complete event), 0 when it
+** is truncated. fd -1: standard input, never live. */
+static int say_cut(const char *shown, int fd, uint64_t n)
+{
+  if (fd >= 0 && mp_load_being_written(fd)) {
+    fprintf(stderr, "ljmprof: note: %s is live (its program is still "
+	    "writing it): read up to its last complete event, %llu events\n",
+	    shown, (unsigned long long)n);
+    return 1;
+  }
+  fprintf(stderr, "ljmprof: warning: %s is truncated after %llu events\n",
+	  shown, (unsigned long long)n);
+  return 0;
 }
 
 /* A file that failed before its data: nothing of it stays in p. */
@@ -158,15 +174,9 @@ static enum mp_load_result load(struct mp_profile *p, const char *path,
     *events = 0;
     mp_reader_free(r);
     return failed(p, fd, is_stdin);
-  } else if (st == MP_TRUNCATED && !is_stdin && mp_load_being_written(fd)) {
-    fprintf(stderr, "ljmprof: note: %s is live (its program is still "
-	    "writing it): read up to its last complete event, %llu events\n",
-	    shown, (unsigned long long)n);
-    res = MP_LOAD_OK;
   } else if (st == MP_TRUNCATED) {
-    fprintf(stderr, "ljmprof: warning: %s is truncated after %llu events\n",
-	    shown, (unsigned long long)n);
-    res = MP_LOAD_TRUNCATED;
+    res = say_cut(shown, is_stdin ? -1 : fd, n) ? MP_LOAD_OK :
+	  MP_LOAD_TRUNCATED;
   } else {
     res = MP_LOAD_OK;
   }
@@ -495,15 +505,14 @@ struct settle_span {
   double low;		/* this least (relative to the stream's start). */
 };
 
-/* A block of s bytes as the heap counts it: in a sampled stream (mean m)
-** its estimated bytes, as the reports weigh it (mp_sample.c). */
-static double settle_weight(uint64_t s, double m)
+/* A block of s bytes as the heap counts it: in a sampled stream (mean
+** m) its estimated bytes, as the reports weigh it. */
+static double settle_bytes(uint64_t s, uint64_t m)
 {
-  return m > 0 && s ? (double)s / -expm1(-(double)s / m) : (double)s;
+  return m && s ? (double)s * mp_sample_weight(s, m) : (double)s;
 }
 
-int mp_load_settle(const char *path, const char *cmd, const char *opt,
-		   uint64_t at, uint64_t ns, uint64_t window_ns,
+int mp_load_settle(const char *path, const char *cmd, uint64_t at, uint64_t ns, uint64_t window_ns,
 		   uint64_t *out)
 {
   struct mp_buf name = {0};
@@ -514,7 +523,8 @@ int mp_load_settle(const char *path, const char *cmd, const char *opt,
   struct settle_span *sp = NULL, cur = {MP_NO_TIME, 0, 0};
   size_t nsp = 0, cap = 0, i;
   uint64_t n = 0, from;
-  double live = 0, low, mean = 0;
+  uint64_t mean = 0;
+  double live = 0, low;
   int insnap = 0;
   int fd, rc = -1;
 
@@ -540,15 +550,15 @@ int mp_load_settle(const char *path, const char *cmd, const char *opt,
 	       ev.info_key == LJM_INFO_SNAPSHOT) {
       insnap = ev.info_value != LJM_SNAPSHOT_END;
     } else if (ev.type == MP_EV_SYM_INFO && ev.info_key == LJM_INFO_SAMPLE) {
-      mean = (double)ev.info_value;
+      mean = ev.info_value;
     } else if (!mp_event_is_symbol(ev.type) && !insnap) {
       if (n == at)
 	break;
       n++;
       if (ev.type != MP_EV_FREE)
-	live += settle_weight(ev.new_size, mean);
+	live += settle_bytes(ev.new_size, mean);
       if (ev.type != MP_EV_ALLOC)
-	live -= settle_weight(ev.old_size, mean);
+	live -= settle_bytes(ev.old_size, mean);
       if (live <= cur.low) {	/* The latest of equal lows. */
 	cur.low = live;
 	cur.n = n;
@@ -561,15 +571,8 @@ int mp_load_settle(const char *path, const char *cmd, const char *opt,
 		  mp_reader_error(r));
     goto out;
   }
-  if (at == UINT64_MAX && st == MP_TRUNCATED) {	/* The end, as load says. */
-    if (mp_load_being_written(fd))
-      fprintf(stderr, "ljmprof: note: %s is live (its program is still "
-	      "writing it): read up to its last complete event, %llu "
-	      "events\n", shown, (unsigned long long)n);
-    else
-      fprintf(stderr, "ljmprof: warning: %s is truncated after %llu "
-	      "events\n", shown, (unsigned long long)n);
-  }
+  if (at == UINT64_MAX && st == MP_TRUNCATED)	/* The end, as load says. */
+    (void)say_cut(shown, fd, n);
   if (cur.t == MP_NO_TIME) {
     ljmprof_error("%s: --settle finds the collector's low points by the "
 		  "time marks, and %s has none", cmd, shown);
@@ -591,7 +594,6 @@ int mp_load_settle(const char *path, const char *cmd, const char *opt,
       *out = s->n;
     }
   }
-  (void)opt;
   rc = 0;
 out:
   free(sp);

@@ -104,8 +104,7 @@ int mp_load_parse_seconds(const char *s, uint64_t *ns);
 ** stays. 0 with *out set, or -1 (said, naming cmd) when the stream
 ** cannot be read or has no time marks.
 */
-int mp_load_settle(const char *path, const char *cmd, const char *opt,
-		   uint64_t at, uint64_t ns, uint64_t window_ns,
-		   uint64_t *out);
+int mp_load_settle(const char *path, const char *cmd, uint64_t at,
+		   uint64_t ns, uint64_t window_ns, uint64_t *out);
 
 #endif

@@ -279,14 +279,6 @@ static int tell_failure(const char *line, const char *tmpl,
   return 0;
 }
 
-/*
-** Print each stream of the manifest once, with its size, and the streams
-** that could not be written. Only lines the shim writes for this run's
-** template count; the others are ignored, and counted in one line, as
-** are the names that are gone (removed since, or never there: a line
-** anyone could have written). Returns the number of files; *nfailed gets
-** the number of failure notes.
-*/
 /* The run's output template, absolute, into tmpl (LJM_PATH_MAX): a
 ** relative one names files in record's own folder, the program's at its
 ** start; with no folder to go by, "" (no name matches). */
@@ -301,6 +293,14 @@ static void our_template(const struct record *r, char *tmpl)
     tmpl[0] = '\0';
 }
 
+/*
+** Print each stream of the manifest once, with its size, and the streams
+** that could not be written. Only lines the shim writes for this run's
+** template count; the others are ignored, and counted in one line, as
+** are the names that are gone (removed since, or never there: a line
+** anyone could have written). Returns the number of files; *nfailed gets
+** the number of failure notes.
+*/
 int rec_list_files(const struct record *r, int *nfailed)
 {
   char line[LJM_PATH_MAX + 64], tmpl[LJM_PATH_MAX];

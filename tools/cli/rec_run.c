@@ -12,6 +12,7 @@
 #endif
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +20,6 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <fcntl.h>
 
 #include "rec.h"
 #include "top.h"
@@ -84,11 +83,7 @@ static void live_view(const struct record *r, struct live_child *c)
   struct top_opts o;
   struct top *t;
   int screen = isatty(1) && isatty(0);
-  memset(&o, 0, sizeof(o));
-  o.group = MP_GROUP_LINE;
-  o.sort = TOP_SORT_HELD;
-  o.interval = 1;
-  o.window = 60;
+  top_opts_init(&o);
   o.human = screen;
   if (!(t = top_new(&o, NULL, 0))) {
     rec_error("--live: out of memory; waiting for %s", r->args[0]);

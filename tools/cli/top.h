@@ -65,6 +65,12 @@ struct top_frame {
   size_t nrows;
 };
 
+/* The defaults: by line, sorted by held, every second, growth over a
+** minute, sizes in bytes. */
+void top_opts_init(struct top_opts *o);
+/* Seconds on the monotonic clock (the view's pace and its reading). */
+double top_now(void);
+
 struct top;
 
 /* The view of the files or patterns (glob(3), looked at again at each

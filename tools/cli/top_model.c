@@ -73,7 +73,7 @@ struct top {
   struct mp_buf name;
 };
 
-static double now_s(void)
+double top_now(void)
 {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -404,6 +404,16 @@ static int file_sum(struct top *t, struct top_file *f)
   return 0;
 }
 
+void top_opts_init(struct top_opts *o)
+{
+  memset(o, 0, sizeof(*o));
+  o->group = MP_GROUP_LINE;
+  o->by = TOP_BY_LOCATION;
+  o->sort = TOP_SORT_HELD;
+  o->interval = 1;
+  o->window = 60;
+}
+
 struct top *top_new(const struct top_opts *o, char **specs, int nspecs)
 {
   struct top *t = calloc(1, sizeof(*t));
@@ -412,7 +422,7 @@ struct top *top_new(const struct top_opts *o, char **specs, int nspecs)
   t->o = *o;
   t->specs = specs;
   t->nspecs = nspecs;
-  t->t0 = t->prev_t = now_s();
+  t->t0 = t->prev_t = top_now();
   return t;
 }
 
@@ -547,7 +557,7 @@ int top_refresh(struct top *t)
 {
   struct top_frame *f = &t->f;
   const struct top_snap *w;
-  double start = now_s(), now, dt;
+  double start = top_now(), now, dt;
   uint64_t bytes = 0;
   size_t i;
 
@@ -556,7 +566,7 @@ int top_refresh(struct top *t)
   for (i = 0; i < t->nfiles; i++)
     if (file_read(t, &t->files[i], &bytes) < 0)
       return -1;
-  now = now_s();
+  now = top_now();
   f->read_s = now - start;
   f->read_bytes = bytes;
   f->behind = f->read_s > t->o.interval;

@@ -23,7 +23,6 @@
 #include <langinfo.h>
 #include <locale.h>
 #include <signal.h>
-#include <time.h>
 
 static volatile sig_atomic_t stop_asked;
 
@@ -31,13 +30,6 @@ static void on_stop(int sig)
 {
   (void)sig;
   stop_asked = 1;
-}
-
-static double now_s(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static const char *const help_lines[] = {
@@ -128,12 +120,12 @@ int top_screen(struct top *t)
   timeout(100);
   while (!stop_asked) {
     int ch;
-    if (!paused && now_s() >= next) {
+    if (!paused && top_now() >= next) {
       if (top_refresh(t) < 0) {
 	rc = -2;
 	break;
       }
-      next = now_s() + top_options(t)->interval;
+      next = top_now() + top_options(t)->interval;
       draw(t, utf8, paused, help);
     }
     ch = getch();
@@ -157,7 +149,7 @@ int top_screen(struct top *t)
 	const struct top_opts *o = top_options(t);
 	if ((g != o->group || by != o->by) && top_regroup(t, by, g) < 0)
 	  rc = -2, stop_asked = 1;
-	next = now_s() + top_options(t)->interval;
+	next = top_now() + top_options(t)->interval;
 	break;
       }
       case 'p': case ' ':

@@ -410,6 +410,11 @@ void mp_profile_stack_at_peak(const struct mp_profile *p, uint32_t id,
 uint32_t mp_profile_ntimelines(const struct mp_profile *p);
 void mp_profile_timeline(const struct mp_profile *p, uint32_t i,
 			 struct mp_timeline *out);
+/* A sampled block of size bytes in a stream sampled at mean bytes stands
+** for this many blocks (mp_sample.c: 1 / (1 - exp(-size/mean)); its
+** bytes are size times that). */
+double mp_sample_weight(uint64_t size, uint64_t mean);
+
 /* The file being read, as it stands (ljmprof top): its point now (the
 ** events read, the live heap, the last time mark and gauges) and its
 ** sampling mean (0: every event). */

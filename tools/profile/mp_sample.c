@@ -32,17 +32,22 @@ void mp_sample_info(struct mp_profile *p, uint64_t mean)
   p->file.sample_mean = mean;
 }
 
+double mp_sample_weight(uint64_t size, uint64_t mean)
+{
+  return 1.0 / -expm1(-(double)size / (double)mean);
+}
+
 /* The estimated bytes and (integer) blocks of a sampled block of s. */
 static void weigh(struct mp_profile *p, uint64_t s, uint64_t *bytes,
 		  uint64_t *blocks)
 {
-  double m = (double)p->file.sample_mean, w, c;
+  double w, c;
   if (s == 0) {	/* No bytes, never sampled by the counter: one block. */
     *bytes = 0;
     *blocks = 1;
     return;
   }
-  w = 1.0 / -expm1(-(double)s / m);
+  w = mp_sample_weight(s, p->file.sample_mean);
   *bytes = (uint64_t)llround((double)s * w);
   c = floor(w + p->sample_carry);
   p->sample_carry += w - c;
