@@ -145,6 +145,13 @@ const struct ljm_var ljm_vars[] = {
     "between. A VM that is not profiling then ignores it. The handler is "
     "installed with the first VM, as LJMPROF_SIGNAL's.",
     "RTMIN+4", OFF(snapsig), 0, 0, 0 },
+  { "LJMPROF_GRAPH", LJM_T_BOOL, "no", "yes/no, on/off, true/false, 1/0",
+    "With yes, the snapshots LJMPROF_SNAPSHOT_SIGNAL asks for also write "
+    "the heap graph: the references between the VM's objects, so that "
+    "ljmprof report --retainers says what keeps a location's objects "
+    "alive (the shortest reference chains from the roots) and what each "
+    "retains. The VM is stopped while it is written, as for the census.",
+    "yes", OFF(graph), 0, 0, 0 },
 };
 
 const size_t ljm_nvars = sizeof(ljm_vars) / sizeof(ljm_vars[0]);

@@ -48,6 +48,7 @@ struct ljm_config {
   uint64_t sample;		/* LJMPROF_SAMPLE, mean bytes, 0 = all. */
   uint64_t seed;		/* LJMPROF_SEED, 0 = clock and pid. */
   int snapsig;			/* LJMPROF_SNAPSHOT_SIGNAL, 0 = none. */
+  int graph;			/* LJMPROF_GRAPH: snapshots with the graph. */
 };
 
 /* One row of the table. */

@@ -311,7 +311,7 @@ static void snapshot_in(struct ljm_vm *vm)
   vm->seen_snaps = r;
   if (vm_state(vm) != LJM_VM_RUNNING)
     return;
-  st = ljmprof_snapshot(vm->L);
+  st = ljmprof_snapshotx(vm->L, ljm_cfg.graph ? LJMPROF_SNAPSHOT_GRAPH : 0);
   if (st == LJMPROF_ERRUSE)
     vm_msg(vm, LJM_C_SNAPSHOT, 0, "LJMPROF_SNAPSHOT_SIGNAL: VM %u writes no "
 	   "snapshots: its stream %s", vm->num, ljm_cfg.sample ?

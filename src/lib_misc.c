@@ -191,13 +191,21 @@ LJLIB_CF(misc_memprof_stop)
 }
 
 /*
-** misc.memprof.snapshot(): a snapshot of the heap into the running
-** profiler's stream (ours or the host's: it starts and stops nothing),
-** for a census of this moment (ljmprof report --at=snapshot:N --by=kind).
+** misc.memprof.snapshot([{graph = true}]): a snapshot of the heap into
+** the running profiler's stream (ours or the host's: it starts and stops
+** nothing), for a census of this moment (ljmprof report --at=snapshot:N
+** --by=kind); with graph, the references between its objects too
+** (ljmprof report --retainers).
 */
 LJLIB_CF(misc_memprof_snapshot)
 {
-  int st = ljmprof_snapshot(L);
+  int flags = 0, st;
+  if (lua_istable(L, 1)) {
+    lua_getfield(L, 1, "graph");
+    if (lua_toboolean(L, -1)) flags |= LJMPROF_SNAPSHOT_GRAPH;
+    lua_pop(L, 1);
+  }
+  st = ljmprof_snapshotx(L, flags);
   if (st == LJMPROF_ERRUSE)
     return misc_fail(L, ljmprof_running(L) ?
 			"the profiler writes no snapshots (it needs stacks, "

@@ -136,7 +136,7 @@ static void mp_writestart(MemProf *mp)
     /* Not while sampling: a snapshot's blocks are all of the heap, which
     ** the sample's frees would not follow. */
     if (!mp->smp) {
-      lj_memprof_heapsnap(mp, LJM_SNAPSHOT_START);
+      lj_memprof_heapsnap(mp, LJM_SNAPSHOT_START, 0);
       if (mp->pos > mp->hardlim) lj_memprof_flush(mp);
       lj_memprof_timemark(mp, 1);  /* What the snapshot took. */
     }
@@ -405,6 +405,11 @@ LUA_API int ljmprof_seal(lua_State *L)
 */
 LUA_API int ljmprof_snapshot(lua_State *L)
 {
+  return ljmprof_snapshotx(L, 0);
+}
+
+LUA_API int ljmprof_snapshotx(lua_State *L, int flags)
+{
   MemProf *mp = mp_get(G(L));
   int e;
   if (mp == NULL || !mp->timed || mp->smp != NULL)
@@ -416,7 +421,8 @@ LUA_API int ljmprof_snapshot(lua_State *L)
   if (!mp->err) {
     mp_reserve(mp);
     lj_memprof_timemark(mp, 1);
-    lj_memprof_heapsnap(mp, LJM_SNAPSHOT_LATER);
+    lj_memprof_heapsnap(mp, LJM_SNAPSHOT_LATER,
+			(flags & LJMPROF_SNAPSHOT_GRAPH) != 0);
     if (mp->pos > mp->hardlim) lj_memprof_flush(mp);
     lj_memprof_timemark(mp, 1);  /* What it took. */
   }

@@ -131,6 +131,54 @@ enum { LJM_FMT_KINDS(LJM_KIND_DEF) LJM_KIND__MAX };
 #define LJM_SRC_INFO		0x18	/* Symbol events: key and value. */
 #define LJM_SRC_SITE		0x1c	/* Symbol events: a trace call site. */
 
+#define LJM_SRC_GRAPH		0x00	/* Symbol events: the heap graph. */
+
+/*
+** The heap graph (LJM_SRC_GRAPH symbol events): written inside a later
+** snapshot when asked, after its blocks, before INFO SNAPSHOT 0. Each
+** record is a tag and its fields; addresses are those of the snapshot's
+** blocks (the main thread's lies inside the VM's state). An OBJ record
+** says whose references follow, up to the next OBJ; object 0 is the
+** root, whose references are the roots of a collection.
+**
+**   graph := OBJ addr flags               (flags: WEAKKEYS | WEAKVALUES)
+**          | PART to                      (a block the object is made of)
+**          | INDEX index to               (array slot, integer key)
+**          | FIELD key to name            (a string key: the key string
+**                                          and the value, 0 if the value
+**                                          is not an object)
+**          | KEY key                      (another object as a key)
+**          | VALUE to                     (its value; or a reference
+**                                          without a name)
+**          | META to | ENV to | PROTO to | CONST to
+**          | UPVAL index to name          (name "" if not known)
+**          | SLOT slot to proto name      (a thread's stack slot; proto:
+**                                          the Lua frame whose local it
+**                                          is, 0 and "" if not known)
+**          | ROOT index to name
+*/
+#define LJM_FMT_GRAPH(X) \
+  X(OBJ, 1, "object") \
+  X(PART, 2, "part") \
+  X(INDEX, 3, "index") \
+  X(FIELD, 4, "field") \
+  X(KEY, 5, "key") \
+  X(VALUE, 6, "value") \
+  X(META, 7, "metatable") \
+  X(ENV, 8, "environment") \
+  X(PROTO, 9, "prototype") \
+  X(CONST, 10, "constant") \
+  X(UPVAL, 11, "upvalue") \
+  X(SLOT, 12, "stack slot") \
+  X(ROOT, 13, "root")
+
+#define LJM_GRAPH_DEF(name, n, what)	LJM_GRAPH_##name = n,
+enum { LJM_FMT_GRAPH(LJM_GRAPH_DEF) LJM_GRAPH__MAX };
+#undef LJM_GRAPH_DEF
+
+#define LJM_GRAPH_WEAKKEYS	1	/* OBJ flags: a weak table's. */
+#define LJM_GRAPH_WEAKVALUES	2
+
 /* Frame tags of a NODE. */
 #define LJM_FRAME_LUA		0
 #define LJM_FRAME_FAST		1

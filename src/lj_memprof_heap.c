@@ -406,8 +406,9 @@ fallback:  /* Nothing written yet. */
 }
 
 /* Every live GC object and the VM's own blocks, as allocations, between
-** INFO SNAPSHOT value (1: the start, 2: a later one) and 0. */
-void lj_memprof_heapsnap(MemProf *mp, uint64_t value)
+** INFO SNAPSHOT value (1: the start, 2: a later one) and 0; with graph,
+** the references between them after the blocks (lj_memprof_graph.c). */
+void lj_memprof_heapsnap(MemProf *mp, uint64_t value, int graph)
 {
   global_State *g = mp->g;
   GCobj *o;
@@ -432,6 +433,7 @@ void lj_memprof_heapsnap(MemProf *mp, uint64_t value)
   ** follows. */
   if (mp->heapfree != NULL)
     mp_heapint(mp, mp->heapfree, ljmprof_freesize, LJM_KIND_NONE);
+  if (graph) lj_memprof_graph(mp);
   lj_memprof_putinfo(mp, LJM_INFO_SNAPSHOT, LJM_SNAPSHOT_END);
 }
 

@@ -20,6 +20,7 @@
 **   lj_memprof_wbuf.c    the output buffer's slow paths, time marks
 **   lj_memprof_symtab.c  symbols: prototypes, traces, C functions
 **   lj_memprof_heap.c    heap snapshots: every block the VM holds
+**   lj_memprof_graph.c   the heap graph: the references between objects
 **   lj_memprof_sym.c     names of C functions, from the loaded ELF objects
 **   lib_misc.c           misc.memprof, the profiler from Lua
 **
@@ -696,6 +697,11 @@ LJ_FUNC void lj_memprof_rangefree(MemProf *mp);
 
 /* Every block the VM holds, as allocations, between INFO SNAPSHOT value
 ** (LJM_SNAPSHOT_START or LJM_SNAPSHOT_LATER) and LJM_SNAPSHOT_END. */
-LJ_FUNC void lj_memprof_heapsnap(MemProf *mp, uint64_t value);
+LJ_FUNC void lj_memprof_heapsnap(MemProf *mp, uint64_t value, int graph);
+
+/* -- The heap graph (lj_memprof_graph.c) ---------------------------------- */
+
+/* The references between the VM's objects, inside a snapshot. */
+LJ_FUNC void lj_memprof_graph(MemProf *mp);
 
 #endif

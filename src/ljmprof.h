@@ -129,6 +129,15 @@ LUA_API int ljmprof_abandon(lua_State *L);
 */
 LUA_API int ljmprof_snapshot(lua_State *L);
 
+/*
+** The same, with flags: LJMPROF_SNAPSHOT_GRAPH also writes the references
+** between the snapshot's objects (doc/format.md, "The heap graph"), for
+** ljmprof report --retainers. ljmprof_snapshot(L) is ljmprof_snapshotx(L,
+** 0).
+*/
+#define LJMPROF_SNAPSHOT_GRAPH	1
+LUA_API int ljmprof_snapshotx(lua_State *L, int flags);
+
 /* Non-zero while a profiler runs (or is halted by an error) on L's VM. */
 LUA_API int ljmprof_running(lua_State *L);
 

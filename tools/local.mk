@@ -49,6 +49,7 @@ tools_libmpprofile_a_SOURCES = \
 	tools/profile/mp_timeline.c tools/profile/mp_kinds.c \
 	tools/profile/mp_life.c \
 	tools/profile/mp_snapshot.c \
+	tools/profile/mp_graph.c \
 	tools/profile/mp_peak.c \
 	tools/profile/mp_live.h tools/profile/mp_read.c \
 	tools/profile/mp_pipeline.c
@@ -64,6 +65,7 @@ tools_libmpreport_a_SOURCES = \
 	tools/report/mp_order.c tools/report/mp_order.h \
 	tools/report/mp_report.h tools/report/mp_formats.c \
 	tools/report/mp_report_text.c \
+	tools/report/mp_retainers.c \
 	tools/report/mp_report_json.c \
 	tools/report/mp_report_folded.c \
 	tools/report/mp_report_stat.c \

@@ -87,6 +87,9 @@ SHIM_TESTS += tests/shim/hostalloc.test
 EXTRA_DIST += tests/shim/hostalloc.lua
 # The start snapshot of a late stream (LJMPROF_SIGNAL, LJMPROF_DELAY).
 SHIM_TESTS += tests/shim/snapshot.test
+# Why objects are alive: the heap graph, report --retainers (#39).
+SHIM_TESTS += tests/shim/retainers.test
+EXTRA_DIST += tests/shim/retainers.lua
 # A real server's census against its collectgarbage("count") (sysbench).
 SHIM_TESTS += tests/shim/census.test
 EXTRA_DIST += tests/shim/census.lua

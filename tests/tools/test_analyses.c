@@ -22,6 +22,7 @@
 
 #include "lj_memprof_format.h"
 #include "mp_ftree.h"
+#include "mp_graph.h"
 #include "mp_profile.h"
 #include "mp_report.h"
 #include "mp_reader.h"
@@ -1174,6 +1175,129 @@ START_TEST(snapshot_accounted)
 }
 END_TEST
 
+/*
+** A heap graph in a later snapshot, worked out by hand: the root holds
+** table T (globals) and weak table W; T holds S1 by field a (key K1) and
+** table U by field b (key K2); U holds S1 again ([1]) and S2 ([2]); W
+** holds S3 through a weak value only; C1 and C2 hold each other and
+** nothing holds them. Sizes: T 100, U 50, W 30, S1 10, S2 20, S3 40,
+** K1 10, K2 10, C1 8, C2 8.
+*/
+#define G_T 0x100
+#define G_U 0x200
+#define G_W 0x300
+#define G_S1 0x400
+#define G_S2 0x500
+#define G_S3 0x600
+#define G_K1 0x700
+#define G_K2 0x800
+#define G_C1 0x900
+#define G_C2 0xa00
+
+static void graph_stream(struct mpw *w)
+{
+  mpw_symtab_begin_ext(w);
+  mpw_symtab_lfunc(w, 0x1000, "@app.lua", 0);
+  mpw_symtab_end(w);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 1), G_T, 100, LJM_KIND_TAB);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 2), G_U, 50, LJM_KIND_TAB);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 3), G_W, 30, LJM_KIND_TAB);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 4), G_S1, 10, LJM_KIND_STR);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 4), G_S2, 20, LJM_KIND_STR);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 4), G_S3, 40, LJM_KIND_STR);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 5), G_K1, 10, LJM_KIND_STR);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 5), G_K2, 10, LJM_KIND_STR);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 6), G_C1, 8, LJM_KIND_TAB);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 6), G_C2, 8, LJM_KIND_TAB);
+  mpw_info(w, LJM_INFO_SNAPSHOT, LJM_SNAPSHOT_LATER);
+  mpw_alloc_kind(w, mpw_internal(), G_T, 100, LJM_KIND_TAB);
+  mpw_graph(w, LJM_GRAPH_OBJ, 0, 0, 0, NULL);
+  mpw_graph(w, LJM_GRAPH_ROOT, 0, G_T, 0, "globals");
+  mpw_graph(w, LJM_GRAPH_ROOT, 0, G_W, 0, "registry");
+  mpw_graph(w, LJM_GRAPH_OBJ, 0, G_T, 0, NULL);
+  mpw_graph(w, LJM_GRAPH_FIELD, 0, G_S1, G_K1, "a");
+  mpw_graph(w, LJM_GRAPH_FIELD, 0, G_U, G_K2, "b");
+  mpw_graph(w, LJM_GRAPH_OBJ, 0, G_U, 0, NULL);
+  mpw_graph(w, LJM_GRAPH_INDEX, 1, G_S1, 0, NULL);
+  mpw_graph(w, LJM_GRAPH_INDEX, 2, G_S2, 0, NULL);
+  mpw_graph(w, LJM_GRAPH_OBJ, LJM_GRAPH_WEAKVALUES, G_W, 0, NULL);
+  mpw_graph(w, LJM_GRAPH_INDEX, 1, G_S3, 0, NULL);
+  mpw_graph(w, LJM_GRAPH_OBJ, 0, G_C1, 0, NULL);
+  mpw_graph(w, LJM_GRAPH_FIELD, 0, G_C2, G_K1, "next");
+  mpw_graph(w, LJM_GRAPH_OBJ, 0, G_C2, 0, NULL);
+  mpw_graph(w, LJM_GRAPH_FIELD, 0, G_C1, G_K1, "next");
+  mpw_info(w, LJM_INFO_SNAPSHOT, LJM_SNAPSHOT_END);
+  mpw_free_ev(w, mpw_internal(), G_S3, 40);
+  mpw_epilogue(w);
+}
+
+static const struct mp_graph_node *graph_node(const struct mp_graph *g,
+					      uint64_t addr)
+{
+  uint32_t i;
+  for (i = 0; i < g->nnodes; i++)
+    if (g->nodes[i].addr == addr)
+      return &g->nodes[i];
+  ck_abort_msg("no node at 0x%llx", (unsigned long long)addr);
+  return NULL;
+}
+
+START_TEST(graph_chains_dominators)
+{
+  int fast;
+  for (fast = 0; fast < 2; fast++) {
+    struct mp_profile *p = profile_with(graph_stream, fast, MP_PROFILE_GRAPH);
+    const struct mp_graph *g = mp_profile_graph(p);
+    const struct mp_graph_node *n;
+    ck_assert_ptr_nonnull(g);
+    ck_assert_uint_eq(g->nnodes, 11);	/* The root and ten objects. */
+    ck_assert_uint_eq(g->snapshot, 1);
+    /* The blocks' figures as the heap had them then (S3 was freed after). */
+    n = graph_node(g, G_S3);
+    ck_assert_uint_eq(n->size, 40);
+    ck_assert_uint_eq(n->kind, LJM_KIND_STR);
+    ck_assert_uint_eq(n->loc, loc_of(p, 4));
+    /* Reached: root, T, U, W, S1, S2, K1, K2; not S3 (weak), C1, C2. */
+    ck_assert_uint_eq(g->reached, 8);
+    ck_assert_uint_eq(g->reached_bytes, 100 + 50 + 30 + 10 + 20 + 10 + 10);
+    ck_assert_uint_eq(graph_node(g, G_S3)->depth, UINT32_MAX);
+    ck_assert_uint_eq(graph_node(g, G_C1)->depth, UINT32_MAX);
+    ck_assert_uint_eq(graph_node(g, G_C2)->parent, MP_GRAPH_NONE);
+    /* Shortest chains: S1 by T.a (depth 2), not by T.b[1]; S2 by T.b[2]. */
+    n = graph_node(g, G_S1);
+    ck_assert_uint_eq(n->depth, 2);
+    ck_assert_uint_eq(g->edges[n->parent].tag, LJM_GRAPH_FIELD);
+    ck_assert_str_eq(g->names + g->edges[n->parent].name, "a");
+    n = graph_node(g, G_S2);
+    ck_assert_uint_eq(n->depth, 3);
+    ck_assert_uint_eq(g->edges[n->parent].tag, LJM_GRAPH_INDEX);
+    ck_assert_uint_eq(g->edges[n->parent].num, 2);
+    ck_assert_uint_eq(g->nodes[g->edges[n->parent].from].addr, G_U);
+    /* Dominators: S1 is held by T and U, so by T alone; S2 by U. */
+    ck_assert_uint_eq(g->nodes[graph_node(g, G_S1)->idom].addr, G_T);
+    ck_assert_uint_eq(g->nodes[graph_node(g, G_S2)->idom].addr, G_U);
+    ck_assert_uint_eq(graph_node(g, G_U)->retained, 50 + 20);
+    ck_assert_uint_eq(graph_node(g, G_T)->retained,
+		      100 + 10 + 10 + 10 + 50 + 20);
+    ck_assert_uint_eq(graph_node(g, G_W)->retained, 30);
+    ck_assert_uint_eq(graph_node(g, G_S3)->retained, 0);
+    /* The root retains what it reaches, no byte twice. */
+    ck_assert_uint_eq(g->nodes[0].retained, g->reached_bytes);
+    mp_profile_delete(p);
+  }
+}
+END_TEST
+
+/* Without MP_PROFILE_GRAPH the records are read past, and kept nowhere. */
+START_TEST(graph_only_when_asked)
+{
+  struct mp_profile *p = profile_of(graph_stream, 1);
+  ck_assert_ptr_null(mp_profile_graph(p));
+  ck_assert_uint_eq(mp_profile_total(p)->n_alloc, 10);
+  mp_profile_delete(p);
+}
+END_TEST
+
 START_TEST(snapshot_census)
 {
   struct mp_profile *p = profile_of(snapshot_stream, 1);
@@ -1421,6 +1545,8 @@ int main(void)
   tcase_add_test(tc, lifetimes_only_when_asked);
   tcase_add_test(tc, snapshot_accounted);
   tcase_add_test(tc, snapshot_census);
+  tcase_add_test(tc, graph_chains_dominators);
+  tcase_add_test(tc, graph_only_when_asked);
   tcase_add_test(tc, snapshot_kinds);
   tcase_add_test(tc, ftree_merged_by_name);
   suite_add_tcase(s, tc);

@@ -43,6 +43,13 @@ static void report_help(FILE *out)
 "                         5) and call paths (--callers); pprof: a sample\n"
 "                         per kind and location, labelled kind=NAME (go\n"
 "                         tool pprof -tagfocus)\n"
+"      --retainers[=LOCATION]  text: why the objects that LOCATION (its\n"
+"                         name, or a part of it; default: the --top, or\n"
+"                         5, with the most bytes) made are still alive:\n"
+"                         the shortest reference chains from the roots,\n"
+"                         and what they retain, from the last heap graph\n"
+"                         of the input (misc.memprof.snapshot{graph =\n"
+"                         true}, LJMPROF_GRAPH)\n"
 "      --kind=LIST        only the events of these object kinds, in every\n"
 "                         format: names (table,string) or numbers; a free\n"
 "                         is of its block's kind\n"
@@ -90,6 +97,7 @@ int ljmprof_cmd_report(int argc, char **argv)
     {"temporary", no_argument, NULL, OPT_TEMPORARY},
     {"by", required_argument, NULL, OPT_BY},
     {"kind", required_argument, NULL, OPT_KIND},
+    {"retainers", optional_argument, NULL, OPT_RETAINERS},
     {"merge", no_argument, NULL, 'm'},
     {"output", required_argument, NULL, 'o'},
     {"list-formats", no_argument, NULL, OPT_LIST_FORMATS},

@@ -181,6 +181,10 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	return usage_error(c, "--by takes kind, not", optarg);
       c->ro.by_kind = 1;
       break;
+    case OPT_RETAINERS:
+      c->ro.retainers = 1;
+      c->ro.retainers_of = optarg && *optarg ? optarg : NULL;
+      break;
     case OPT_KIND: {
       const char *bad = mp_kinds_parse(optarg, c->kind_keep);
       if (bad)
@@ -228,6 +232,8 @@ static int parse_args(struct cli *c, int argc, char **argv)
     return option_error(c, "--temporary", MP_FMT_TEMPORARY);
   if (c->ro.by_kind && !(flags & MP_FMT_BY_KIND))
     return option_error(c, "--by=kind", MP_FMT_BY_KIND);
+  if (c->ro.retainers && !(flags & MP_FMT_RETAINERS))
+    return option_error(c, "--retainers", MP_FMT_RETAINERS);
   if ((flags & (MP_FMT_BINARY | MP_FMT_PAGE)) && !c->output &&
       isatty(STDOUT_FILENO)) {
     ljmprof_error("%s: the %s format is %s: not written to a terminal "
@@ -316,6 +322,8 @@ static struct mp_profile *new_profile(const struct cli *c, struct outcome *o)
     needs |= MP_PROFILE_LIFETIMES;
   if (flags & MP_FMT_MOMENTS)
     needs |= MP_PROFILE_PEAK;
+  if (c->ro.retainers)
+    needs |= MP_PROFILE_GRAPH;
   p = mp_profile_new(c->group, needs);
   if (!p) {
     ljmprof_error("out of memory");

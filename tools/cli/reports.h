@@ -16,7 +16,8 @@
 
 /* Long options without a short one. */
 enum { OPT_VALUE = 256, OPT_LIST_FORMATS, OPT_CALLERS, OPT_AT,
-       OPT_TEMPORARY, OPT_TIMELINE, OPT_BY, OPT_KIND };
+       OPT_TEMPORARY, OPT_TIMELINE, OPT_BY, OPT_KIND,
+       OPT_RETAINERS };
 
 struct cli {
   /* The command's. */

@@ -56,6 +56,7 @@ struct mp_profile *mp_profile_new(enum mp_group group, unsigned needs)
 	       : needs & MP_PROFILE_OVERRIDE_VALUES ? MP_OV_VALUES
 	       : MP_OV_KEYS;
   p->pk_on = (needs & MP_PROFILE_PEAK) != 0;
+  p->graph_want = (needs & MP_PROFILE_GRAPH) != 0;
   if (((needs & MP_PROFILE_KINDS) && mp_kinds_new(p) < 0) ||
       ((needs & MP_PROFILE_LIFETIMES) && mp_life_new(p) < 0)) {
     mp_profile_delete(p);
@@ -141,6 +142,7 @@ void mp_profile_free(struct mp_profile *p)
   mp_strings_free(&p->strings);
   mp_symtab_free(&p->symtab);
   mp_heap_free(&p->heap);
+  mp_graph_free(p);
   mp_map_free(&p->trace_funcs);
   mp_map_free(&p->sample_blocks);
   free(p->ov);

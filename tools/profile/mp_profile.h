@@ -173,6 +173,14 @@ struct mp_profile;
 ** extension only (the others can say none: their events are in no
 ** kind's figures, not even unknown's). */
 #define MP_PROFILE_KINDS_EXT	0x40
+/* The heap graph of the last snapshot that has one (mp_profile_graph). */
+#define MP_PROFILE_GRAPH	0x80
+
+/* The heap graph kept (MP_PROFILE_GRAPH), its chains and dominators
+** solved at the first call; NULL if the files had none, or out of
+** memory (mp_profile_oom). */
+struct mp_graph;
+const struct mp_graph *mp_profile_graph(struct mp_profile *p);
 
 /* A profile grouped so, or NULL when out of memory. */
 struct mp_profile *mp_profile_new(enum mp_group group, unsigned needs);

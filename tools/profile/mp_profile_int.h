@@ -27,6 +27,7 @@
 
 #include "lj_memprof_format.h"
 #include "mp_fast.h"
+#include "mp_graph.h"
 #include "mp_profile.h"
 
 /*
@@ -277,7 +278,23 @@ struct mp_profile {
     uint64_t epoch, bytes;
   } kind_pk[MP_NKINDS];
   uint32_t npk_locs, npk_nodes;
+  /* The heap graph (mp_graph.c), with MP_PROFILE_GRAPH: the last one
+  ** read, its nodes by address, the object whose references are being
+  ** read, and whether the next record begins a new graph. */
+  int graph_want;
+  struct mp_graph *graph;
+  struct mp_map graph_index;
+  uint32_t graph_cur;
+  int graph_fresh;
 };
+
+/* -- mp_graph.c ------------------------------------------------------------ */
+
+/* A GRAPH record: 0, or -1 when out of memory. */
+int mp_graph_record(struct mp_profile *p, const struct mp_event *ev);
+/* A snapshot begins: a graph in it is a new one. */
+void mp_graph_snapshot(struct mp_profile *p);
+void mp_graph_free(struct mp_profile *p);
 
 /* -- mp_life.c ----------------------------------------------------------- */
 

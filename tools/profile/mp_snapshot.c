@@ -21,6 +21,7 @@ void mp_snapshot_info(struct mp_profile *p, uint64_t value)
   if (value == LJM_SNAPSHOT_END)
     return;
   p->file_snaps++;
+  mp_graph_snapshot(p);
   if (value == LJM_SNAPSHOT_START && p->file_snaps == 1) {
     p->in_snap = 1;
     p->file.snapshots++;

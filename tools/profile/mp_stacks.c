@@ -340,6 +340,8 @@ int mp_stacks_symbol(struct mp_profile *p, const struct mp_event *ev)
     return 0;
   case MP_EV_SYM_SITE:
     return add_site(p, ev);
+  case MP_EV_SYM_GRAPH:
+    return mp_graph_record(p, ev);
   default:
     return 0;
   }

@@ -16,6 +16,7 @@
 
 const struct mp_format mp_formats[] = {
   {"text", MP_FMT_LEAK_ONLY | MP_FMT_FILE_HEADERS | MP_FMT_CALLERS |
+	   MP_FMT_RETAINERS |
    MP_FMT_TEMPORARY | MP_FMT_BY_KIND,
    mp_report_text,
    mp_stat_text, mp_diff_text, NULL},

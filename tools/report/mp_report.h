@@ -47,6 +47,9 @@ struct mp_report_opts {
   int timeline;		/* stat as text: the heap over time. */
   int by_kind;		/* --by=kind: the figures of each object kind. */
   int kinds_kept;	/* --kind: only the events of some kinds. */
+  int retainers;	/* --retainers: why objects are alive (the last
+			** heap graph of the input)... */
+  const char *retainers_of;	/* ...of the locations so named; NULL. */
 };
 
 /* Locations listed under each kind with --by=kind, without --top. */
@@ -98,6 +101,7 @@ typedef int (*mp_report_fn)(FILE *out, struct mp_profile *p,
 					** never to a terminal. */
 #define MP_FMT_LIFETIMES	0x2000	/* Needs block lifetimes. */
 #define MP_FMT_KINDS		0x4000	/* Needs the figures by object kind. */
+#define MP_FMT_RETAINERS	0x8000	/* Takes --retainers. */
 
 struct mp_diff;
 struct mp_diff_opts;

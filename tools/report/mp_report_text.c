@@ -13,6 +13,7 @@
 
 #include "mp_order.h"
 #include "mp_report.h"
+#include "mp_retainers.h"
 
 /* State of one report: the name order and a line being composed. */
 struct text {
@@ -584,7 +585,10 @@ int mp_report_text(FILE *out, struct mp_profile *p,
     fprintf(out, "SAMPLED: %s\n\n", note);
   cut_note(&t);	/* In the header: every figure below is affected. */
   t.line.len = 0;
-  if (o->by_kind && (o->at_start || o->at_snapshot)) {
+  if (o->retainers) {
+    if (mp_report_retainers(out, p, o, &t.al) < 0)
+      goto out;
+  } else if (o->by_kind && (o->at_start || o->at_snapshot)) {
     if (census_summary(&t, o->top, o, in) < 0)
       goto out;
   } else if (o->by_kind) {

@@ -432,6 +432,54 @@ static enum decode_result get_site(struct mp_reader *r, const uint8_t **pp,
   return D_OK;
 }
 
+/* A record of the heap graph: its tag and fields (doc/format.md). */
+static enum decode_result get_graph(struct mp_reader *r, const uint8_t **pp,
+				    const uint8_t *end, const uint8_t *item,
+				    struct mp_event *ev)
+{
+  const uint8_t *p = *pp;
+  const uint8_t *at = p;
+  uint64_t tag;
+
+  ev->type = MP_EV_SYM_GRAPH;
+  ev->graph_num = ev->graph_to = ev->graph_aux = 0;
+  ev->name = NULL;
+  ev->name_len = 0;
+  GET_ULEB(r, p, end, tag, "graph record");
+  if (tag == 0 || tag >= LJM_GRAPH__MAX)
+    return fail_at(r, at, "unknown graph record %llu",
+		   (unsigned long long)tag);
+  ev->graph_tag = (unsigned)tag;
+  switch (tag) {
+  case LJM_GRAPH_OBJ:
+    GET_ULEB(r, p, end, ev->graph_to, "graph object");
+    GET_ULEB(r, p, end, ev->graph_num, "graph object flags");
+    break;
+  case LJM_GRAPH_FIELD:
+    GET_ULEB(r, p, end, ev->graph_aux, "graph field key");
+    GET_ULEB(r, p, end, ev->graph_to, "graph reference");
+    break;
+  case LJM_GRAPH_INDEX: case LJM_GRAPH_UPVAL: case LJM_GRAPH_SLOT:
+  case LJM_GRAPH_ROOT:
+    GET_ULEB(r, p, end, ev->graph_num, "graph index");
+    GET_ULEB(r, p, end, ev->graph_to, "graph reference");
+    if (tag == LJM_GRAPH_SLOT)
+      GET_ULEB(r, p, end, ev->graph_aux, "graph slot's prototype");
+    break;
+  default:
+    GET_ULEB(r, p, end, ev->graph_to, "graph reference");
+    break;
+  }
+  if (tag == LJM_GRAPH_FIELD || tag == LJM_GRAPH_UPVAL ||
+      tag == LJM_GRAPH_SLOT || tag == LJM_GRAPH_ROOT) {
+    enum decode_result d = get_string(r, &p, end, item, ev);
+    if (d != D_OK)
+      return d;
+  }
+  *pp = p;
+  return D_OK;
+}
+
 /* -- Section headers ----------------------------------------------------- */
 
 static enum decode_result get_section_header(struct mp_reader *r,
@@ -551,6 +599,12 @@ static enum decode_result get_event(struct mp_reader *r, const uint8_t **pp,
     enum decode_result d = src == LJM_SRC_NODE ? get_node(r, &p, end, item, ev)
 			   : src == LJM_SRC_INFO ? get_info(r, &p, end, ev)
 			   : get_site(r, &p, end, ev);
+    if (d == D_OK)
+      *pp = p;
+    return d;
+  }
+  if (kind == LJM_EV_SYMTAB && r->ext && src == LJM_SRC_GRAPH) {
+    enum decode_result d = get_graph(r, &p, end, item, ev);
     if (d == D_OK)
       *pp = p;
     return d;

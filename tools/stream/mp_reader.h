@@ -35,7 +35,11 @@ enum mp_event_type {
   MP_EV_SYM_INFO = MP_EV_SYM | 0x20 | 1,
   /* a trace call site (sym_addr = trace number, site, site_lines: the
   ** count of its pairs, checked, encoded at site_pairs). */
-  MP_EV_SYM_SITE = MP_EV_SYM | 0x20 | 2
+  MP_EV_SYM_SITE = MP_EV_SYM | 0x20 | 2,
+  /* a record of the heap graph (graph_tag, graph_num, graph_to,
+  ** graph_aux, name: the fields its LJM_GRAPH_* tag has, 0 or "" for the
+  ** others). */
+  MP_EV_SYM_GRAPH = MP_EV_SYM | 0x20 | 3
 };
 #define MP_EV_EXT 0x20
 
@@ -103,6 +107,8 @@ struct mp_event {
   const uint8_t *site_pairs;	/* its pairs (prototype, line) as ULEB128s,
 				** valid until the next call, */
   size_t site_pairs_len;	/* in this many bytes. */
+  unsigned graph_tag;		/* A graph record: LJM_GRAPH_*, */
+  uint64_t graph_num, graph_to, graph_aux;  /* its fields. */
   int in_symtab;	/* From the leading symbol table section. */
   uint64_t offset;	/* Byte offset of the event in the input. */
 };

@@ -275,6 +275,35 @@ void mpw_info(struct mpw *w, uint64_t key, uint64_t value)
   mpw_uleb(w, value);
 }
 
+void mpw_graph(struct mpw *w, unsigned tag, uint64_t num, uint64_t to,
+	       uint64_t aux, const char *name)
+{
+  mpw_byte(w, LJM_EV_SYMTAB | LJM_SRC_GRAPH);
+  mpw_uleb(w, tag);
+  switch (tag) {
+  case LJM_GRAPH_OBJ:
+    mpw_uleb(w, to);
+    mpw_uleb(w, num);
+    return;
+  case LJM_GRAPH_FIELD:
+    mpw_uleb(w, aux);
+    mpw_uleb(w, to);
+    break;
+  case LJM_GRAPH_INDEX: case LJM_GRAPH_UPVAL: case LJM_GRAPH_SLOT:
+  case LJM_GRAPH_ROOT:
+    mpw_uleb(w, num);
+    mpw_uleb(w, to);
+    if (tag == LJM_GRAPH_SLOT)
+      mpw_uleb(w, aux);
+    break;
+  default:
+    mpw_uleb(w, to);
+    return;
+  }
+  if (tag != LJM_GRAPH_INDEX)
+    mpw_string(w, name ? name : "");
+}
+
 void mpw_site(struct mpw *w, uint64_t traceno, uint64_t site, size_t n,
 	      const uint64_t *protos, const uint64_t *lines)
 {

@@ -76,6 +76,11 @@ uint64_t mpw_node_trace(struct mpw *w, uint64_t parent, uint64_t traceno,
 			uint64_t site);
 uint64_t mpw_node_cut(struct mpw *w, uint64_t parent);
 void mpw_info(struct mpw *w, uint64_t key, uint64_t value);
+/* A record of the heap graph (doc/format.md): its tag, then the fields
+** that tag has (num, to, aux as lj_memprof_format.h lists them; the
+** ones it has not are ignored), and name for the tags with one. */
+void mpw_graph(struct mpw *w, unsigned tag, uint64_t num, uint64_t to,
+	       uint64_t aux, const char *name);
 /* A trace call site: n pairs of prototype address and line. */
 void mpw_site(struct mpw *w, uint64_t traceno, uint64_t site, size_t n,
 	      const uint64_t *protos, const uint64_t *lines);

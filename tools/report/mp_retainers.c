@@ -1,0 +1,421 @@
+/*
+** Why is it still alive (report --retainers): for the objects an
+** allocating location made that a snapshot's heap graph has, the
+** shortest reference chains from the roots to them, grouped by their
+** shape (indices folded to [*]), with counts and bytes; and what the
+** dominator tree says they keep alive.
+**
+** A chain is written root first, one step per reference: a root by its
+** name ("registry", "main thread"), a field as .name or ["name"], an
+** index as [*], a local variable as "@chunk:line local NAME" (the
+** function whose frame it is in), an upvalue as "@chunk:line upvalue
+** NAME" (where the closure was made), and the references without names
+** in parentheses.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mp_graph.h"
+#include "mp_report.h"
+#include "mp_retainers.h"
+#include "lj_memprof_format.h"
+
+/* Chains shown per location. */
+#define MP_RETAINER_CHAINS 5
+/* Locations shown without --retainers=LOCATION and without --top. */
+#define MP_RETAINER_LOCS 5
+
+struct chain {
+  char *text;
+  uint64_t objects, bytes;
+  uint32_t holder;	/* The object before the last step, if the same for
+			** all; MP_GRAPH_NONE if they differ. */
+};
+
+struct ret {
+  FILE *out;
+  struct mp_profile *p;
+  const struct mp_graph *g;
+  struct mp_aliases *al;
+  struct mp_buf b;
+  int human;
+};
+
+static void name_loc(struct ret *r, uint32_t loc)
+{
+  struct mp_loc l;
+  if (loc == MP_GRAPH_NO_LOC) {
+    mp_buf_str(&r->b, "(no location)");
+    return;
+  }
+  mp_profile_loc(r->p, loc, &l);
+  mp_name_location(&r->b, r->p, r->al, &l, MP_NAME_ALIASED);
+}
+
+static int is_identifier(const char *s)
+{
+  if (!*s || isdigit((unsigned char)*s))
+    return 0;
+  for (; *s; s++)
+    if (!isalnum((unsigned char)*s) && *s != '_')
+      return 0;
+  return 1;
+}
+
+/* One step of a chain: the edge e. */
+static void step(struct ret *r, const struct mp_graph_edge *e)
+{
+  const struct mp_graph *g = r->g;
+  const char *name = e->name != MP_GRAPH_NO_NAME ? g->names + e->name : "";
+  int joins = e->tag == LJM_GRAPH_FIELD || e->tag == LJM_GRAPH_INDEX ||
+	      e->tag == LJM_GRAPH_VALUE || e->tag == LJM_GRAPH_KEY ||
+	      e->tag == MP_GRAPH_FIELD_KEY || e->tag == LJM_GRAPH_PART;
+  if (e->from && !joins)
+    mp_buf_str(&r->b, " > ");
+  switch (e->tag) {
+  case LJM_GRAPH_ROOT:
+    mp_buf_str(&r->b, *name ? name : "(root)");
+    break;
+  case LJM_GRAPH_FIELD:
+    if (is_identifier(name)) {
+      mp_buf_str(&r->b, ".");
+      mp_name_escape(&r->b, name, strlen(name), 0);
+    } else {
+      mp_buf_str(&r->b, "[\"");
+      mp_name_escape(&r->b, name, strlen(name), 0);
+      mp_buf_str(&r->b, "\"]");
+    }
+    break;
+  case LJM_GRAPH_INDEX:
+    mp_buf_str(&r->b, "[*]");
+    break;
+  case LJM_GRAPH_VALUE:
+    mp_buf_str(&r->b, "[?]");
+    break;
+  case LJM_GRAPH_KEY:
+  case MP_GRAPH_FIELD_KEY:
+    mp_buf_str(&r->b, "{key}");
+    break;
+  case LJM_GRAPH_SLOT:
+    if (*name) {
+      if (e->loc != MP_GRAPH_NO_LOC) {
+	name_loc(r, e->loc);
+	mp_buf_str(&r->b, " ");
+      }
+      mp_buf_str(&r->b, "local ");
+      mp_name_escape(&r->b, name, strlen(name), 0);
+    } else {
+      mp_buf_str(&r->b, "(stack slot)");
+    }
+    break;
+  case LJM_GRAPH_UPVAL:
+    name_loc(r, g->nodes[e->from].loc);
+    mp_buf_str(&r->b, " upvalue ");
+    if (*name)
+      mp_name_escape(&r->b, name, strlen(name), 0);
+    else
+      mp_buf_printf(&r->b, "#%llu", (unsigned long long)e->num + 1);
+    break;
+  case LJM_GRAPH_META: mp_buf_str(&r->b, "(metatable)"); break;
+  case LJM_GRAPH_ENV: mp_buf_str(&r->b, "(environment)"); break;
+  case LJM_GRAPH_PROTO: mp_buf_str(&r->b, "(prototype)"); break;
+  case LJM_GRAPH_CONST: mp_buf_str(&r->b, "(constant)"); break;
+  case LJM_GRAPH_PART: {
+    unsigned k = g->nodes[e->to].kind;
+    mp_buf_str(&r->b, k == LJM_KIND_TAB_ARRAY ? "{array part}" :
+		      k == LJM_KIND_TAB_HASH ? "{hash part}" :
+		      k == LJM_KIND_STACK ? "{stack}" : "{part}");
+    break;
+  }
+  default: mp_buf_printf(&r->b, "(reference %u)", e->tag); break;
+  }
+}
+
+/* The chain of node v into r->b: its steps root first. An upvalue's
+** value is the upvalue's step. */
+static int chain_of(struct ret *r, uint32_t v, uint32_t **path,
+		    uint32_t *cap)
+{
+  const struct mp_graph *g = r->g;
+  uint32_t n = 0, i, depth = g->nodes[v].depth;
+  if (depth > *cap) {
+    uint32_t *q = realloc(*path, (size_t)depth * sizeof(uint32_t));
+    if (!q)
+      return -1;
+    *path = q;
+    *cap = depth;
+  }
+  for (; g->nodes[v].parent != MP_GRAPH_NONE && n < depth;
+       v = g->edges[g->nodes[v].parent].from)
+    (*path)[n++] = g->nodes[v].parent;
+  r->b.len = 0;
+  for (i = n; i-- > 0;) {
+    const struct mp_graph_edge *e = &g->edges[(*path)[i]];
+    if (e->tag == LJM_GRAPH_VALUE && g->nodes[e->from].kind == LJM_KIND_UPVAL)
+      continue;
+    step(r, e);
+  }
+  return r->b.oom ? -1 : 0;
+}
+
+static int by_text(const void *a, const void *b)
+{
+  return strcmp(((const struct chain *)a)->text,
+		((const struct chain *)b)->text);
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+  const struct chain *x = a, *y = b;
+  if (x->bytes != y->bytes)
+    return x->bytes > y->bytes ? -1 : 1;
+  if (x->objects != y->objects)
+    return x->objects > y->objects ? -1 : 1;
+  return strcmp(x->text, y->text);
+}
+
+/* Is v dominated (strictly) by an object of location loc? memo: 0 not
+** known, 1 no, 2 yes; filled along each walk. */
+static int dominated(const struct mp_graph *g, uint32_t v, uint32_t loc,
+		     uint8_t *memo, uint32_t *walk)
+{
+  uint32_t n = 0, u = g->nodes[v].idom;
+  uint8_t ans = 1;
+  while (u != MP_GRAPH_NONE && u != 0) {
+    if (memo[u]) {
+      ans = memo[u];
+      break;
+    }
+    if (g->nodes[u].loc == loc) {
+      ans = 2;
+      break;
+    }
+    walk[n++] = u;
+    u = g->nodes[u].idom;
+  }
+  /* Each node on the way is dominated by loc's object iff ans says so
+  ** (none of them is loc's). */
+  while (n--)
+    memo[walk[n]] = ans;
+  return ans == 2;
+}
+
+static void put_bytes(struct ret *r, uint64_t v)
+{
+  mp_name_bytes(&r->b, v, r->human);
+}
+
+/* The retainers of location loc. */
+static int location(struct ret *r, uint32_t loc, uint8_t *memo,
+		    uint32_t *walk)
+{
+  const struct mp_graph *g = r->g;
+  struct chain *c = NULL;
+  size_t nc = 0, capc = 0, i, j;
+  uint32_t *path = NULL, pcap = 0, v;
+  uint64_t objects = 0, bytes = 0, retained = 0, unreached = 0,
+	   unreached_bytes = 0;
+  int rc = -1;
+
+  memset(memo, 0, g->nnodes);
+  for (v = 1; v < g->nnodes; v++) {
+    const struct mp_graph_node *n = &g->nodes[v];
+    if (n->loc != loc)
+      continue;
+    objects++;
+    bytes += n->size;
+    if (n->depth == UINT32_MAX) {
+      unreached++;
+      unreached_bytes += n->size;
+      continue;
+    }
+    if (!dominated(g, v, loc, memo, walk))
+      retained += n->retained;
+    if (chain_of(r, v, &path, &pcap) < 0)
+      goto out;
+    if (nc == capc) {
+      struct chain *q;
+      capc = capc ? capc * 2 : 64;
+      if (!(q = realloc(c, capc * sizeof(*c))))
+	goto out;
+      c = q;
+    }
+    if (!(c[nc].text = strdup(r->b.data ? r->b.data : "")))
+      goto out;
+    c[nc].objects = 1;
+    c[nc].bytes = n->size;
+    c[nc].holder = n->parent != MP_GRAPH_NONE ? g->edges[n->parent].from
+					      : MP_GRAPH_NONE;
+    nc++;
+  }
+  /* Same shapes merged. */
+  if (nc)
+    qsort(c, nc, sizeof(*c), by_text);
+  for (i = 0, j = 0; i < nc; i++) {
+    if (j && !strcmp(c[j - 1].text, c[i].text)) {
+      c[j - 1].objects += c[i].objects;
+      c[j - 1].bytes += c[i].bytes;
+      if (c[j - 1].holder != c[i].holder)
+	c[j - 1].holder = MP_GRAPH_NONE;
+      free(c[i].text);
+    } else {
+      c[j++] = c[i];
+    }
+  }
+  nc = j;
+  if (nc)
+    qsort(c, nc, sizeof(*c), by_bytes);
+
+  r->b.len = 0;
+  name_loc(r, loc);
+  mp_buf_printf(&r->b, ": %llu %s, ", (unsigned long long)objects,
+		objects == 1 ? "object" : "objects");
+  put_bytes(r, bytes);
+  mp_buf_str(&r->b, " in the snapshot, ");
+  put_bytes(r, retained);
+  mp_buf_str(&r->b, " retained");
+  if (r->b.oom)
+    goto out;
+  fprintf(r->out, "%s\n", r->b.data);
+  for (i = 0; i < nc && i < MP_RETAINER_CHAINS; i++) {
+    r->b.len = 0;
+    put_bytes(r, c[i].bytes);
+    fprintf(r->out, "\t%llu %s, %s: %s\n", (unsigned long long)c[i].objects,
+	    c[i].objects == 1 ? "object" : "objects", r->b.data, c[i].text);
+    if (c[i].holder != MP_GRAPH_NONE && c[i].holder != 0) {
+      const struct mp_graph_node *h = &g->nodes[c[i].holder];
+      r->b.len = 0;
+      mp_buf_str(&r->b, "\t\theld by one ");
+      mp_name_kind(&r->b, h->kind);
+      mp_buf_str(&r->b, " made at ");
+      name_loc(r, h->loc);
+      mp_buf_str(&r->b, ", which retains ");
+      put_bytes(r, h->retained);
+      if (r->b.oom)
+	goto out;
+      fprintf(r->out, "%s\n", r->b.data);
+    }
+  }
+  if (nc > MP_RETAINER_CHAINS)
+    fprintf(r->out, "\t(%zu more chains)\n", nc - MP_RETAINER_CHAINS);
+  if (unreached) {
+    r->b.len = 0;
+    put_bytes(r, unreached_bytes);
+    fprintf(r->out, "\t%llu %s, %s: reached from no root (garbage the next "
+	    "collection frees)\n", (unsigned long long)unreached,
+	    unreached == 1 ? "object" : "objects", r->b.data);
+  }
+  fputc('\n', r->out);
+  rc = 0;
+out:
+  for (i = 0; i < nc; i++)
+    free(c[i].text);
+  free(c);
+  free(path);
+  return rc;
+}
+
+/* Does location loc's name match what --retainers= gave: the whole name,
+** or a part of it. */
+static int matches(struct ret *r, uint32_t loc, const char *want, int whole)
+{
+  r->b.len = 0;
+  name_loc(r, loc);
+  if (r->b.oom || !r->b.data)
+    return 0;
+  return whole ? !strcmp(r->b.data, want) : strstr(r->b.data, want) != NULL;
+}
+
+int mp_report_retainers(FILE *out, struct mp_profile *p,
+			const struct mp_report_opts *o, struct mp_aliases *al)
+{
+  struct ret r;
+  uint32_t nlocs = mp_profile_nlocs(p), loc, *walk = NULL, shown = 0;
+  uint64_t *held = NULL;
+  uint8_t *memo = NULL, *pick = NULL;
+  int rc = -1, whole = 0;
+  uint64_t top = o->top ? o->top : MP_RETAINER_LOCS;
+
+  memset(&r, 0, sizeof(r));
+  r.out = out;
+  r.p = p;
+  r.human = o->human;
+  r.al = al;
+  r.g = mp_profile_graph(p);
+  if (!r.g) {
+    if (mp_profile_oom(p))
+      return -1;
+    fputs("RETAINERS: no snapshot of the input has a heap graph (take one "
+	  "with misc.memprof.snapshot{graph = true}, or LJMPROF_GRAPH=yes "
+	  "with LJMPROF_SNAPSHOT_SIGNAL)\n", out);
+    return 0;
+  }
+  memo = malloc(r.g->nnodes ? r.g->nnodes : 1);
+  walk = malloc(((size_t)r.g->nnodes + 1) * sizeof(uint32_t));
+  held = calloc((size_t)nlocs + 1, sizeof(uint64_t));
+  pick = calloc((size_t)nlocs + 1, 1);
+  if (!memo || !walk || !held || !pick)
+    goto out;
+  {
+    uint32_t v;
+    for (v = 1; v < r.g->nnodes; v++)
+      if (r.g->nodes[v].loc < nlocs)
+	held[r.g->nodes[v].loc] += r.g->nodes[v].size;
+  }
+  r.b.len = 0;
+  put_bytes(&r, r.g->reached_bytes);
+  fprintf(out, "RETAINERS: the heap graph of snapshot %u: %u objects, %u "
+	  "references; the roots reach %u objects, %s\n\n", r.g->snapshot,
+	  r.g->nnodes - 1, r.g->nedges, r.g->reached - 1,
+	  r.b.data ? r.b.data : "");
+  if (o->retainers_of) {
+    /* The location named whole, else every one whose name has it. */
+    for (loc = 0; loc < nlocs; loc++)
+      if (held[loc] && matches(&r, loc, o->retainers_of, 1))
+	pick[loc] = whole = 1;
+    for (loc = 0; !whole && loc < nlocs; loc++)
+      if (held[loc] && matches(&r, loc, o->retainers_of, 0))
+	pick[loc] = 1;
+  } else {
+    /* The locations with the most bytes in the snapshot. */
+    uint64_t k;
+    for (k = 0; k < top; k++) {
+      uint32_t best = UINT32_MAX;
+      for (loc = 0; loc < nlocs; loc++)
+	if (!pick[loc] && held[loc] &&
+	    (best == UINT32_MAX || held[loc] > held[best]))
+	  best = loc;
+      if (best == UINT32_MAX)
+	break;
+      pick[best] = 1;
+    }
+  }
+  /* Most bytes first. */
+  for (;;) {
+    uint32_t best = UINT32_MAX;
+    for (loc = 0; loc < nlocs; loc++)
+      if (pick[loc] && (best == UINT32_MAX || held[loc] > held[best]))
+	best = loc;
+    if (best == UINT32_MAX)
+      break;
+    pick[best] = 0;
+    if (location(&r, best, memo, walk) < 0)
+      goto out;
+    shown++;
+  }
+  if (!shown && o->retainers_of)
+    fprintf(out, "(no object of the graph was made at a location named "
+	    "'%s')\n", o->retainers_of);
+  rc = 0;
+out:
+  free(memo);
+  free(walk);
+  free(held);
+  free(pick);
+  mp_buf_free(&r.b);
+  return rc;
+}

@@ -1,0 +1,23 @@
+/*
+** report --retainers (mp_retainers.c): why the objects of a location are
+** still alive, from the heap graph of a snapshot.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#ifndef MP_RETAINERS_H
+#define MP_RETAINERS_H
+
+#include <stdio.h>
+
+#include "mp_names.h"
+#include "mp_report.h"
+
+/* The RETAINERS section of the text report: the locations o->retainers_of
+** names (the whole name, else a part of it), or the --top (default 5)
+** with the most bytes in the graph. Names through al (its aliases marked
+** used). 0, or -1 when out of memory. */
+int mp_report_retainers(FILE *out, struct mp_profile *p,
+			const struct mp_report_opts *o, struct mp_aliases *al);
+
+#endif
