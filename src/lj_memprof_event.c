@@ -53,9 +53,16 @@ GCfunc *lj_memprof_framefunc(lua_State *L, cTValue *f)
   if (!mp_inframe(L, f)) return NULL;
 #if LJ_FR2
   if (!tvisfunc(f - 1)) return NULL;  /* The function slot is a TValue. */
+#else
+  /* Without LJ_FR2 (32-bit builds) slot f holds a bare pointer beside
+  ** the frame link, with no tag to check. A link (a PC or a frame size) is
+  ** never one of the top tags, which every value but a double has there:
+  ** those slots are no frame (mp_luacaller tries slots that are not; nil
+  ** and the booleans leave the pointer word undefined, and a dual-number
+  ** build's integers, arm's, hold the number in it). A double's slot is
+  ** still trusted, as LuaJIT's own frame walkers do. */
+  if (itype(f) >= LJ_TNUMX) return NULL;
 #endif
-  /* Without LJ_FR2 (32-bit builds) the slot holds a bare pointer, with no
-  ** tag to check: it is trusted there, as LuaJIT's own frame walkers do. */
   o = frame_gc(f);
   if (o == NULL || o->gch.gct != ~LJ_TFUNC) return NULL;
   return &o->fn;
