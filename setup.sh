@@ -32,7 +32,7 @@ zlib1g-dev libncurses-dev"
 # browser that loads what `report --format=html` writes, headless, and in
 # which dhat.test opens what `report --format=dhat` writes in valgrind's
 # dh_view.html. tmux, the terminal in which top.test drives
-# `ljmprof top`'s screen. The arm64 and i386 cross toolchains and
+# `ljmprof top`'s screen. The arm64, i386 and armhf cross toolchains and
 # qemu-user for cross.test, which builds the VM and the shim for them and
 # runs them under emulation (libc6-dev-i386 and lib32gcc-12-dev: the
 # "gcc -m32" that builds LuaJIT's tools for i386; gcc-multilib would
@@ -41,7 +41,7 @@ testdeps="neovim sysbench wrk python3-lupa lua-cjson lua-lpeg clang libclang-rt-
 valgrind g++ pdns-recursor dnsdist bind9-dnsutils nginx curl golang-go
 libxml2-utils chromium tmux gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 gcc-i686-linux-gnu libc6-dev-i386-cross libc6-dev-i386 lib32gcc-12-dev
-qemu-user-static"
+gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user-static"
 
 # missing PACKAGES: those not installed.
 missing() {
