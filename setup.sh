@@ -89,6 +89,18 @@ cd build
 # the nginx tests, never installed (that would replace Debian's LuaJIT).
 ../buildtools/get-nginx-lua nginx-lua ||
 	echo "setup: could not fetch nginx's Lua module; the nginx tests will skip"
+# memlab's heap snapshot parser, which retainers.test loads what `report
+# --format=heapsnapshot` writes with, from the npm registry into
+# build/memlab (never installed system-wide; no browser download).
+if [ ! -d memlab/node_modules/@memlab/heap-analysis ]; then
+	if command -v npm >/dev/null; then
+		PUPPETEER_SKIP_DOWNLOAD=1 npm install --prefix memlab --no-audit \
+			--no-fund --loglevel=error @memlab/heap-analysis@2.0.5 >/dev/null ||
+			echo "setup: could not install memlab; retainers.test will skip its memlab part"
+	else
+		echo "setup: no npm: retainers.test will skip its memlab part"
+	fi
+fi
 make -j2
 make demo
 cd "$top"

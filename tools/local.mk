@@ -66,6 +66,7 @@ tools_libmpreport_a_SOURCES = \
 	tools/report/mp_report.h tools/report/mp_formats.c \
 	tools/report/mp_report_text.c \
 	tools/report/mp_retainers.c \
+	tools/report/mp_report_heapsnapshot.c \
 	tools/report/mp_report_json.c \
 	tools/report/mp_report_folded.c \
 	tools/report/mp_report_stat.c \

@@ -74,7 +74,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    (size > 1 && (data[size - 2] & 2) ?
 			     MP_PROFILE_KINDS : 0) |
 			    (size > 1 && (data[size - 2] & 8) ?
-			     MP_PROFILE_LIFETIMES : 0));
+			     MP_PROFILE_LIFETIMES : 0) |
+			    (size > 1 && (data[size - 2] & 16) ?
+			     MP_PROFILE_GRAPH : 0));
   if (!p)
     return 0;
   if (size > 1 && (data[size - 2] & 4)) {  /* --kind: the even ones. */
@@ -117,6 +119,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       if (f->flags & MP_FMT_BY_KIND) {
 	o.leak_only = 0;
 	o.by_kind = 1;
+	f->report(sink, p, &o, &in);
+      }
+      if (f->flags & MP_FMT_RETAINERS) {	/* The heap graph's chains. */
+	o.leak_only = o.by_kind = 0;
+	o.retainers = 1;
+	o.retainers_of = size & 2 ? "app" : NULL;
 	f->report(sink, p, &o, &in);
       }
       if (f->stat)

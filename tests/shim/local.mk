@@ -89,7 +89,7 @@ EXTRA_DIST += tests/shim/hostalloc.lua
 SHIM_TESTS += tests/shim/snapshot.test
 # Why objects are alive: the heap graph, report --retainers (#39).
 SHIM_TESTS += tests/shim/retainers.test
-EXTRA_DIST += tests/shim/retainers.lua
+EXTRA_DIST += tests/shim/retainers.lua tests/shim/memlab-paths.js
 # A real server's census against its collectgarbage("count") (sysbench).
 SHIM_TESTS += tests/shim/census.test
 EXTRA_DIST += tests/shim/census.lua

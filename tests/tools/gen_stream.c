@@ -260,6 +260,63 @@ static void scenario_moments(struct mpw *w)
   mpw_epilogue(w);
 }
 
+/* A later snapshot with its heap graph (report --retainers, --format=
+** heapsnapshot): globals.cache holds a table whose entries are strings of
+** line 7 and whose key is a name with an escape in it; a closure's
+** upvalue holds a table of line 9; a weak table holds strings of line 8
+** only; a cycle of line 10 is garbage. */
+static void scenario_graph(struct mpw *w)
+{
+  int i;
+  mpw_symtab_begin_ext(w);
+  mpw_symtab_lfunc(w, 0x1000, "@app.lua", 0);
+  mpw_symtab_lfunc(w, 0x1100, "@app.lua", 3);
+  mpw_symtab_end(w);
+  mpw_info(w, LJM_INFO_DEPTH, 32);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 1), 0x100, 64, LJM_KIND_TAB);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 2), 0x200, 64, LJM_KIND_TAB);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 2), 0x240, 256, LJM_KIND_TAB_ARRAY);
+  for (i = 0; i < 4; i++)
+    mpw_alloc_kind(w, mpw_lua(0x1000, 7), 0x1000 + 0x40 * i, 40,
+		   LJM_KIND_STR);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 3), 0x300, 40, LJM_KIND_LFUNC);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 3), 0x340, 48, LJM_KIND_UPVAL);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 9), 0x400, 64, LJM_KIND_TAB);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 4), 0x500, 64, LJM_KIND_TAB);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 8), 0x2000, 30, LJM_KIND_STR);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 8), 0x2040, 30, LJM_KIND_STR);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 10), 0x600, 64, LJM_KIND_TAB);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 10), 0x640, 64, LJM_KIND_TAB);
+  mpw_alloc_kind(w, mpw_lua(0x1000, 5), 0x700, 24, LJM_KIND_STR);
+  mpw_info(w, LJM_INFO_SNAPSHOT, LJM_SNAPSHOT_LATER);
+  mpw_alloc_kind(w, mpw_internal(), 0x100, 64, LJM_KIND_TAB);
+  mpw_graph(w, LJM_GRAPH_OBJ, 0, 0, 0, NULL);
+  mpw_graph(w, LJM_GRAPH_ROOT, 0, 0x100, 0, "globals");
+  mpw_graph(w, LJM_GRAPH_OBJ, 0, 0x100, 0, NULL);
+  mpw_graph(w, LJM_GRAPH_FIELD, 0, 0x200, 0x700, "cache");
+  mpw_graph(w, LJM_GRAPH_FIELD, 0, 0x300, 0x700, "handle");
+  mpw_graph(w, LJM_GRAPH_FIELD, 0, 0x500, 0x700, "weak\033[2J");
+  mpw_graph(w, LJM_GRAPH_OBJ, 0, 0x200, 0, NULL);
+  mpw_graph(w, LJM_GRAPH_PART, 0, 0x240, 0, NULL);
+  for (i = 0; i < 4; i++)
+    mpw_graph(w, LJM_GRAPH_INDEX, (uint64_t)i + 1, 0x1000 + 0x40 * i, 0,
+	      NULL);
+  mpw_graph(w, LJM_GRAPH_OBJ, 0, 0x300, 0, NULL);
+  mpw_graph(w, LJM_GRAPH_PROTO, 0, 0x1100, 0, NULL);
+  mpw_graph(w, LJM_GRAPH_UPVAL, 0, 0x340, 0, "state");
+  mpw_graph(w, LJM_GRAPH_OBJ, 0, 0x340, 0, NULL);
+  mpw_graph(w, LJM_GRAPH_VALUE, 0, 0x400, 0, NULL);
+  mpw_graph(w, LJM_GRAPH_OBJ, LJM_GRAPH_WEAKVALUES, 0x500, 0, NULL);
+  mpw_graph(w, LJM_GRAPH_INDEX, 1, 0x2000, 0, NULL);
+  mpw_graph(w, LJM_GRAPH_INDEX, 2, 0x2040, 0, NULL);
+  mpw_graph(w, LJM_GRAPH_OBJ, 0, 0x600, 0, NULL);
+  mpw_graph(w, LJM_GRAPH_FIELD, 0, 0x640, 0x700, "next");
+  mpw_graph(w, LJM_GRAPH_OBJ, 0, 0x640, 0, NULL);
+  mpw_graph(w, LJM_GRAPH_FIELD, 0, 0x600, 0x700, "next");
+  mpw_info(w, LJM_INFO_SNAPSHOT, LJM_SNAPSHOT_END);
+  mpw_epilogue(w);
+}
+
 struct scenario {
   const char *name;
   void (*write)(struct mpw *w);
@@ -275,6 +332,7 @@ static const struct scenario scenarios[] = {
   {"stacks", scenario_stacks},
   {"moments", scenario_moments},
   {"nodesfull", scenario_nodesfull},
+  {"graph", scenario_graph},
 };
 
 #define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))

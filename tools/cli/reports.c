@@ -277,6 +277,11 @@ static int emit(struct cli *c, struct mp_profile *p,
     ljmprof_error("out of memory while writing the report");
     return LJMPROF_EXIT_ERROR;
   }
+  if ((c->ro.format->flags & MP_FMT_GRAPH) && !mp_profile_graph(p))
+    ljmprof_error("%s: no snapshot of the input has a heap graph: the %s "
+		  "has the root alone (take one with misc.memprof.snapshot{"
+		  "graph = true}, or LJMPROF_SNAPSHOT_SIGNAL with "
+		  "LJMPROF_GRAPH=yes)", c->name, c->ro.format->name);
   return LJMPROF_EXIT_OK;
 }
 
@@ -322,7 +327,7 @@ static struct mp_profile *new_profile(const struct cli *c, struct outcome *o)
     needs |= MP_PROFILE_LIFETIMES;
   if (flags & MP_FMT_MOMENTS)
     needs |= MP_PROFILE_PEAK;
-  if (c->ro.retainers)
+  if (c->ro.retainers || (flags & MP_FMT_GRAPH))
     needs |= MP_PROFILE_GRAPH;
   p = mp_profile_new(c->group, needs);
   if (!p) {

@@ -37,6 +37,10 @@ const struct mp_format mp_formats[] = {
   {"html", MP_FMT_MERGED | MP_FMT_FRAMES | MP_FMT_NO_OVERRIDES |
    MP_FMT_PAGE | MP_FMT_MOMENTS | MP_FMT_KINDS, mp_report_html, NULL,
    mp_diff_html, "html shows what is held at the end"},
+  /* The last heap graph as V8's heap snapshot, for Chrome DevTools'
+  ** Memory panel and memlab. */
+  {"heapsnapshot", MP_FMT_MERGED | MP_FMT_GRAPH | MP_FMT_NO_OVERRIDES,
+   mp_report_heapsnapshot, NULL, NULL, "heapsnapshot is a snapshot"},
   /* valgrind DHAT's JSON, for dh_view.html and the Firefox Profiler. */
   {"dhat", MP_FMT_MERGED | MP_FMT_FRAMES | MP_FMT_NO_OVERRIDES |
    MP_FMT_LIFETIMES, mp_report_dhat, NULL, NULL,

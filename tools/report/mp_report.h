@@ -102,6 +102,7 @@ typedef int (*mp_report_fn)(FILE *out, struct mp_profile *p,
 #define MP_FMT_LIFETIMES	0x2000	/* Needs block lifetimes. */
 #define MP_FMT_KINDS		0x4000	/* Needs the figures by object kind. */
 #define MP_FMT_RETAINERS	0x8000	/* Takes --retainers. */
+#define MP_FMT_GRAPH		0x10000	/* Is the last heap graph of the input. */
 
 struct mp_diff;
 struct mp_diff_opts;
@@ -149,6 +150,9 @@ int mp_report_text(FILE *out, struct mp_profile *p,
 int mp_report_json(FILE *out, struct mp_profile *p,
 		   const struct mp_report_opts *o,
 		   const struct mp_report_input *in);
+int mp_report_heapsnapshot(FILE *out, struct mp_profile *p,
+			   const struct mp_report_opts *o,
+			   const struct mp_report_input *in);
 int mp_report_folded(FILE *out, struct mp_profile *p,
 		     const struct mp_report_opts *o,
 		     const struct mp_report_input *in);
