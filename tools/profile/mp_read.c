@@ -132,8 +132,8 @@ int64_t mp_profile_events(struct mp_profile *p, const struct mp_event *evs,
 
 struct fast_raw {
   uint64_t raw;		/* Lua: the 8 bytes after the header... */
-  unsigned tail;	/* ...and the line's second byte, or RAW_*. */
-  int64_t id;
+  uint32_t tail;	/* ...and the line's second byte, or RAW_*. */
+  int32_t id;		/* Ids from 2^31 are not memoized. */
 };
 
 struct fast_memo {
@@ -155,20 +155,34 @@ struct fast_memo {
 #define RAW_ONE_BYTE 0x100u
 #define RAW_NONE 0x200u
 
+/* An entry is 16 bytes, so that its offset in the memo is bits of x
+** (raw_entry). */
+typedef char fast_raw_is_16_bytes[sizeof(struct fast_raw) == 16 ? 1 : -1];
+
 /* The raw memo's entry of the 8 bytes x: the low bits of the last, the
 ** line's first byte (that of a 7-byte key), so that the lines of a loop
-** fall apart (no multiplication: this is on every Lua event). */
-static inline size_t raw_slot(uint64_t x)
+** fall apart (no multiplication: this is on every Lua event). Its byte
+** offset taken straight from those bits: a shift and a mask. */
+static inline struct fast_raw *raw_entry(struct fast_memo *m, uint64_t x)
 {
-  return (size_t)(x >> 56) & (RAW_SLOTS - 1);
+  return (struct fast_raw *)(void *)((char *)m->raw +
+				     ((size_t)(x >> 52) &
+				      ((RAW_SLOTS - 1) << 4)));
 }
 
-/* Forget the raw memo (a symbol may rename what it knows). */
+/*
+** Forget the raw memo (a symbol may rename what it knows). A hit tests
+** only the 8 bytes when the line's first byte is its last (the top bit of
+** the 8 clear: the entry's line had one byte too), so a forgotten entry
+** has that bit set, and a tail no byte equals.
+*/
 static inline void raw_forget(struct fast_memo *m)
 {
   int i;
-  for (i = 0; i < RAW_SLOTS; i++)
+  for (i = 0; i < RAW_SLOTS; i++) {
+    m->raw[i].raw = ~(uint64_t)0;
     m->raw[i].tail = RAW_NONE;
+  }
 }
 
 /* The object kind byte after the fields of an event whose header has
@@ -222,9 +236,9 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
   if (src == LJM_SRC_LFUNC) {
     uint64_t x;
     memcpy(&x, q + 1, 8);
-    r = &m->raw[raw_slot(x)];
+    r = raw_entry(m, x);
     if (x == r->raw) {
-      if (r->tail == RAW_ONE_BYTE) {
+      if (!(x >> 63)) {	/* A line of one byte, as the entry's. */
 	id = r->id;
 	next = q + 9;
 	goto fields;
@@ -244,9 +258,13 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
       goto oom;
     if (!loc_fits(id, how))
       return NULL;
+    /* Not memoized: an id from 2^31, and a line of one byte after an
+    ** 8-byte key (the 8 bytes' top bit clear, but 9 bytes to compare). */
+    if (id > INT32_MAX || (next - q == 10 && !(q[8] & 0x80)))
+      goto fields;
     memcpy(&r->raw, q + 1, 8);
     r->tail = next - q == 9 ? RAW_ONE_BYTE : q[9];
-    r->id = id;
+    r->id = (int32_t)id;
     goto fields;
   }
   if (src == LJM_SRC_INTERNAL && kind == LJM_EV_FREE) {
