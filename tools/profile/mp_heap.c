@@ -34,6 +34,8 @@ static void no_table(struct mp_heap *h)
   h->slots = no_slots;
   h->mask = 1;
   h->shift = 63;
+  h->off_mask = h->mask * MP_HEAP_SLOT_BYTES;
+  h->off_shift = h->shift - 4;
   h->used = h->limit = h->fast_limit = 0;
 }
 
@@ -189,6 +191,8 @@ static int resize(struct mp_heap *h, uint64_t nslots)
   h->slots = slots;
   h->mask = nslots - 1;
   h->shift = 64 - (unsigned)__builtin_ctzll(nslots);
+  h->off_mask = h->mask * MP_HEAP_SLOT_BYTES;
+  h->off_shift = h->shift - 4;
   h->limit = nslots <= SPARSE_SLOTS ? nslots / 8 : nslots / 2;
   h->fast_limit = h->big.count ? 0 : h->limit;
   for (i = 0; i < oldn; i++)

@@ -30,10 +30,19 @@ struct mp_heap_slot {
   uint64_t packed;	/* size << 32 | kind << 24 | owner. */
 };
 
+/* A slot's bytes, 2^4: the byte offsets below shift the index by 4. */
+#define MP_HEAP_SLOT_BYTES 16
+typedef char mp_heap_slot_is_16_bytes
+  [sizeof(struct mp_heap_slot) == MP_HEAP_SLOT_BYTES ? 1 : -1];
+
 struct mp_heap {
   struct mp_heap_slot *slots;	/* Never NULL: see mp_heap.c. */
   uint64_t mask;	/* Slot count - 1. */
   unsigned shift;	/* 64 - log2(slot count). */
+  /* The same for the inline take and put, which probe by the byte
+  ** offset of a slot (an index times 16): mask << 4, shift - 4. */
+  uint64_t off_mask;
+  unsigned off_shift;
   uint64_t used;	/* Occupied slots. */
   uint64_t limit;	/* Grow before used reaches this; 0: no slots. */
   /* The inline put's limit: limit, or 0 while the big map holds blocks
@@ -102,6 +111,22 @@ static inline uint64_t mp_heap_home(const struct mp_heap *h, uint64_t addr)
   return (addr * 0x9e3779b97f4a7c15ull) >> h->shift;
 }
 
+/* The byte offset of addr's home slot in the table (mp_heap_home * 16,
+** with no multiplication by 16), and the slot at byte offset off: the
+** inline take and put address a slot with no shift of an index. */
+static inline uint64_t mp_heap_home_off(const struct mp_heap *h,
+					uint64_t addr)
+{
+  return (addr * 0x9e3779b97f4a7c15ull) >> h->off_shift &
+	 ~(uint64_t)(MP_HEAP_SLOT_BYTES - 1);
+}
+
+static inline struct mp_heap_slot *mp_heap_slot_at(const struct mp_heap *h,
+						   uint64_t off)
+{
+  return (struct mp_heap_slot *)(void *)((char *)h->slots + off);
+}
+
 /* Start loading the slot of addr. */
 static inline void mp_heap_prefetch(const struct mp_heap *h, uint64_t addr)
 {
@@ -160,16 +185,17 @@ mp_heap_take(struct mp_heap *h, uint64_t addr, struct mp_block *out)
   if (addr != 0) {
     /* The compare first: a free most often finds its block at home, in
     ** one load, one compare and one branch. */
-    for (i = mp_heap_home(h, addr);; i = (i + 1) & h->mask) {
-      uint64_t a = h->slots[i].addr;
+    for (i = mp_heap_home_off(h, addr);; i = (i + MP_HEAP_SLOT_BYTES) & h->off_mask) {
+      struct mp_heap_slot *s = mp_heap_slot_at(h, i);
+      uint64_t a = s->addr;
       if (a == addr) {
-	mp_heap_unpack(h->slots[i].packed, out);
-	if (!h->slots[(i + 1) & h->mask].addr) {
+	mp_heap_unpack(s->packed, out);
+	if (!mp_heap_slot_at(h, (i + MP_HEAP_SLOT_BYTES) & h->off_mask)->addr) {
 	  /* The end of its probe run: nothing to pull back. */
-	  h->slots[i].addr = 0;
+	  s->addr = 0;
 	  h->used--;
 	} else {
-	  mp_heap_remove_slot(h, &h->slots[i]);
+	  mp_heap_remove_slot(h, s);
 	}
 	return 1;
       }
@@ -199,14 +225,16 @@ mp_heap_put_as(struct mp_heap *h, uint64_t addr, uint64_t size, uint32_t loc,
 	kind >> MP_HEAP_KIND_BITS)) {
     /* The common case: one probe run finds the address or a free slot. */
     uint64_t packed = mp_heap_pack(size, kind, loc);
-    for (i = mp_heap_home(h, addr); h->slots[i].addr; i = (i + 1) & h->mask)
-      if (h->slots[i].addr == addr) {
-	mp_heap_unpack(h->slots[i].packed, old);
-	h->slots[i].packed = packed;
+    struct mp_heap_slot *s;
+    for (i = mp_heap_home_off(h, addr); (s = mp_heap_slot_at(h, i))->addr;
+	 i = (i + MP_HEAP_SLOT_BYTES) & h->off_mask)
+      if (s->addr == addr) {
+	mp_heap_unpack(s->packed, old);
+	s->packed = packed;
 	return 1;
       }
-    h->slots[i].addr = addr;
-    h->slots[i].packed = packed;
+    s->addr = addr;
+    s->packed = packed;
     h->used++;
     return 0;
   }
