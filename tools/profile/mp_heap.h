@@ -226,7 +226,9 @@ mp_heap_put_as(struct mp_heap *h, uint64_t addr, uint64_t size, uint32_t loc,
     /* The common case: one probe run finds the address or a free slot. */
     uint64_t packed = mp_heap_pack(size, kind, loc);
     struct mp_heap_slot *s;
-    for (i = mp_heap_home_off(h, addr); (s = mp_heap_slot_at(h, i))->addr;
+    /* Most often the home slot is free. */
+    for (i = mp_heap_home_off(h, addr);
+	 __builtin_expect((s = mp_heap_slot_at(h, i))->addr != 0, 0);
 	 i = (i + MP_HEAP_SLOT_BYTES) & h->off_mask)
       if (s->addr == addr) {
 	mp_heap_unpack(s->packed, old);
