@@ -154,6 +154,57 @@ START_TEST(temporaries_by_location)
 }
 END_TEST
 
+/* Blocks of 4 GiB and more among small ones, at 47-bit addresses, long
+** enough for the read driver's own loop: it leaves the sizes that do not
+** pack in the live heap to the reader, which must count them as the
+** driver counts the others. */
+static void big_sizes(struct mpw *w)
+{
+  uint64_t i, base = 0x7f0000001000ull;
+  mpw_symtab_begin(w);
+  mpw_symtab_lfunc(w, 0x5a0000001000ull, "@app.lua", 0);
+  mpw_symtab_end(w);
+  for (i = 0; i < 400; i++) {
+    uint64_t size = i % 7 == 3 ? ((uint64_t)1 << 32) + i : 16 + i % 50;
+    mpw_alloc(w, mpw_lua(0x5a0000001000ull, 1 + (uint32_t)(i % 3)),
+	      base + i * 64, size);
+    if (i % 5 == 4)
+      mpw_realloc(w, mpw_lua(0x5a0000001000ull, 2), base + i * 64, size,
+		  base + i * 64 + 32, i % 2 ? ((uint64_t)1 << 33) : 24);
+    else if (i % 2)
+      mpw_free_ev(w, mpw_internal(), base + i * 64, size);
+  }
+  mpw_epilogue(w);
+}
+
+START_TEST(big_sizes_both_ways)
+{
+  struct mp_profile *slow = profile_of(big_sizes, 0);
+  struct mp_profile *fast = profile_of(big_sizes, 1);
+  uint32_t line;
+  ck_assert_uint_eq(mp_profile_total(fast)->peak_bytes,
+		    mp_profile_total(slow)->peak_bytes);
+  ck_assert_uint_eq(mp_profile_total(fast)->peak_event,
+		    mp_profile_total(slow)->peak_event);
+  ck_assert_uint_eq(mp_profile_total(fast)->live_bytes,
+		    mp_profile_total(slow)->live_bytes);
+  ck_assert_uint_gt(mp_profile_total(fast)->live_bytes, (uint64_t)1 << 33);
+  for (line = 1; line <= 3; line++) {
+    struct mp_loc a = counts_of(fast, line), b = counts_of(slow, line);
+    ck_assert_uint_eq(a.n_alloc, b.n_alloc);
+    ck_assert_uint_eq(a.alloc_bytes, b.alloc_bytes);
+    ck_assert_uint_eq(a.n_realloc, b.n_realloc);
+    ck_assert_uint_eq(a.realloc_new, b.realloc_new);
+    ck_assert_uint_eq(a.created, b.created);
+    ck_assert_uint_eq(a.released, b.released);
+    ck_assert_uint_eq(a.held_bytes, b.held_bytes);
+    ck_assert_uint_eq(a.held_blocks, b.held_blocks);
+  }
+  mp_profile_delete(slow);
+  mp_profile_delete(fast);
+}
+END_TEST
+
 /* With stacks: the same line under two callers; only the path whose
 ** blocks die at once has temporaries. */
 static void temporaries_stacks(struct mpw *w)
@@ -1529,6 +1580,7 @@ int main(void)
 
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, temporaries_by_location);
+  tcase_add_test(tc, big_sizes_both_ways);
   tcase_add_test(tc, temporaries_by_path);
   tcase_add_test(tc, sampled_estimates);
   tcase_add_test(tc, timeline_bounded_and_even);

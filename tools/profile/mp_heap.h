@@ -210,17 +210,19 @@ mp_heap_take(struct mp_heap *h, uint64_t addr, struct mp_block *out)
 
 /*
 ** Add a block. Returns 0, 1 when a block was already live at addr (it is
-** replaced and returned in *old), or -1 when out of memory. loc_fits (a
-** constant): the caller knows loc is below 2^MP_HEAP_LOC_BITS, which is
-** then not tested.
+** replaced and returned in *old), or -1 when out of memory. loc_fits and
+** size_fits (constants): the caller knows loc is below
+** 2^MP_HEAP_LOC_BITS, size below 2^MP_HEAP_SIZE_BITS, which are then not
+** tested.
 */
 static inline __attribute__((always_inline)) int
 mp_heap_put_as(struct mp_heap *h, uint64_t addr, uint64_t size, uint32_t loc,
-	       unsigned kind, struct mp_block *old, int loc_fits)
+	       unsigned kind, struct mp_block *old, int loc_fits,
+	       int size_fits)
 {
   uint64_t i;
   if (h->used < h->fast_limit && addr != 0 &&
-      !(size >> MP_HEAP_SIZE_BITS |
+      !((size_fits ? 0 : size >> MP_HEAP_SIZE_BITS) |
 	(loc_fits ? 0 : loc >> MP_HEAP_LOC_BITS) |
 	kind >> MP_HEAP_KIND_BITS)) {
     /* The common case: one probe run finds the address or a free slot. */
@@ -247,7 +249,7 @@ static inline __attribute__((always_inline)) int
 mp_heap_put(struct mp_heap *h, uint64_t addr, uint64_t size, uint32_t loc,
 	    unsigned kind, struct mp_block *old)
 {
-  return mp_heap_put_as(h, addr, size, loc, kind, old, 0);
+  return mp_heap_put_as(h, addr, size, loc, kind, old, 0, 0);
 }
 
 #endif

@@ -36,6 +36,9 @@
 /* Every owner is below 2^MP_HEAP_LOC_BITS (the plain read loop's, which
 ** leaves the events of other locations to the reader): not tested. */
 #define MP_LIVE_LOC_FITS 16u
+/* Every block made is below 2^MP_HEAP_SIZE_BITS bytes (the plain read
+** loop's, which leaves the larger ones to the reader): not tested. */
+#define MP_LIVE_SIZE_FITS 32u
 
 /*
 ** The location of a block's owner in the heap, which leaves it: in a
@@ -172,7 +175,8 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
     return 0;	/* A failed allocation holds nothing. */
   rc = huge ? mp_heap_put_huge(&p->heap, addr, size, owner, kind, &old)
 	    : mp_heap_put_as(&p->heap, addr, size, owner, kind, &old,
-			     (how & MP_LIVE_LOC_FITS) != 0);
+			     (how & MP_LIVE_LOC_FITS) != 0,
+			     (how & MP_LIVE_SIZE_FITS) != 0);
   if (rc < 0 || mp_live_peak(p, owner, how) < 0)
     return -1;
   mp_live_kind_held(p, kind, size, 0, how);

@@ -298,7 +298,10 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
     m->id = id;
   }
 fields:
-  if (!(next = mp_fast_fields(next, kind, &e)))
+  if (!(next = mp_fast_fields_as(next, kind, &e,
+				 (how & MP_LIVE_SIZE_FITS)
+				 ? ((uint64_t)1 << MP_HEAP_SIZE_BITS) - 1
+				 : MP_FAST_SIZE_LIMIT)))
     return NULL;
   objkind = fast_objkind(p, &next, haskind, kinds);
   if (kinds && kind != LJM_EV_FREE &&
@@ -527,11 +530,11 @@ out:
   { \
     return run_fast_as(p, q, stop, (how), (kinds)); \
   }
-RUN_FAST_COPY(run_fast_plain, MP_LIVE_PLAIN | MP_LIVE_LOC_FITS, 0)
-RUN_FAST_COPY(run_fast_plain_keys,
-	      MP_LIVE_PLAIN | MP_LIVE_OV_KEYS | MP_LIVE_LOC_FITS, 0)
-RUN_FAST_COPY(run_fast_plain_nov,
-	      MP_LIVE_PLAIN | MP_LIVE_OV_NONE | MP_LIVE_LOC_FITS, 0)
+#define PLAIN_FITS (MP_LIVE_PLAIN | MP_LIVE_LOC_FITS | MP_LIVE_SIZE_FITS)
+RUN_FAST_COPY(run_fast_plain, PLAIN_FITS, 0)
+RUN_FAST_COPY(run_fast_plain_keys, PLAIN_FITS | MP_LIVE_OV_KEYS, 0)
+RUN_FAST_COPY(run_fast_plain_nov, PLAIN_FITS | MP_LIVE_OV_NONE, 0)
+#undef PLAIN_FITS
 RUN_FAST_COPY(run_fast_any, 0, 0)
 RUN_FAST_COPY(run_fast_stacks, MP_LIVE_STACKS, 0)
 RUN_FAST_COPY(run_fast_stacks_keys, MP_LIVE_STACKS | MP_LIVE_OV_KEYS, 0)

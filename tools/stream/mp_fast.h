@@ -184,11 +184,14 @@ static inline uint64_t mp_fast_key_value(uint64_t k)
 ** Decode the fields of a memory event after its location (kind:
 ** LJM_EV_ALLOC, _FREE or _REALLOC), p at the first, with 4 * 8 bytes
 ** readable: the byte after the event, or NULL when it is not a common
-** memory event.
+** memory event, or when the size of the block it makes is above
+** new_limit (a constant, at most MP_FAST_SIZE_LIMIT: a caller that
+** leaves the larger ones to the reader need not test them again).
 */
-static MP_FAST_INLINE const uint8_t *mp_fast_fields(const uint8_t *p,
-						    unsigned kind,
-						    struct mp_fast_event *e)
+static MP_FAST_INLINE const uint8_t *mp_fast_fields_as(const uint8_t *p,
+						       unsigned kind,
+						       struct mp_fast_event *e,
+						       uint64_t new_limit)
 {
   e->old_addr = e->old_size = e->new_addr = e->new_size = 0;
   if (kind != LJM_EV_ALLOC &&
@@ -199,9 +202,16 @@ static MP_FAST_INLINE const uint8_t *mp_fast_fields(const uint8_t *p,
   if (kind != LJM_EV_FREE &&
       (!(p = mp_fast_uleb_key(p, &e->new_addr)) ||
        !(p = mp_fast_uleb(p, &e->new_size)) ||
-       e->new_size > MP_FAST_SIZE_LIMIT))
+       e->new_size > new_limit))
     return NULL;
   return p;
+}
+
+static MP_FAST_INLINE const uint8_t *mp_fast_fields(const uint8_t *p,
+						    unsigned kind,
+						    struct mp_fast_event *e)
+{
+  return mp_fast_fields_as(p, kind, e, MP_FAST_SIZE_LIMIT);
 }
 
 /*
