@@ -12,7 +12,8 @@ CLEANFILES += bench/runbench bench/results.txt bench/results.status
 
 BENCH_WORKLOADS = bench/workloads/common.lua bench/workloads/strings.lua \
 	bench/workloads/tables.lua bench/workloads/closures.lua \
-	bench/workloads/modules.lua bench/workloads/bigheap.lua
+	bench/workloads/modules.lua bench/workloads/bigheap.lua \
+	bench/workloads/graphheap.lua
 EXTRA_DIST += bench/README.md bench/run bench/lines.awk bench/instr-compare \
 	$(BENCH_WORKLOADS)
 
@@ -79,6 +80,19 @@ bench-snapshot: bench/runbench preload/libljmprof.so src/luajit
 	  $(SHELL) $(srcdir)/bench/snapshot 2>&1 | tee bench/snapshot-results.txt
 .PHONY: bench-snapshot
 CLEANFILES += bench/snapshot-results.txt
+
+# The heap graph of a 1 GB heap (bench/README.md, "The heap graph"):
+# snapshot time with and without it, its bytes a reference, what report
+# --retainers takes. Options: BENCH_GRAPH_SCALE, BENCH_GRAPH_RUNS,
+# BENCH_TMP.
+EXTRA_DIST += bench/graph
+bench-graph: src/luajit tools/ljmprof
+	LJMPROF_LUAJIT='$(abs_top_builddir)/src/luajit' \
+	LJMPROF_CLI='$(abs_top_builddir)/tools/ljmprof' \
+	BENCH_WORKLOADS_DIR='$(abs_top_srcdir)/bench/workloads' \
+	  $(SHELL) $(srcdir)/bench/graph 2>&1 | tee bench/graph-results.txt
+.PHONY: bench-graph
+CLEANFILES += bench/graph-results.txt
 
 # Three real servers for a minute each in the sampled production mode
 # (issue 38; bench/README.md, "Real servers"): sysbench's Lua workload,

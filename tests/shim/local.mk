@@ -110,9 +110,11 @@ SHIM_TESTS += tests/shim/nvim.test tests/shim/sysbench.test \
 SHIM_TESTS += tests/shim/servers-sampled.test
 # nginx with the Lua module unpacked by setup.sh, under the luajit2 shim.
 SHIM_TESTS += tests/shim/nginx-stop.test tests/shim/nginx-reload.test \
-	tests/shim/nginx-signal.test tests/shim/nginx-census.test
+	tests/shim/nginx-signal.test tests/shim/nginx-census.test \
+	tests/shim/nginx-retainers.test
 TESTS += $(SHIM_TESTS)
-EXTRA_DIST += tests/shim/nginx.sh tests/shim/nginx-work.lua
+EXTRA_DIST += tests/shim/nginx.sh tests/shim/nginx-work.lua \
+	tests/shim/nginx-store.lua
 EXTRA_DIST += $(SHIM_TESTS) tests/shim/shim.sh tests/shim/alloc.lua \
 	tests/shim/threads.lua tests/shim/fork.lua tests/shim/closefd.lua \
 	tests/shim/toggle.lua tests/shim/server.lua tests/shim/spawn.lua \

@@ -43,7 +43,7 @@ static void report_help(FILE *out)
 "                         5) and call paths (--callers); pprof: a sample\n"
 "                         per kind and location, labelled kind=NAME (go\n"
 "                         tool pprof -tagfocus)\n"
-"      --retainers[=LOCATION]  text: why the objects that LOCATION (its\n"
+"      --retainers[=LOCATION]  text, json: why the objects that LOCATION (its\n"
 "                         name, or a part of it; default: the --top, or\n"
 "                         5, with the most bytes) made are still alive:\n"
 "                         the shortest reference chains from the roots,\n"

@@ -20,7 +20,8 @@ const struct mp_format mp_formats[] = {
    MP_FMT_TEMPORARY | MP_FMT_BY_KIND,
    mp_report_text,
    mp_stat_text, mp_diff_text, NULL},
-  {"json", MP_FMT_OVERRIDE_VALUES | MP_FMT_BY_KIND, mp_report_json, mp_stat_json,
+  {"json", MP_FMT_OVERRIDE_VALUES | MP_FMT_BY_KIND | MP_FMT_RETAINERS,
+   mp_report_json, mp_stat_json,
    mp_diff_json, "JSON has held bytes"},
   {"folded", MP_FMT_VALUE | MP_FMT_MERGED | MP_FMT_FRAMES |
    MP_FMT_NO_OVERRIDES, mp_report_folded, NULL, mp_diff_folded,
@@ -40,7 +41,7 @@ const struct mp_format mp_formats[] = {
   /* The last heap graph as V8's heap snapshot, for Chrome DevTools'
   ** Memory panel and memlab. */
   {"heapsnapshot", MP_FMT_MERGED | MP_FMT_GRAPH | MP_FMT_NO_OVERRIDES,
-   mp_report_heapsnapshot, NULL, NULL, "heapsnapshot is a snapshot"},
+   mp_report_heapsnapshot, NULL, NULL, "heapsnapshot has the live objects of a snapshot"},
   /* valgrind DHAT's JSON, for dh_view.html and the Firefox Profiler. */
   {"dhat", MP_FMT_MERGED | MP_FMT_FRAMES | MP_FMT_NO_OVERRIDES |
    MP_FMT_LIFETIMES, mp_report_dhat, NULL, NULL,

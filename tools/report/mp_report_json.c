@@ -11,6 +11,7 @@
 
 #include "mp_order.h"
 #include "mp_report.h"
+#include "mp_retainers.h"
 
 /*
 ** A JSON string. Bytes that are not valid UTF-8 are written as the code
@@ -663,6 +664,8 @@ int mp_report_json(FILE *out, struct mp_profile *p,
   if (stacks && json_stacks(out, &obj, p, &scratch) < 0)
     goto out;
   if (o->by_kind && json_kinds(out, &obj, p, &scratch, o->top, stacks) < 0)
+    goto out;
+  if (o->retainers && mp_report_retainers_json(out, p, o) < 0)
     goto out;
   fputs("\n}\n", out);
   rc = 0;

@@ -40,9 +40,11 @@ struct ret {
   FILE *out;
   struct mp_profile *p;
   const struct mp_graph *g;
-  struct mp_aliases *al;
-  struct mp_buf b;
+  struct mp_aliases *al;	/* Text: names aliased; JSON: NULL, plain. */
+  struct mp_buf b, j;
   int human;
+  int json;
+  int nshown;		/* JSON: locations written so far. */
 };
 
 static void name_loc(struct ret *r, uint32_t loc)
@@ -53,7 +55,18 @@ static void name_loc(struct ret *r, uint32_t loc)
     return;
   }
   mp_profile_loc(r->p, loc, &l);
-  mp_name_location(&r->b, r->p, r->al, &l, MP_NAME_ALIASED);
+  mp_name_location(&r->b, r->p, r->al, &l,
+		   r->json ? MP_NAME_PLAIN : MP_NAME_ALIASED);
+}
+
+/* A name from the stream: escaped for a terminal in text (JSON escapes
+** the whole chain later). */
+static void put_name(struct ret *r, const char *s)
+{
+  if (r->json)
+    mp_buf_str(&r->b, s);
+  else
+    mp_name_escape(&r->b, s, strlen(s), 0);
 }
 
 static int is_identifier(const char *s)
@@ -83,10 +96,10 @@ static void step(struct ret *r, const struct mp_graph_edge *e)
   case LJM_GRAPH_FIELD:
     if (is_identifier(name)) {
       mp_buf_str(&r->b, ".");
-      mp_name_escape(&r->b, name, strlen(name), 0);
+      put_name(r, name);
     } else {
       mp_buf_str(&r->b, "[\"");
-      mp_name_escape(&r->b, name, strlen(name), 0);
+      put_name(r, name);
       mp_buf_str(&r->b, "\"]");
     }
     break;
@@ -107,7 +120,7 @@ static void step(struct ret *r, const struct mp_graph_edge *e)
 	mp_buf_str(&r->b, " ");
       }
       mp_buf_str(&r->b, "local ");
-      mp_name_escape(&r->b, name, strlen(name), 0);
+      put_name(r, name);
     } else {
       mp_buf_str(&r->b, "(stack slot)");
     }
@@ -116,7 +129,7 @@ static void step(struct ret *r, const struct mp_graph_edge *e)
     name_loc(r, g->nodes[e->from].loc);
     mp_buf_str(&r->b, " upvalue ");
     if (*name)
-      mp_name_escape(&r->b, name, strlen(name), 0);
+      put_name(r, name);
     else
       mp_buf_printf(&r->b, "#%llu", (unsigned long long)e->num + 1);
     break;
@@ -209,6 +222,119 @@ static void put_bytes(struct ret *r, uint64_t v)
   mp_name_bytes(&r->b, v, r->human);
 }
 
+/* A location's figures and chains, as text. */
+static int text_location(struct ret *r, uint32_t loc, uint64_t objects,
+			 uint64_t bytes, uint64_t retained, uint64_t unreached,
+			 uint64_t unreached_bytes, const struct chain *c,
+			 size_t nc)
+{
+  const struct mp_graph *g = r->g;
+  size_t i;
+  r->b.len = 0;
+  name_loc(r, loc);
+  mp_buf_printf(&r->b, ": %llu %s, ", (unsigned long long)objects,
+		objects == 1 ? "object" : "objects");
+  put_bytes(r, bytes);
+  mp_buf_str(&r->b, " in the snapshot, ");
+  put_bytes(r, retained);
+  mp_buf_str(&r->b, " retained");
+  if (r->b.oom)
+    return -1;
+  fprintf(r->out, "%s\n", r->b.data);
+  for (i = 0; i < nc && i < MP_RETAINER_CHAINS; i++) {
+    r->b.len = 0;
+    put_bytes(r, c[i].bytes);
+    fprintf(r->out, "\t%llu %s, %s: %s\n", (unsigned long long)c[i].objects,
+	    c[i].objects == 1 ? "object" : "objects", r->b.data, c[i].text);
+    if (c[i].holder != MP_GRAPH_NONE && c[i].holder != 0) {
+      const struct mp_graph_node *h = &g->nodes[c[i].holder];
+      r->b.len = 0;
+      mp_buf_str(&r->b, "\t\theld by one ");
+      mp_name_kind(&r->b, h->kind);
+      mp_buf_str(&r->b, " made at ");
+      name_loc(r, h->loc);
+      mp_buf_str(&r->b, ", which retains ");
+      put_bytes(r, h->retained);
+      if (r->b.oom)
+	return -1;
+      fprintf(r->out, "%s\n", r->b.data);
+    }
+  }
+  if (nc > MP_RETAINER_CHAINS)
+    fprintf(r->out, "\t(%zu more chains)\n", nc - MP_RETAINER_CHAINS);
+  if (unreached) {
+    r->b.len = 0;
+    put_bytes(r, unreached_bytes);
+    fprintf(r->out, "\t%llu %s, %s: reached from no root (garbage the next "
+	    "collection frees)\n", (unsigned long long)unreached,
+	    unreached == 1 ? "object" : "objects", r->b.data);
+  }
+  fputc('\n', r->out);
+  return 0;
+}
+
+static void json_u64(struct ret *r, const char *key, uint64_t v)
+{
+  mp_buf_printf(&r->j, ", \"%s\": %llu", key, (unsigned long long)v);
+}
+
+/* b's text as a JSON string into j. */
+static void json_b(struct ret *r)
+{
+  mp_buf_json_string(&r->j, r->b.data ? r->b.data : "", r->b.len);
+}
+
+/* A location's figures and every chain, as JSON. */
+static int json_location(struct ret *r, uint32_t loc, uint64_t objects,
+			 uint64_t bytes, uint64_t retained, uint64_t unreached,
+			 uint64_t unreached_bytes, const struct chain *c,
+			 size_t nc)
+{
+  const struct mp_graph *g = r->g;
+  size_t i;
+  r->j.len = 0;
+  mp_buf_str(&r->j, r->nshown++ ? ",\n    {\"location\": " :
+				   "\n    {\"location\": ");
+  r->b.len = 0;
+  name_loc(r, loc);
+  json_b(r);
+  json_u64(r, "objects", objects);
+  json_u64(r, "bytes", bytes);
+  json_u64(r, "retained", retained);
+  json_u64(r, "unreached_objects", unreached);
+  json_u64(r, "unreached_bytes", unreached_bytes);
+  mp_buf_str(&r->j, ",\n     \"chains\": [");
+  for (i = 0; i < nc; i++) {
+    mp_buf_str(&r->j, i ? ",\n      {\"chain\": " : "\n      {\"chain\": ");
+    mp_buf_json_string(&r->j, c[i].text, strlen(c[i].text));
+    json_u64(r, "objects", c[i].objects);
+    json_u64(r, "bytes", c[i].bytes);
+    if (c[i].holder != MP_GRAPH_NONE && c[i].holder != 0) {
+      const struct mp_graph_node *h = &g->nodes[c[i].holder];
+      const char *k = mp_kind_name(h->kind);
+      mp_buf_str(&r->j, ", \"holder\": {\"kind\": ");
+      r->b.len = 0;
+      if (k)
+	mp_buf_str(&r->b, k);
+      else
+	mp_name_kind(&r->b, h->kind);
+      json_b(r);
+      mp_buf_str(&r->j, ", \"location\": ");
+      r->b.len = 0;
+      name_loc(r, h->loc);
+      json_b(r);
+      json_u64(r, "retained", h->retained);
+      mp_buf_str(&r->j, "}");
+    }
+    mp_buf_str(&r->j, "}");
+  }
+  mp_buf_str(&r->j, nc ? "\n     ]}" : "]}");
+  if (r->j.oom || r->b.oom)
+    return -1;
+  fwrite(r->j.data, 1, r->j.len, r->out);
+  return 0;
+}
+
 /* The retainers of location loc. */
 static int location(struct ret *r, uint32_t loc, uint8_t *memo,
 		    uint32_t *walk)
@@ -270,46 +396,14 @@ static int location(struct ret *r, uint32_t loc, uint8_t *memo,
   if (nc)
     qsort(c, nc, sizeof(*c), by_bytes);
 
-  r->b.len = 0;
-  name_loc(r, loc);
-  mp_buf_printf(&r->b, ": %llu %s, ", (unsigned long long)objects,
-		objects == 1 ? "object" : "objects");
-  put_bytes(r, bytes);
-  mp_buf_str(&r->b, " in the snapshot, ");
-  put_bytes(r, retained);
-  mp_buf_str(&r->b, " retained");
-  if (r->b.oom)
+  if (r->json) {
+    if (json_location(r, loc, objects, bytes, retained, unreached,
+		      unreached_bytes, c, nc) < 0)
+      goto out;
+  } else if (text_location(r, loc, objects, bytes, retained, unreached,
+			   unreached_bytes, c, nc) < 0) {
     goto out;
-  fprintf(r->out, "%s\n", r->b.data);
-  for (i = 0; i < nc && i < MP_RETAINER_CHAINS; i++) {
-    r->b.len = 0;
-    put_bytes(r, c[i].bytes);
-    fprintf(r->out, "\t%llu %s, %s: %s\n", (unsigned long long)c[i].objects,
-	    c[i].objects == 1 ? "object" : "objects", r->b.data, c[i].text);
-    if (c[i].holder != MP_GRAPH_NONE && c[i].holder != 0) {
-      const struct mp_graph_node *h = &g->nodes[c[i].holder];
-      r->b.len = 0;
-      mp_buf_str(&r->b, "\t\theld by one ");
-      mp_name_kind(&r->b, h->kind);
-      mp_buf_str(&r->b, " made at ");
-      name_loc(r, h->loc);
-      mp_buf_str(&r->b, ", which retains ");
-      put_bytes(r, h->retained);
-      if (r->b.oom)
-	goto out;
-      fprintf(r->out, "%s\n", r->b.data);
-    }
   }
-  if (nc > MP_RETAINER_CHAINS)
-    fprintf(r->out, "\t(%zu more chains)\n", nc - MP_RETAINER_CHAINS);
-  if (unreached) {
-    r->b.len = 0;
-    put_bytes(r, unreached_bytes);
-    fprintf(r->out, "\t%llu %s, %s: reached from no root (garbage the next "
-	    "collection frees)\n", (unsigned long long)unreached,
-	    unreached == 1 ? "object" : "objects", r->b.data);
-  }
-  fputc('\n', r->out);
   rc = 0;
 out:
   for (i = 0; i < nc; i++)
@@ -330,15 +424,75 @@ static int matches(struct ret *r, uint32_t loc, const char *want, int whole)
   return whole ? !strcmp(r->b.data, want) : strstr(r->b.data, want) != NULL;
 }
 
+/* For sorting the picked locations, most bytes first. */
+static const uint64_t *sort_held;
+
+static int by_held(const void *a, const void *b)
+{
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  if (sort_held[x] != sort_held[y])
+    return sort_held[x] > sort_held[y] ? -1 : 1;
+  return x < y ? -1 : x > y;
+}
+
+/* The locations o asks for, most bytes in the graph first, each written
+** as r says (text or JSON). */
+static int run(struct ret *r, const struct mp_report_opts *o)
+{
+  const struct mp_graph *g = r->g;
+  uint32_t nlocs = mp_profile_nlocs(r->p), loc, *walk = NULL, *picked = NULL,
+	   npicked = 0, i, v;
+  uint64_t *held = NULL;
+  uint8_t *memo = NULL;
+  int rc = -1, whole = 0;
+  uint64_t top = o->top ? o->top : MP_RETAINER_LOCS;
+
+  memo = malloc(g->nnodes ? g->nnodes : 1);
+  walk = malloc(((size_t)g->nnodes + 1) * sizeof(uint32_t));
+  held = calloc((size_t)nlocs + 1, sizeof(uint64_t));
+  picked = malloc(((size_t)nlocs + 1) * sizeof(uint32_t));
+  if (!memo || !walk || !held || !picked)
+    goto out;
+  for (v = 1; v < g->nnodes; v++)
+    if (g->nodes[v].loc < nlocs)
+      held[g->nodes[v].loc] += g->nodes[v].size;
+  if (o->retainers_of) {
+    /* The location named whole, else every one whose name has it. */
+    for (loc = 0; loc < nlocs; loc++)
+      if (held[loc] && matches(r, loc, o->retainers_of, 1))
+	picked[npicked++] = loc, whole = 1;
+    for (loc = 0; !whole && loc < nlocs; loc++)
+      if (held[loc] && matches(r, loc, o->retainers_of, 0))
+	picked[npicked++] = loc;
+  } else {
+    for (loc = 0; loc < nlocs; loc++)
+      if (held[loc])
+	picked[npicked++] = loc;
+  }
+  sort_held = held;
+  qsort(picked, npicked, sizeof(*picked), by_held);
+  if (!o->retainers_of && npicked > top)
+    npicked = (uint32_t)top;
+  for (i = 0; i < npicked; i++)
+    if (location(r, picked[i], memo, walk) < 0)
+      goto out;
+  if (!npicked && o->retainers_of && !r->json)
+    fprintf(r->out, "(no object of the graph was made at a location named "
+	    "'%s')\n", o->retainers_of);
+  rc = 0;
+out:
+  free(memo);
+  free(walk);
+  free(held);
+  free(picked);
+  return rc;
+}
+
 int mp_report_retainers(FILE *out, struct mp_profile *p,
 			const struct mp_report_opts *o, struct mp_aliases *al)
 {
   struct ret r;
-  uint32_t nlocs = mp_profile_nlocs(p), loc, *walk = NULL, shown = 0;
-  uint64_t *held = NULL;
-  uint8_t *memo = NULL, *pick = NULL;
-  int rc = -1, whole = 0;
-  uint64_t top = o->top ? o->top : MP_RETAINER_LOCS;
+  int rc;
 
   memset(&r, 0, sizeof(r));
   r.out = out;
@@ -354,68 +508,43 @@ int mp_report_retainers(FILE *out, struct mp_profile *p,
 	  "with LJMPROF_SNAPSHOT_SIGNAL)\n", out);
     return 0;
   }
-  memo = malloc(r.g->nnodes ? r.g->nnodes : 1);
-  walk = malloc(((size_t)r.g->nnodes + 1) * sizeof(uint32_t));
-  held = calloc((size_t)nlocs + 1, sizeof(uint64_t));
-  pick = calloc((size_t)nlocs + 1, 1);
-  if (!memo || !walk || !held || !pick)
-    goto out;
-  {
-    uint32_t v;
-    for (v = 1; v < r.g->nnodes; v++)
-      if (r.g->nodes[v].loc < nlocs)
-	held[r.g->nodes[v].loc] += r.g->nodes[v].size;
-  }
-  r.b.len = 0;
   put_bytes(&r, r.g->reached_bytes);
+  if (r.b.oom)
+    return -1;
   fprintf(out, "RETAINERS: the heap graph of snapshot %u: %u objects, %u "
 	  "references; the roots reach %u objects, %s\n\n", r.g->snapshot,
-	  r.g->nnodes - 1, r.g->nedges, r.g->reached - 1,
-	  r.b.data ? r.b.data : "");
-  if (o->retainers_of) {
-    /* The location named whole, else every one whose name has it. */
-    for (loc = 0; loc < nlocs; loc++)
-      if (held[loc] && matches(&r, loc, o->retainers_of, 1))
-	pick[loc] = whole = 1;
-    for (loc = 0; !whole && loc < nlocs; loc++)
-      if (held[loc] && matches(&r, loc, o->retainers_of, 0))
-	pick[loc] = 1;
-  } else {
-    /* The locations with the most bytes in the snapshot. */
-    uint64_t k;
-    for (k = 0; k < top; k++) {
-      uint32_t best = UINT32_MAX;
-      for (loc = 0; loc < nlocs; loc++)
-	if (!pick[loc] && held[loc] &&
-	    (best == UINT32_MAX || held[loc] > held[best]))
-	  best = loc;
-      if (best == UINT32_MAX)
-	break;
-      pick[best] = 1;
-    }
-  }
-  /* Most bytes first. */
-  for (;;) {
-    uint32_t best = UINT32_MAX;
-    for (loc = 0; loc < nlocs; loc++)
-      if (pick[loc] && (best == UINT32_MAX || held[loc] > held[best]))
-	best = loc;
-    if (best == UINT32_MAX)
-      break;
-    pick[best] = 0;
-    if (location(&r, best, memo, walk) < 0)
-      goto out;
-    shown++;
-  }
-  if (!shown && o->retainers_of)
-    fprintf(out, "(no object of the graph was made at a location named "
-	    "'%s')\n", o->retainers_of);
-  rc = 0;
-out:
-  free(memo);
-  free(walk);
-  free(held);
-  free(pick);
+	  r.g->nnodes - 1, r.g->nedges, r.g->reached - 1, r.b.data);
+  rc = run(&r, o);
   mp_buf_free(&r.b);
+  return rc;
+}
+
+int mp_report_retainers_json(FILE *out, struct mp_profile *p,
+			     const struct mp_report_opts *o)
+{
+  struct ret r;
+  int rc;
+
+  memset(&r, 0, sizeof(r));
+  r.out = out;
+  r.p = p;
+  r.json = 1;
+  r.g = mp_profile_graph(p);
+  if (!r.g) {
+    if (mp_profile_oom(p))
+      return -1;
+    fputs(",\n  \"retainers\": null", out);
+    return 0;
+  }
+  fprintf(out, ",\n  \"retainers\": {\"snapshot\": %u, \"objects\": %u, "
+	  "\"references\": %u, \"reached_objects\": %u, \"reached_bytes\": "
+	  "%llu, \"root_retained\": %llu,\n   \"locations\": [",
+	  r.g->snapshot, r.g->nnodes - 1, r.g->nedges, r.g->reached - 1,
+	  (unsigned long long)r.g->reached_bytes,
+	  (unsigned long long)r.g->nodes[0].retained);
+  rc = run(&r, o);
+  fputs(r.nshown ? "\n   ]}" : "]}", out);
+  mp_buf_free(&r.b);
+  mp_buf_free(&r.j);
   return rc;
 }

@@ -19,5 +19,9 @@
 ** used). 0, or -1 when out of memory. */
 int mp_report_retainers(FILE *out, struct mp_profile *p,
 			const struct mp_report_opts *o, struct mp_aliases *al);
+/* The same as the JSON report's "retainers" member (after a comma):
+** null without a heap graph. */
+int mp_report_retainers_json(FILE *out, struct mp_profile *p,
+			     const struct mp_report_opts *o);
 
 #endif

@@ -1,0 +1,38 @@
+-- Workload of `make bench-graph` (bench/graph): the heap of bigheap.lua
+-- (about 1.1 GB at scale 1: strings, tables with hash and array parts,
+-- closures with upvalues, all live), then two streams of misc.memprof:
+-- arg[2] with a snapshot of the census only, arg[3] with one that writes
+-- the heap graph too. Prints the heap and each snapshot's CPU time
+-- (os.clock around misc.memprof.snapshot): the graph's cost is the
+-- difference.
+local scale = tonumber(arg[1]) or 1
+local N = math.floor(2400000 * scale)
+
+collectgarbage("stop")
+local keep = {}
+for i = 1, N do
+  local s = string.format("key-%d-%x", i, i * 7919)
+  local v = i
+  keep[i] = {
+    name = s,
+    tag = s .. "/v",
+    list = { i, i + 1, i + 2 },
+    get = function() return v end,
+  }
+end
+collectgarbage("restart")
+collectgarbage("collect")
+local kb = collectgarbage("count")
+
+local function timed(file, graph)
+  assert(misc.memprof.start(file, { stacks = 1 }))
+  local c0 = os.clock()
+  assert(misc.memprof.snapshot({ graph = graph }))
+  local t = os.clock() - c0
+  assert(misc.memprof.stop())
+  return t
+end
+local census = timed(arg[2], false)
+local graph = timed(arg[3], true)
+io.write(string.format("graphheap: heap %.0f bytes in %d rows; census CPU "
+  .. "%.3f s, census and graph CPU %.3f s\n", kb * 1024, N, census, graph))
