@@ -146,12 +146,22 @@ const struct ljm_var ljm_vars[] = {
     "installed with the first VM, as LJMPROF_SIGNAL's.",
     "RTMIN+4", OFF(snapsig), 0, 0, 0 },
   { "LJMPROF_GRAPH", LJM_T_BOOL, "no", "yes/no, on/off, true/false, 1/0",
-    "With yes, the snapshots LJMPROF_SNAPSHOT_SIGNAL asks for also write "
+    "With yes, the snapshots that LJMPROF_SNAPSHOT_SIGNAL and "
+    "LJMPROF_SNAPSHOT_AT_CLOSE ask for also write "
     "the heap graph: the references between the VM's objects, so that "
     "ljmprof report --retainers says what keeps a location's objects "
     "alive (the shortest reference chains from the roots) and what each "
     "retains. The VM is stopped while it is written, as for the census.",
     "yes", OFF(graph), 0, 0, 0 },
+  { "LJMPROF_SNAPSHOT_AT_CLOSE", LJM_T_BOOL, "no",
+    "yes/no, on/off, true/false, 1/0",
+    "With yes, a VM that the program closes (lua_close) writes a last "
+    "snapshot of its heap into its stream first (with stacks, not "
+    "sampled; with the heap graph under LJMPROF_GRAPH=yes): what it held "
+    "at the end, and with the graph what keeps it (module tables, globals, "
+    "the registry; a function's locals are gone by then). A VM never "
+    "closed (a program that exits, or is killed) writes none.",
+    "yes", OFF(snapclose), 0, 0, 0 },
 };
 
 const size_t ljm_nvars = sizeof(ljm_vars) / sizeof(ljm_vars[0]);

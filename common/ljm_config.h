@@ -49,6 +49,7 @@ struct ljm_config {
   uint64_t seed;		/* LJMPROF_SEED, 0 = clock and pid. */
   int snapsig;			/* LJMPROF_SNAPSHOT_SIGNAL, 0 = none. */
   int graph;			/* LJMPROF_GRAPH: snapshots with the graph. */
+  int snapclose;		/* LJMPROF_SNAPSHOT_AT_CLOSE. */
 };
 
 /* One row of the table. */

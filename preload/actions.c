@@ -300,25 +300,38 @@ void ljm_act_execute(struct ljm_vm *vm, const struct ljm_lc_out *o,
 
 static void reconcile_in(struct ljm_vm *vm);
 
+/* A snapshot into the stream the VM writes, with the heap graph under
+** LJMPROF_GRAPH, for what (the variable that asked); on its thread. */
+static void take_snapshot(struct ljm_vm *vm, const char *what)
+{
+  int st;
+  if (vm_state(vm) != LJM_VM_RUNNING)
+    return;
+  st = ljmprof_snapshotx(vm->L, ljm_cfg.graph ? LJMPROF_SNAPSHOT_GRAPH : 0);
+  if (st == LJMPROF_ERRUSE)
+    vm_msg(vm, LJM_C_SNAPSHOT, 0, "%s: VM %u writes no snapshots: its "
+	   "stream %s", what, vm->num, ljm_cfg.sample ?
+	   "is sampled (LJMPROF_SAMPLE)" : "has no stacks (LJMPROF_STACKS)");
+  else if (st == LJMPROF_OK && ljm_cfg.verbose)
+    ljm_msg("[%ld] VM %u: a snapshot into %s", (long)ljm_self_pid, vm->num,
+	    vm->path);
+}
+
 /* LJMPROF_SNAPSHOT_SIGNAL came since the VM last looked: a snapshot into
 ** the stream it writes (none when it writes none). */
 static void snapshot_in(struct ljm_vm *vm)
 {
   unsigned r = (unsigned)__atomic_load_n(&ljm_snapreqs, __ATOMIC_SEQ_CST);
-  int st;
   if (r == vm->seen_snaps)
     return;
   vm->seen_snaps = r;
-  if (vm_state(vm) != LJM_VM_RUNNING)
-    return;
-  st = ljmprof_snapshotx(vm->L, ljm_cfg.graph ? LJMPROF_SNAPSHOT_GRAPH : 0);
-  if (st == LJMPROF_ERRUSE)
-    vm_msg(vm, LJM_C_SNAPSHOT, 0, "LJMPROF_SNAPSHOT_SIGNAL: VM %u writes no "
-	   "snapshots: its stream %s", vm->num, ljm_cfg.sample ?
-	   "is sampled (LJMPROF_SAMPLE)" : "has no stacks (LJMPROF_STACKS)");
-  else if (st == LJMPROF_OK && ljm_cfg.verbose)
-    ljm_msg("[%ld] VM %u: a snapshot into %s", (long)ljm_self_pid, vm->num,
-	    vm->path);
+  take_snapshot(vm, "LJMPROF_SNAPSHOT_SIGNAL");
+}
+
+void ljm_act_close_snapshot(struct ljm_vm *vm)
+{
+  if (ljm_cfg.snapclose)
+    take_snapshot(vm, "LJMPROF_SNAPSHOT_AT_CLOSE");
 }
 
 void ljm_act_reconcile(struct ljm_vm *vm)

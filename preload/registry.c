@@ -156,6 +156,7 @@ void *ljm_reg_close(lua_State *L)
   ljm_idle_remove(vm);
   vm->busy++;
   seen_here(vm);
+  ljm_act_close_snapshot(vm);
   ljm_act_situation(vm, &in, &t);
   in.closing = 1;
   o = ljm_lc_decide(&in);

@@ -162,6 +162,9 @@ void ljm_act_situation(struct ljm_vm *vm, struct ljm_lc_in *in, unsigned *t);
 /* Carry out what ljm_lc_decide chose, on the VM's thread. */
 void ljm_act_execute(struct ljm_vm *vm, const struct ljm_lc_out *o,
 		     enum ljm_vm_state was);
+/* LJMPROF_SNAPSHOT_AT_CLOSE: the last snapshot of a running stream, from
+** lua_close's hook (the VM whole, on its thread), before it ends. */
+void ljm_act_close_snapshot(struct ljm_vm *vm);
 /* The end at exit, on the VM's own thread. */
 void ljm_act_finish(struct ljm_vm *vm);
 /* The end at exit, from the thread that ends the process. */
