@@ -271,6 +271,14 @@ static int emit(struct cli *c, struct mp_profile *p,
   if (open_output(c) < 0)
     return LJMPROF_EXIT_ERROR;
   mp_profile_done_reading(p);
+  /* A large heap graph takes seconds to solve: said on a terminal. */
+  if (mp_profile_graph_pending(p) > 1000000 && isatty(STDERR_FILENO)) {
+    fprintf(stderr, "ljmprof: %s: the heap graph's %llu references: the "
+	    "shortest chains and the dominators...", c->name,
+	    (unsigned long long)mp_profile_graph_pending(p) - 1);
+    (void)mp_profile_graph(p);
+    fputs("\r\033[K", stderr);
+  }
   rc = (c->is_stat ? c->ro.format->stat : c->ro.format->report)(stdout, p,
 								 &c->ro, in);
   if (rc < 0) {

@@ -393,12 +393,21 @@ done:
   return rc;
 }
 
+uint64_t mp_profile_graph_pending(const struct mp_profile *p)
+{
+  return p->graph && !p->graph->solved ? p->graph->nedges + 1 : 0;
+}
+
 const struct mp_graph *mp_profile_graph(struct mp_profile *p)
 {
   struct mp_graph *g = p->graph;
   struct rows adj = { NULL, NULL };
   if (!g || g->solved)
     return g;
+  /* The records are all read: the index by address is no longer needed,
+  ** and its memory is better spent on what follows. */
+  mp_map_free(&p->graph_index);
+  mp_map_init(&p->graph_index);
   if (make_rows(g, &adj, 0) < 0 || chains(g, &adj) < 0 ||
       dominators(g, &adj) < 0) {
     free_rows(&adj);

@@ -181,6 +181,9 @@ struct mp_profile;
 ** memory (mp_profile_oom). */
 struct mp_graph;
 const struct mp_graph *mp_profile_graph(struct mp_profile *p);
+/* A graph kept and not solved yet: its references + 1 (for a progress
+** line before the work); 0 otherwise. */
+uint64_t mp_profile_graph_pending(const struct mp_profile *p);
 
 /* A profile grouped so, or NULL when out of memory. */
 struct mp_profile *mp_profile_new(enum mp_group group, unsigned needs);

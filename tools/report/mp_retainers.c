@@ -175,12 +175,6 @@ static int chain_of(struct ret *r, uint32_t v, uint32_t **path,
   return r->b.oom ? -1 : 0;
 }
 
-static int by_text(const void *a, const void *b)
-{
-  return strcmp(((const struct chain *)a)->text,
-		((const struct chain *)b)->text);
-}
-
 static int by_bytes(const void *a, const void *b)
 {
   const struct chain *x = a, *y = b;
@@ -335,21 +329,119 @@ static int json_location(struct ret *r, uint32_t loc, uint64_t objects,
   return 0;
 }
 
-/* The retainers of location loc. */
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+  return (h ^ v) * 1099511628211ull;
+}
+
+static uint64_t mix_str(uint64_t h, const char *s)
+{
+  for (; *s; s++)
+    h = mix(h, (unsigned char)*s);
+  return mix(h, 0x100);
+}
+
+/* A hash of the shape of v's chain: what chain_of writes, from the edges
+** (indices folded), without writing it. */
+static uint64_t shape_of(const struct mp_graph *g, uint32_t v)
+{
+  uint64_t h = 1469598103934665603ull;
+  uint32_t n = g->nodes[v].depth;
+  for (; g->nodes[v].parent != MP_GRAPH_NONE && n; n--) {
+    const struct mp_graph_edge *e = &g->edges[g->nodes[v].parent];
+    const char *nm = e->name != MP_GRAPH_NO_NAME ? g->names + e->name : "";
+    v = e->from;
+    if (e->tag == LJM_GRAPH_VALUE && g->nodes[e->from].kind == LJM_KIND_UPVAL)
+      continue;
+    h = mix(h, e->tag);
+    switch (e->tag) {
+    case LJM_GRAPH_ROOT: case LJM_GRAPH_FIELD:
+      h = mix_str(h, nm);
+      break;
+    case LJM_GRAPH_SLOT:
+      h = mix_str(mix(h, e->loc), nm);
+      break;
+    case LJM_GRAPH_UPVAL:
+      h = mix_str(mix(mix(h, g->nodes[e->from].loc), e->num), nm);
+      break;
+    case LJM_GRAPH_PART:
+      h = mix(h, g->nodes[e->to].kind);
+      break;
+    default:
+      break;
+    }
+  }
+  return h;
+}
+
+/* Chains by the hash of their shape: open addressing over chain indices
+** + 1 (0: empty). */
+struct shapes {
+  uint64_t *key;
+  uint32_t *idx;
+  uint32_t mask, n;
+};
+
+static int64_t shape_find(struct shapes *t, uint64_t h, int *added)
+{
+  uint32_t i;
+  if (2 * ((uint64_t)t->n + 1) > (uint64_t)t->mask + 1) {
+    uint32_t cap = t->mask ? 2 * (t->mask + 1) : 256, j;
+    uint64_t *key = calloc(cap, sizeof(uint64_t));
+    uint32_t *idx = calloc(cap, sizeof(uint32_t));
+    if (!key || !idx) {
+      free(key);
+      free(idx);
+      return -1;
+    }
+    for (j = 0; t->mask && j <= t->mask; j++) {
+      uint32_t k;
+      if (!t->idx[j])
+	continue;
+      for (k = (uint32_t)(t->key[j] >> 20) & (cap - 1); idx[k];
+	   k = (k + 1) & (cap - 1))
+	;
+      key[k] = t->key[j];
+      idx[k] = t->idx[j];
+    }
+    free(t->key);
+    free(t->idx);
+    t->key = key;
+    t->idx = idx;
+    t->mask = cap - 1;
+  }
+  for (i = (uint32_t)(h >> 20) & t->mask; t->idx[i]; i = (i + 1) & t->mask)
+    if (t->key[i] == h) {
+      *added = 0;
+      return t->idx[i] - 1;
+    }
+  t->key[i] = h;
+  t->idx[i] = ++t->n;
+  *added = 1;
+  return t->n - 1;
+}
+
+/* The retainers of location loc: its objects' chains grouped by shape
+** (a hash of it; the text is written once per shape). */
 static int location(struct ret *r, uint32_t loc, uint8_t *memo,
 		    uint32_t *walk)
 {
   const struct mp_graph *g = r->g;
   struct chain *c = NULL;
-  size_t nc = 0, capc = 0, i, j;
+  struct shapes shapes;
+  size_t nc = 0, capc = 0, i;
   uint32_t *path = NULL, pcap = 0, v;
   uint64_t objects = 0, bytes = 0, retained = 0, unreached = 0,
 	   unreached_bytes = 0;
   int rc = -1;
 
+  memset(&shapes, 0, sizeof(shapes));
   memset(memo, 0, g->nnodes);
   for (v = 1; v < g->nnodes; v++) {
     const struct mp_graph_node *n = &g->nodes[v];
+    uint32_t holder;
+    int64_t k;
+    int added;
     if (n->loc != loc)
       continue;
     objects++;
@@ -361,6 +453,17 @@ static int location(struct ret *r, uint32_t loc, uint8_t *memo,
     }
     if (!dominated(g, v, loc, memo, walk))
       retained += n->retained;
+    holder = n->parent != MP_GRAPH_NONE ? g->edges[n->parent].from
+					: MP_GRAPH_NONE;
+    if ((k = shape_find(&shapes, shape_of(g, v), &added)) < 0)
+      goto out;
+    if (!added) {
+      c[k].objects++;
+      c[k].bytes += n->size;
+      if (c[k].holder != holder)
+	c[k].holder = MP_GRAPH_NONE;
+      continue;
+    }
     if (chain_of(r, v, &path, &pcap) < 0)
       goto out;
     if (nc == capc) {
@@ -374,25 +477,9 @@ static int location(struct ret *r, uint32_t loc, uint8_t *memo,
       goto out;
     c[nc].objects = 1;
     c[nc].bytes = n->size;
-    c[nc].holder = n->parent != MP_GRAPH_NONE ? g->edges[n->parent].from
-					      : MP_GRAPH_NONE;
+    c[nc].holder = holder;
     nc++;
   }
-  /* Same shapes merged. */
-  if (nc)
-    qsort(c, nc, sizeof(*c), by_text);
-  for (i = 0, j = 0; i < nc; i++) {
-    if (j && !strcmp(c[j - 1].text, c[i].text)) {
-      c[j - 1].objects += c[i].objects;
-      c[j - 1].bytes += c[i].bytes;
-      if (c[j - 1].holder != c[i].holder)
-	c[j - 1].holder = MP_GRAPH_NONE;
-      free(c[i].text);
-    } else {
-      c[j++] = c[i];
-    }
-  }
-  nc = j;
   if (nc)
     qsort(c, nc, sizeof(*c), by_bytes);
 
@@ -410,6 +497,8 @@ out:
     free(c[i].text);
   free(c);
   free(path);
+  free(shapes.key);
+  free(shapes.idx);
   return rc;
 }
 
