@@ -204,6 +204,12 @@ void mp_graph_snapshot(struct mp_profile *p)
   p->graph_fresh = 1;
 }
 
+void mp_graph_snapshot_end(struct mp_profile *p)
+{
+  if (p->graph && !p->graph_fresh)	/* Begun in this snapshot. */
+    p->graph->complete = 1;
+}
+
 /* -- Solving --------------------------------------------------------------- */
 
 /* Each node's strong edges, by node (adj), and where they come from

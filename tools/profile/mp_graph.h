@@ -57,6 +57,8 @@ struct mp_graph {
   size_t names_len, names_cap;
   uint32_t snapshot;	/* The snapshot of its file it was written in. */
   int solved;		/* Chains and dominators computed. */
+  int complete;		/* Its snapshot's end was read: every reference is
+			** in it (a stream cut inside it has only some). */
   uint32_t reached;	/* Nodes the root reaches. */
   uint64_t reached_bytes;  /* Their sizes. */
 };

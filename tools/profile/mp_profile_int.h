@@ -294,6 +294,8 @@ struct mp_profile {
 int mp_graph_record(struct mp_profile *p, const struct mp_event *ev);
 /* A snapshot begins: a graph in it is a new one. */
 void mp_graph_snapshot(struct mp_profile *p);
+/* ...and ends: a graph begun in it is whole. */
+void mp_graph_snapshot_end(struct mp_profile *p);
 void mp_graph_free(struct mp_profile *p);
 
 /* -- mp_life.c ----------------------------------------------------------- */

@@ -18,8 +18,10 @@
 void mp_snapshot_info(struct mp_profile *p, uint64_t value)
 {
   p->in_snap = p->in_census = p->census_on = 0;
-  if (value == LJM_SNAPSHOT_END)
+  if (value == LJM_SNAPSHOT_END) {
+    mp_graph_snapshot_end(p);
     return;
+  }
   p->file_snaps++;
   mp_graph_snapshot(p);
   if (value == LJM_SNAPSHOT_START && p->file_snaps == 1) {

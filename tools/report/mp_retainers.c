@@ -601,8 +601,13 @@ int mp_report_retainers(FILE *out, struct mp_profile *p,
   if (r.b.oom)
     return -1;
   fprintf(out, "RETAINERS: the heap graph of snapshot %u: %u objects, %u "
-	  "references; the roots reach %u objects, %s\n\n", r.g->snapshot,
+	  "references; the roots reach %u objects, %s\n", r.g->snapshot,
 	  r.g->nnodes - 1, r.g->nedges, r.g->reached - 1, r.b.data);
+  if (!r.g->complete)
+    fputs("(the stream ends inside the graph: the references after the cut "
+	  "are missing, and objects only they reach show as reached from no "
+	  "root)\n", out);
+  fputc('\n', out);
   rc = run(&r, o);
   mp_buf_free(&r.b);
   return rc;
@@ -625,10 +630,12 @@ int mp_report_retainers_json(FILE *out, struct mp_profile *p,
     fputs(",\n  \"retainers\": null", out);
     return 0;
   }
-  fprintf(out, ",\n  \"retainers\": {\"snapshot\": %u, \"objects\": %u, "
+  fprintf(out, ",\n  \"retainers\": {\"snapshot\": %u, \"complete\": %s, "
+	  "\"objects\": %u, "
 	  "\"references\": %u, \"reached_objects\": %u, \"reached_bytes\": "
 	  "%llu, \"root_retained\": %llu,\n   \"locations\": [",
-	  r.g->snapshot, r.g->nnodes - 1, r.g->nedges, r.g->reached - 1,
+	  r.g->snapshot, r.g->complete ? "true" : "false", r.g->nnodes - 1,
+	  r.g->nedges, r.g->reached - 1,
 	  (unsigned long long)r.g->reached_bytes,
 	  (unsigned long long)r.g->nodes[0].retained);
   rc = run(&r, o);
