@@ -513,6 +513,90 @@ static int matches(struct ret *r, uint32_t loc, const char *want, int whole)
   return whole ? !strcmp(r->b.data, want) : strstr(r->b.data, want) != NULL;
 }
 
+/* The objects that retain the most (the root's children in the dominator
+** tree and below), each with its chain: what would be freed if it went.
+** Without --retainers=LOCATION, before the locations. */
+#define MP_RETAINER_OBJECTS 10
+
+static int largest(struct ret *r)
+{
+  const struct mp_graph *g = r->g;
+  uint32_t top[MP_RETAINER_OBJECTS], n = 0, v, i, *path = NULL, pcap = 0;
+  int rc = -1;
+  for (v = 1; v < g->nnodes; v++) {
+    uint64_t ret = g->nodes[v].retained;
+    if (!ret || g->nodes[v].depth == UINT32_MAX)
+      continue;
+    if (n == MP_RETAINER_OBJECTS && g->nodes[top[n - 1]].retained >= ret)
+      continue;
+    i = n < MP_RETAINER_OBJECTS ? n++ : n - 1;
+    while (i > 0 && g->nodes[top[i - 1]].retained < ret) {
+      top[i] = top[i - 1];
+      i--;
+    }
+    top[i] = v;
+  }
+  if (!r->json)
+    fputs("LARGEST RETAINERS:\n", r->out);
+  else
+    fputs(",\n   \"largest\": [", r->out);
+  for (i = 0; i < n; i++) {
+    const struct mp_graph_node *o = &g->nodes[top[i]];
+    const char *k = mp_kind_name(o->kind);
+    if (chain_of(r, top[i], &path, &pcap) < 0)
+      goto out;
+    r->j.len = 0;
+    if (r->json) {
+      mp_buf_str(&r->j, i ? ",\n    {\"chain\": " : "\n    {\"chain\": ");
+      mp_buf_json_string(&r->j, r->b.data ? r->b.data : "", r->b.len);
+      mp_buf_str(&r->j, ", \"kind\": ");
+      r->b.len = 0;
+      if (k)
+	mp_buf_str(&r->b, k);
+      else
+	mp_name_kind(&r->b, o->kind);
+      json_b(r);
+      mp_buf_str(&r->j, ", \"location\": ");
+      r->b.len = 0;
+      name_loc(r, o->loc);
+      json_b(r);
+      json_u64(r, "bytes", o->size);
+      json_u64(r, "retained", o->retained);
+      mp_buf_str(&r->j, "}");
+    } else {
+      mp_buf_str(&r->j, "\t");
+      mp_name_bytes(&r->j, o->retained, r->human);
+      mp_buf_str(&r->j, ": one ");
+      mp_name_kind(&r->j, o->kind);
+      mp_buf_str(&r->j, " made at ");
+      {
+	/* Its location after the chain was written: b holds the chain. */
+	char *chain = strdup(r->b.data ? r->b.data : "");
+	if (!chain)
+	  goto out;
+	r->b.len = 0;
+	name_loc(r, o->loc);
+	mp_buf_add(&r->j, r->b.data ? r->b.data : "", r->b.len);
+	mp_buf_str(&r->j, ": ");
+	mp_buf_str(&r->j, chain);
+	free(chain);
+      }
+      mp_buf_str(&r->j, "\n");
+    }
+    if (r->j.oom || r->b.oom)
+      goto out;
+    fwrite(r->j.data, 1, r->j.len, r->out);
+  }
+  if (r->json)
+    fputs(n ? "\n   ]" : "]", r->out);
+  else
+    fputc('\n', r->out);
+  rc = 0;
+out:
+  free(path);
+  return rc;
+}
+
 /* For sorting the picked locations, most bytes first. */
 static const uint64_t *sort_held;
 
@@ -608,8 +692,9 @@ int mp_report_retainers(FILE *out, struct mp_profile *p,
 	  "are missing, and objects only they reach show as reached from no "
 	  "root)\n", out);
   fputc('\n', out);
-  rc = run(&r, o);
+  rc = (o->retainers_of || largest(&r) == 0) ? run(&r, o) : -1;
   mp_buf_free(&r.b);
+  mp_buf_free(&r.j);
   return rc;
 }
 
@@ -633,13 +718,17 @@ int mp_report_retainers_json(FILE *out, struct mp_profile *p,
   fprintf(out, ",\n  \"retainers\": {\"snapshot\": %u, \"complete\": %s, "
 	  "\"objects\": %u, "
 	  "\"references\": %u, \"reached_objects\": %u, \"reached_bytes\": "
-	  "%llu, \"root_retained\": %llu,\n   \"locations\": [",
+	  "%llu, \"root_retained\": %llu",
 	  r.g->snapshot, r.g->complete ? "true" : "false", r.g->nnodes - 1,
 	  r.g->nedges, r.g->reached - 1,
 	  (unsigned long long)r.g->reached_bytes,
 	  (unsigned long long)r.g->nodes[0].retained);
-  rc = run(&r, o);
-  fputs(r.nshown ? "\n   ]}" : "]}", out);
+  rc = -1;
+  if (largest(&r) == 0) {
+    fputs(",\n   \"locations\": [", out);
+    rc = run(&r, o);
+    fputs(r.nshown ? "\n   ]}" : "]}", out);
+  }
   mp_buf_free(&r.b);
   mp_buf_free(&r.j);
   return rc;
