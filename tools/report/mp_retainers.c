@@ -42,6 +42,11 @@ struct ret {
   const struct mp_graph *g;
   struct mp_aliases *al;	/* Text: names aliased; JSON: NULL, plain. */
   struct mp_buf b, j;
+  struct mp_buf *jo;	/* JSON: where each location goes (&j, written
+			** to out after each; or the page's data). */
+  const uint32_t *row;	/* The page's row of each location; NULL. */
+  size_t chains;	/* JSON: chains per location at most; 0: all. */
+  size_t cut;		/* JSON: chain texts cut to so many bytes; 0. */
   int human;
   int json;
   int nshown;		/* JSON: locations written so far. */
@@ -269,63 +274,74 @@ static int text_location(struct ret *r, uint32_t loc, uint64_t objects,
 
 static void json_u64(struct ret *r, const char *key, uint64_t v)
 {
-  mp_buf_printf(&r->j, ", \"%s\": %llu", key, (unsigned long long)v);
+  mp_buf_printf(r->jo, ", \"%s\": %llu", key, (unsigned long long)v);
 }
 
-/* b's text as a JSON string into j. */
+/* b's text as a JSON string into jo. */
 static void json_b(struct ret *r)
 {
-  mp_buf_json_string(&r->j, r->b.data ? r->b.data : "", r->b.len);
+  mp_buf_json_string(r->jo, r->b.data ? r->b.data : "", r->b.len);
 }
 
-/* A location's figures and every chain, as JSON. */
+/* A location's figures and its chains (every one, or r->chains), as
+** JSON into r->jo; to out unless it is the page's. */
 static int json_location(struct ret *r, uint32_t loc, uint64_t objects,
 			 uint64_t bytes, uint64_t retained, uint64_t unreached,
 			 uint64_t unreached_bytes, const struct chain *c,
 			 size_t nc)
 {
   const struct mp_graph *g = r->g;
-  size_t i;
-  r->j.len = 0;
-  mp_buf_str(&r->j, r->nshown++ ? ",\n    {\"location\": " :
-				   "\n    {\"location\": ");
+  struct mp_buf *j = r->jo;
+  size_t i, shown = r->chains && nc > r->chains ? r->chains : nc;
+  if (j == &r->j)
+    j->len = 0;
+  mp_buf_str(j, r->nshown++ ? ",\n    {\"location\": " :
+			       "\n    {\"location\": ");
   r->b.len = 0;
   name_loc(r, loc);
   json_b(r);
+  if (r->row)
+    json_u64(r, "row", r->row[loc]);
   json_u64(r, "objects", objects);
   json_u64(r, "bytes", bytes);
   json_u64(r, "retained", retained);
   json_u64(r, "unreached_objects", unreached);
   json_u64(r, "unreached_bytes", unreached_bytes);
-  mp_buf_str(&r->j, ",\n     \"chains\": [");
-  for (i = 0; i < nc; i++) {
-    mp_buf_str(&r->j, i ? ",\n      {\"chain\": " : "\n      {\"chain\": ");
-    mp_buf_json_string(&r->j, c[i].text, strlen(c[i].text));
+  if (r->chains)
+    json_u64(r, "chains_all", nc);
+  mp_buf_str(j, ",\n     \"chains\": [");
+  for (i = 0; i < shown; i++) {
+    mp_buf_str(j, i ? ",\n      {\"chain\": " : "\n      {\"chain\": ");
+    if (r->cut)
+      mp_html_json_name(j, c[i].text, strlen(c[i].text), r->cut);
+    else
+      mp_buf_json_string(j, c[i].text, strlen(c[i].text));
     json_u64(r, "objects", c[i].objects);
     json_u64(r, "bytes", c[i].bytes);
     if (c[i].holder != MP_GRAPH_NONE && c[i].holder != 0) {
       const struct mp_graph_node *h = &g->nodes[c[i].holder];
       const char *k = mp_kind_name(h->kind);
-      mp_buf_str(&r->j, ", \"holder\": {\"kind\": ");
+      mp_buf_str(j, ", \"holder\": {\"kind\": ");
       r->b.len = 0;
       if (k)
 	mp_buf_str(&r->b, k);
       else
 	mp_name_kind(&r->b, h->kind);
       json_b(r);
-      mp_buf_str(&r->j, ", \"location\": ");
+      mp_buf_str(j, ", \"location\": ");
       r->b.len = 0;
       name_loc(r, h->loc);
       json_b(r);
       json_u64(r, "retained", h->retained);
-      mp_buf_str(&r->j, "}");
+      mp_buf_str(j, "}");
     }
-    mp_buf_str(&r->j, "}");
+    mp_buf_str(j, "}");
   }
-  mp_buf_str(&r->j, nc ? "\n     ]}" : "]}");
-  if (r->j.oom || r->b.oom)
+  mp_buf_str(j, shown ? "\n     ]}" : "]}");
+  if (j->oom || r->b.oom)
     return -1;
-  fwrite(r->j.data, 1, r->j.len, r->out);
+  if (j == &r->j)
+    fwrite(j->data, 1, j->len, r->out);
   return 0;
 }
 
@@ -639,7 +655,7 @@ static int run(struct ret *r, const struct mp_report_opts *o)
 	picked[npicked++] = loc;
   } else {
     for (loc = 0; loc < nlocs; loc++)
-      if (held[loc])
+      if (held[loc] && (!r->row || r->row[loc] != UINT32_MAX))
 	picked[npicked++] = loc;
   }
   sort_held = held;
@@ -708,6 +724,7 @@ int mp_report_retainers_json(FILE *out, struct mp_profile *p,
   r.out = out;
   r.p = p;
   r.json = 1;
+  r.jo = &r.j;
   r.g = mp_profile_graph(p);
   if (!r.g) {
     if (mp_profile_oom(p))
@@ -732,4 +749,37 @@ int mp_report_retainers_json(FILE *out, struct mp_profile *p,
   mp_buf_free(&r.b);
   mp_buf_free(&r.j);
   return rc;
+}
+
+int mp_retainers_page(struct mp_buf *b, struct mp_profile *p,
+		      const uint32_t *row, uint64_t locations, size_t chains,
+		      size_t cut)
+{
+  struct mp_report_opts o;
+  struct ret r;
+  int rc;
+
+  memset(&r, 0, sizeof(r));
+  memset(&o, 0, sizeof(o));
+  r.p = p;
+  r.json = 1;
+  r.jo = b;
+  r.row = row;
+  r.chains = chains;
+  r.cut = cut;
+  r.g = mp_profile_graph(p);
+  if (!r.g)
+    return mp_profile_oom(p) ? -1 : 0;
+  mp_buf_printf(b, ",\n\"retainers\": {\"snapshot\": %u, \"objects\": %u, "
+		"\"references\": %u, \"reached_objects\": %u, "
+		"\"reached_bytes\": %llu, \"root_retained\": %llu,\n   "
+		"\"locations\": [", r.g->snapshot, r.g->nnodes - 1,
+		r.g->nedges, r.g->reached - 1,
+		(unsigned long long)r.g->reached_bytes,
+		(unsigned long long)r.g->nodes[0].retained);
+  o.top = locations;
+  rc = run(&r, &o);
+  mp_buf_str(b, r.nshown ? "\n   ]}" : "]}");
+  mp_buf_free(&r.b);
+  return rc < 0 || b->oom ? -1 : 0;
 }
