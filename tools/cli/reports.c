@@ -335,7 +335,7 @@ static struct mp_profile *new_profile(const struct cli *c, struct outcome *o)
     needs |= MP_PROFILE_LIFETIMES;
   if (flags & MP_FMT_MOMENTS)
     needs |= MP_PROFILE_PEAK;
-  if (c->ro.retainers || (flags & MP_FMT_GRAPH))
+  if (c->ro.retainers || (flags & (MP_FMT_GRAPH | MP_FMT_USES_GRAPH)))
     needs |= MP_PROFILE_GRAPH;
   p = mp_profile_new(c->group, needs);
   if (!p) {

@@ -36,7 +36,8 @@ const struct mp_format mp_formats[] = {
    "svg has --value=held-bytes"},
   /* One page for a browser, from every file: not for a terminal. */
   {"html", MP_FMT_MERGED | MP_FMT_FRAMES | MP_FMT_NO_OVERRIDES |
-   MP_FMT_PAGE | MP_FMT_MOMENTS | MP_FMT_KINDS, mp_report_html, NULL,
+   MP_FMT_PAGE | MP_FMT_MOMENTS | MP_FMT_KINDS | MP_FMT_USES_GRAPH,
+   mp_report_html, NULL,
    mp_diff_html, "html shows what is held at the end"},
   /* The last heap graph as V8's heap snapshot, for Chrome DevTools'
   ** Memory panel and memlab. */

@@ -103,6 +103,9 @@ typedef int (*mp_report_fn)(FILE *out, struct mp_profile *p,
 #define MP_FMT_KINDS		0x4000	/* Needs the figures by object kind. */
 #define MP_FMT_RETAINERS	0x8000	/* Takes --retainers. */
 #define MP_FMT_GRAPH		0x10000	/* Is the last heap graph of the input. */
+#define MP_FMT_USES_GRAPH	0x20000	/* Shows the heap graph where the
+					** input has one (no message where
+					** not). */
 
 struct mp_diff;
 struct mp_diff_opts;

@@ -22,6 +22,7 @@
 
 #include "mp_ftree.h"
 #include "mp_report.h"
+#include "mp_retainers.h"
 #include "tools/report/mp_html_page.h"
 
 /* Frames narrower than 1/MIN_SHARE of the total in every view are left
@@ -33,6 +34,12 @@
 /* The flame graph of each object kind: at most this many frames (and
 ** none under 1/MIN_SHARE of the kind's total in every view). */
 #define KIND_FRAMES 2000
+/* Why is it alive: the locations of the heap graph (those with a row),
+** most bytes in it first, and the chains of each, at most; a chain's
+** text cut to so many bytes. */
+#define WHY_LOCS 300
+#define WHY_CHAINS 10
+#define WHY_CHAIN_MAX (4 * MP_HTML_NAME_MAX)
 
 /* -- Escaping --------------------------------------------------------------- */
 
@@ -958,6 +965,10 @@ int mp_report_html(FILE *out, struct mp_profile *p,
       json_tree(&b, p, in) < 0)
     goto out;
   json_moments(&b, p, in, page);
+  /* Only with a heap graph: the data of a page without is as before. */
+  if (mp_retainers_page(&b, p, page, WHY_LOCS, WHY_CHAINS,
+			WHY_CHAIN_MAX) < 0)
+    goto out;
   mp_buf_str(&b, "}\n");
   if (b.oom)
     goto out;
@@ -1002,7 +1013,11 @@ int mp_report_html(FILE *out, struct mp_profile *p,
 	"<h2>Held at the end</h2><p class=\"note\" id=\"leaks-note\"></p>"
 	"<table id=\"leaks\" class=\"data\"></table>\n"
 	"<h2>Temporary allocations</h2><p class=\"note\" id=\"temp-note\">"
-	"</p><table id=\"temporary\" class=\"data\"></table></div>\n",
+	"</p><table id=\"temporary\" class=\"data\"></table></div>\n"
+	"<div class=\"box\" id=\"why\"><h2>Why is it alive</h2>\n"
+	"<p class=\"controls\"><select id=\"why-loc\"></select></p>\n"
+	"<p class=\"note\" id=\"why-note\"></p>\n"
+	"<table id=\"why-chains\" class=\"data\"></table></div>\n",
 	out);
   mp_html_end(out, &b);
   rc = 0;

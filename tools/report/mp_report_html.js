@@ -468,6 +468,12 @@ function col(name, f, fmt) {
 var NAME = {name: 'location', get: function (l) { return l[L_NAME]; }};
 var KIND = {name: 'kind', get: function (l) { return l[L_KIND]; }};
 
+/* A click on a location's row: why it is alive, where the graph says. */
+var pickWhy = D.retainers ? function (l) {
+  if (whyRow(D.locations.indexOf(l)))
+    document.getElementById('why').scrollIntoView();
+} : undefined;
+
 function drawTables() {
   var all = D.locations;
   function pick(f) { return all.filter(function (l) { return l[f] > 0; }); }
@@ -480,11 +486,11 @@ function drawTables() {
   table(document.getElementById('top'), [NAME, KIND, col('allocations', L_COUNT),
     col('bytes allocated', L_BYTES, bytes), col('frees', L_FREES),
     col('bytes freed', L_FREED, bytes), col('held at the end', L_HELD, bytes),
-    col('temporary', L_TEMP)], top, 3, 'top');
+    col('temporary', L_TEMP)], top, 3, 'top', pickWhy);
   note('top-note', top, 'that allocated');
   table(document.getElementById('leaks'), [NAME, KIND,
     col('bytes held', L_HELD, bytes), col('blocks', L_BLOCKS),
-    col('bytes allocated', L_BYTES, bytes)], leaks, 2, 'leaks');
+    col('bytes allocated', L_BYTES, bytes)], leaks, 2, 'leaks', pickWhy);
   note('leaks-note', leaks, 'that hold memory at the end');
   table(document.getElementById('temporary'), [NAME, KIND,
     col('temporary blocks', L_TEMP), col('temporary bytes', L_TEMP_BYTES, bytes),
@@ -535,8 +541,78 @@ function drawKinds() {
   check('kinds', D.kinds.length);
 }
 
+/* -- Why is it alive (the heap graph's chains) ---------------------------- */
+
+/* D.retainers, where the input has a heap graph: for the locations of
+** the tables with objects in it, their figures and their chains from the
+** roots, grouped by shape. The location chosen in the list (or by a
+** click on a row of a table, or #why=NAME) is shown. */
+var why = {byRow: {}};
+
+function setupWhy() {
+  var s = document.getElementById('why-loc'), note = document.getElementById('why-note');
+  if (!D.retainers) {
+    s.hidden = true;
+    document.getElementById('why-chains').hidden = true;
+    note.textContent = 'No heap graph in this input (take one with ' +
+      'misc.memprof.snapshot{graph = true} or LJMPROF_GRAPH=yes with ' +
+      'LJMPROF_SNAPSHOT_SIGNAL).';
+    check('why', 'none');
+    return;
+  }
+  D.retainers.locations.forEach(function (r, i) {
+    (why.byRow[r.row] = why.byRow[r.row] || []).push(i);
+    var o = el('option', '', D.locations[r.row][L_NAME] + ' (' + bytes(r.bytes) + ')');
+    o.value = i;
+    s.appendChild(o);
+  });
+  s.onchange = function () { showWhy(+s.value); };
+  check('why', D.retainers.locations.length);
+}
+
+/* The location of page row `row`, when the graph has objects of it. */
+function whyRow(row) {
+  var w = why.byRow[row];
+  if (w) showWhy(w[0]);
+  return !!w;
+}
+
+function showWhy(i) {
+  var R = D.retainers, r = R && R.locations[i], t = document.getElementById('why-chains');
+  var note = document.getElementById('why-note'), text;
+  if (!r) {
+    if (R) note.textContent = R.locations.length ? 'Choose a location.' :
+      'No object of the heap graph was made at a location the tables list.';
+    return;
+  }
+  document.getElementById('why-loc').value = i;
+  text = D.locations[r.row][L_NAME] + ': ' + num(r.objects) + ' objects, ' +
+    bytes(r.bytes) + ' in the heap graph of snapshot ' + R.snapshot + ', ' +
+    bytes(r.retained) + ' retained (what would be freed with them).';
+  if (r.unreached_objects)
+    text += ' ' + num(r.unreached_objects) + ' objects, ' + bytes(r.unreached_bytes) +
+      ', are reached from no root: garbage the next collection frees.';
+  if (r.chains_all > r.chains.length)
+    text += ' The ' + r.chains.length + ' largest of ' + num(r.chains_all) + ' chains below.';
+  note.textContent = text;
+  table(t, [
+    {name: 'chain from a root (indices folded to [*])', get: function (c) { return c.chain; }},
+    {name: 'objects', num: true, fmt: num, get: function (c) { return c.objects; }},
+    {name: 'bytes', num: true, fmt: bytes, get: function (c) { return c.bytes; }},
+    {name: 'held by', cls: 'name', get: function (c) {
+      return c.holder ? 'one ' + c.holder.kind + ' made at ' + c.holder.location :
+        '(a root, or several objects)';
+    }},
+    {name: 'which retains', num: true, fmt: bytes, get: function (c) {
+      return c.holder ? c.holder.retained : 0;
+    }}
+  ], r.chains, 2, 'why');
+  check('why-location', D.locations[r.row][L_NAME]);
+  check('why-retained', r.retained);
+}
+
 /* -- Start: #at=peak|end|N (the Nth moment), #view=0..3, #search=RE,
-** #kind=NAME ------------------------------------------------------------- */
+** #kind=NAME, #why=LOCATION --------------------------------------------- */
 
 function fromHash() {
   var h = location.hash.replace(/^#/, '').split('&'), at = null;
@@ -544,6 +620,7 @@ function fromHash() {
     var i = kv.indexOf('='), k = kv.slice(0, i), v = decodeURIComponent(kv.slice(i + 1));
     if (k === 'at') at = v;
     else if (k === 'kind') fg.wantKind = v;
+    else if (k === 'why') why.want = v;
     else if (k === 'view' && /^[0-3]$/.test(v)) {
       fg.view = +v;
       document.getElementById('view').value = v;
@@ -568,6 +645,15 @@ function start() {
     setKind(D.kinds.map(function (k) { return k.name; }).indexOf(fg.wantKind));
   drawFlame();
   drawTables();
+  setupWhy();
+  if (D.retainers) {
+    var w = 0;
+    if (why.want !== undefined)
+      D.retainers.locations.forEach(function (r, k) {
+        if (D.locations[r.row][L_NAME] === why.want) w = k;
+      });
+    showWhy(w);
+  }
   if (at === 'peak') {
     D.moments.forEach(function (m, k) { if (m.peak && (i < 0 || m.file === D.peak_file)) i = k; });
   } else if (at === 'end') {
