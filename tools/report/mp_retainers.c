@@ -47,6 +47,9 @@ struct ret {
   const uint32_t *row;	/* The page's row of each location; NULL. */
   size_t chains;	/* JSON: chains per location at most; 0: all. */
   size_t cut;		/* JSON: chain texts cut to so many bytes; 0. */
+  const uint32_t *nodes;	/* The graph's nodes by location (run()): */
+  const uint32_t *first;	/* those of loc from first[loc] to
+				** first[loc + 1]. */
   int human;
   int json;
   int nshown;		/* JSON: locations written so far. */
@@ -446,20 +449,19 @@ static int location(struct ret *r, uint32_t loc, uint8_t *memo,
   struct chain *c = NULL;
   struct shapes shapes;
   size_t nc = 0, capc = 0, i;
-  uint32_t *path = NULL, pcap = 0, v;
+  uint32_t *path = NULL, pcap = 0, v, k;
   uint64_t objects = 0, bytes = 0, retained = 0, unreached = 0,
 	   unreached_bytes = 0;
   int rc = -1;
 
   memset(&shapes, 0, sizeof(shapes));
   memset(memo, 0, g->nnodes);
-  for (v = 1; v < g->nnodes; v++) {
-    const struct mp_graph_node *n = &g->nodes[v];
+  /* Its nodes, in the graph's order. */
+  for (k = r->first[loc]; k < r->first[loc + 1]; k++) {
+    const struct mp_graph_node *n = &g->nodes[v = r->nodes[k]];
     uint32_t holder;
-    int64_t k;
+    int64_t ci;
     int added;
-    if (n->loc != loc)
-      continue;
     objects++;
     bytes += n->size;
     if (n->depth == UINT32_MAX) {
@@ -471,13 +473,13 @@ static int location(struct ret *r, uint32_t loc, uint8_t *memo,
       retained += n->retained;
     holder = n->parent != MP_GRAPH_NONE ? g->edges[n->parent].from
 					: MP_GRAPH_NONE;
-    if ((k = shape_find(&shapes, shape_of(g, v), &added)) < 0)
+    if ((ci = shape_find(&shapes, shape_of(g, v), &added)) < 0)
       goto out;
     if (!added) {
-      c[k].objects++;
-      c[k].bytes += n->size;
-      if (c[k].holder != holder)
-	c[k].holder = MP_GRAPH_NONE;
+      c[ci].objects++;
+      c[ci].bytes += n->size;
+      if (c[ci].holder != holder)
+	c[ci].holder = MP_GRAPH_NONE;
       continue;
     }
     if (chain_of(r, v, &path, &pcap) < 0)
@@ -630,7 +632,7 @@ static int run(struct ret *r, const struct mp_report_opts *o)
 {
   const struct mp_graph *g = r->g;
   uint32_t nlocs = mp_profile_nlocs(r->p), loc, *walk = NULL, *picked = NULL,
-	   npicked = 0, i, v;
+	   npicked = 0, i, v, *nodes = NULL, *first = NULL;
   uint64_t *held = NULL;
   uint8_t *memo = NULL;
   int rc = -1, whole = 0;
@@ -640,11 +642,24 @@ static int run(struct ret *r, const struct mp_report_opts *o)
   walk = malloc(((size_t)g->nnodes + 1) * sizeof(uint32_t));
   held = calloc((size_t)nlocs + 1, sizeof(uint64_t));
   picked = malloc(((size_t)nlocs + 1) * sizeof(uint32_t));
-  if (!memo || !walk || !held || !picked)
+  nodes = malloc(((size_t)g->nnodes + 1) * sizeof(uint32_t));
+  first = calloc((size_t)nlocs + 2, sizeof(uint32_t));
+  if (!memo || !walk || !held || !picked || !nodes || !first)
     goto out;
   for (v = 1; v < g->nnodes; v++)
-    if (g->nodes[v].loc < nlocs)
+    if (g->nodes[v].loc < nlocs) {
       held[g->nodes[v].loc] += g->nodes[v].size;
+      first[g->nodes[v].loc + 2]++;
+    }
+  /* The nodes by location (a counting sort: in the graph's order within
+  ** each), so that each location's pass reads its own nodes only. */
+  for (loc = 0; loc < nlocs; loc++)
+    first[loc + 2] += first[loc + 1];
+  for (v = 1; v < g->nnodes; v++)
+    if (g->nodes[v].loc < nlocs)
+      nodes[first[g->nodes[v].loc + 1]++] = v;
+  r->nodes = nodes;
+  r->first = first;
   if (o->retainers_of) {
     /* The location named whole, else every one whose name has it. */
     for (loc = 0; loc < nlocs; loc++)
@@ -674,6 +689,9 @@ out:
   free(walk);
   free(held);
   free(picked);
+  free(nodes);
+  free(first);
+  r->nodes = r->first = NULL;
   return rc;
 }
 
