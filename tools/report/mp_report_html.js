@@ -599,7 +599,7 @@ function showWhy(i) {
     {name: 'chain from a root (indices folded to [*])', get: function (c) { return c.chain; }},
     {name: 'objects', num: true, fmt: num, get: function (c) { return c.objects; }},
     {name: 'bytes', num: true, fmt: bytes, get: function (c) { return c.bytes; }},
-    {name: 'held by', cls: 'name', get: function (c) {
+    {name: 'held by', cls: 'holder', get: function (c) {
       return c.holder ? 'one ' + c.holder.kind + ' made at ' + c.holder.location :
         '(a root, or several objects)';
     }},
