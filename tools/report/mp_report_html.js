@@ -470,8 +470,15 @@ var KIND = {name: 'kind', get: function (l) { return l[L_KIND]; }};
 
 /* A click on a location's row: why it is alive, where the graph says. */
 var pickWhy = D.retainers ? function (l) {
-  if (whyRow(D.locations.indexOf(l)))
-    document.getElementById('why').scrollIntoView();
+  if (!whyRow(D.locations.indexOf(l))) {
+    document.getElementById('why-chains').textContent = '';
+    document.getElementById('why-note').textContent = l[L_NAME] +
+      ': no object of the heap graph was made there (or the location is past the ' +
+      D.retainers.locations.length + ' with the most bytes in it that the page keeps).';
+    check('why-location', l[L_NAME]);
+    check('why-rows', 0);
+  }
+  document.getElementById('why').scrollIntoView();
 } : undefined;
 
 function drawTables() {
@@ -577,6 +584,8 @@ function whyRow(row) {
   return !!w;
 }
 
+function objects(n) { return num(n) + (n === 1 ? ' object' : ' objects'); }
+
 function showWhy(i) {
   var R = D.retainers, r = R && R.locations[i], t = document.getElementById('why-chains');
   var note = document.getElementById('why-note'), text;
@@ -586,11 +595,11 @@ function showWhy(i) {
     return;
   }
   document.getElementById('why-loc').value = i;
-  text = D.locations[r.row][L_NAME] + ': ' + num(r.objects) + ' objects, ' +
+  text = D.locations[r.row][L_NAME] + ': ' + objects(r.objects) + ', ' +
     bytes(r.bytes) + ' in the heap graph of snapshot ' + R.snapshot + ', ' +
     bytes(r.retained) + ' retained (what would be freed with them).';
   if (r.unreached_objects)
-    text += ' ' + num(r.unreached_objects) + ' objects, ' + bytes(r.unreached_bytes) +
+    text += ' ' + objects(r.unreached_objects) + ', ' + bytes(r.unreached_bytes) +
       ', are reached from no root: garbage the next collection frees.';
   if (r.chains_all > r.chains.length)
     text += ' The ' + r.chains.length + ' largest of ' + num(r.chains_all) + ' chains below.';
