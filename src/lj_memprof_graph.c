@@ -240,12 +240,16 @@ static const BCIns *mp_gframepc(lua_State *L, GCproto *pt, cTValue *nf,
 static void mp_gthread(MemProf *mp, lua_State *L)
 {
   MPGraphObj go = { mp, L, 0, 0 };
-  TValue *bot = tvref(L->stack), *top = L->top, *o, *f, *nf = NULL;
-  TValue *named = top;  /* Slots at and above it are named already. */
+  TValue *bot = tvref(L->stack), *top = L->top, *o, *f, *nf = NULL, *named;
   int running = L == (lua_State *)gcref(mp->g->cur_L);
-  mp_gref(&go, LJM_GRAPH_PART, 0, bot);
   mp_gref(&go, LJM_GRAPH_ENV, 0, tabref(L->env));
-  if (top > bot + L->stacksize) top = bot + L->stacksize;  /* Never past. */
+  /* A thread being made (lj_state_new, at its stack's allocation) has no
+  ** stack yet, and its top and base are not set: nothing more to read. */
+  if (bot == NULL || L->stacksize == 0) return;
+  mp_gref(&go, LJM_GRAPH_PART, 0, bot);
+  if (top < bot || top > bot + L->stacksize)
+    top = bot + L->stacksize;  /* Never past the stack. */
+  named = top;  /* Slots at and above it are named already. */
   /* Frames top down: each frame's slots run from its base to the next
   ** frame's function slot (or the top). */
   for (f = L->base - 1; f > bot + LJ_FR2 && f < top; f = frame_prev(f)) {

@@ -88,8 +88,9 @@ EXTRA_DIST += tests/shim/hostalloc.lua
 # The start snapshot of a late stream (LJMPROF_SIGNAL, LJMPROF_DELAY).
 SHIM_TESTS += tests/shim/snapshot.test
 # Why objects are alive: the heap graph, report --retainers (#39).
-SHIM_TESTS += tests/shim/retainers.test
-EXTRA_DIST += tests/shim/retainers.lua tests/shim/memlab-paths.js
+SHIM_TESTS += tests/shim/retainers.test tests/shim/graphsig.test
+EXTRA_DIST += tests/shim/retainers.lua tests/shim/memlab-paths.js \
+	tests/shim/graphsig.lua
 # A real server's census against its collectgarbage("count") (sysbench).
 SHIM_TESTS += tests/shim/census.test
 EXTRA_DIST += tests/shim/census.lua
