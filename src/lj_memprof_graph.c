@@ -252,7 +252,8 @@ static void mp_gthread(MemProf *mp, lua_State *L)
   named = top;  /* Slots at and above it are named already. */
   /* Frames top down: each frame's slots run from its base to the next
   ** frame's function slot (or the top). */
-  for (f = L->base - 1; f > bot + LJ_FR2 && f < top; f = frame_prev(f)) {
+  for (f = L->base - 1; f > bot + LJ_FR2 && f < top; ) {
+    TValue *pf;
     GCfunc *fn = lj_memprof_framefunc(L, f);
     TValue *base = f + 1, *end = nf ? nf - LJ_FR2 : top;
     const BCIns *pc = NULL;
@@ -279,7 +280,10 @@ static void mp_gthread(MemProf *mp, lua_State *L)
 		"", 0);
       named = f - LJ_FR2;
     }
+    pf = frame_prev(f);
+    if (pf >= f) break;  /* Not a frame link a walk can go on from. */
     nf = f;
+    f = pf;
   }
   /* What lies below the first frame, or any slot no frame covered. */
   for (o = bot + 1 + LJ_FR2; o < named; o++)
