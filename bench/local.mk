@@ -13,7 +13,7 @@ CLEANFILES += bench/runbench bench/results.txt bench/results.status
 BENCH_WORKLOADS = bench/workloads/common.lua bench/workloads/strings.lua \
 	bench/workloads/tables.lua bench/workloads/closures.lua \
 	bench/workloads/modules.lua bench/workloads/bigheap.lua \
-	bench/workloads/graphheap.lua
+	bench/workloads/graphheap.lua bench/workloads/bigrows.lua
 EXTRA_DIST += bench/README.md bench/run bench/lines.awk bench/instr-compare \
 	$(BENCH_WORKLOADS)
 

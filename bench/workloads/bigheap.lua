@@ -14,22 +14,7 @@ local scale = tonumber(arg and arg[1]) or 1
 local sig = os.getenv("BIGHEAP_SIGNAL") or "USR2"
 local N = math.floor(2400000 * scale)
 
-collectgarbage("stop")  -- Build without collections: all of it is live.
-local keep = {}
-for i = 1, N do
-  local s = string.format("key-%d-%x", i, i * 7919)
-  local v = i
-  -- A table with a hash part, one with its array part, a closure with
-  -- an upvalue, and two strings.
-  keep[i] = {
-    name = s,
-    tag = s .. "/v",
-    list = { i, i + 1, i + 2 },
-    get = function() return v end,
-  }
-end
-collectgarbage("restart")
-collectgarbage("collect")  -- Nothing to free: the objects are all held.
+local keep = dofile((arg[0]:match("^(.*)/") or ".") .. "/bigrows.lua")(N)
 
 local kb = collectgarbage("count")
 local function cpu_of(cmd)

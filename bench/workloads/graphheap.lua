@@ -9,20 +9,7 @@
 local scale = tonumber(arg[1]) or 1
 local N = math.floor(2400000 * scale)
 
-collectgarbage("stop")
-local keep = {}
-for i = 1, N do
-  local s = string.format("key-%d-%x", i, i * 7919)
-  local v = i
-  keep[i] = {
-    name = s,
-    tag = s .. "/v",
-    list = { i, i + 1, i + 2 },
-    get = function() return v end,
-  }
-end
-collectgarbage("restart")
-collectgarbage("collect")
+local keep = dofile((arg[0]:match("^(.*)/") or ".") .. "/bigrows.lua")(N)
 local kb = collectgarbage("count")
 
 local function timed(file, graph)

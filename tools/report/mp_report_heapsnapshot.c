@@ -19,6 +19,7 @@
 
 #include "mp_graph.h"
 #include "mp_report.h"
+#include "mp_strings.h"
 #include "lj_memprof_format.h"
 
 /* V8's node and edge types, as the meta object lists them. */
@@ -29,73 +30,20 @@ enum { HS_CONTEXT, HS_ELEMENT, HS_PROPERTY, HS_INTERNAL, HS_E_HIDDEN,
 
 #define HS_NODE_FIELDS 7
 
-/* The string table: each name once. */
-struct names {
-  char **s;
-  uint32_t n, cap;
-  uint32_t *slot;	/* Open addressing: index + 1, 0 empty. */
-  uint32_t mask;
-};
-
-static uint64_t hash(const char *s)
+/* The string table, each name once: the profile's interning, on a table
+** of its own. */
+static int64_t name_id(struct mp_strings *t, const char *s)
 {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
-
-static int64_t name_id(struct names *t, const char *s)
-{
-  uint32_t i;
-  if (2 * (uint64_t)(t->n + 1) > (uint64_t)t->mask + 1) {
-    uint32_t cap = t->mask ? 2 * (t->mask + 1) : 1024, j;
-    uint32_t *slot = calloc(cap, sizeof(uint32_t));
-    if (!slot)
-      return -1;
-    for (j = 0; j < t->n; j++) {
-      uint32_t k = (uint32_t)hash(t->s[j]) & (cap - 1);
-      while (slot[k])
-	k = (k + 1) & (cap - 1);
-      slot[k] = j + 1;
-    }
-    free(t->slot);
-    t->slot = slot;
-    t->mask = cap - 1;
-  }
-  for (i = (uint32_t)hash(s) & t->mask; t->slot[i]; i = (i + 1) & t->mask)
-    if (!strcmp(t->s[t->slot[i] - 1], s))
-      return t->slot[i] - 1;
-  if (t->n == t->cap) {
-    uint32_t cap = t->cap ? t->cap * 2 : 1024;
-    char **q = realloc(t->s, cap * sizeof(char *));
-    if (!q)
-      return -1;
-    t->s = q;
-    t->cap = cap;
-  }
-  if (!(t->s[t->n] = strdup(s)))
-    return -1;
-  t->slot[i] = t->n + 1;
-  return t->n++;
-}
-
-static void names_free(struct names *t)
-{
-  uint32_t i;
-  for (i = 0; i < t->n; i++)
-    free(t->s[i]);
-  free(t->s);
-  free(t->slot);
+  uint32_t id = mp_strings_intern(t, s, strlen(s));
+  return id == UINT32_MAX ? -1 : (int64_t)id;
 }
 
 struct hs {
   FILE *out;
   struct mp_profile *p;
   const struct mp_graph *g;
-  struct names names;
+  struct mp_strings names;
   struct mp_buf b;
-  uint32_t *locname;	/* Per location: its name's id + 1, 0 not yet. */
   uint32_t nlocs;
 };
 
@@ -209,6 +157,7 @@ int mp_report_heapsnapshot(FILE *out, struct mp_profile *p,
   (void)in;
 
   memset(&h, 0, sizeof(h));
+  mp_strings_init(&h.names);
   h.out = out;
   h.p = p;
   h.nlocs = mp_profile_nlocs(p);
@@ -285,9 +234,10 @@ int mp_report_heapsnapshot(FILE *out, struct mp_profile *p,
   }
   fputs("],\n\"trace_function_infos\":[],\"trace_tree\":[],\"samples\":[],"
 	"\"locations\":[],\n\"strings\":[", out);
-  for (i = 0; i < h.names.n; i++) {
+  for (i = 0; i < h.names.count; i++) {
+    const struct mp_string *str = mp_strings_get(&h.names, i);
     h.b.len = 0;
-    mp_buf_json_string(&h.b, h.names.s[i], strlen(h.names.s[i]));
+    mp_buf_json_string(&h.b, str->data, str->len);
     if (h.b.oom)
       goto done;
     fprintf(out, "%s%.*s", i ? ",\n" : "", (int)h.b.len, h.b.data);
@@ -297,8 +247,7 @@ int mp_report_heapsnapshot(FILE *out, struct mp_profile *p,
 done:
   free(first);
   free(order);
-  free(h.locname);
-  names_free(&h.names);
+  mp_strings_free(&h.names);
   mp_buf_free(&h.b);
   return rc;
 }
