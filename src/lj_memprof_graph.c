@@ -121,10 +121,12 @@ static void mp_gnamed(MPGraphObj *go, unsigned tag, uint64_t num,
 ** would update). */
 static unsigned mp_gweak(global_State *g, GCtab *t)
 {
-  GCtab *mt = tabref(t->metatable);
+  GCobj *o = gcref(t->metatable);  /* Not tabref: NULL is no object. */
+  GCtab *mt;
   cTValue *mode;
   unsigned w = 0;
-  if (mt == NULL) return 0;
+  if (o == NULL) return 0;
+  mt = gco2tab(o);
   mode = lj_tab_getstr(mt, mmname_str(g, MM_mode));
   if (mode != NULL && tvisstr(mode)) {
     const char *s = strVdata(mode);
@@ -142,7 +144,7 @@ static void mp_gtab(MemProf *mp, GCtab *t)
   MPGraphObj go = { mp, t, 0, 0 };
   MSize i;
   go.flags = mp_gweak(mp->g, t);
-  mp_gref(&go, LJM_GRAPH_META, 0, tabref(t->metatable));
+  mp_gref(&go, LJM_GRAPH_META, 0, gcref(t->metatable));
   if (t->asize > 0 && LJ_MAX_COLOSIZE != 0 && t->colo <= 0)
     mp_gref(&go, LJM_GRAPH_PART, 0, tvref(t->array));
   if (t->hmask > 0)
@@ -180,7 +182,7 @@ static void mp_gfunc(MemProf *mp, GCfunc *fn)
 {
   MPGraphObj go = { mp, fn, 0, 0 };
   uint32_t i;
-  mp_gref(&go, LJM_GRAPH_ENV, 0, tabref(fn->c.env));
+  mp_gref(&go, LJM_GRAPH_ENV, 0, gcref(fn->c.env));
   if (isluafunc(fn)) {
     GCproto *pt = funcproto(fn);
     mp_gref(&go, LJM_GRAPH_PROTO, 0, pt);
@@ -242,7 +244,7 @@ static void mp_gthread(MemProf *mp, lua_State *L)
   MPGraphObj go = { mp, L, 0, 0 };
   TValue *bot = tvref(L->stack), *top = L->top, *o, *f, *nf = NULL, *named;
   int running = L == (lua_State *)gcref(mp->g->cur_L);
-  mp_gref(&go, LJM_GRAPH_ENV, 0, tabref(L->env));
+  mp_gref(&go, LJM_GRAPH_ENV, 0, gcref(L->env));
   /* A thread being made (lj_state_new, at its stack's allocation) has no
   ** stack yet, and its top and base are not set: nothing more to read. */
   if (bot == NULL || L->stacksize == 0) return;
@@ -295,8 +297,8 @@ static void mp_gthread(MemProf *mp, lua_State *L)
 static void mp_gudata(MemProf *mp, GCudata *ud)
 {
   MPGraphObj go = { mp, ud, 0, 0 };
-  mp_gref(&go, LJM_GRAPH_META, 0, tabref(ud->metatable));
-  mp_gref(&go, LJM_GRAPH_ENV, 0, tabref(ud->env));
+  mp_gref(&go, LJM_GRAPH_META, 0, gcref(ud->metatable));
+  mp_gref(&go, LJM_GRAPH_ENV, 0, gcref(ud->env));
 #if LJ_HASBUFFER
   if (ud->udtype == UDTYPE_BUFFER) {
     SBufExt *sbx = (SBufExt *)uddata(ud);
@@ -372,7 +374,7 @@ static void mp_groots(MemProf *mp)
 #define MP_GROOT(n, to, name) \
   mp_gnamed(&go, LJM_GRAPH_ROOT, (n), (to), NULL, name, sizeof(name) - 1)
   MP_GROOT(0, mainthread(g), "main thread");
-  MP_GROOT(0, tabref(L->env), "globals");
+  MP_GROOT(0, gcref(L->env), "globals");
   if (tvisgcv(&g->registrytv))
     MP_GROOT(0, gcV(&g->registrytv), "registry");
   for (i = 0; i < GCROOT_MAX; i++) {
