@@ -146,8 +146,9 @@ const struct ljm_var ljm_vars[] = {
     "installed with the first VM, as LJMPROF_SIGNAL's.",
     "RTMIN+4", OFF(snapsig), 0, 0, 0 },
   { "LJMPROF_GRAPH", LJM_T_BOOL, "no", "yes/no, on/off, true/false, 1/0",
-    "With yes, the snapshots that LJMPROF_SNAPSHOT_SIGNAL and "
-    "LJMPROF_SNAPSHOT_AT_CLOSE ask for also write "
+    "With yes, the start snapshot and the snapshots that "
+    "LJMPROF_SNAPSHOT_SIGNAL and LJMPROF_SNAPSHOT_AT_CLOSE ask for also "
+    "write "
     "the heap graph: the references between the VM's objects, so that "
     "ljmprof report --retainers says what keeps a location's objects "
     "alive (the shortest reference chains from the roots) and what each "

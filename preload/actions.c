@@ -114,6 +114,7 @@ static int start_stream(struct ljm_vm *vm)
   opt.bufsize = (size_t)ljm_cfg.bufsize;
   opt.stack_depth = (int)ljm_cfg.stacks;
   opt.sample = (size_t)ljm_cfg.sample;
+  opt.graph = ljm_cfg.graph;
   opt.seed = ljm_cfg.seed;
   opt.poll_flag = &ljm_epoch;
   opt.poll = poll_cb;

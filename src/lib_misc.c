@@ -130,7 +130,8 @@ static void misc_sample(lua_State *L, int opts, ljmprof_opt *opt)
 
 /*
 ** misc.memprof.start(path [, {stacks = N|true, sample = SIZE|true,
-** seed = N}]) or start{path, stacks, sample, seed}.
+** seed = N, graph = true}]) or start{path, stacks, sample, seed, graph};
+** graph: the start snapshot writes the heap graph too.
 */
 LJLIB_CF(misc_memprof_start)
 {
@@ -151,6 +152,11 @@ LJLIB_CF(misc_memprof_start)
   memset(&opt, 0, sizeof(opt));
   opt.stack_depth = misc_stacks(L, opts);
   misc_sample(L, opts, &opt);
+  if (lua_istable(L, opts)) {  /* graph = true: the start snapshot's graph. */
+    lua_getfield(L, opts, "graph");
+    opt.graph = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
   if (ljmprof_running(L))
     return misc_fail(L, lj_memprof_owned(L, misc_file_release) ?
 			"profiler is running already" : MISC_NOTOURS, EINVAL);

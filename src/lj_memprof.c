@@ -97,6 +97,7 @@ static MemProf *mp_new(global_State *g, const ljmprof_opt *opt)
     return NULL;
   }
   mp->g = g;
+  mp->graphstart = opt->graph != 0;
   mp->pos = mp->buf;
   mp->end = mp->buf + sz;
   mp->timed = depth != 0;
@@ -136,7 +137,7 @@ static void mp_writestart(MemProf *mp)
     /* Not while sampling: a snapshot's blocks are all of the heap, which
     ** the sample's frees would not follow. */
     if (!mp->smp) {
-      lj_memprof_heapsnap(mp, LJM_SNAPSHOT_START, 0);
+      lj_memprof_heapsnap(mp, LJM_SNAPSHOT_START, mp->graphstart);
       if (mp->pos > mp->hardlim) lj_memprof_flush(mp);
       lj_memprof_timemark(mp, 1);  /* What the snapshot took. */
     }

@@ -126,6 +126,7 @@ typedef struct MemProf {
   uint8_t *hardlim;		/* Flush before an event past this point;
 				** lim is before it while marks are due. */
   int timed;			/* Time marks: the extension is on. */
+  int graphstart;		/* The start snapshot writes the heap graph. */
   ptrdiff_t tickbytes;		/* Output between looks at the clock. */
   uint64_t t0;			/* Clock at the start, nanoseconds. */
   uint64_t tmark;		/* Last mark written, since t0. */

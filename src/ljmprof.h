@@ -79,6 +79,9 @@ typedef struct ljmprof_opt {
 				** written. Read as a plain word: never
 				** read from the system on the VM's
 				** allocation path. */
+  int graph;			/* Non-zero: the start snapshot (with
+				** stack_depth, not sampled) writes the
+				** heap graph too (LJMPROF_SNAPSHOT_GRAPH). */
 } ljmprof_opt;
 
 /* Stack depths (the same numbers as lj_memprof_format.h's). */

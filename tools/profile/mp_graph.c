@@ -35,6 +35,24 @@ static int grow(void **a, uint32_t *cap, uint32_t need, size_t size)
   return 0;
 }
 
+int mp_graph_block(struct mp_profile *p, const struct mp_event *ev,
+		   unsigned kind)
+{
+  /* Objects and the blocks objects are made of; not the VM's own. */
+  if (!p->graph_want || kind == LJM_KIND_NONE || kind >= LJM_KIND_BUF)
+    return 0;
+  if (p->graph_nblocks == p->graph_blocks_cap) {
+    size_t cap = p->graph_blocks_cap ? p->graph_blocks_cap * 2 : 4096;
+    uint64_t *q = realloc(p->graph_blocks, cap * sizeof(uint64_t));
+    if (!q)
+      return -1;
+    p->graph_blocks = q;
+    p->graph_blocks_cap = cap;
+  }
+  p->graph_blocks[p->graph_nblocks++] = ev->new_addr;
+  return 0;
+}
+
 void mp_graph_free(struct mp_profile *p)
 {
   if (!p->graph)
@@ -47,10 +65,21 @@ void mp_graph_free(struct mp_profile *p)
   mp_map_free(&p->graph_index);
 }
 
+void mp_graph_free_all(struct mp_profile *p)
+{
+  mp_graph_free(p);
+  free(p->graph_blocks);
+  p->graph_blocks = NULL;
+  p->graph_nblocks = p->graph_blocks_cap = 0;
+}
+
 /* A new graph replaces the one before: the last snapshot's is kept. */
+static int64_t node_of(struct mp_profile *p, uint64_t addr);
+
 static int begin(struct mp_profile *p)
 {
   struct mp_graph *g;
+  size_t i;
   mp_graph_free(p);
   if (!(g = calloc(1, sizeof(*g))))
     return -1;
@@ -64,6 +93,11 @@ static int begin(struct mp_profile *p)
   g->nnodes = 1;
   p->graph_cur = 0;
   p->graph_fresh = 0;
+  /* Every object of the snapshot a node, whether a reference names it. */
+  for (i = 0; i < p->graph_nblocks; i++)
+    if (node_of(p, p->graph_blocks[i]) < 0)
+      return -1;
+  p->graph_nblocks = 0;
   return 0;
 }
 
@@ -202,12 +236,14 @@ int mp_graph_record(struct mp_profile *p, const struct mp_event *ev)
 void mp_graph_snapshot(struct mp_profile *p)
 {
   p->graph_fresh = 1;
+  p->graph_nblocks = 0;
 }
 
 void mp_graph_snapshot_end(struct mp_profile *p)
 {
   if (p->graph && !p->graph_fresh)	/* Begun in this snapshot. */
     p->graph->complete = 1;
+  p->graph_nblocks = 0;
 }
 
 /* -- Solving --------------------------------------------------------------- */

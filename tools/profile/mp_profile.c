@@ -142,7 +142,7 @@ void mp_profile_free(struct mp_profile *p)
   mp_strings_free(&p->strings);
   mp_symtab_free(&p->symtab);
   mp_heap_free(&p->heap);
-  mp_graph_free(p);
+  mp_graph_free_all(p);
   mp_map_free(&p->trace_funcs);
   mp_map_free(&p->sample_blocks);
   free(p->ov);
@@ -193,6 +193,10 @@ int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)
   if (ev->src == LJM_SRC_STACK && !p->file_ext && mp_stacks_begin_file(p) < 0)
     goto oom;
   if (p->in_census) {	/* What is live now, not an event. */
+    if (ev->type == MP_EV_ALLOC && p->graph_want &&
+	mp_graph_block(p, ev, (unsigned)(ev->objkind >= 0 ? ev->objkind
+							  : 0)) < 0)
+      goto oom;
     if (ev->type == MP_EV_ALLOC && p->census_on &&
 	mp_snapshot_census(p, ev, (unsigned)(ev->objkind >= 0 ? ev->objkind
 							     : 0)) < 0)
@@ -206,7 +210,9 @@ int mp_profile_event(struct mp_profile *p, const struct mp_event *ev)
   }
   if (p->in_snap && ev->type == MP_EV_ALLOC) {
     if (mp_snapshot_block(p, ev, (unsigned)(ev->objkind >= 0 ? ev->objkind
-							    : 0)) < 0)
+							    : 0)) < 0 ||
+	mp_graph_block(p, ev, (unsigned)(ev->objkind >= 0 ? ev->objkind
+							  : 0)) < 0)
       goto oom;
     return 0;
   }

@@ -286,10 +286,19 @@ struct mp_profile {
   struct mp_map graph_index;
   uint32_t graph_cur;
   int graph_fresh;
+  /* The object blocks of the snapshot being read, for its graph: each
+  ** is a node, referenced or not (garbage that nothing refers to, a
+  ** string no one holds any more, is a node too, reached by none). */
+  uint64_t *graph_blocks;
+  size_t graph_nblocks, graph_blocks_cap;
 };
 
 /* -- mp_graph.c ------------------------------------------------------------ */
 
+/* A block of the snapshot being read (its allocation, kind kind), for a
+** graph that may follow: 0, or -1 when out of memory. */
+int mp_graph_block(struct mp_profile *p, const struct mp_event *ev,
+		   unsigned kind);
 /* A GRAPH record: 0, or -1 when out of memory. */
 int mp_graph_record(struct mp_profile *p, const struct mp_event *ev);
 /* A snapshot begins: a graph in it is a new one. */
@@ -297,6 +306,7 @@ void mp_graph_snapshot(struct mp_profile *p);
 /* ...and ends: a graph begun in it is whole. */
 void mp_graph_snapshot_end(struct mp_profile *p);
 void mp_graph_free(struct mp_profile *p);
+void mp_graph_free_all(struct mp_profile *p);	/* With its buffers. */
 
 /* -- mp_life.c ----------------------------------------------------------- */
 
