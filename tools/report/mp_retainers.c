@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "mp_graph.h"
+#include "mp_map.h"
 #include "mp_report.h"
 #include "mp_retainers.h"
 #include "lj_memprof_format.h"
@@ -156,8 +157,15 @@ static void step(struct ret *r, const struct mp_graph_edge *e)
   }
 }
 
-/* The chain of node v into r->b: its steps root first. An upvalue's
-** value is the upvalue's step. */
+/* An upvalue's reference to its value: part of the upvalue's step in a
+** chain, not a step of its own. */
+static int in_upvalue_step(const struct mp_graph *g,
+			   const struct mp_graph_edge *e)
+{
+  return e->tag == LJM_GRAPH_VALUE && g->nodes[e->from].kind == LJM_KIND_UPVAL;
+}
+
+/* The chain of node v into r->b: its steps root first. */
 static int chain_of(struct ret *r, uint32_t v, uint32_t **path,
 		    uint32_t *cap)
 {
@@ -176,9 +184,8 @@ static int chain_of(struct ret *r, uint32_t v, uint32_t **path,
   r->b.len = 0;
   for (i = n; i-- > 0;) {
     const struct mp_graph_edge *e = &g->edges[(*path)[i]];
-    if (e->tag == LJM_GRAPH_VALUE && g->nodes[e->from].kind == LJM_KIND_UPVAL)
-      continue;
-    step(r, e);
+    if (!in_upvalue_step(g, e))
+      step(r, e);
   }
   return r->b.oom ? -1 : 0;
 }
@@ -193,20 +200,20 @@ static int by_bytes(const void *a, const void *b)
   return strcmp(x->text, y->text);
 }
 
-/* Is v dominated (strictly) by an object of location loc? memo: 0 not
-** known, 1 no, 2 yes; filled along each walk. */
+/* Is v dominated (strictly) by an object of location loc? memo, filled
+** along each walk: gen * 2 + 1 yes, gen * 2 no, anything else not known
+** for this location (gen counts the locations: no clearing between). */
 static int dominated(const struct mp_graph *g, uint32_t v, uint32_t loc,
-		     uint8_t *memo, uint32_t *walk)
+		     uint32_t *memo, uint32_t gen, uint32_t *walk)
 {
-  uint32_t n = 0, u = g->nodes[v].idom;
-  uint8_t ans = 1;
+  uint32_t n = 0, u = g->nodes[v].idom, ans = gen * 2;
   while (u != MP_GRAPH_NONE && u != 0) {
-    if (memo[u]) {
+    if (memo[u] >> 1 == gen) {
       ans = memo[u];
       break;
     }
     if (g->nodes[u].loc == loc) {
-      ans = 2;
+      ans = gen * 2 + 1;
       break;
     }
     walk[n++] = u;
@@ -216,7 +223,7 @@ static int dominated(const struct mp_graph *g, uint32_t v, uint32_t loc,
   ** (none of them is loc's). */
   while (n--)
     memo[walk[n]] = ans;
-  return ans == 2;
+  return ans & 1;
 }
 
 static void put_bytes(struct ret *r, uint64_t v)
@@ -323,13 +330,9 @@ static int json_location(struct ret *r, uint32_t loc, uint64_t objects,
     json_u64(r, "bytes", c[i].bytes);
     if (c[i].holder != MP_GRAPH_NONE && c[i].holder != 0) {
       const struct mp_graph_node *h = &g->nodes[c[i].holder];
-      const char *k = mp_kind_name(h->kind);
       mp_buf_str(j, ", \"holder\": {\"kind\": ");
       r->b.len = 0;
-      if (k)
-	mp_buf_str(&r->b, k);
-      else
-	mp_name_kind(&r->b, h->kind);
+      mp_name_kind(&r->b, h->kind);
       json_b(r);
       mp_buf_str(j, ", \"location\": ");
       r->b.len = 0;
@@ -370,7 +373,7 @@ static uint64_t shape_of(const struct mp_graph *g, uint32_t v)
     const struct mp_graph_edge *e = &g->edges[g->nodes[v].parent];
     const char *nm = e->name != MP_GRAPH_NO_NAME ? g->names + e->name : "";
     v = e->from;
-    if (e->tag == LJM_GRAPH_VALUE && g->nodes[e->from].kind == LJM_KIND_UPVAL)
+    if (in_upvalue_step(g, e))
       continue;
     h = mix(h, e->tag);
     switch (e->tag) {
@@ -393,74 +396,26 @@ static uint64_t shape_of(const struct mp_graph *g, uint32_t v)
   return h;
 }
 
-/* Chains by the hash of their shape: open addressing over chain indices
-** + 1 (0: empty). */
-struct shapes {
-  uint64_t *key;
-  uint32_t *idx;
-  uint32_t mask, n;
-};
-
-static int64_t shape_find(struct shapes *t, uint64_t h, int *added)
-{
-  uint32_t i;
-  if (2 * ((uint64_t)t->n + 1) > (uint64_t)t->mask + 1) {
-    uint32_t cap = t->mask ? 2 * (t->mask + 1) : 256, j;
-    uint64_t *key = calloc(cap, sizeof(uint64_t));
-    uint32_t *idx = calloc(cap, sizeof(uint32_t));
-    if (!key || !idx) {
-      free(key);
-      free(idx);
-      return -1;
-    }
-    for (j = 0; t->mask && j <= t->mask; j++) {
-      uint32_t k;
-      if (!t->idx[j])
-	continue;
-      for (k = (uint32_t)(t->key[j] >> 20) & (cap - 1); idx[k];
-	   k = (k + 1) & (cap - 1))
-	;
-      key[k] = t->key[j];
-      idx[k] = t->idx[j];
-    }
-    free(t->key);
-    free(t->idx);
-    t->key = key;
-    t->idx = idx;
-    t->mask = cap - 1;
-  }
-  for (i = (uint32_t)(h >> 20) & t->mask; t->idx[i]; i = (i + 1) & t->mask)
-    if (t->key[i] == h) {
-      *added = 0;
-      return t->idx[i] - 1;
-    }
-  t->key[i] = h;
-  t->idx[i] = ++t->n;
-  *added = 1;
-  return t->n - 1;
-}
-
 /* The retainers of location loc: its objects' chains grouped by shape
 ** (a hash of it; the text is written once per shape). */
-static int location(struct ret *r, uint32_t loc, uint8_t *memo,
-		    uint32_t *walk)
+static int location(struct ret *r, uint32_t loc, uint32_t *memo,
+		    uint32_t gen, uint32_t *walk)
 {
   const struct mp_graph *g = r->g;
   struct chain *c = NULL;
-  struct shapes shapes;
+  struct mp_map shapes;	/* A shape's hash -> a: its chain's index. */
   size_t nc = 0, capc = 0, i;
   uint32_t *path = NULL, pcap = 0, v, k;
   uint64_t objects = 0, bytes = 0, retained = 0, unreached = 0,
 	   unreached_bytes = 0;
   int rc = -1;
 
-  memset(&shapes, 0, sizeof(shapes));
-  memset(memo, 0, g->nnodes);
+  mp_map_init(&shapes);
   /* Its nodes, in the graph's order. */
   for (k = r->first[loc]; k < r->first[loc + 1]; k++) {
     const struct mp_graph_node *n = &g->nodes[v = r->nodes[k]];
+    struct mp_map_entry *e;
     uint32_t holder;
-    int64_t ci;
     int added;
     objects++;
     bytes += n->size;
@@ -469,19 +424,21 @@ static int location(struct ret *r, uint32_t loc, uint8_t *memo,
       unreached_bytes += n->size;
       continue;
     }
-    if (!dominated(g, v, loc, memo, walk))
+    if (!dominated(g, v, loc, memo, gen, walk))
       retained += n->retained;
     holder = n->parent != MP_GRAPH_NONE ? g->edges[n->parent].from
 					: MP_GRAPH_NONE;
-    if ((ci = shape_find(&shapes, shape_of(g, v), &added)) < 0)
+    if (!(e = mp_map_insert(&shapes, shape_of(g, v), &added)))
       goto out;
     if (!added) {
-      c[ci].objects++;
-      c[ci].bytes += n->size;
-      if (c[ci].holder != holder)
-	c[ci].holder = MP_GRAPH_NONE;
+      struct chain *same = &c[e->a];
+      same->objects++;
+      same->bytes += n->size;
+      if (same->holder != holder)
+	same->holder = MP_GRAPH_NONE;
       continue;
     }
+    e->a = nc;
     if (chain_of(r, v, &path, &pcap) < 0)
       goto out;
     if (nc == capc) {
@@ -515,8 +472,7 @@ out:
     free(c[i].text);
   free(c);
   free(path);
-  free(shapes.key);
-  free(shapes.idx);
+  mp_map_free(&shapes);
   return rc;
 }
 
@@ -560,19 +516,15 @@ static int largest(struct ret *r)
     fputs(",\n   \"largest\": [", r->out);
   for (i = 0; i < n; i++) {
     const struct mp_graph_node *o = &g->nodes[top[i]];
-    const char *k = mp_kind_name(o->kind);
-    if (chain_of(r, top[i], &path, &pcap) < 0)
-      goto out;
     r->j.len = 0;
     if (r->json) {
+      if (chain_of(r, top[i], &path, &pcap) < 0)
+	goto out;
       mp_buf_str(&r->j, i ? ",\n    {\"chain\": " : "\n    {\"chain\": ");
-      mp_buf_json_string(&r->j, r->b.data ? r->b.data : "", r->b.len);
+      json_b(r);
       mp_buf_str(&r->j, ", \"kind\": ");
       r->b.len = 0;
-      if (k)
-	mp_buf_str(&r->b, k);
-      else
-	mp_name_kind(&r->b, o->kind);
+      mp_name_kind(&r->b, o->kind);
       json_b(r);
       mp_buf_str(&r->j, ", \"location\": ");
       r->b.len = 0;
@@ -587,18 +539,13 @@ static int largest(struct ret *r)
       mp_buf_str(&r->j, ": one ");
       mp_name_kind(&r->j, o->kind);
       mp_buf_str(&r->j, " made at ");
-      {
-	/* Its location after the chain was written: b holds the chain. */
-	char *chain = strdup(r->b.data ? r->b.data : "");
-	if (!chain)
-	  goto out;
-	r->b.len = 0;
-	name_loc(r, o->loc);
-	mp_buf_add(&r->j, r->b.data ? r->b.data : "", r->b.len);
-	mp_buf_str(&r->j, ": ");
-	mp_buf_str(&r->j, chain);
-	free(chain);
-      }
+      r->b.len = 0;
+      name_loc(r, o->loc);
+      mp_buf_add(&r->j, r->b.data ? r->b.data : "", r->b.len);
+      mp_buf_str(&r->j, ": ");
+      if (chain_of(r, top[i], &path, &pcap) < 0)
+	goto out;
+      mp_buf_add(&r->j, r->b.data ? r->b.data : "", r->b.len);
       mp_buf_str(&r->j, "\n");
     }
     if (r->j.oom || r->b.oom)
@@ -634,11 +581,11 @@ static int run(struct ret *r, const struct mp_report_opts *o)
   uint32_t nlocs = mp_profile_nlocs(r->p), loc, *walk = NULL, *picked = NULL,
 	   npicked = 0, i, v, *nodes = NULL, *first = NULL;
   uint64_t *held = NULL;
-  uint8_t *memo = NULL;
+  uint32_t *memo = NULL;
   int rc = -1, whole = 0;
   uint64_t top = o->top ? o->top : MP_RETAINER_LOCS;
 
-  memo = malloc(g->nnodes ? g->nnodes : 1);
+  memo = calloc((size_t)g->nnodes + 1, sizeof(uint32_t));
   walk = malloc(((size_t)g->nnodes + 1) * sizeof(uint32_t));
   held = calloc((size_t)nlocs + 1, sizeof(uint64_t));
   picked = malloc(((size_t)nlocs + 1) * sizeof(uint32_t));
@@ -677,8 +624,8 @@ static int run(struct ret *r, const struct mp_report_opts *o)
   qsort(picked, npicked, sizeof(*picked), by_held);
   if (!o->retainers_of && npicked > top)
     npicked = (uint32_t)top;
-  for (i = 0; i < npicked; i++)
-    if (location(r, picked[i], memo, walk) < 0)
+  for (i = 0; i < npicked; i++)	/* Generations from 1: memo is 0. */
+    if (location(r, picked[i], memo, i + 1, walk) < 0)
       goto out;
   if (!npicked && o->retainers_of && !r->json)
     fprintf(r->out, "(no object of the graph was made at a location named "
@@ -732,6 +679,18 @@ int mp_report_retainers(FILE *out, struct mp_profile *p,
   return rc;
 }
 
+/* The graph's figures, the "retainers" object's first members, into b. */
+static void json_head(struct mp_buf *b, const struct mp_graph *g)
+{
+  mp_buf_printf(b, "{\"snapshot\": %u, \"complete\": %s, \"objects\": %u, "
+		"\"references\": %u, \"reached_objects\": %u, "
+		"\"reached_bytes\": %llu, \"root_retained\": %llu",
+		g->snapshot, g->complete ? "true" : "false", g->nnodes - 1,
+		g->nedges, g->reached - 1,
+		(unsigned long long)g->reached_bytes,
+		(unsigned long long)g->nodes[0].retained);
+}
+
 int mp_report_retainers_json(FILE *out, struct mp_profile *p,
 			     const struct mp_report_opts *o)
 {
@@ -750,16 +709,12 @@ int mp_report_retainers_json(FILE *out, struct mp_profile *p,
     fputs(",\n  \"retainers\": null", out);
     return 0;
   }
-  fprintf(out, ",\n  \"retainers\": {\"snapshot\": %u, \"complete\": %s, "
-	  "\"objects\": %u, "
-	  "\"references\": %u, \"reached_objects\": %u, \"reached_bytes\": "
-	  "%llu, \"root_retained\": %llu",
-	  r.g->snapshot, r.g->complete ? "true" : "false", r.g->nnodes - 1,
-	  r.g->nedges, r.g->reached - 1,
-	  (unsigned long long)r.g->reached_bytes,
-	  (unsigned long long)r.g->nodes[0].retained);
+  mp_buf_str(&r.j, ",\n  \"retainers\": ");
+  json_head(&r.j, r.g);
   rc = -1;
-  if (largest(&r) == 0) {
+  if (!r.j.oom)
+    fwrite(r.j.data, 1, r.j.len, out);
+  if (!r.j.oom && largest(&r) == 0) {
     fputs(",\n   \"locations\": [", out);
     rc = run(&r, o);
     fputs(r.nshown ? "\n   ]}" : "]}", out);
@@ -788,13 +743,9 @@ int mp_retainers_page(struct mp_buf *b, struct mp_profile *p,
   r.g = mp_profile_graph(p);
   if (!r.g)
     return mp_profile_oom(p) ? -1 : 0;
-  mp_buf_printf(b, ",\n\"retainers\": {\"snapshot\": %u, \"objects\": %u, "
-		"\"references\": %u, \"reached_objects\": %u, "
-		"\"reached_bytes\": %llu, \"root_retained\": %llu,\n   "
-		"\"locations\": [", r.g->snapshot, r.g->nnodes - 1,
-		r.g->nedges, r.g->reached - 1,
-		(unsigned long long)r.g->reached_bytes,
-		(unsigned long long)r.g->nodes[0].retained);
+  mp_buf_str(b, ",\n\"retainers\": ");
+  json_head(b, r.g);
+  mp_buf_str(b, ",\n   \"locations\": [");
   o.top = locations;
   rc = run(&r, &o);
   mp_buf_str(b, r.nshown ? "\n   ]}" : "]}");
