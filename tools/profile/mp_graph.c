@@ -17,38 +17,15 @@
 #include "mp_profile_int.h"
 #include "lj_memprof_format.h"
 
-static int grow(void **a, uint32_t *cap, uint32_t need, size_t size)
-{
-  uint32_t n;
-  void *q;
-  if (need <= *cap)
-    return 0;
-  if (*cap > UINT32_MAX / 2 - 1)
-    return -1;
-  n = *cap ? *cap * 2 : 1024;
-  if (n < need)
-    n = need;
-  if (!(q = realloc(*a, (size_t)n * size)))
-    return -1;
-  *a = q;
-  *cap = n;
-  return 0;
-}
-
 int mp_graph_block(struct mp_profile *p, const struct mp_event *ev,
 		   unsigned kind)
 {
   /* Objects and the blocks objects are made of; not the VM's own. */
   if (!p->graph_want || kind == LJM_KIND_NONE || kind >= LJM_KIND_BUF)
     return 0;
-  if (p->graph_nblocks == p->graph_blocks_cap) {
-    size_t cap = p->graph_blocks_cap ? p->graph_blocks_cap * 2 : 4096;
-    uint64_t *q = realloc(p->graph_blocks, cap * sizeof(uint64_t));
-    if (!q)
-      return -1;
-    p->graph_blocks = q;
-    p->graph_blocks_cap = cap;
-  }
+  if (mp_grow_one((void **)&p->graph_blocks, p->graph_nblocks,
+		  &p->graph_blocks_cap, sizeof(uint64_t)) < 0)
+    return -1;
   p->graph_blocks[p->graph_nblocks++] = ev->new_addr;
   return 0;
 }
@@ -79,14 +56,14 @@ static int64_t node_of(struct mp_profile *p, uint64_t addr);
 static int begin(struct mp_profile *p)
 {
   struct mp_graph *g;
-  size_t i;
+  uint32_t i;
   mp_graph_free(p);
   if (!(g = calloc(1, sizeof(*g))))
     return -1;
   p->graph = g;
   mp_map_init(&p->graph_index);
   g->snapshot = p->file_snaps;
-  if (grow((void **)&g->nodes, &g->nodes_cap, 1, sizeof(*g->nodes)) < 0)
+  if (mp_grow_one((void **)&g->nodes, 0, &g->nodes_cap, sizeof(*g->nodes)) < 0)
     return -1;
   memset(&g->nodes[0], 0, sizeof(g->nodes[0]));
   g->nodes[0].loc = MP_GRAPH_NO_LOC;
@@ -116,8 +93,8 @@ static int64_t node_of(struct mp_profile *p, uint64_t addr)
     return -1;
   if (!added)
     return (int64_t)e->a;
-  if (grow((void **)&g->nodes, &g->nodes_cap, g->nnodes + 1,
-	   sizeof(*g->nodes)) < 0)
+  if (mp_grow_one((void **)&g->nodes, g->nnodes, &g->nodes_cap,
+		  sizeof(*g->nodes)) < 0)
     return -1;
   e->a = g->nnodes;
   n = &g->nodes[g->nnodes];
@@ -164,8 +141,8 @@ static int add_edge(struct mp_profile *p, unsigned tag, uint64_t to,
     return -1;
   if (ev && (name = add_name(g, ev->name, ev->name_len)) < 0)
     return -1;
-  if (grow((void **)&g->edges, &g->edges_cap, g->nedges + 1,
-	   sizeof(*g->edges)) < 0)
+  if (mp_grow_one((void **)&g->edges, g->nedges, &g->edges_cap,
+		  sizeof(*g->edges)) < 0)
     return -1;
   e = &g->edges[g->nedges++];
   e->num = num;

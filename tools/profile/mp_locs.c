@@ -159,8 +159,7 @@ void mp_profile_loc(const struct mp_profile *p, uint32_t id,
   mp_profile_loc_counts(p, id, out);
 }
 
-/* Grow an array of elements of size sz to hold one more; 0 or -1. */
-static int grow(void **arr, uint32_t n, uint32_t *cap, size_t sz)
+int mp_grow_one(void **arr, uint32_t n, uint32_t *cap, size_t sz)
 {
   uint32_t ncap;
   void *na;
@@ -180,7 +179,7 @@ static int grow(void **arr, uint32_t n, uint32_t *cap, size_t sz)
 struct mp_lext *mp_locs_new_ext(struct mp_profile *p, struct mp_lrec *r)
 {
   if (p->nexts >= INT32_MAX ||
-      grow((void **)&p->exts, p->nexts, &p->exts_cap, sizeof(*p->exts)) < 0)
+      mp_grow_one((void **)&p->exts, p->nexts, &p->exts_cap, sizeof(*p->exts)) < 0)
     return NULL;
   memset(&p->exts[p->nexts], 0, sizeof(p->exts[0]));
   r->ext = ++p->nexts;
@@ -253,7 +252,7 @@ int64_t mp_locs_intern(struct mp_profile *p, const struct mp_loc *k)
   /* New: in locals, which stores to the records cannot change. */
   n = p->nlocs;
   if (n >= INT32_MAX ||
-      grow((void **)&p->locs, n, &p->locs_cap, sizeof(*p->locs)) < 0)
+      mp_grow_one((void **)&p->locs, n, &p->locs_cap, sizeof(*p->locs)) < 0)
     return -1;
   r = &p->locs[n];
   memset(r, 0, sizeof(*r));
@@ -264,7 +263,7 @@ int64_t mp_locs_intern(struct mp_profile *p, const struct mp_loc *k)
   if (k->addr || k->addr2 || ld) {
     struct mp_laux *a;
     if (p->nauxs >= MP_LREC_AUX_MASK ||
-	grow((void **)&p->auxs, p->nauxs, &p->auxs_cap,
+	mp_grow_one((void **)&p->auxs, p->nauxs, &p->auxs_cap,
 	     sizeof(*p->auxs)) < 0)
       return -1;
     a = &p->auxs[p->nauxs];

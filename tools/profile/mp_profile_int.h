@@ -290,8 +290,14 @@ struct mp_profile {
   ** is a node, referenced or not (garbage that nothing refers to, a
   ** string no one holds any more, is a node too, reached by none). */
   uint64_t *graph_blocks;
-  size_t graph_nblocks, graph_blocks_cap;
+  uint32_t graph_nblocks, graph_blocks_cap;
 };
+
+/* -- mp_locs.c ----------------------------------------------------------- */
+
+/* Grow an array of n elements of size sz (capacity *cap) to hold one
+** more; 0, or -1 when out of memory. */
+int mp_grow_one(void **arr, uint32_t n, uint32_t *cap, size_t sz);
 
 /* -- mp_graph.c ------------------------------------------------------------ */
 
