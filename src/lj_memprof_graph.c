@@ -388,13 +388,8 @@ static void mp_groots(MemProf *mp)
       MP_GROOT(0, to, "metamethod name");
   }
   /* Userdata and cdata waiting for their finalizer. */
-  if ((o = gcref(g->gc.mmudata)) != NULL) {
-    GCobj *last = o;
-    do {
-      o = gcnext(o);
-      MP_GROOT(0, o, "waiting for its finalizer");
-    } while (o != last);
-  }
+  for (o = mp_mmunext(g, NULL); o != NULL; o = mp_mmunext(g, o))
+    MP_GROOT(0, o, "waiting for its finalizer");
   /* The running coroutine, whose resumer's stack holds it. */
   if ((lua_State *)gcref(g->cur_L) != NULL &&
       (lua_State *)gcref(g->cur_L) != L)
@@ -411,13 +406,8 @@ void lj_memprof_graph(MemProf *mp)
   mp_gobject(mp, obj2gco(mainthread(g)));
   for (o = gcref(g->gc.root); o != NULL; o = gcref(o->gch.nextgc))
     mp_gobject(mp, o);
-  if ((o = gcref(g->gc.mmudata)) != NULL) {
-    GCobj *last = o;
-    do {
-      o = gcnext(o);
-      mp_gobject(mp, o);
-    } while (o != last);
-  }
+  for (o = mp_mmunext(g, NULL); o != NULL; o = mp_mmunext(g, o))
+    mp_gobject(mp, o);
 }
 
 #endif

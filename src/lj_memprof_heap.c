@@ -419,14 +419,9 @@ void lj_memprof_heapsnap(MemProf *mp, uint64_t value, int graph)
   ** userdata (lj_trace.c links a trace there when it is saved). */
   for (o = gcref(g->gc.root); o != NULL; o = gcref(o->gch.nextgc))
     mp_heapobj(mp, o);
-  /* Userdata and cdata waiting for their finalizer: a circular list. */
-  if ((o = gcref(g->gc.mmudata)) != NULL) {
-    GCobj *last = o;
-    do {
-      o = gcnext(o);
-      mp_heapobj(mp, o);
-    } while (o != last);
-  }
+  /* Userdata and cdata waiting for their finalizer. */
+  for (o = mp_mmunext(g, NULL); o != NULL; o = mp_mmunext(g, o))
+    mp_heapobj(mp, o);
   mp_heapstrs(mp);
   /* Taken inside the free of a block that the VM no longer reaches (the
   ** code that frees it has unlinked it): it is still there, and its free

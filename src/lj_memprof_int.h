@@ -696,6 +696,17 @@ LJ_FUNC void lj_memprof_rangefree(MemProf *mp);
 
 /* -- Heap snapshots (lj_memprof_heap.c) ---------------------------------- */
 
+/*
+** The object after o in the VM's list of userdata and cdata waiting for
+** their finalizer (o NULL: the first), NULL after the last. The list is
+** circular; gc.mmudata points to its last object.
+*/
+static LJ_AINLINE GCobj *mp_mmunext(global_State *g, GCobj *o)
+{
+  GCobj *last = gcref(g->gc.mmudata);
+  return last == NULL || o == last ? NULL : gcnext(o ? o : last);
+}
+
 /* Every block the VM holds, as allocations, between INFO SNAPSHOT value
 ** (LJM_SNAPSHOT_START or LJM_SNAPSHOT_LATER) and LJM_SNAPSHOT_END. */
 LJ_FUNC void lj_memprof_heapsnap(MemProf *mp, uint64_t value, int graph);
