@@ -232,27 +232,39 @@ struct rows {
   uint32_t *list;
 };
 
-static int make_rows(const struct mp_graph *g, struct rows *r, int reverse)
+int mp_graph_rows(const struct mp_graph *g, int reverse, int strong,
+		  uint32_t **firstp, uint32_t **listp)
 {
   uint32_t i, n = g->nnodes;
-  r->first = calloc((size_t)n + 1, sizeof(uint32_t));
-  r->list = malloc(((size_t)g->nedges + 1) * sizeof(uint32_t));
-  if (!r->first || !r->list)
+  uint32_t *first = calloc((size_t)n + 1, sizeof(uint32_t));
+  uint32_t *list = malloc(((size_t)g->nedges + 1) * sizeof(uint32_t));
+  *firstp = *listp = NULL;
+  if (!first || !list) {
+    free(first);
+    free(list);
     return -1;
+  }
   for (i = 0; i < g->nedges; i++)
-    if (!g->edges[i].weak)
-      r->first[(reverse ? g->edges[i].to : g->edges[i].from) + 1]++;
+    if (!strong || !g->edges[i].weak)
+      first[(reverse ? g->edges[i].to : g->edges[i].from) + 1]++;
   for (i = 0; i < n; i++)
-    r->first[i + 1] += r->first[i];
+    first[i + 1] += first[i];
   for (i = 0; i < g->nedges; i++) {
     const struct mp_graph_edge *e = &g->edges[i];
-    if (!e->weak)
-      r->list[r->first[reverse ? e->to : e->from]++] = i;
+    if (!strong || !e->weak)
+      list[first[reverse ? e->to : e->from]++] = i;
   }
   for (i = n; i > 0; i--)	/* Back to the starts. */
-    r->first[i] = r->first[i - 1];
-  r->first[0] = 0;
+    first[i] = first[i - 1];
+  first[0] = 0;
+  *firstp = first;
+  *listp = list;
   return 0;
+}
+
+static int make_rows(const struct mp_graph *g, struct rows *r, int reverse)
+{
+  return mp_graph_rows(g, reverse, 1, &r->first, &r->list);
 }
 
 static void free_rows(struct rows *r)

@@ -63,4 +63,14 @@ struct mp_graph {
   uint64_t reached_bytes;  /* Their sizes. */
 };
 
+/*
+** The edges of each node, by edge number in the graph's order: node v's
+** (its references; with reverse, those to it) are list[first[v]] up to
+** list[first[v + 1]]; with strong, only the references that keep their
+** target (not a weak table's). 0, or -1 when out of memory; the caller
+** frees both.
+*/
+int mp_graph_rows(const struct mp_graph *g, int reverse, int strong,
+		  uint32_t **first, uint32_t **list);
+
 #endif

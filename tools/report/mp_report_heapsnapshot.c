@@ -164,22 +164,9 @@ int mp_report_heapsnapshot(FILE *out, struct mp_profile *p,
   g = h.g = mp_profile_graph(p);
   if (!g && mp_profile_oom(p))
     return -1;
-  if (g) {
-    /* Edges by their node, in node order (V8's layout). */
-    first = calloc((size_t)g->nnodes + 1, sizeof(uint32_t));
-    order = malloc(((size_t)g->nedges + 1) * sizeof(uint32_t));
-    if (!first || !order)
-      goto done;
-    for (i = 0; i < g->nedges; i++)
-      first[g->edges[i].from + 1]++;
-    for (v = 0; v < g->nnodes; v++)
-      first[v + 1] += first[v];
-    for (i = 0; i < g->nedges; i++)
-      order[first[g->edges[i].from]++] = i;
-    for (v = g->nnodes; v > 0; v--)
-      first[v] = first[v - 1];
-    first[0] = 0;
-  }
+  /* Edges by their node, in node order (V8's layout), weak ones too. */
+  if (g && mp_graph_rows(g, 0, 0, &first, &order) < 0)
+    goto done;
   if (name_id(&h.names, "") < 0)
     goto done;
   fputs("{\"snapshot\":{\"meta\":{\"node_fields\":[\"type\",\"name\",\"id\","
