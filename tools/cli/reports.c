@@ -287,9 +287,8 @@ static int emit(struct cli *c, struct mp_profile *p,
   }
   if ((c->ro.format->flags & MP_FMT_GRAPH) && !mp_profile_graph(p))
     ljmprof_error("%s: no snapshot of the input has a heap graph: the %s "
-		  "has the root alone (take one with misc.memprof.snapshot{"
-		  "graph = true}, or LJMPROF_SNAPSHOT_SIGNAL with "
-		  "LJMPROF_GRAPH=yes)", c->name, c->ro.format->name);
+		  "has the root alone (" MP_GRAPH_HOWTO ")", c->name,
+		  c->ro.format->name);
   return LJMPROF_EXIT_OK;
 }
 

@@ -107,6 +107,10 @@ typedef int (*mp_report_fn)(FILE *out, struct mp_profile *p,
 					** input has one (no message where
 					** not). */
 
+/* How to take a heap graph, for the messages of an input without one. */
+#define MP_GRAPH_HOWTO "take one with misc.memprof.snapshot{graph = " \
+  "true}, or LJMPROF_SNAPSHOT_SIGNAL with LJMPROF_GRAPH=yes"
+
 struct mp_diff;
 struct mp_diff_opts;
 typedef int (*mp_diff_fn)(FILE *out, const struct mp_diff *d,

@@ -657,9 +657,8 @@ int mp_report_retainers(FILE *out, struct mp_profile *p,
   if (!r.g) {
     if (mp_profile_oom(p))
       return -1;
-    fputs("RETAINERS: no snapshot of the input has a heap graph (take one "
-	  "with misc.memprof.snapshot{graph = true}, or LJMPROF_GRAPH=yes "
-	  "with LJMPROF_SNAPSHOT_SIGNAL)\n", out);
+    fputs("RETAINERS: no snapshot of the input has a heap graph ("
+	  MP_GRAPH_HOWTO ")\n", out);
     return 0;
   }
   put_bytes(&r, r.g->reached_bytes);
