@@ -29,12 +29,13 @@ local function await(tid)
     if C.access("go", 0) == 0 then
       local t = {}
       local bytes = collectgarbage("count") * 1024
-      print(("census %d %d"):format(tid, bytes))
+      -- One write a line: print's two writes interleave across threads.
+      io.write(("census %d %d\n"):format(tid, bytes))
       return t
     end
     C.usleep(10000)
   end
-  print(("census %d timeout"):format(tid))
+  io.write(("census %d timeout\n"):format(tid))
 end
 jit.off(await)
 
