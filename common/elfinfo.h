@@ -27,4 +27,8 @@ const char *ljm_elf_flavour(const char *path);
 ** the default folders, into buf; 0, or ENOENT. */
 int ljm_system_luajit(char *buf, size_t n);
 
+/* The GNU build-id of an ELF file, in hex, into buf[n]; 0, or -1 when the
+** file cannot be read or has none. */
+int ljm_elf_build_id(const char *path, char *buf, size_t n);
+
 #endif

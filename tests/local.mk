@@ -87,4 +87,5 @@ include $(srcdir)/tests/build/local.mk
 include $(srcdir)/tests/profiler/local.mk
 include $(srcdir)/tests/shim/local.mk
 include $(srcdir)/tests/suite/local.mk
+include $(srcdir)/tests/attach/local.mk
 EXTRA_DIST += tests/run-installed

@@ -146,6 +146,12 @@ tools_ljmprof_SOURCES += tools/cli/cmd_record.c tools/cli/rec.h \
 	tools/cli/rec_manifest.c tools/cli/rec_run.c
 tools_ljmprof_CPPFLAGS += $(LJM_CORE_CPPFLAGS) $(LJM_DEFS)
 tools_ljmprof_LDADD += common/libljmcore.a
+# ljmprof attach: the injector and the table of the builds it knows
+# (attach/local.mk makes it); the recorder is a library of its own.
+tools_ljmprof_SOURCES += tools/cli/cmd_attach.c tools/cli/inject.c \
+	tools/cli/inject.h
+nodist_tools_ljmprof_SOURCES = attach/attach_builds.h
+tools_ljmprof_CPPFLAGS += -Iattach
 
 
 # -- Tests of the parser and the CLI ------------------------------------------

@@ -30,6 +30,7 @@ int ljmprof_cmd_report(int argc, char **argv);	/* cmd_report.c */
 int ljmprof_cmd_stat(int argc, char **argv);	/* cmd_stat.c */
 int ljmprof_cmd_diff(int argc, char **argv);	/* cmd_diff.c */
 int ljmprof_cmd_top(int argc, char **argv);	/* cmd_top.c */
+int ljmprof_cmd_attach(int argc, char **argv);	/* cmd_attach.c */
 /* cmd_record.c. Returns the program's exit status (128 + N when it was
 ** killed by signal N), or 2 for a usage error, 127 when it could not be
 ** run. */

@@ -31,6 +31,8 @@ static const struct ljmprof_command commands[] = {
 				 "creates profiled"},
   {"top", ljmprof_cmd_top, "watch the streams running programs are "
 			   "writing, live"},
+  {"attach", ljmprof_cmd_attach, "profile the Lua VMs of a running "
+				 "process started without the shim"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,605 @@
+/*
+** ljmprof attach: the recorder that `ljmprof attach` loads into a running
+** process. It finds the process's LuaJIT VMs, puts a wrapper over each
+** VM's allocator (g->allocf only: allocd stays, so a thread between
+** loading the two still makes a valid call), and writes one version-3
+** stream a VM. Stopping puts the allocators back; the library stays
+** loaded (a thread may still be inside a wrapper), its wrappers forward.
+**
+** It is built against the headers of the unpatched source of the system
+** LuaJIT, whose layouts it reads; the CLI lets it into a process only
+** when the mapped library's build-id is the one those headers describe.
+** Nothing here prints: the CLI asks for the outcome (ljmprof_attach_why).
+** After start, the wrappers take no lock, call no malloc, stdio or
+** dynamic linker: they write with write(2) from buffers mapped at start.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "lj_obj.h"
+#include "lj_frame.h"
+#include "lj_jit.h"
+
+#include "lj_memprof_format.h"
+#include "outpath.h"
+#include "recorder.h"
+#include "writer.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* The head of LuaJIT's GG_State (lj_dispatch.h): the main thread, the
+** global state and the JIT state, in this order on every target without
+** ARM's alignment padding. The rest (dispatch tables) is not read. */
+struct gg_head {
+  lua_State L;
+  global_State g;
+#if LJ_HASJIT
+  jit_State J;
+#endif
+};
+#if LJ_TARGET_ARM
+#error "the attach recorder does not know ARM32's GG_State padding"
+#endif
+
+/* -- One attached VM -------------------------------------------------- */
+
+enum { SLOT_FREE, SLOT_REC, SLOT_STOPPING, SLOT_FINISHING, SLOT_DONE };
+
+#define SLOTS		256		/* A slot is never taken back from a
+					   VM that may still call its wrapper:
+					   only from a closed one. */
+#define BUF_SIZE	(256 * 1024)
+#define BUF_ROOM	(BUF_SIZE - 1024)   /* An event is at most ~60 bytes,
+					       a symbol 20 + its name. */
+#define PROTO_CACHE	4096		/* Announced prototypes, by hash. */
+#define TRACE_CACHE	4096		/* Announced traces, by number. */
+
+struct slot {
+  _Atomic int state;
+  _Atomic int busy;		/* The VM's thread is inside the wrapper. */
+  struct gg_head *gg;		/* The VM (its GG_State block). */
+  lua_Alloc orig;		/* The allocator we went over. */
+  int luajit_pool;		/* orig is LuaJIT's own allocator. */
+  struct ljm_out out;
+  uint8_t *buf;			/* BUF_SIZE bytes, mapped at start. */
+  size_t len;
+  uintptr_t *protos;		/* PROTO_CACHE addresses. */
+  uintptr_t *traces;		/* TRACE_CACHE trace addresses. */
+  uint64_t events;
+  int err;			/* The first write error, or 0. */
+  int closed;			/* Its VM is gone: the slot may serve again. */
+};
+
+static struct slot slots[SLOTS];
+static char why[512];		/* The last outcome, for the CLI. */
+/* LuaJIT's text, from /proc/self/maps: an allocator inside it is its own
+** (lj_alloc_f, the only allocator the library has). */
+static uintptr_t lj_text_lo, lj_text_hi;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof(why), fmt, ap);
+  va_end(ap);
+}
+
+/* -- The stream --------------------------------------------------------- */
+
+static void put_byte(struct slot *s, uint8_t b)
+{
+  s->buf[s->len++] = b;
+}
+
+static void put_uleb(struct slot *s, uint64_t v)
+{
+  while (v >= 0x80) {
+    s->buf[s->len++] = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  s->buf[s->len++] = (uint8_t)v;
+}
+
+static void put_str(struct slot *s, const char *p, size_t n)
+{
+  if (n > 4096) n = 4096;	/* A chunk name of a loaded string. */
+  put_uleb(s, n);
+  memcpy(s->buf + s->len, p, n);
+  s->len += n;
+}
+
+static void flush(struct slot *s)
+{
+  if (s->len && !s->err)
+    s->err = ljm_out_write(&s->out, s->buf, s->len);
+  s->len = 0;
+}
+
+static void put_header(struct slot *s, char magic)
+{
+  put_byte(s, 'l');
+  put_byte(s, 'j');
+  put_byte(s, (uint8_t)magic);
+  put_byte(s, LJM_FMT_VERSION);
+  put_byte(s, 0); put_byte(s, 0); put_byte(s, 0);
+}
+
+/* Whether p..p+n lies in the thread's stack. */
+static int in_stack(const lua_State *L, const void *p, size_t n)
+{
+  const char *lo = (const char *)tvref(L->stack);
+  const char *hi = lo + (size_t)L->stacksize * sizeof(TValue);
+  return lo && (const char *)p >= lo && (const char *)p + n <= hi;
+}
+
+static int is_func(const GCfunc *fn)
+{
+  return fn && fn->c.gct == (uint8_t)~LJ_TFUNC;
+}
+
+/* The line of instruction pos of pt, as lj_debug_line says it (its
+** lineinfo leaves out the header at 0); 0 when pos is not in pt. */
+static BCLine proto_line(const GCproto *pt, ptrdiff_t pos)
+{
+  const void *lineinfo = proto_lineinfo(pt);
+  if (pos < 0 || pos > (ptrdiff_t)pt->sizebc || !lineinfo)
+    return 0;
+  if (pos == (ptrdiff_t)pt->sizebc)
+    return pt->firstline + pt->numline;
+  if (pos-- == 0)
+    return pt->firstline;
+  if (pt->numline < 256)
+    return pt->firstline + ((const uint8_t *)lineinfo)[pos];
+  if (pt->numline < 65536)
+    return pt->firstline + ((const uint16_t *)lineinfo)[pos];
+  return pt->firstline + (BCLine)((const uint32_t *)lineinfo)[pos];
+}
+
+/* The line a frame of pt is at, from the PC saved for it (which points
+** past the instruction running): debug_framepc's rule. */
+static BCLine frame_line(const GCproto *pt, const BCIns *pc)
+{
+  return pc ? proto_line(pt, (pc - proto_bc(pt)) - 1) : 0;
+}
+
+static void announce_proto(struct slot *s, const GCproto *pt)
+{
+  uintptr_t a = (uintptr_t)pt;
+  size_t h = (a >> 4) & (PROTO_CACHE - 1);
+  const GCstr *name;
+  if (s->protos[h] == a)
+    return;
+  name = proto_chunkname(pt);
+  put_byte(s, LJM_SRC_LFUNC);		/* A symbol event, kind LFUNC. */
+  put_uleb(s, a);
+  if (name && name->gct == (uint8_t)~LJ_TSTR)
+    put_str(s, strdata(name), name->len);
+  else
+    put_str(s, "?", 1);
+  put_uleb(s, pt->firstline > 0 ? (uint64_t)pt->firstline : 0);
+  s->protos[h] = a;
+}
+
+/* The location of the allocation the VM is making now, by the reference
+** writer's rules (doc/format.md "Attribution"): a Lua function's line, a
+** fast function's calling Lua line, a C function, a trace, or internal.
+** Writes the symbols the location needs first, then the event's header
+** byte and its location. */
+static void put_location(struct slot *s, int ev)
+{
+  global_State *g = &s->gg->g;
+  int32_t vmstate = (int32_t)g->vmstate;
+#if LJ_HASJIT
+  if (vmstate >= 0) {
+    jit_State *J = &s->gg->J;
+    GCtrace *T = NULL;
+    if ((MSize)vmstate < J->sizetrace && J->trace)
+      T = (GCtrace *)gcref(J->trace[vmstate]);
+    if (T && T->gct == (uint8_t)~LJ_TTRACE) {
+      GCproto *pt = gco2pt(gcref(T->startpt));
+      size_t h = (size_t)vmstate & (TRACE_CACHE - 1);
+      if (s->traces[h] != (uintptr_t)T) {
+	announce_proto(s, pt);
+	put_byte(s, LJM_SRC_TRACE);
+	put_uleb(s, (uint64_t)vmstate);
+	put_uleb(s, (uintptr_t)pt);
+	put_uleb(s, (uint64_t)proto_line(pt, mref(T->startpc, const BCIns) -
+					   proto_bc(pt)));
+	s->traces[h] = (uintptr_t)T;
+      }
+      put_byte(s, (uint8_t)(LJM_SRC_TRACE | ev));
+      put_uleb(s, (uint64_t)vmstate);
+      return;
+    }
+  } else
+#endif
+  if (vmstate == ~LJ_VMST_INTERP || vmstate == ~LJ_VMST_C) {
+    lua_State *L = gco2th(gcref(g->cur_L));
+    TValue *frame;
+    GCfunc *fn;
+    if (!L || L->gct != (uint8_t)~LJ_TTHREAD || mref(L->glref, void) != g)
+      goto internal;
+    frame = L->base - 1;
+    if (!in_stack(L, frame - LJ_FR2, sizeof(TValue) * (1 + LJ_FR2)))
+      goto internal;
+    fn = frame_func(frame);
+    if (!is_func(fn))
+      goto internal;
+    if (isluafunc(fn)) {
+      GCproto *pt = funcproto(fn);
+      void *cf = cframe_raw(L->cframe);
+      const BCIns *pc = cf ? cframe_pc(cf) : NULL;
+      announce_proto(s, pt);
+      put_byte(s, (uint8_t)(LJM_SRC_LFUNC | ev));
+      put_uleb(s, (uintptr_t)pt);
+      put_uleb(s, (uint64_t)frame_line(pt, pc));
+      return;
+    }
+    if (isffunc(fn) && frame_islua(frame)) {
+      /* A built-in called from Lua: the caller's line. */
+      const BCIns *pc = frame_pc(frame);
+      TValue *pframe = frame_prevl(frame);
+      GCfunc *pfn;
+      if (in_stack(L, pframe - LJ_FR2, sizeof(TValue) * (1 + LJ_FR2)) &&
+	  is_func(pfn = frame_func(pframe)) && isluafunc(pfn)) {
+	GCproto *pt = funcproto(pfn);
+	announce_proto(s, pt);
+	put_byte(s, (uint8_t)(LJM_SRC_LFUNC | ev));
+	put_uleb(s, (uintptr_t)pt);
+	put_uleb(s, (uint64_t)frame_line(pt, pc));
+	return;
+      }
+    }
+    put_byte(s, (uint8_t)(LJM_SRC_CFUNC | ev));
+    put_uleb(s, (uintptr_t)fn->c.f);
+    return;
+  }
+internal:
+  put_byte(s, (uint8_t)(LJM_SRC_INTERNAL | ev));
+}
+
+static void record(struct slot *s, void *p, size_t osize, void *r,
+		   size_t nsize)
+{
+  int ev;
+  if (nsize == 0) {
+    /* A freed prototype's address may come back as another one. */
+    uintptr_t a = (uintptr_t)p;
+    if (s->protos[(a >> 4) & (PROTO_CACHE - 1)] == a)
+      s->protos[(a >> 4) & (PROTO_CACHE - 1)] = 0;
+    ev = 2;
+  } else if (r == NULL) {
+    return;			/* Failed: nothing changed. */
+  } else {
+    ev = p == NULL || osize == 0 ? 1 : 3;
+  }
+  put_location(s, ev);
+  if (ev != 1) {
+    put_uleb(s, (uintptr_t)p);
+    put_uleb(s, osize);
+  }
+  if (ev != 2) {
+    put_uleb(s, (uintptr_t)r);
+    put_uleb(s, nsize);
+  }
+  s->events++;
+  if (s->len > BUF_ROOM)
+    flush(s);
+}
+
+/* The stream ends: the rest of the buffer, the epilogue, the file, and
+** the buffers (nobody reads them once the slot is not recording: the
+** busy flag keeps a finish from running beside a record). */
+static void finish(struct slot *s)
+{
+  put_byte(s, LJM_EV_EPILOGUE);
+  flush(s);
+  if (!s->err)
+    s->err = ljm_out_finish(&s->out);
+  else
+    ljm_out_close(&s->out);
+  munmap(s->buf, BUF_SIZE);
+  munmap(s->protos, PROTO_CACHE * sizeof(uintptr_t));
+  munmap(s->traces, TRACE_CACHE * sizeof(uintptr_t));
+  s->buf = NULL;
+  s->protos = s->traces = NULL;
+  atomic_store(&s->state, SLOT_DONE);
+}
+
+/* Whoever sees the slot stopping and nobody inside finishes it, once. */
+static void finish_if_stopping(struct slot *s)
+{
+  int st = SLOT_STOPPING;
+  if (atomic_load(&s->state) == SLOT_STOPPING &&
+      atomic_compare_exchange_strong(&s->state, &st, SLOT_FINISHING))
+    finish(s);
+}
+
+/* LuaJIT's own allocator destroys its pool in lua_close only while it is
+** g->allocf; over it, close_state frees the GG_State block through us
+** instead, and the pool would stay mapped: destroy it as it would. */
+void ljm_attach_pool_destroy(void *msp);
+
+static void *wrap(struct slot *s, void *ud, void *p, size_t osize,
+		  size_t nsize)
+{
+  void *r;
+  atomic_store(&s->busy, 1);
+  r = s->orig(ud, p, osize, nsize);
+  if (atomic_load(&s->state) == SLOT_REC) {
+    int closing = nsize == 0 && p == (void *)s->gg;
+    record(s, p, osize, r, nsize);
+    if (closing) {
+      s->closed = 1;
+      finish(s);
+      if (s->luajit_pool)
+	ljm_attach_pool_destroy(ud);
+    }
+  }
+  atomic_store(&s->busy, 0);
+  finish_if_stopping(s);
+  return r;
+}
+
+/* One wrapper a slot: the allocator gets the VM's allocd, not the VM. */
+#define WRAP1(i, n) \
+  static void *wrap_##n(void *ud, void *p, size_t o, size_t ns) \
+  { return wrap(&slots[i], ud, p, o, ns); }
+#define WRAP8(k) WRAP1(k*8+0, k##_0) WRAP1(k*8+1, k##_1) \
+  WRAP1(k*8+2, k##_2) WRAP1(k*8+3, k##_3) WRAP1(k*8+4, k##_4) \
+  WRAP1(k*8+5, k##_5) WRAP1(k*8+6, k##_6) WRAP1(k*8+7, k##_7)
+WRAP8(0) WRAP8(1) WRAP8(2) WRAP8(3) WRAP8(4) WRAP8(5) WRAP8(6) WRAP8(7)
+WRAP8(8) WRAP8(9) WRAP8(10) WRAP8(11) WRAP8(12) WRAP8(13) WRAP8(14) WRAP8(15)
+WRAP8(16) WRAP8(17) WRAP8(18) WRAP8(19) WRAP8(20) WRAP8(21) WRAP8(22) WRAP8(23)
+WRAP8(24) WRAP8(25) WRAP8(26) WRAP8(27) WRAP8(28) WRAP8(29) WRAP8(30) WRAP8(31)
+#define REF8(k) wrap_##k##_0, wrap_##k##_1, wrap_##k##_2, wrap_##k##_3, \
+  wrap_##k##_4, wrap_##k##_5, wrap_##k##_6, wrap_##k##_7
+static const lua_Alloc wrappers[SLOTS] = {
+  REF8(0), REF8(1), REF8(2), REF8(3), REF8(4), REF8(5), REF8(6), REF8(7),
+  REF8(8), REF8(9), REF8(10), REF8(11), REF8(12), REF8(13), REF8(14), REF8(15),
+  REF8(16), REF8(17), REF8(18), REF8(19), REF8(20), REF8(21), REF8(22), REF8(23),
+  REF8(24), REF8(25), REF8(26), REF8(27), REF8(28), REF8(29), REF8(30), REF8(31)
+};
+
+static int is_wrapper(lua_Alloc f)
+{
+  for (int i = 0; i < SLOTS; i++)
+    if (wrappers[i] == f) return 1;
+  return 0;
+}
+
+/* -- Finding the VMs ---------------------------------------------------- */
+
+/* Read n bytes at a into buf without faulting on an unmapped page. */
+static int read_safe(void *buf, uintptr_t a, size_t n)
+{
+  struct iovec l = { buf, n }, r = { (void *)a, n };
+  return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+/* A GG_State at a: its thread's global state is the one after it, whose
+** main thread is it, whose empty string is one. */
+static int is_vm(uintptr_t a)
+{
+  struct gg_head h;
+  if (read_safe(&h, a, sizeof(h)))
+    return 0;
+  return h.L.gct == (uint8_t)~LJ_TTHREAD &&
+	 (uintptr_t)mref(h.L.glref, void) == a + offsetof(struct gg_head, g) &&
+	 (uintptr_t)gcref(h.g.mainthref) == a &&
+	 h.g.strempty.gct == (uint8_t)~LJ_TSTR && h.g.strempty.len == 0 &&
+	 h.g.allocf != NULL;
+}
+
+#define MAPS_SIZE	(1 << 20)
+static char *maps;		/* /proc/self/maps, read at start. */
+
+static ssize_t read_maps(void)
+{
+  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  size_t len = 0;
+  ssize_t n;
+  if (fd < 0) return -1;
+  while (len < MAPS_SIZE - 1 &&
+	 (n = read(fd, maps + len, MAPS_SIZE - 1 - len)) > 0)
+    len += (size_t)n;
+  close(fd);
+  maps[len] = 0;
+  return (ssize_t)len;
+}
+
+static uint8_t *scanbuf;	/* SCAN_CHUNK bytes, mapped for the start. */
+#define SCAN_CHUNK	(1 << 20)
+
+/* Every VM in [lo, hi): the candidates are the 8-byte aligned words whose
+** thread's glref points just past the thread. */
+static int scan_range(uintptr_t lo, uintptr_t hi, uintptr_t *found, int max,
+		      int n)
+{
+  const size_t off = offsetof(lua_State, glref);
+  const size_t gofs = offsetof(struct gg_head, g);
+  for (uintptr_t a = lo; a < hi && n < max; a += SCAN_CHUNK) {
+    size_t len = hi - a < SCAN_CHUNK ? hi - a : SCAN_CHUNK;
+    if (read_safe(scanbuf, a, len))
+      continue;
+    for (size_t i = 0; i + off + 8 <= len && n < max; i += 8) {
+      uint64_t v;
+      memcpy(&v, scanbuf + i + off, 8);
+      if (v == a + i + gofs && is_vm(a + i))
+	found[n++] = a + i;
+    }
+  }
+  return n;
+}
+
+static int find_vms(uintptr_t *found, int max)
+{
+  int n = 0;
+  char *line = maps;
+  if (read_maps() < 0)
+    return -1;
+  while (*line && n < max) {
+    char *end = strchr(line, '\n');
+    unsigned long lo, hi;
+    char perm[5];
+    int pathat = 0;
+    if (end) *end = 0;
+    if (sscanf(line, "%lx-%lx %4s %*s %*s %*s %n", &lo, &hi, perm,
+	       &pathat) >= 3) {
+      const char *path = pathat ? line + pathat : "";
+      if (perm[0] == 'r' && perm[1] == 'w' &&
+	  (!*path || !strcmp(path, "[heap]")) &&
+	  !(lo <= (uintptr_t)scanbuf && (uintptr_t)scanbuf < hi) &&
+	  !(lo <= (uintptr_t)maps && (uintptr_t)maps < hi))
+	n = scan_range(lo, hi, found, max, n);
+      if (perm[2] == 'x' && strstr(path, "/libluajit")) {
+	lj_text_lo = lo;
+	lj_text_hi = hi;
+      }
+    }
+    if (!end) break;
+    line = end + 1;
+  }
+  return n;
+}
+
+/* -- What the CLI calls ----------------------------------------------- */
+
+static void *map(size_t n)
+{
+  void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+/* recorder.h says what the three entry points do. */
+EXPORT int ljmprof_attach_start(const char *tmpl, const char *manifest)
+{
+  uintptr_t found[SLOTS];
+  int n, attached = 0, already = 0;
+  const char *err;
+  why[0] = 0;
+  if ((err = ljm_template_check(tmpl))) {
+    say("the output name: %s", err);
+    return -1;
+  }
+  scanbuf = map(SCAN_CHUNK);
+  maps = map(MAPS_SIZE);
+  if (!scanbuf || !maps) {
+    say("no memory to look for the VMs: %s", strerror(errno));
+    n = -2;
+  } else {
+    n = find_vms(found, SLOTS);
+  }
+  if (scanbuf) munmap(scanbuf, SCAN_CHUNK);
+  if (maps) munmap(maps, MAPS_SIZE);
+  scanbuf = NULL;
+  maps = NULL;
+  if (n == -2)
+    return -1;
+  if (n < 0) {
+    say("cannot read /proc/self/maps: %s", strerror(errno));
+    return -1;
+  }
+  for (int i = 0; i < n; i++) {
+    struct gg_head *gg = (struct gg_head *)found[i];
+    struct slot *s = NULL;
+    char path[4096];
+    struct ljm_name k = { getpid(), 0, 1, 1, 0 };
+    lua_Alloc cur = gg->g.allocf;
+    int j;
+    if (is_wrapper(cur)) { already++; continue; }
+    for (j = 0; j < SLOTS; j++)
+      if (atomic_load(&slots[j].state) == SLOT_FREE ||
+	  (atomic_load(&slots[j].state) == SLOT_DONE && slots[j].closed &&
+	   !atomic_load(&slots[j].busy))) {
+	s = &slots[j];
+	break;
+      }
+    if (!s) {
+      say("more than %d VMs: the others are not attached", SLOTS);
+      break;
+    }
+    if ((!s->buf && !(s->buf = map(BUF_SIZE))) ||
+	(!s->protos && !(s->protos = map(PROTO_CACHE * sizeof(uintptr_t)))) ||
+	(!s->traces && !(s->traces = map(TRACE_CACHE * sizeof(uintptr_t))))) {
+      say("no memory for a VM's buffers: %s", strerror(errno));
+      break;
+    }
+    memset(s->protos, 0, PROTO_CACHE * sizeof(uintptr_t));
+    memset(s->traces, 0, TRACE_CACHE * sizeof(uintptr_t));
+    k.vm = (unsigned)(attached + 1);	/* This attach's VMs, in address order. */
+    if ((errno = ljm_out_create(&s->out, path, sizeof(path), tmpl, &k,
+				NULL))) {
+      say("cannot create %.400s: %s", path, ljm_out_strerror(errno));
+      break;
+    }
+    if (*manifest)
+      ljm_manifest_add(manifest, path);
+    s->gg = gg;
+    s->closed = 0;
+    s->orig = cur;
+    s->luajit_pool = (uintptr_t)cur >= lj_text_lo &&
+		     (uintptr_t)cur < lj_text_hi;
+    s->len = 0;
+    s->err = 0;
+    s->events = 0;
+    put_header(s, 's');
+    put_byte(s, LJM_EV_EPILOGUE);	/* Symbols come as events need them. */
+    put_header(s, 'm');
+    atomic_store(&s->busy, 0);
+    atomic_store(&s->state, SLOT_REC);
+    gg->g.allocf = wrappers[j];
+    attached++;
+  }
+  if (n == 0)
+    say("no LuaJIT VM found in the process");
+  else if (attached == 0 && already)
+    say("every VM of the process is attached already");
+  else if (attached == n - already)
+    say("%d VM(s) attached", attached);
+  /* else why says what stopped the loop. */
+  return attached ? attached : -1;
+}
+
+EXPORT int ljmprof_attach_stop(void)
+{
+  int n = 0;
+  uint64_t events = 0;
+  for (int i = 0; i < SLOTS; i++) {
+    struct slot *s = &slots[i];
+    int st = SLOT_REC;
+    if (!atomic_compare_exchange_strong(&s->state, &st, SLOT_STOPPING))
+      continue;
+    /* The host may have put its own allocator over ours: leave it, ours
+    ** goes on forwarding behind it. */
+    if (s->gg->g.allocf == wrappers[i])
+      s->gg->g.allocf = s->orig;
+    events += s->events;
+    if (!atomic_load(&s->busy))
+      finish_if_stopping(s);
+    n++;
+  }
+  snprintf(why, sizeof(why), "%d VM(s) detached, %llu events", n,
+	   (unsigned long long)events);
+  return n;
+}
+
+EXPORT const char *ljmprof_attach_why(void)
+{
+  return why;
+}

@@ -1,0 +1,26 @@
+/*
+** ljmprof attach: the recorder's entry points, which `ljmprof attach`
+** calls inside the process (tools/cli/cmd_attach.c finds them by name).
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#ifndef LJM_ATTACH_RECORDER_H
+#define LJM_ATTACH_RECORDER_H
+
+/* Attach to every VM of the process not attached yet, one stream each,
+** named from the absolute template tmpl as LJMPROF_OUT names them (the
+** pid tagged), each name added to the file manifest unless it is "".
+** Run with the process's other threads stopped. Returns how many VMs it
+** attached, or -1; ljmprof_attach_why says what happened. */
+int ljmprof_attach_start(const char *tmpl, const char *manifest);
+
+/* Detach from every VM: its allocator back, its stream finished now or,
+** when its thread is inside the wrapper, as that thread leaves it. Run
+** with the other threads stopped. Returns how many VMs it detached. */
+int ljmprof_attach_stop(void);
+
+/* What the last call did, in words. */
+const char *ljmprof_attach_why(void);
+
+#endif

@@ -1,0 +1,16 @@
+# Tests of `ljmprof attach` (attach/ and tools/cli/inject.c): a C host of
+# our own with several VMs on the system's LuaJIT, started without the
+# shim, attached and detached.
+if HAVE_SYSLUAJIT
+check_PROGRAMS += tests/hosts/attachhost
+tests_hosts_attachhost_SOURCES = tests/hosts/attachhost.c
+tests_hosts_attachhost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS) -pthread
+tests_hosts_attachhost_LDADD = $(SYSLUAJIT_LIBS) -lpthread
+endif
+ATTACH_TESTS = tests/attach/attach.test
+TESTS += $(ATTACH_TESTS)
+EXTRA_DIST += $(ATTACH_TESTS) tests/attach/work.lua
+check_SCRIPTS += attach/libljmprof-attach.so
+AM_TESTS_ENVIRONMENT += \
+	LJMPROF_ATTACH_LIB='$(abs_top_builddir)/attach/libljmprof-attach.so'; \
+	export LJMPROF_ATTACH_LIB;

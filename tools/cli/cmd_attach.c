@@ -1,0 +1,357 @@
+/*
+** ljmprof attach: profile the LuaJIT VMs of running processes that were
+** started without the shim, then leave them as they were.
+**
+** For each process: check that the LuaJIT library it maps is a build we
+** know the layouts of (its build-id in attach_builds.h, generated at
+** build time); load the recorder (attach/recorder.c) with dlopen, called
+** in one of its threads through inject.c while the others run on; stop
+** every thread for the moment the recorder takes to find the VMs and put
+** its wrapper over their allocators; after the duration (or Ctrl-C) stop
+** them again while it puts the allocators back and ends the streams.
+**
+** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
+*/
+
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attach_builds.h"
+#include "commands.h"
+#include "elfinfo.h"
+#include "inject.h"
+#include "outpath.h"
+
+#ifndef LJM_LIBDIR
+#define LJM_LIBDIR "/usr/lib/ljmprof"
+#endif
+
+static void usage(FILE *out)
+{
+  fputs(
+"Usage: ljmprof attach [OPTION]... PID...\n"
+"Profile the LuaJIT VMs of running processes started without the shim:\n"
+"load the recorder into each, record every VM into a stream of its own\n"
+"(TEMPLATE with the pid and the VM's number: x.4242.bin, x.4242.vm2.bin),\n"
+"then put every allocator back and leave the processes running.\n"
+"\n"
+"  -o, --output=TEMPLATE   the streams' name (default ljmprof.bin); %p,\n"
+"                          %n, %s as in LJMPROF_OUT\n"
+"  -d, --duration=SECONDS  detach after this long (default: at Ctrl-C)\n"
+"  -h, --help              this text\n"
+"\n"
+"Needs the right to trace the processes (root, CAP_SYS_PTRACE, or Yama's\n"
+"ptrace_scope 0 for your own). Only the LuaJIT builds this ljmprof was\n"
+"made for are attached (their build-ids: --help lists them); x86-64 only.\n"
+"Each process is stopped twice, for the moment it takes to find its VMs\n"
+"and to put the allocators back; the recorder stays loaded, idle.\n"
+"\n"
+"Exit status: 0 every process was attached and detached, 1 some could\n"
+"not be (one line each says why), 2 usage error.\n",
+	out);
+  fputs("\nKnown LuaJIT builds:\n", out);
+  for (size_t i = 0; i < ljm_attach_nbuilds; i++)
+    fprintf(out, "  %s  %s %s\n", ljm_attach_builds[i].build_id,
+	    ljm_attach_builds[i].flavour, ljm_attach_builds[i].version);
+  if (ljm_attach_nbuilds == 0)
+    fputs("  none: this ljmprof was built without the system LuaJIT of its "
+	  "source's version\n", out);
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+  (void)sig;
+  interrupted = 1;
+}
+
+static double now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The recorder library, and where its entry points are in this process
+** (loaded here too, to find them in the target by their offset). */
+struct recorder {
+  char path[PATH_MAX];
+  void *start, *stop, *why;
+};
+
+static int load_recorder(struct recorder *r)
+{
+  const char *env = getenv("LJMPROF_ATTACH_LIB");
+  void *h;
+  snprintf(r->path, sizeof(r->path), "%s",
+	   env && *env ? env : LJM_LIBDIR "/libljmprof-attach.so");
+  if (!(h = dlopen(r->path, RTLD_NOW | RTLD_LOCAL))) {
+    ljmprof_error("attach: cannot load the recorder %s: %s", r->path,
+		  dlerror());
+    return -1;
+  }
+  r->start = dlsym(h, "ljmprof_attach_start");
+  r->stop = dlsym(h, "ljmprof_attach_stop");
+  r->why = dlsym(h, "ljmprof_attach_why");
+  if (!r->start || !r->stop || !r->why) {
+    ljmprof_error("attach: %s is not ljmprof's recorder", r->path);
+    return -1;
+  }
+  return 0;
+}
+
+/* The file pid maps that holds LuaJIT (the library, or a program with
+** LuaJIT linked in: whatever defines its API), as a path through its
+** root. 0, 1 when there is none, -1 when the maps cannot be read. */
+static int luajit_of(pid_t pid, char *path, size_t n)
+{
+  char maps[64], line[4096], last[4096] = "";
+  FILE *f;
+  int found = 0;
+  snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+  if (!(f = fopen(maps, "r")))
+    return -1;
+  while (!found && fgets(line, sizeof(line), f)) {
+    char *p = strchr(line, '/');
+    if (!p)
+      continue;
+    p[strcspn(p, "\n")] = 0;
+    if (!strcmp(p, last))
+      continue;
+    snprintf(last, sizeof(last), "%s", p);
+    snprintf(path, n, "/proc/%d/root%s", (int)pid, p);
+    found = ljm_elf_defines(path, "luaJIT_setmode") == 1;
+  }
+  fclose(f);
+  return found ? 0 : 1;
+}
+
+/* A call of fn(s0, s1) in the target, and the recorder's words after. */
+static int call(struct inj *j, uintptr_t fn, const char *s0, const char *s1,
+		uintptr_t a0, uintptr_t a1, uintptr_t *ret)
+{
+  return inj_call(j, fn, s0, s1, a0, a1, ret, 5000);
+}
+
+struct target {
+  pid_t pid;
+  int attached;		/* VMs recorded. */
+  uintptr_t start, stop, why;	/* The recorder's entry points there. */
+};
+
+static void recorder_says(struct inj *j, struct target *t, char *buf,
+			  size_t n)
+{
+  uintptr_t s;
+  buf[0] = 0;
+  if (call(j, t->why, NULL, NULL, 0, 0, &s) == 0 && s)
+    inj_read_str(j, s, buf, n);
+}
+
+static int attach_one(struct target *t, const struct recorder *r,
+		      const char *tmpl)
+{
+  char lib[PATH_MAX], id[128], words[512];
+  struct inj j;
+  uintptr_t dlopen_at, handle, n, base_ours;
+  double t0, paused;
+  const char *version = NULL;
+  if (kill(t->pid, 0) < 0 && errno == ESRCH) {
+    ljmprof_error("attach: no process %d", (int)t->pid);
+    return -1;
+  }
+  switch (luajit_of(t->pid, lib, sizeof(lib))) {
+  case -1:
+    ljmprof_error("attach: cannot read process %d's mappings: %s",
+		  (int)t->pid, strerror(errno));
+    return -1;
+  case 1:
+    ljmprof_error("attach: process %d has no LuaJIT (no file it maps "
+		  "defines LuaJIT's API)", (int)t->pid);
+    return -1;
+  }
+  if (ljm_elf_build_id(lib, id, sizeof(id)) != 0) {
+    ljmprof_error("attach: process %d: cannot read the build-id of %s",
+		  (int)t->pid, lib);
+    return -1;
+  }
+  for (size_t i = 0; i < ljm_attach_nbuilds; i++)
+    if (!strcmp(ljm_attach_builds[i].build_id, id))
+      version = ljm_attach_builds[i].version;
+  if (!version && strstr(lib, "/libljmprof.so")) {
+    ljmprof_error("attach: process %d runs under ljmprof's shim already: "
+		  "its streams are LJMPROF_OUT's", (int)t->pid);
+    return -1;
+  }
+  if (!version) {
+    ljmprof_error("attach: process %d: its LuaJIT (%s, build-id %s) is not "
+		  "a build this ljmprof knows the layouts of "
+		  "(ljmprof attach --help lists them)", (int)t->pid,
+		  strstr(lib, "/root") ? strstr(lib, "/root") + 5 : lib, id);
+    return -1;
+  }
+  if (inj_open(&j, t->pid) ||
+      inj_symbol(&j, (void *)dlopen, &dlopen_at)) {
+    ljmprof_error("attach: process %d: %s", (int)t->pid, j.err);
+    inj_close(&j);
+    return -1;
+  }
+  /* dlopen with the other threads running: a lock one of them holds
+  ** is let go. */
+  if (call(&j, dlopen_at, r->path, NULL, 0, RTLD_NOW, &handle) || !handle) {
+    ljmprof_error("attach: process %d: %s", (int)t->pid,
+		  handle ? j.err : "the recorder did not load there (is the "
+		  "library reachable from its root?)");
+    inj_close(&j);
+    return -1;
+  }
+  if (inj_symbol(&j, r->start, &t->start) ||
+      inj_symbol(&j, r->stop, &t->stop) ||
+      inj_symbol(&j, r->why, &t->why)) {
+    ljmprof_error("attach: process %d: %s", (int)t->pid, j.err);
+    inj_close(&j);
+    return -1;
+  }
+  (void)base_ours;
+  t0 = now();
+  if (inj_stop_all(&j) || call(&j, t->start, tmpl, "", 0, 0, &n)) {
+    inj_resume_all(&j);
+    ljmprof_error("attach: process %d: %s", (int)t->pid, j.err);
+    inj_close(&j);
+    return -1;
+  }
+  recorder_says(&j, t, words, sizeof(words));
+  inj_resume_all(&j);
+  paused = now() - t0;
+  inj_close(&j);
+  if ((int)n <= 0) {
+    ljmprof_error("attach: process %d: %s", (int)t->pid, words);
+    return -1;
+  }
+  t->attached = (int)n;
+  fprintf(stderr, "ljmprof: attach: process %d (LuaJIT %s): %s, stopped "
+	  "for %.1f ms\n", (int)t->pid, version, words, paused * 1e3);
+  return 0;
+}
+
+static int detach_one(struct target *t)
+{
+  char words[512];
+  struct inj j;
+  uintptr_t n;
+  double t0, paused;
+  if (inj_open(&j, t->pid)) {
+    ljmprof_error("attach: process %d: %s", (int)t->pid, j.err);
+    return -1;
+  }
+  t0 = now();
+  if (inj_stop_all(&j) || call(&j, t->stop, NULL, NULL, 0, 0, &n)) {
+    inj_resume_all(&j);
+    ljmprof_error("attach: process %d: %s", (int)t->pid, j.err);
+    inj_close(&j);
+    return -1;
+  }
+  recorder_says(&j, t, words, sizeof(words));
+  inj_resume_all(&j);
+  paused = now() - t0;
+  inj_close(&j);
+  fprintf(stderr, "ljmprof: attach: process %d: %s, stopped for %.1f ms\n",
+	  (int)t->pid, words, paused * 1e3);
+  return 0;
+}
+
+int ljmprof_cmd_attach(int argc, char **argv)
+{
+  static const struct option opts[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"duration", required_argument, NULL, 'd'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}
+  };
+  const char *out = "ljmprof.bin", *err;
+  char tmpl[PATH_MAX], cwd[PATH_MAX];
+  double duration = -1;
+  struct recorder r;
+  struct target *t;
+  int opt, n, bad = 0, live = 0;
+  struct sigaction sa;
+  while ((opt = getopt_long(argc, argv, ":o:d:h", opts, NULL)) != -1) {
+    char *end;
+    switch (opt) {
+    case 'o':
+      out = optarg;
+      break;
+    case 'd':
+      duration = strtod(optarg, &end);
+      if (*end || end == optarg || duration <= 0)
+	return ljmprof_usage_error("attach", "--duration needs seconds "
+				   "above 0, not", optarg);
+      break;
+    case 'h':
+      usage(stdout);
+      return LJMPROF_EXIT_OK;
+    default:
+      return ljmprof_getopt_error("attach", opt, argv);
+    }
+  }
+  if (optind >= argc)
+    return ljmprof_usage_error("attach", "no PID to attach to", NULL);
+  if ((err = ljm_template_check(out)))
+    return ljmprof_usage_error("attach", err, out);
+  if (!getcwd(cwd, sizeof(cwd)) ||
+      ljm_template_absolute(tmpl, sizeof(tmpl), out, cwd))
+    return ljmprof_usage_error("attach", "the output name is too long:",
+			       out);
+  n = argc - optind;
+  if (!(t = calloc((size_t)n, sizeof(*t))))
+    return LJMPROF_EXIT_ERROR;
+  for (int i = 0; i < n; i++) {
+    char *end;
+    long pid = strtol(argv[optind + i], &end, 10);
+    if (*end || pid <= 0 || pid > INT_MAX) {
+      free(t);
+      return ljmprof_usage_error("attach", "not a process id:",
+				 argv[optind + i]);
+    }
+    t[i].pid = (pid_t)pid;
+  }
+  if (load_recorder(&r)) {
+    free(t);
+    return LJMPROF_EXIT_ERROR;
+  }
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+  for (int i = 0; i < n && !interrupted; i++) {
+    if (attach_one(&t[i], &r, tmpl))
+      bad = 1;
+    else
+      live++;
+  }
+  if (live) {
+    double end = now() + duration;
+    if (duration < 0)
+      fprintf(stderr, "ljmprof: attach: recording; Ctrl-C to detach\n");
+    while (!interrupted && (duration < 0 || now() < end)) {
+      struct timespec ts = { 0, 20 * 1000000 };
+      nanosleep(&ts, NULL);
+    }
+  }
+  for (int i = 0; i < n; i++)
+    if (t[i].attached && detach_one(&t[i]))
+      bad = 1;
+  free(t);
+  return bad ? LJMPROF_EXIT_ERROR : LJMPROF_EXIT_OK;
+}
