@@ -7,10 +7,12 @@ tests_hosts_attachhost_SOURCES = tests/hosts/attachhost.c
 tests_hosts_attachhost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS) -pthread
 tests_hosts_attachhost_LDADD = $(SYSLUAJIT_LIBS) -lpthread
 endif
-ATTACH_TESTS = tests/attach/attach.test
+ATTACH_TESTS = tests/attach/attach.test tests/attach/nginx-attach.test
 TESTS += $(ATTACH_TESTS)
-EXTRA_DIST += $(ATTACH_TESTS) tests/attach/work.lua
-check_SCRIPTS += attach/libljmprof-attach.so
+EXTRA_DIST += $(ATTACH_TESTS) tests/attach/work.lua tests/attach/nginx-hits.lua
+check_SCRIPTS += $(LJM_RECORDERS)
 AM_TESTS_ENVIRONMENT += \
 	LJMPROF_ATTACH_LIB='$(abs_top_builddir)/attach/libljmprof-attach.so'; \
-	export LJMPROF_ATTACH_LIB;
+	export LJMPROF_ATTACH_LIB; \
+	LJMPROF_ATTACH_LIB_LUAJIT2='$(abs_top_builddir)/luajit2/attach/libljmprof-attach.so'; \
+	export LJMPROF_ATTACH_LIB_LUAJIT2;

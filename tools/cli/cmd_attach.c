@@ -89,12 +89,19 @@ struct recorder {
   void *start, *stop, *why;
 };
 
-static int load_recorder(struct recorder *r)
+/* The recorder of build b: LIBDIR/ljmprof/DIR/libljmprof-attach.so, or
+** where LJMPROF_ATTACH_LIB (LJMPROF_ATTACH_LIB_LUAJIT2 for a recorder in
+** luajit2/) says, as the tests run it from the build tree. */
+static int load_recorder(struct recorder *r, const struct ljm_attach_build *b)
 {
-  const char *env = getenv("LJMPROF_ATTACH_LIB");
+  const char *env = getenv(*b->dir ? "LJMPROF_ATTACH_LIB_LUAJIT2"
+			   : "LJMPROF_ATTACH_LIB");
   void *h;
-  snprintf(r->path, sizeof(r->path), "%s",
-	   env && *env ? env : LJM_LIBDIR "/libljmprof-attach.so");
+  if (env && *env)
+    snprintf(r->path, sizeof(r->path), "%s", env);
+  else
+    snprintf(r->path, sizeof(r->path), "%s/%slibljmprof-attach.so",
+	     LJM_LIBDIR, b->dir);
   if (!(h = dlopen(r->path, RTLD_NOW | RTLD_LOCAL))) {
     ljmprof_error("attach: cannot load the recorder %s: %s", r->path,
 		  dlerror());
@@ -158,14 +165,14 @@ static void recorder_says(struct inj *j, struct target *t, char *buf,
     inj_read_str(j, s, buf, n);
 }
 
-static int attach_one(struct target *t, const struct recorder *r,
-		      const char *tmpl)
+static int attach_one(struct target *t, const char *tmpl)
 {
+  struct recorder rec, *r = &rec;
+  const struct ljm_attach_build *build = NULL;
   char lib[PATH_MAX], id[128], words[512];
   struct inj j;
-  uintptr_t dlopen_at, handle, n, base_ours;
+  uintptr_t dlopen_at, handle, n;
   double t0, paused;
-  const char *version = NULL;
   if (kill(t->pid, 0) < 0 && errno == ESRCH) {
     ljmprof_error("attach: no process %d", (int)t->pid);
     return -1;
@@ -187,19 +194,21 @@ static int attach_one(struct target *t, const struct recorder *r,
   }
   for (size_t i = 0; i < ljm_attach_nbuilds; i++)
     if (!strcmp(ljm_attach_builds[i].build_id, id))
-      version = ljm_attach_builds[i].version;
-  if (!version && strstr(lib, "/libljmprof.so")) {
+      build = &ljm_attach_builds[i];
+  if (!build && strstr(lib, "/libljmprof.so")) {
     ljmprof_error("attach: process %d runs under ljmprof's shim already: "
 		  "its streams are LJMPROF_OUT's", (int)t->pid);
     return -1;
   }
-  if (!version) {
+  if (!build) {
     ljmprof_error("attach: process %d: its LuaJIT (%s, build-id %s) is not "
 		  "a build this ljmprof knows the layouts of "
 		  "(ljmprof attach --help lists them)", (int)t->pid,
 		  strstr(lib, "/root") ? strstr(lib, "/root") + 5 : lib, id);
     return -1;
   }
+  if (load_recorder(r, build))
+    return -1;
   if (inj_open(&j, t->pid) ||
       inj_symbol(&j, (void *)dlopen, &dlopen_at)) {
     ljmprof_error("attach: process %d: %s", (int)t->pid, j.err);
@@ -222,7 +231,6 @@ static int attach_one(struct target *t, const struct recorder *r,
     inj_close(&j);
     return -1;
   }
-  (void)base_ours;
   t0 = now();
   if (inj_stop_all(&j) || call(&j, t->start, tmpl, "", 0, 0, &n)) {
     inj_resume_all(&j);
@@ -239,8 +247,9 @@ static int attach_one(struct target *t, const struct recorder *r,
     return -1;
   }
   t->attached = (int)n;
-  fprintf(stderr, "ljmprof: attach: process %d (LuaJIT %s): %s, stopped "
-	  "for %.1f ms\n", (int)t->pid, version, words, paused * 1e3);
+  fprintf(stderr, "ljmprof: attach: process %d (%s %s): %s, stopped "
+	  "for %.1f ms\n", (int)t->pid, build->flavour, build->version, words,
+	  paused * 1e3);
   return 0;
 }
 
@@ -281,7 +290,6 @@ int ljmprof_cmd_attach(int argc, char **argv)
   const char *out = "ljmprof.bin", *err;
   char tmpl[PATH_MAX], cwd[PATH_MAX];
   double duration = -1;
-  struct recorder r;
   struct target *t;
   int opt, n, bad = 0, live = 0;
   struct sigaction sa;
@@ -325,17 +333,13 @@ int ljmprof_cmd_attach(int argc, char **argv)
     }
     t[i].pid = (pid_t)pid;
   }
-  if (load_recorder(&r)) {
-    free(t);
-    return LJMPROF_EXIT_ERROR;
-  }
   memset(&sa, 0, sizeof(sa));
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
   for (int i = 0; i < n && !interrupted; i++) {
-    if (attach_one(&t[i], &r, tmpl))
+    if (attach_one(&t[i], tmpl))
       bad = 1;
     else
       live++;
