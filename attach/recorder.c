@@ -486,33 +486,47 @@ static void *map(size_t n)
   return p == MAP_FAILED ? NULL : p;
 }
 
-/* recorder.h says what the three entry points do. */
-EXPORT int ljmprof_attach_start(const char *tmpl, const char *manifest)
+/* The VMs ljmprof_attach_find saw, checked again by the start. */
+static uintptr_t found[SLOTS];
+static int nfound = -1;
+
+/* recorder.h says what the entry points do. */
+EXPORT int ljmprof_attach_find(void)
 {
-  uintptr_t found[SLOTS];
-  int n, attached = 0, already = 0;
-  const char *err;
+  int n;
   why[0] = 0;
-  if ((err = ljm_template_check(tmpl))) {
-    say("the output name: %s", err);
-    return -1;
-  }
   scanbuf = map(SCAN_CHUNK);
   maps = map(MAPS_SIZE);
   if (!scanbuf || !maps) {
     say("no memory to look for the VMs: %s", strerror(errno));
-    n = -2;
+    n = -1;
+  } else if ((n = find_vms(found, SLOTS)) < 0) {
+    say("cannot read /proc/self/maps: %s", strerror(errno));
+  } else if (n == 0) {
+    say("no LuaJIT VM found in the process");
   } else {
-    n = find_vms(found, SLOTS);
+    say("%d VM(s) found", n);
   }
   if (scanbuf) munmap(scanbuf, SCAN_CHUNK);
   if (maps) munmap(maps, MAPS_SIZE);
   scanbuf = NULL;
   maps = NULL;
-  if (n == -2)
+  nfound = n;
+  return n;
+}
+
+EXPORT int ljmprof_attach_start(const char *tmpl, const char *manifest)
+{
+  int n = nfound, attached = 0, already = 0, gone = 0;
+  const char *err;
+  why[0] = 0;
+  nfound = -1;
+  if ((err = ljm_template_check(tmpl))) {
+    say("the output name: %s", err);
     return -1;
+  }
   if (n < 0) {
-    say("cannot read /proc/self/maps: %s", strerror(errno));
+    say("no VMs looked for (ljmprof_attach_find first)");
     return -1;
   }
   for (int i = 0; i < n; i++) {
@@ -520,8 +534,11 @@ EXPORT int ljmprof_attach_start(const char *tmpl, const char *manifest)
     struct slot *s = NULL;
     char path[4096];
     struct ljm_name k = { getpid(), 0, 1, 1, 0 };
-    lua_Alloc cur = gg->g.allocf;
+    lua_Alloc cur;
     int j;
+    /* Closed since it was found, its memory maybe another's now. */
+    if (!is_vm(found[i])) { gone++; continue; }
+    cur = gg->g.allocf;
     if (is_wrapper(cur)) { already++; continue; }
     for (j = 0; j < SLOTS; j++)
       if (atomic_load(&slots[j].state) == SLOT_FREE ||
@@ -566,11 +583,11 @@ EXPORT int ljmprof_attach_start(const char *tmpl, const char *manifest)
     gg->g.allocf = wrappers[j];
     attached++;
   }
-  if (n == 0)
+  if (n == 0 || gone == n)
     say("no LuaJIT VM found in the process");
   else if (attached == 0 && already)
     say("every VM of the process is attached already");
-  else if (attached == n - already)
+  else if (attached == n - already - gone)
     say("%d VM(s) attached", attached);
   /* else why says what stopped the loop. */
   return attached ? attached : -1;

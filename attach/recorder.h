@@ -8,7 +8,12 @@
 #ifndef LJM_ATTACH_RECORDER_H
 #define LJM_ATTACH_RECORDER_H
 
-/* Attach to every VM of the process not attached yet, one stream each,
+/* Look for the process's VMs in its memory, while its other threads run
+** on (it may take a while on a large heap): how many, or -1. */
+int ljmprof_attach_find(void);
+
+/* Attach to every VM ljmprof_attach_find found that is still one and is
+** not attached yet, one stream each,
 ** named from the absolute template tmpl as LJMPROF_OUT names them (the
 ** pid tagged), each name added to the file manifest unless it is "".
 ** Run with the process's other threads stopped. Returns how many VMs it

@@ -86,7 +86,7 @@ static double now(void)
 ** (loaded here too, to find them in the target by their offset). */
 struct recorder {
   char path[PATH_MAX];
-  void *start, *stop, *why;
+  void *find, *start, *stop, *why;
 };
 
 /* The recorder of build b: LIBDIR/ljmprof/DIR/libljmprof-attach.so, or
@@ -107,10 +107,11 @@ static int load_recorder(struct recorder *r, const struct ljm_attach_build *b)
 		  dlerror());
     return -1;
   }
+  r->find = dlsym(h, "ljmprof_attach_find");
   r->start = dlsym(h, "ljmprof_attach_start");
   r->stop = dlsym(h, "ljmprof_attach_stop");
   r->why = dlsym(h, "ljmprof_attach_why");
-  if (!r->start || !r->stop || !r->why) {
+  if (!r->find || !r->start || !r->stop || !r->why) {
     ljmprof_error("attach: %s is not ljmprof's recorder", r->path);
     return -1;
   }
@@ -153,7 +154,7 @@ static int call(struct inj *j, uintptr_t fn, const char *s0, const char *s1,
 struct target {
   pid_t pid;
   int attached;		/* VMs recorded. */
-  uintptr_t start, stop, why;	/* The recorder's entry points there. */
+  uintptr_t find, start, stop, why; /* The recorder's entry points there. */
 };
 
 static void recorder_says(struct inj *j, struct target *t, char *buf,
@@ -224,11 +225,24 @@ static int attach_one(struct target *t, const char *tmpl)
     inj_close(&j);
     return -1;
   }
-  if (inj_symbol(&j, r->start, &t->start) ||
+  if (inj_symbol(&j, r->find, &t->find) ||
+      inj_symbol(&j, r->start, &t->start) ||
       inj_symbol(&j, r->stop, &t->stop) ||
       inj_symbol(&j, r->why, &t->why)) {
     ljmprof_error("attach: process %d: %s", (int)t->pid, j.err);
     inj_close(&j);
+    return -1;
+  }
+  /* The search reads the whole heap: with the other threads running. */
+  if (call(&j, t->find, NULL, NULL, 0, 0, &n)) {
+    ljmprof_error("attach: process %d: %s", (int)t->pid, j.err);
+    inj_close(&j);
+    return -1;
+  }
+  if ((long)n <= 0) {
+    recorder_says(&j, t, words, sizeof(words));
+    inj_close(&j);
+    ljmprof_error("attach: process %d: %s", (int)t->pid, words);
     return -1;
   }
   t0 = now();
