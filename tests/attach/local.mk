@@ -6,6 +6,12 @@ check_PROGRAMS += tests/hosts/attachhost
 tests_hosts_attachhost_SOURCES = tests/hosts/attachhost.c
 tests_hosts_attachhost_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS) -pthread
 tests_hosts_attachhost_LDADD = $(SYSLUAJIT_LIBS) -lpthread
+# The same with LuaJIT linked in (Debian's static library): no library
+# to know it by, the program's own build-id instead.
+check_PROGRAMS += tests/hosts/attachhost-static
+tests_hosts_attachhost_static_SOURCES = tests/hosts/attachhost.c
+tests_hosts_attachhost_static_CFLAGS = $(AM_CFLAGS) $(SYSLUAJIT_CFLAGS) -pthread
+tests_hosts_attachhost_static_LDADD = -l:libluajit-5.1.a -lm -ldl -lpthread
 endif
 ATTACH_TESTS = tests/attach/attach.test tests/attach/nginx-attach.test
 TESTS += $(ATTACH_TESTS)

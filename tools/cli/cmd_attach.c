@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -144,6 +145,27 @@ static int luajit_of(pid_t pid, char *path, size_t n)
   return found ? 0 : 1;
 }
 
+/* Whether the file holds LuaJIT's version string (jit.version's), as a
+** program with LuaJIT linked in and stripped does. */
+static int has_luajit_text(const char *path)
+{
+  static const char needle[] = "LuaJIT 2.";
+  char buf[1 << 16];
+  size_t keep = 0;
+  ssize_t n;
+  int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+  if (fd < 0)
+    return 0;
+  while (!found && (n = read(fd, buf + keep, sizeof(buf) - keep)) > 0) {
+    size_t len = keep + (size_t)n;
+    found = memmem(buf, len, needle, sizeof(needle) - 1) != NULL;
+    keep = sizeof(needle) - 1 < len ? sizeof(needle) - 1 : len;
+    memmove(buf, buf + len - keep, keep);
+  }
+  close(fd);
+  return found;
+}
+
 /* A call of fn(s0, s1) in the target, and the recorder's words after. */
 static int call(struct inj *j, uintptr_t fn, const char *s0, const char *s1,
 		uintptr_t a0, uintptr_t a1, uintptr_t *ret)
@@ -184,9 +206,22 @@ static int attach_one(struct target *t, const char *tmpl)
 		  (int)t->pid, strerror(errno));
     return -1;
   case 1:
-    ljmprof_error("attach: process %d has no LuaJIT (no file it maps "
-		  "defines LuaJIT's API)", (int)t->pid);
-    return -1;
+    snprintf(lib, sizeof(lib), "/proc/%d/exe", (int)t->pid);
+    if (!has_luajit_text(lib)) {
+      ljmprof_error("attach: process %d has no LuaJIT (no file it maps "
+		    "defines LuaJIT's API)", (int)t->pid);
+      return -1;
+    }
+    /* LuaJIT linked into the program, its symbols stripped: the
+    ** program's build-id is not one of a LuaJIT we know. */
+    {
+      char exe[PATH_MAX];
+      ssize_t len = readlink(lib, exe, sizeof(exe) - 1);
+      if (len > 0) {
+	exe[len] = 0;
+	snprintf(lib, sizeof(lib), "/proc/%d/root%.4000s", (int)t->pid, exe);
+      }
+    }
   }
   if (ljm_elf_build_id(lib, id, sizeof(id)) != 0) {
     ljmprof_error("attach: process %d: cannot read the build-id of %s",
