@@ -85,6 +85,7 @@ struct slot {
 
 static struct slot slots[SLOTS];
 static char why[512];		/* The last outcome, for the CLI. */
+static char names[1 << 16];	/* The last start's streams, a line each. */
 /* LuaJIT's text, from /proc/self/maps: an allocator inside it is its own
 ** (lj_alloc_f, the only allocator the library has). */
 static uintptr_t lj_text_lo, lj_text_hi;
@@ -520,6 +521,7 @@ EXPORT int ljmprof_attach_start(const char *tmpl, const char *manifest)
   int n = nfound, attached = 0, already = 0, gone = 0;
   const char *err;
   why[0] = 0;
+  names[0] = 0;
   nfound = -1;
   if ((err = ljm_template_check(tmpl))) {
     say("the output name: %s", err);
@@ -567,6 +569,14 @@ EXPORT int ljmprof_attach_start(const char *tmpl, const char *manifest)
     }
     if (*manifest)
       ljm_manifest_add(manifest, path);
+    {
+      size_t used = strlen(names), len = strlen(path);
+      if (used + len + 2 <= sizeof(names)) {
+	memcpy(names + used, path, len);
+	names[used + len] = '\n';
+	names[used + len + 1] = 0;
+      }
+    }
     s->gg = gg;
     s->closed = 0;
     s->orig = cur;
@@ -614,6 +624,11 @@ EXPORT int ljmprof_attach_stop(void)
   snprintf(why, sizeof(why), "%d VM(s) detached, %llu events", n,
 	   (unsigned long long)events);
   return n;
+}
+
+EXPORT const char *ljmprof_attach_names(void)
+{
+  return names;
 }
 
 EXPORT const char *ljmprof_attach_why(void)

@@ -25,6 +25,9 @@ int ljmprof_attach_start(const char *tmpl, const char *manifest);
 ** with the other threads stopped. Returns how many VMs it detached. */
 int ljmprof_attach_stop(void);
 
+/* The streams the last start opened, one path a line. */
+const char *ljmprof_attach_names(void);
+
 /* What the last call did, in words. */
 const char *ljmprof_attach_why(void);
 

@@ -154,3 +154,66 @@ int ljm_elf_build_id(const char *path, char *buf, size_t n)
   lj_memprof_elf_close(&f);
   return found ? 0 : -1;
 }
+
+/* The virtual address of file offset off, by the PT_LOAD that holds it. */
+static int file_vaddr(const MPEFile *f, uint64_t off, uint64_t *vaddr)
+{
+  const ElfW(Ehdr) *eh = f->eh;
+  size_t i;
+  if (eh->e_phentsize != sizeof(ElfW(Phdr)) || eh->e_phoff > f->sz ||
+      eh->e_phnum > (f->sz - eh->e_phoff) / sizeof(ElfW(Phdr)))
+    return -1;
+  for (i = 0; i < eh->e_phnum; i++) {
+    const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(f->p + eh->e_phoff) + i;
+    if (ph->p_type == PT_LOAD && off >= ph->p_offset &&
+	off - ph->p_offset < ph->p_filesz) {
+      *vaddr = off - ph->p_offset + ph->p_vaddr;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+int ljm_elf_func_at(const char *path, uint64_t off, char *buf, size_t n,
+		    uint64_t *start)
+{
+  MPEFile f;
+  uint64_t va;
+  int found = 0;
+  buf[0] = '\0';
+  if (map_sections(path, &f) != 0)
+    return -1;
+  if (file_vaddr(&f, off, &va) != 0) {
+    lj_memprof_elf_close(&f);
+    return -1;
+  }
+  /* .symtab first (every function of an unstripped file), .dynsym
+  ** after: a symbol that covers va, or starts at it. */
+  for (int pass = 0; pass < 2 && !found; pass++) {
+    for (size_t i = 0; i < f.nsh && !found; i++) {
+      const ElfW(Sym) *syms;
+      MPETable t;
+      if (f.sh[i].sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) ||
+	  lj_memprof_elf_table(&f, &f.sh[i], sizeof(ElfW(Sym)), 1, &t) != 0)
+	continue;
+      syms = (const ElfW(Sym) *)t.ent;
+      for (size_t j = 0; j < t.n; j++) {
+	const ElfW(Sym) *s = &syms[j];
+	if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || s->st_shndx == SHN_UNDEF ||
+	    s->st_name >= t.strsz)
+	  continue;
+	if (va == s->st_value ||
+	    (va > s->st_value && va - s->st_value < s->st_size)) {
+	  snprintf(buf, n, "%.*s", (int)strnlen(t.str + s->st_name,
+						 t.strsz - s->st_name),
+		   t.str + s->st_name);
+	  *start = off - (va - s->st_value);
+	  found = 1;
+	  break;
+	}
+      }
+    }
+  }
+  lj_memprof_elf_close(&f);
+  return found ? 0 : -1;
+}

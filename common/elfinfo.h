@@ -10,6 +10,7 @@
 #define LJM_ELFINFO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* 1 if the ELF file defines (exports) dynamic symbol sym, 0 if not,
 ** -1 if it cannot be read or is not an ELF file of this process's class
@@ -30,5 +31,11 @@ int ljm_system_luajit(char *buf, size_t n);
 /* The GNU build-id of an ELF file, in hex, into buf[n]; 0, or -1 when the
 ** file cannot be read or has none. */
 int ljm_elf_build_id(const char *path, char *buf, size_t n);
+
+/* The function symbol of the ELF file that covers file offset off (or
+** starts there), from .symtab, else .dynsym: its name into buf[n], the
+** file offset it starts at into *start. 0, or -1 when none does. */
+int ljm_elf_func_at(const char *path, uint64_t off, char *buf, size_t n,
+		    uint64_t *start);
 
 #endif

@@ -149,6 +149,7 @@ tools_ljmprof_LDADD += common/libljmcore.a
 # ljmprof attach: the injector and the table of the builds it knows
 # (attach/local.mk makes it); the recorder is a library of its own.
 tools_ljmprof_SOURCES += tools/cli/cmd_attach.c tools/cli/inject.c \
+	tools/cli/attach_names.c tools/cli/attach_names.h \
 	tools/cli/inject.h
 nodist_tools_ljmprof_SOURCES = attach/attach_builds.h
 tools_ljmprof_CPPFLAGS += -Iattach

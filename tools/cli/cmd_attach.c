@@ -27,10 +27,12 @@
 #include <unistd.h>
 
 #include "attach_builds.h"
+#include "attach_names.h"
 #include "commands.h"
 #include "elfinfo.h"
 #include "inject.h"
 #include "outpath.h"
+#include "writer.h"
 
 #ifndef LJM_LIBDIR
 #define LJM_LIBDIR "/usr/lib/ljmprof"
@@ -87,7 +89,7 @@ static double now(void)
 ** (loaded here too, to find them in the target by their offset). */
 struct recorder {
   char path[PATH_MAX];
-  void *find, *start, *stop, *why;
+  void *find, *start, *stop, *why, *names;
 };
 
 /* The recorder of build b: LIBDIR/ljmprof/DIR/libljmprof-attach.so, or
@@ -112,7 +114,8 @@ static int load_recorder(struct recorder *r, const struct ljm_attach_build *b)
   r->start = dlsym(h, "ljmprof_attach_start");
   r->stop = dlsym(h, "ljmprof_attach_stop");
   r->why = dlsym(h, "ljmprof_attach_why");
-  if (!r->find || !r->start || !r->stop || !r->why) {
+  r->names = dlsym(h, "ljmprof_attach_names");
+  if (!r->find || !r->start || !r->stop || !r->why || !r->names) {
     ljmprof_error("attach: %s is not ljmprof's recorder", r->path);
     return -1;
   }
@@ -176,7 +179,9 @@ static int call(struct inj *j, uintptr_t fn, const char *s0, const char *s1,
 struct target {
   pid_t pid;
   int attached;		/* VMs recorded. */
-  uintptr_t find, start, stop, why; /* The recorder's entry points there. */
+  uintptr_t find, start, stop, why, names; /* The recorder's entry points
+					     there. */
+  char *streams;	/* Their paths, a line each. */
 };
 
 static void recorder_says(struct inj *j, struct target *t, char *buf,
@@ -263,7 +268,8 @@ static int attach_one(struct target *t, const char *tmpl)
   if (inj_symbol(&j, r->find, &t->find) ||
       inj_symbol(&j, r->start, &t->start) ||
       inj_symbol(&j, r->stop, &t->stop) ||
-      inj_symbol(&j, r->why, &t->why)) {
+      inj_symbol(&j, r->why, &t->why) ||
+      inj_symbol(&j, r->names, &t->names)) {
     ljmprof_error("attach: process %d: %s", (int)t->pid, j.err);
     inj_close(&j);
     return -1;
@@ -288,6 +294,13 @@ static int attach_one(struct target *t, const char *tmpl)
     return -1;
   }
   recorder_says(&j, t, words, sizeof(words));
+  {
+    uintptr_t at;
+    static char list[1 << 16];
+    if (call(&j, t->names, NULL, NULL, 0, 0, &at) == 0 && at &&
+	inj_read_str(&j, at, list, sizeof(list)) == 0)
+      t->streams = strdup(list);
+  }
   inj_resume_all(&j);
   paused = now() - t0;
   inj_close(&j);
@@ -302,14 +315,38 @@ static int attach_one(struct target *t, const char *tmpl)
   return 0;
 }
 
+/* After the detach: each stream finished (a VM's thread that was inside
+** the wrapper finishes its own as it leaves), then its C functions
+** named. */
+static void name_streams(struct target *t, const struct attach_maps *am)
+{
+  char *line = t->streams, err[512];
+  while (line && *line) {
+    char *end = strchr(line, '\n');
+    int n;
+    if (end) *end = 0;
+    for (int i = 0; i < 200 && ljm_out_being_written(line); i++) {
+      struct timespec ts = { 0, 10 * 1000000 };
+      nanosleep(&ts, NULL);
+    }
+    if (am && (n = attach_name_cfuncs(line, am, err, sizeof(err))) < 0)
+      ljmprof_error("attach: %s: its C functions are not named: %s", line,
+		    err);
+    if (!end) break;
+    line = end + 1;
+  }
+}
+
 static int detach_one(struct target *t)
 {
   char words[512];
+  struct attach_maps *am = attach_maps_read(t->pid);
   struct inj j;
   uintptr_t n;
   double t0, paused;
   if (inj_open(&j, t->pid)) {
     ljmprof_error("attach: process %d: %s", (int)t->pid, j.err);
+    attach_maps_free(am);
     return -1;
   }
   t0 = now();
@@ -317,6 +354,7 @@ static int detach_one(struct target *t)
     inj_resume_all(&j);
     ljmprof_error("attach: process %d: %s", (int)t->pid, j.err);
     inj_close(&j);
+    attach_maps_free(am);
     return -1;
   }
   recorder_says(&j, t, words, sizeof(words));
@@ -325,6 +363,8 @@ static int detach_one(struct target *t)
   inj_close(&j);
   fprintf(stderr, "ljmprof: attach: process %d: %s, stopped for %.1f ms\n",
 	  (int)t->pid, words, paused * 1e3);
+  name_streams(t, am);
+  attach_maps_free(am);
   return 0;
 }
 
@@ -402,9 +442,11 @@ int ljmprof_cmd_attach(int argc, char **argv)
       nanosleep(&ts, NULL);
     }
   }
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n; i++) {
     if (t[i].attached && detach_one(&t[i]))
       bad = 1;
+    free(t[i].streams);
+  }
   free(t);
   return bad ? LJMPROF_EXIT_ERROR : LJMPROF_EXIT_OK;
 }
