@@ -62,8 +62,9 @@ enum { SLOT_FREE, SLOT_REC, SLOT_STOPPING, SLOT_FINISHING, SLOT_DONE };
 					   VM that may still call its wrapper:
 					   only from a closed one. */
 #define BUF_SIZE	(256 * 1024)
-#define BUF_ROOM	(BUF_SIZE - 1024)   /* An event is at most ~60 bytes,
-					       a symbol 20 + its name. */
+#define BUF_ROOM	(BUF_SIZE - 8192)   /* An event is at most ~60 bytes,
+					       its symbols 2 * 31 + a name of
+					       at most 4096. */
 #define PROTO_CACHE	4096		/* Announced prototypes, by hash. */
 #define TRACE_CACHE	4096		/* Announced traces, by number. */
 
@@ -81,6 +82,7 @@ struct slot {
   uint64_t events;
   int err;			/* The first write error, or 0. */
   int closed;			/* Its VM is gone: the slot may serve again. */
+  _Atomic int closing;		/* Its VM is being freed: touch it no more. */
 };
 
 static struct slot slots[SLOTS];
@@ -339,11 +341,21 @@ static void *wrap(struct slot *s, void *ud, void *p, size_t osize,
 		  size_t nsize)
 {
   void *r;
+  /* lua_close's last call frees the VM itself: from here on nothing may
+  ** read or write it, the detach included. */
+  int closing = nsize == 0 && p == (void *)s->gg;
   atomic_store(&s->busy, 1);
+  if (closing)
+    atomic_store(&s->closing, 1);
   r = s->orig(ud, p, osize, nsize);
   if (atomic_load(&s->state) == SLOT_REC) {
-    int closing = nsize == 0 && p == (void *)s->gg;
-    record(s, p, osize, r, nsize);
+    if (closing) {
+      put_byte(s, LJM_SRC_INTERNAL | 2);
+      put_uleb(s, (uintptr_t)p);
+      put_uleb(s, osize);
+    } else {
+      record(s, p, osize, r, nsize);
+    }
     if (closing) {
       s->closed = 1;
       finish(s);
@@ -579,6 +591,7 @@ EXPORT int ljmprof_attach_start(const char *tmpl, const char *manifest)
     }
     s->gg = gg;
     s->closed = 0;
+    atomic_store(&s->closing, 0);
     s->orig = cur;
     s->luajit_pool = (uintptr_t)cur >= lj_text_lo &&
 		     (uintptr_t)cur < lj_text_hi;
@@ -614,7 +627,7 @@ EXPORT int ljmprof_attach_stop(void)
       continue;
     /* The host may have put its own allocator over ours: leave it, ours
     ** goes on forwarding behind it. */
-    if (s->gg->g.allocf == wrappers[i])
+    if (!atomic_load(&s->closing) && s->gg->g.allocf == wrappers[i])
       s->gg->g.allocf = s->orig;
     events += s->events;
     if (!atomic_load(&s->busy))
