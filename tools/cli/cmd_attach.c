@@ -340,10 +340,18 @@ static void name_streams(struct target *t, const struct attach_maps *am)
 static int detach_one(struct target *t)
 {
   char words[512];
-  struct attach_maps *am = attach_maps_read(t->pid);
+  struct attach_maps *am;
   struct inj j;
   uintptr_t n;
   double t0, paused;
+  if (kill(t->pid, 0) < 0 && errno == ESRCH) {
+    /* Its VMs ended their streams as they closed; those it left open
+    ** end where it did, cut. */
+    fprintf(stderr, "ljmprof: attach: process %d ended while attached\n",
+	    (int)t->pid);
+    return 0;
+  }
+  am = attach_maps_read(t->pid);
   if (inj_open(&j, t->pid)) {
     ljmprof_error("attach: process %d: %s", (int)t->pid, j.err);
     attach_maps_free(am);
