@@ -237,8 +237,8 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
     uint64_t x;
     memcpy(&x, q + 1, 8);
     r = raw_entry(m, x);
-    if (x == r->raw) {
-      if (!(x >> 63)) {	/* A line of one byte, as the entry's. */
+    if (__builtin_expect(x == r->raw, 1)) {
+      if (__builtin_expect(!(x >> 63), 1)) {	/* A line of one byte, as the entry's. */
 	id = r->id;
 	next = q + 9;
 	goto fields;
