@@ -67,11 +67,12 @@ static inline const uint8_t *mp_fast_uleb(const uint8_t *p, uint64_t *out)
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   uint64_t x, last;
   unsigned nbits;
-  memcpy(&x, p, 8);
-  if (__builtin_expect(!(x & 0x80), 1)) {
-    *out = x & 0x7f;
+  /* One byte: a byte load, which leaves the value with no mask. */
+  if (__builtin_expect(!(p[0] & 0x80), 1)) {
+    *out = p[0];
     return p + 1;
   }
+  memcpy(&x, p, 8);
   if (!(x & 0x8000)) {	/* Two bytes: most sizes. */
     *out = (x & 0x7f) | (x >> 1 & 0x3f80);
     return p + 2;
