@@ -185,6 +185,11 @@ static inline void raw_forget(struct fast_memo *m)
   }
 }
 
+/* In how, for the loop only (no MP_LIVE_* bit): the profile knows the
+** internal location's id already (p->internal_id), and the loop takes
+** it once, so that the collector's frees do not test it. */
+#define FAST_INTERNAL_KNOWN 0x40000000u
+
 /* The object kind byte after the fields of an event whose header has
 ** LJM_EV_KIND (haskind, a constant), at *next: counted, and stepped
 ** over; LJM_KIND_NONE without one. */
@@ -268,7 +273,9 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
     goto fields;
   }
   if (src == LJM_SRC_INTERNAL && kind == LJM_EV_FREE) {
-    if ((id = m->internal) < 0 &&
+    if (how & FAST_INTERNAL_KNOWN)
+      id = m->internal;
+    else if ((id = m->internal) < 0 &&
 	(id = m->internal = mp_resolve_loc(p, src, 0, 0)) < 0)
       goto oom;
     if (!(next = mp_fast_fields(next, kind, &e)))
@@ -281,7 +288,9 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
     return next;
   }
   if (src == LJM_SRC_INTERNAL) {
-    if ((id = m->internal) < 0 &&
+    if (how & FAST_INTERNAL_KNOWN)
+      id = m->internal;
+    else if ((id = m->internal) < 0 &&
 	(id = m->internal = mp_resolve_loc(p, src, 0, 0)) < 0)
       goto oom;
     if (!loc_fits(id, how))
@@ -419,7 +428,7 @@ static inline const uint8_t *tick_stop(const struct mp_profile *p,
 ** reader. Returns
 ** where it stopped, or NULL when out of memory; p->file_events counts the
 ** events. how (MP_LIVE_*: the file's p->file_stacks, or a plain file)
-** and kinds (mp_kinds_fast(p)) are constants: eight copies of the loop.
+** and kinds (mp_kinds_fast(p)) are constants: eleven copies of the loop.
 */
 static MP_LIVE_INLINE const uint8_t *run_fast_as(struct mp_profile *p,
 						 const uint8_t *q,
@@ -441,6 +450,8 @@ static MP_LIVE_INLINE const uint8_t *run_fast_as(struct mp_profile *p,
   memset(&m, 0, sizeof m);
   m.loc = MP_NO_MEMO;
   m.id = m.internal = -1;
+  if (how & FAST_INTERNAL_KNOWN)
+    m.internal = p->internal_id - 1;
   raw_forget(&m);
   if (q >= stop)
     goto out;
@@ -534,6 +545,11 @@ out:
 RUN_FAST_COPY(run_fast_plain, PLAIN_FITS, 0)
 RUN_FAST_COPY(run_fast_plain_keys, PLAIN_FITS | MP_LIVE_OV_KEYS, 0)
 RUN_FAST_COPY(run_fast_plain_nov, PLAIN_FITS | MP_LIVE_OV_NONE, 0)
+#define PLAIN_INT (PLAIN_FITS | FAST_INTERNAL_KNOWN)
+RUN_FAST_COPY(run_fast_plain_int, PLAIN_INT, 0)
+RUN_FAST_COPY(run_fast_plain_keys_int, PLAIN_INT | MP_LIVE_OV_KEYS, 0)
+RUN_FAST_COPY(run_fast_plain_nov_int, PLAIN_INT | MP_LIVE_OV_NONE, 0)
+#undef PLAIN_INT
 #undef PLAIN_FITS
 RUN_FAST_COPY(run_fast_any, 0, 0)
 RUN_FAST_COPY(run_fast_stacks, MP_LIVE_STACKS, 0)
@@ -560,6 +576,11 @@ static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
   /* Tested once a window, not per event: a file without the extension
   ** whose reading asks for no peak counts and no moments pays for no
   ** kinds and no peak epochs. */
+  if (!p->file_ext && !p->pk_on && !p->mo_take && p->internal_id &&
+      !p->no_locations)	/* After the first window, most often. */
+    return p->ov_mode == MP_OV_KEYS ? run_fast_plain_keys_int(p, q, stop)
+	   : p->ov_mode == MP_OV_NONE ? run_fast_plain_nov_int(p, q, stop)
+	   : run_fast_plain_int(p, q, stop);
   if (!p->file_ext && !p->pk_on && !p->mo_take)
     return p->ov_mode == MP_OV_KEYS ? run_fast_plain_keys(p, q, stop)
 	   : p->ov_mode == MP_OV_NONE ? run_fast_plain_nov(p, q, stop)
