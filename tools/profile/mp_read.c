@@ -428,7 +428,7 @@ static inline const uint8_t *tick_stop(const struct mp_profile *p,
 ** reader. Returns
 ** where it stopped, or NULL when out of memory; p->file_events counts the
 ** events. how (MP_LIVE_*: the file's p->file_stacks, or a plain file)
-** and kinds (mp_kinds_fast(p)) are constants: eleven copies of the loop.
+** and kinds (mp_kinds_fast(p)) are constants: thirteen copies of the loop.
 */
 static MP_LIVE_INLINE const uint8_t *run_fast_as(struct mp_profile *p,
 						 const uint8_t *q,
@@ -554,6 +554,9 @@ RUN_FAST_COPY(run_fast_plain_nov_int, PLAIN_INT | MP_LIVE_OV_NONE, 0)
 RUN_FAST_COPY(run_fast_any, 0, 0)
 RUN_FAST_COPY(run_fast_stacks, MP_LIVE_STACKS, 0)
 RUN_FAST_COPY(run_fast_stacks_keys, MP_LIVE_STACKS | MP_LIVE_OV_KEYS, 0)
+RUN_FAST_COPY(run_fast_stacks_int, MP_LIVE_STACKS | FAST_INTERNAL_KNOWN, 0)
+RUN_FAST_COPY(run_fast_stacks_keys_int,
+	      MP_LIVE_STACKS | MP_LIVE_OV_KEYS | FAST_INTERNAL_KNOWN, 0)
 RUN_FAST_COPY(run_fast_kinds, 0, 1)
 RUN_FAST_COPY(run_fast_stacks_kinds, MP_LIVE_STACKS, 1)
 #undef RUN_FAST_COPY
@@ -570,6 +573,9 @@ static const uint8_t *run_fast(struct mp_profile *p, const uint8_t *q,
   if (mp_kinds_on(p))
     return p->file_stacks ? run_fast_stacks_kinds(p, q, stop)
 			  : run_fast_kinds(p, q, stop);
+  if (p->file_stacks && p->internal_id && !p->no_locations)
+    return p->ov_mode == MP_OV_KEYS ? run_fast_stacks_keys_int(p, q, stop)
+				    : run_fast_stacks_int(p, q, stop);
   if (p->file_stacks)
     return p->ov_mode == MP_OV_KEYS ? run_fast_stacks_keys(p, q, stop)
 				    : run_fast_stacks(p, q, stop);
