@@ -23,6 +23,13 @@
 ** need not test for a table. Two, for the two homes of shift 63. */
 static struct mp_heap_slot no_slots[2];
 
+/* Set the inline put's limit, the occupied slots as they were. */
+static void set_fast_limit(struct mp_heap *h, uint64_t fast_limit)
+{
+  h->room += (int64_t)(fast_limit - h->fast_limit);
+  h->fast_limit = fast_limit;
+}
+
 static int has_table(const struct mp_heap *h)
 {
   return h->slots != no_slots;
@@ -36,7 +43,8 @@ static void no_table(struct mp_heap *h)
   h->shift = 63;
   h->off_mask = h->mask * MP_HEAP_SLOT_BYTES;
   h->off_shift = h->shift - 4;
-  h->used = h->limit = h->fast_limit = 0;
+  h->limit = h->fast_limit = 0;
+  h->room = 0;
 }
 
 void mp_heap_init(struct mp_heap *h)
@@ -143,7 +151,7 @@ void mp_heap_each(const struct mp_heap *h,
 void mp_heap_remove_slot(struct mp_heap *h, struct mp_heap_slot *s)
 {
   uint64_t hole = (uint64_t)(s - h->slots), j;
-  h->used--;
+  h->room++;
   for (j = (hole + 1) & h->mask; h->slots[j].addr; j = (j + 1) & h->mask) {
     uint64_t home = mp_heap_home(h, h->slots[j].addr);
     int stays = hole <= j ? (home > hole && home <= j)
@@ -170,7 +178,7 @@ int mp_heap_take_slow(struct mp_heap *h, uint64_t addr, struct mp_block *out)
       mp_heap_unpack_b(e->a, e->b, out);
       mp_map_remove(&h->big, e);
       if (!h->big.count)
-	h->fast_limit = h->limit;
+	set_fast_limit(h, h->limit);
       return 1;
     }
   }
@@ -194,7 +202,7 @@ static int resize(struct mp_heap *h, uint64_t nslots)
   h->off_mask = h->mask * MP_HEAP_SLOT_BYTES;
   h->off_shift = h->shift - 4;
   h->limit = nslots <= SPARSE_SLOTS ? nslots / 8 : nslots / 2;
-  h->fast_limit = h->big.count ? 0 : h->limit;
+  set_fast_limit(h, h->big.count ? 0 : h->limit);
   for (i = 0; i < oldn; i++)
     if (old[i].addr) {
       uint64_t j = mp_heap_home(h, old[i].addr);
@@ -214,7 +222,7 @@ int mp_heap_put_slow(struct mp_heap *h, uint64_t addr, uint64_t size,
 
   /* Short probe runs, and short shifts when a block is freed
   ** (SPARSE_SLOTS); 16 bytes a slot. */
-  if (!has_table(h) || h->used >= h->limit)
+  if (!has_table(h) || mp_heap_used(h) >= h->limit)
     if (resize(h, has_table(h) ? (h->mask + 1) * 2 : MIN_SLOTS) < 0)
       return -1;
   if (fits(addr, size, loc, kind) && !h->big.count) {
@@ -227,7 +235,7 @@ int mp_heap_put_slow(struct mp_heap *h, uint64_t addr, uint64_t size,
       }
     h->slots[i].addr = addr;
     h->slots[i].packed = mp_heap_pack(size, kind, loc);
-    h->used++;
+    h->room--;
     return 0;
   }
   replaced = mp_heap_take_slow(h, addr, old);
@@ -237,7 +245,7 @@ int mp_heap_put_slow(struct mp_heap *h, uint64_t addr, uint64_t size,
     struct mp_map_entry *e = mp_map_insert(&h->big, addr, &added);
     if (!e)
       return -1;
-    h->fast_limit = 0;
+    set_fast_limit(h, 0);
     e->a = size;
     e->b = mp_heap_pack_b(kind, loc);
     return replaced;
@@ -246,7 +254,7 @@ int mp_heap_put_slow(struct mp_heap *h, uint64_t addr, uint64_t size,
     ;
   h->slots[i].addr = addr;
   h->slots[i].packed = mp_heap_pack(size, kind, loc);
-  h->used++;
+  h->room--;
   return replaced;
 }
 
