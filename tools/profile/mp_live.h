@@ -149,7 +149,7 @@ static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
   orig_id = mp_live_disown(p, b.loc, b.size, stacks);
   orig = &p->locs[orig_id];
   orig->released++;
-  orig->held_bytes -= b.size;
+  orig->held_more -= b.size;
   p->file.live_bytes -= b.size;
   if (how & MP_LIVE_OV_NONE)
     return 0;
@@ -160,10 +160,13 @@ static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
 
 /* A block enters the heap (alloc, or the new half of a realloc), owned
 ** by location at, or with stacks by stack node owner (whose leaf is at),
-** made as an object of kind (LJM_KIND_*). */
+** made as an object of kind (LJM_KIND_*). counted (a constant): the
+** caller has counted an allocation of size bytes at at (n_alloc,
+** alloc_bytes), which counts the block made and held (mp_lrec). */
 static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
 				 uint32_t owner, uint64_t addr, uint64_t size,
-				 unsigned kind, int huge, unsigned how)
+				 unsigned kind, int huge, int counted,
+				 unsigned how)
 {
   int stacks = (how & MP_LIVE_STACKS) != 0;
   struct mp_block old = { 0, 0, 0 };	/* Set when rc is 1. */
@@ -171,8 +174,14 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
   int rc;
 
   p->fresh_block = huge ? 0 : addr;
-  if (addr == 0)
-    return 0;	/* A failed allocation holds nothing. */
+  if (addr == 0) {
+    /* A failed allocation makes and holds nothing. */
+    if (counted) {
+      p->locs[at].created_more--;
+      p->locs[at].held_more -= size;
+    }
+    return 0;
+  }
   rc = huge ? mp_heap_put_huge(&p->heap, addr, size, owner, kind, &old)
 	    : mp_heap_put_as(&p->heap, addr, size, owner, kind, &old,
 			     (how & MP_LIVE_LOC_FITS) != 0,
@@ -193,13 +202,15 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
     mp_live_kind_held(p, old.kind, 0, old.size, how);
     o = &p->locs[mp_live_disown(p, old.loc, old.size, stacks)];
     o->released++;
-    o->held_bytes -= old.size;
+    o->held_more -= old.size;
     p->file.live_bytes -= old.size;
     p->file.overwritten++;
   }
-  l = &p->locs[at];
-  l->created++;
-  l->held_bytes += size;
+  if (!counted) {
+    l = &p->locs[at];
+    l->created_more++;
+    l->held_more += size;
+  }
   p->file.live_bytes += size;
   return 0;
 }
@@ -236,7 +247,7 @@ static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned 
     l->n_alloc++;
     l->alloc_bytes += new_size;
     if (mp_live_create(p, id, owner, new_addr, new_size, objkind,
-		       (huge & MP_LIVE_NEW_HUGE) != 0, how) < 0)
+		       (huge & MP_LIVE_NEW_HUGE) != 0, 1, how) < 0)
       goto oom;
     break;
   case MP_EV_FREE:
@@ -259,7 +270,7 @@ static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned 
     if (mp_live_release(p, id, old_addr, old_size, 0,
 			(huge & MP_LIVE_OLD_HUGE) != 0, how) < 0 ||
 	mp_live_create(p, id, owner, new_addr, new_size, objkind,
-		       (huge & MP_LIVE_NEW_HUGE) != 0, how) < 0)
+		       (huge & MP_LIVE_NEW_HUGE) != 0, 0, how) < 0)
       goto oom;
     break;
   default:

@@ -129,10 +129,10 @@ void mp_profile_loc_counts(const struct mp_profile *p, uint32_t id,
   }
   out->temporary = id < p->ntemps ? p->temps[id].count : 0;
   out->temporary_bytes = id < p->ntemps ? p->temps[id].bytes : 0;
-  out->created = r->created;
+  out->created = mp_lrec_created(r);
   out->released = r->released;
-  out->held_bytes = r->held_bytes;
-  out->held_blocks = r->created - r->released;
+  out->held_bytes = mp_lrec_held_bytes(r);
+  out->held_blocks = mp_lrec_created(r) - r->released;
 }
 
 uint64_t mp_profile_measure(const struct mp_profile *p, uint32_t id,
@@ -146,7 +146,7 @@ uint64_t mp_profile_measure(const struct mp_profile *p, uint32_t id,
   case MP_MEASURE_FREES: return e ? e->n_free : 0;
   case MP_MEASURE_EVENTS:
     return r->n_alloc + (e ? e->n_realloc + e->n_free : 0);
-  case MP_MEASURE_HELD_BYTES: return r->held_bytes;
+  case MP_MEASURE_HELD_BYTES: return mp_lrec_held_bytes(r);
   case MP_MEASURE_TEMPORARY: return id < p->ntemps ? p->temps[id].count : 0;
   }
   return 0;

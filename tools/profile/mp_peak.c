@@ -46,8 +46,8 @@ int mp_peak_save(struct mp_profile *p, uint32_t owner, int stacks)
   if (s->epoch != p->pk_epoch) {
     const struct mp_lrec *r = &p->locs[id];
     s->epoch = p->pk_epoch;
-    s->bytes = r->held_bytes;
-    s->blocks = r->created - r->released;
+    s->bytes = mp_lrec_held_bytes(r);
+    s->blocks = mp_lrec_created(r) - r->released;
   }
   if (!stacks)
     return 0;
@@ -105,8 +105,8 @@ void mp_profile_loc_at_peak(const struct mp_profile *p, uint32_t id,
     *bytes = s->bytes;
     *blocks = s->blocks;
   } else {
-    *bytes = p->locs[id].held_bytes;
-    *blocks = p->locs[id].created - p->locs[id].released;
+    *bytes = mp_lrec_held_bytes(&p->locs[id]);
+    *blocks = mp_lrec_created(&p->locs[id]) - p->locs[id].released;
   }
 }
 

@@ -52,8 +52,23 @@ struct mp_lrec {
   ** pair, which is not in the array (mp_overrides_note). */
   uint32_t ov_memo[2];
   uint64_t n_alloc, alloc_bytes;
-  uint64_t created, released, held_bytes;
+  /* created - n_alloc and held_bytes - alloc_bytes (mp_lrec_created,
+  ** mp_lrec_held_bytes): an allocation that makes its block counts
+  ** n_alloc and alloc_bytes only, two counters, not four. */
+  uint64_t created_more, released, held_more;
 };
+
+/* The blocks made at a location (allocations and reallocations that
+** made one), and the bytes it holds. */
+static inline uint64_t mp_lrec_created(const struct mp_lrec *r)
+{
+  return r->n_alloc + r->created_more;
+}
+
+static inline uint64_t mp_lrec_held_bytes(const struct mp_lrec *r)
+{
+  return r->alloc_bytes + r->held_more;
+}
 
 #define MP_LREC_AUX_BITS 28	/* Up to 16 location kinds above it. */
 #define MP_LREC_AUX_MASK ((1u << MP_LREC_AUX_BITS) - 1)

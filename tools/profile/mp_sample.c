@@ -130,8 +130,9 @@ int mp_sample_account(struct mp_profile *p, const struct mp_event *ev,
   /* The blocks beyond the one that mp_live_account counted. */
   if (ev->type != MP_EV_FREE && ev->new_addr) {
     if (ev->type == MP_EV_ALLOC)
-      l->n_alloc += nblocks - 1;
-    l->created += nblocks - 1;
+      l->n_alloc += nblocks - 1;	/* And so the blocks made. */
+    else
+      l->created_more += nblocks - 1;
     if (stacks) {
       struct mp_scount *c = &p->scounts[node];
       if (ev->type == MP_EV_ALLOC)

@@ -125,7 +125,7 @@ int mp_snapshot_block(struct mp_profile *p, const struct mp_event *ev,
     return -1;
   key = mp_live_key(ev->new_addr, &huge, MP_LIVE_NEW_HUGE);
   if (mp_live_create(p, (uint32_t)id, owner, key, ev->new_size, kind,
-		     huge != 0, p->file_stacks ? MP_LIVE_STACKS : 0) < 0)
+		     huge != 0, 0, p->file_stacks ? MP_LIVE_STACKS : 0) < 0)
     return -1;
   p->fresh_block = 0;	/* Freed next: not a temporary of the run. */
   p->file.snap_blocks++;
