@@ -160,12 +160,12 @@ static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
 
 /* A block enters the heap (alloc, or the new half of a realloc), owned
 ** by location at, or with stacks by stack node owner (whose leaf is at),
-** made as an object of kind (LJM_KIND_*). counted (a constant): the
-** caller has counted an allocation of size bytes at at (n_alloc,
-** alloc_bytes), which counts the block made and held (mp_lrec). */
+** made as an object of kind (LJM_KIND_*). alloc (a constant): the block
+** is an allocation's, counted here (n_alloc, alloc_bytes), which counts
+** the block made and held too (mp_lrec): after the peak's save. */
 static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
 				 uint32_t owner, uint64_t addr, uint64_t size,
-				 unsigned kind, int huge, int counted,
+				 unsigned kind, int huge, int alloc,
 				 unsigned how)
 {
   int stacks = (how & MP_LIVE_STACKS) != 0;
@@ -176,9 +176,12 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
   p->fresh_block = huge ? 0 : addr;
   if (addr == 0) {
     /* A failed allocation makes and holds nothing. */
-    if (counted) {
-      p->locs[at].created_more--;
-      p->locs[at].held_more -= size;
+    if (alloc) {
+      l = &p->locs[at];
+      l->n_alloc++;
+      l->alloc_bytes += size;
+      l->created_more--;
+      l->held_more -= size;
     }
     return 0;
   }
@@ -206,8 +209,11 @@ static MP_LIVE_INLINE int mp_live_create(struct mp_profile *p, uint32_t at,
     p->file.live_bytes -= old.size;
     p->file.overwritten++;
   }
-  if (!counted) {
-    l = &p->locs[at];
+  l = &p->locs[at];
+  if (alloc) {
+    l->n_alloc++;
+    l->alloc_bytes += size;
+  } else {
     l->created_more++;
     l->held_more += size;
   }
@@ -244,8 +250,6 @@ static MP_LIVE_INLINE int mp_live_account_fields(struct mp_profile *p, unsigned 
 
   switch (type) {
   case MP_EV_ALLOC:
-    l->n_alloc++;
-    l->alloc_bytes += new_size;
     if (mp_live_create(p, id, owner, new_addr, new_size, objkind,
 		       (huge & MP_LIVE_NEW_HUGE) != 0, 1, how) < 0)
       goto oom;
