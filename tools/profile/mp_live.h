@@ -113,13 +113,16 @@ static inline int mp_live_temporary(struct mp_profile *p, uint32_t orig,
 }
 
 /*
-** A block leaves the heap (free, or the old half of a realloc). Every
+** A block leaves the heap (free, or the old half of a realloc) at
+** location at (at1: at + 1, for the override memo). Every
 ** memory event comes here or to mp_live_create first: a free of the
 ** block that the event before made is a temporary allocation.
 */
-static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
-				  uint64_t addr, uint64_t size, int is_free,
-				  int huge, unsigned how)
+static MP_LIVE_INLINE int mp_live_release1(struct mp_profile *p,
+					   uint32_t at, uint32_t at1,
+					   uint64_t addr, uint64_t size,
+					   int is_free, int huge,
+					   unsigned how)
 {
   int stacks = (how & MP_LIVE_STACKS) != 0;
   struct mp_block b;
@@ -154,8 +157,17 @@ static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
   if (how & MP_LIVE_OV_NONE)
     return 0;
   if (how & MP_LIVE_OV_KEYS)
-    return mp_overrides_note_keys(p, is_free, at, orig, orig_id);
+    return mp_overrides_note_keys1(p, is_free, at1, orig, orig_id);
   return mp_overrides_note(p, is_free, at, orig, orig_id, b.size);
+}
+
+/* mp_live_release1 of location at, whose id + 1 (at1) the caller does
+** not keep. */
+static MP_LIVE_INLINE int mp_live_release(struct mp_profile *p, uint32_t at,
+				  uint64_t addr, uint64_t size, int is_free,
+				  int huge, unsigned how)
+{
+  return mp_live_release1(p, at, at + 1, addr, size, is_free, huge, how);
 }
 
 /* A block enters the heap (alloc, or the new half of a realloc), owned

@@ -748,22 +748,31 @@ static inline uint64_t *mp_ov_keyp(const struct mp_profile *p, uint64_t i)
 ** every free path of the read driver: a call per free cost more than
 ** the memo check itself; bare keys, the default, are tested first.
 */
-/* mp_overrides_note when p->ov_mode is MP_OV_KEYS (the caller knows). */
+/* mp_overrides_note when p->ov_mode is MP_OV_KEYS (the caller knows),
+** the releasing location given as its id + 1, at1 (what the memo holds:
+** a caller that keeps it adds nothing). */
 static inline __attribute__((always_inline))
-int mp_overrides_note_keys(struct mp_profile *p, int is_free, uint32_t at,
-			   struct mp_lrec *orig, uint32_t orig_id)
+int mp_overrides_note_keys1(struct mp_profile *p, int is_free, uint32_t at1,
+			    struct mp_lrec *orig, uint32_t orig_id)
 {
   uint32_t memo = orig->ov_memo[is_free];
   /* Without counts a pair need only exist, and pairs are never
   ** dropped: the memo is the last releasing location, at + 1, and its
   ** pair goes to the array only when another takes its place (most
   ** locations have one releaser: their pair is never appended). */
-  if (memo == at + 1)
+  if (memo == at1)
     return 0;
   if (memo && mp_overrides_retire(p, is_free, memo - 1, orig_id) < 0)
     return -1;
-  orig->ov_memo[is_free] = at + 1;
+  orig->ov_memo[is_free] = at1;
   return 0;
+}
+
+static inline __attribute__((always_inline))
+int mp_overrides_note_keys(struct mp_profile *p, int is_free, uint32_t at,
+			   struct mp_lrec *orig, uint32_t orig_id)
+{
+  return mp_overrides_note_keys1(p, is_free, at + 1, orig, orig_id);
 }
 
 static inline __attribute__((always_inline))

@@ -282,8 +282,12 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
       return NULL;
     m->internal_frees++;
     m->internal_free_bytes += e.old_size;
-    if (mp_live_release(p, (uint32_t)id, e.old_addr, e.old_size, 1, 0,
-			how) < 0)
+    /* A known internal location's id + 1 is the profile's: loaded, not
+    ** computed, for the override memo. */
+    if (mp_live_release1(p, (uint32_t)id,
+			 (how & FAST_INTERNAL_KNOWN) ? p->internal_id
+						     : (uint32_t)id + 1,
+			 e.old_addr, e.old_size, 1, 0, how) < 0)
       goto oom;
     return next;
   }
