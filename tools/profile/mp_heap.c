@@ -150,18 +150,24 @@ void mp_heap_each(const struct mp_heap *h,
 /* Remove slot s, pulling later members of its probe run back. */
 void mp_heap_remove_slot(struct mp_heap *h, struct mp_heap_slot *s)
 {
-  uint64_t hole = (uint64_t)(s - h->slots), j;
+  /* The table's fields in locals: the slots' stores would otherwise
+  ** make the compiler load them again at every step. */
+  struct mp_heap_slot *slots = h->slots;
+  const uint64_t mask = h->mask;
+  const unsigned shift = h->shift;
+  uint64_t hole = (uint64_t)(s - slots), j, addr;
   h->room++;
-  for (j = (hole + 1) & h->mask; h->slots[j].addr; j = (j + 1) & h->mask) {
-    uint64_t home = mp_heap_home(h, h->slots[j].addr);
-    int stays = hole <= j ? (home > hole && home <= j)
-			  : (home > hole || home <= j);
-    if (!stays) {
-      h->slots[hole] = h->slots[j];
+  for (j = (hole + 1) & mask; (addr = slots[j].addr) != 0;
+       j = (j + 1) & mask) {
+    uint64_t home = (addr * 0x9e3779b97f4a7c15ull) >> shift;
+    /* Stays when home is cyclically in (hole, j]: the distances from
+    ** hole, modulo the slot count. */
+    if (((home - hole - 1) & mask) >= ((j - hole) & mask)) {
+      slots[hole] = slots[j];
       hole = j;
     }
   }
-  h->slots[hole].addr = 0;
+  slots[hole].addr = 0;
 }
 
 int mp_heap_take_slow(struct mp_heap *h, uint64_t addr, struct mp_block *out)
