@@ -7,32 +7,39 @@
 # the patched one (whose global_State has the profiler's fields). It
 # needs no LuaJIT symbol, only the C library and the core's file writer.
 
-noinst_LIBRARIES += attach/librecorder.a
-attach_librecorder_a_SOURCES = attach/recorder.c attach/recorder.h \
-	attach/pool.c
-attach_librecorder_a_CPPFLAGS = $(AM_CPPFLAGS) $(LJM_CORE_CPPFLAGS) \
-	-I$(top_srcdir)/src -I$(LUAJIT_SRC)/src
-attach_librecorder_a_CFLAGS = $(AM_CFLAGS) -O2 -fPIC -fvisibility=hidden
+#
+# It is built without the sanitizers, whatever the build's CFLAGS: it
+# runs inside other people's processes, which have no sanitizer runtime
+# (and where one would take locks a stopped thread may hold). So it has
+# rules of its own, and its own copy of the core's file writer.
+LJM_REC_FILES = attach/recorder.c attach/recorder.h attach/pool.c
+LJM_REC_CORE = common/outpath.c common/writer.c common/msg.c \
+	common/config.c
+LJM_REC_DEPS = $(LJM_REC_FILES:%=$(srcdir)/%) \
+	$(LJM_REC_CORE:%=$(srcdir)/%) $(srcdir)/src/lj_memprof_format.h
+EXTRA_DIST += $(LJM_REC_FILES)
+LJM_REC_BUILD = $(CC) $(DEFS) -I$(top_builddir) $(LJM_DEFS) \
+	$(LJM_CORE_CPPFLAGS) -I$(top_srcdir)/src -I$(top_srcdir)/attach \
+	$(CPPFLAGS) $(WARN_CFLAGS) $(filter-out -fsanitize=%,$(CFLAGS)) -O2 \
+	-fPIC -fvisibility=hidden -shared \
+	$(filter-out -fsanitize=%,$(LDFLAGS)) -Wl,-z,defs -o $@ \
+	$(srcdir)/attach/recorder.c $(srcdir)/attach/pool.c \
+	$(LJM_REC_CORE:%=$(srcdir)/%) -lpthread
 
 LJM_RECORDERS = attach/libljmprof-attach.so
-attach/libljmprof-attach.so: attach/librecorder.a
+attach/libljmprof-attach.so: $(LJM_REC_DEPS)
+	@$(MKDIR_P) $(@D)
+	$(AM_V_CCLD)$(LJM_REC_BUILD) -I$(LUAJIT_SRC)/src
 
 # The same for OpenResty's flavour, against its tree, for nginx's Lua
 # module and the other hosts of luajit2.
 if HAVE_LUAJIT2
-noinst_LIBRARIES += luajit2/attach/librecorder.a
-luajit2_attach_librecorder_a_SOURCES = $(attach_librecorder_a_SOURCES)
-luajit2_attach_librecorder_a_CPPFLAGS = $(AM_CPPFLAGS) \
-	$(LJM_CORE_CPPFLAGS) -I$(top_srcdir)/src -I$(LUAJIT2_SRC)/src
-luajit2_attach_librecorder_a_CFLAGS = $(attach_librecorder_a_CFLAGS)
 LJM_RECORDERS += luajit2/attach/libljmprof-attach.so
-luajit2/attach/libljmprof-attach.so: luajit2/attach/librecorder.a
+luajit2/attach/libljmprof-attach.so: $(LJM_REC_DEPS)
+	@$(MKDIR_P) $(@D)
+	$(AM_V_CCLD)$(LJM_REC_BUILD) -I$(LUAJIT2_SRC)/src
 endif
 
-$(LJM_RECORDERS): common/libljmcore.a
-	$(AM_V_CCLD)$(CC) $(CFLAGS) $(LDFLAGS) -shared -fPIC -o $@ \
-	  -Wl,-z,defs -Wl,--whole-archive $(@D)/librecorder.a \
-	  -Wl,--no-whole-archive common/libljmcore.a
 noinst_DATA = $(LJM_RECORDERS)
 CLEANFILES += $(LJM_RECORDERS)
 

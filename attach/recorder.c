@@ -437,6 +437,7 @@ static ssize_t read_maps(void)
 
 static uint8_t *scanbuf;	/* SCAN_CHUNK bytes, mapped for the start. */
 #define SCAN_CHUNK	(1 << 20)
+#define SCAN_MAX	((uintptr_t)64 << 30)
 
 /* Every VM in [lo, hi): the candidates are the 8-byte aligned words whose
 ** thread's glref points just past the thread. */
@@ -474,7 +475,10 @@ static int find_vms(uintptr_t *found, int max)
     if (sscanf(line, "%lx-%lx %4s %*s %*s %*s %n", &lo, &hi, perm,
 	       &pathat) >= 3) {
       const char *path = pathat ? line + pathat : "";
-      if (perm[0] == 'r' && perm[1] == 'w' &&
+      /* A heap's mappings are far below SCAN_MAX; above it are
+      ** reservations, such as a sanitizer's shadow memory (terabytes, all
+      ** but untouched), which reading would take hours and fault in. */
+      if (perm[0] == 'r' && perm[1] == 'w' && hi - lo <= SCAN_MAX &&
 	  (!*path || !strcmp(path, "[heap]")) &&
 	  !(lo <= (uintptr_t)scanbuf && (uintptr_t)scanbuf < hi) &&
 	  !(lo <= (uintptr_t)maps && (uintptr_t)maps < hi))
