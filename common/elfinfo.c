@@ -120,39 +120,19 @@ int ljm_system_luajit(char *buf, size_t n)
 int ljm_elf_build_id(const char *path, char *buf, size_t n)
 {
   MPEFile f;
-  size_t i;
-  int found = 0;
+  uint8_t id[MPE_IDMAX];
+  size_t len, k;
 
   buf[0] = '\0';
   if (map_sections(path, &f) != 0)
     return -1;
-  for (i = 0; i < f.nsh && !found; i++) {
-    const ElfW(Shdr) *s = &f.sh[i];
-    size_t at, end;
-    if (s->sh_type != SHT_NOTE || s->sh_offset > f.sz ||
-	s->sh_size > f.sz - s->sh_offset)
-      continue;
-    at = s->sh_offset;
-    end = at + s->sh_size;
-    while (!found && end - at >= sizeof(ElfW(Nhdr))) {
-      const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(f.p + at);
-      size_t name = (nh->n_namesz + 3) & ~(size_t)3;
-      size_t desc = (nh->n_descsz + 3) & ~(size_t)3;
-      size_t d = at + sizeof(*nh) + name;
-      if (name > end - at - sizeof(*nh) || desc > end - d)
-	break;
-      if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-	  !memcmp(f.p + at + sizeof(*nh), "GNU", 4) &&
-	  2 * (size_t)nh->n_descsz < n) {
-	for (size_t k = 0; k < nh->n_descsz; k++)
-	  snprintf(buf + 2 * k, 3, "%02x", f.p[d + k]);
-	found = 1;
-      }
-      at = d + desc;
-    }
-  }
+  len = lj_memprof_elf_fileid(&f, id);
   lj_memprof_elf_close(&f);
-  return found ? 0 : -1;
+  if (len == 0 || 2 * len >= n)
+    return -1;
+  for (k = 0; k < len; k++)
+    snprintf(buf + 2 * k, 3, "%02x", id[k]);
+  return 0;
 }
 
 /* The virtual address of file offset off, by the PT_LOAD that holds it. */

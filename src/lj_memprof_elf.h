@@ -4,7 +4,8 @@
 **
 ** lj_memprof_sym.c (function symbols, inside the VM) and the ljmprof
 ** core's elfinfo.c (the flavour of a library, whether a program needs
-** LuaJIT, in the shim and in `ljmprof record`) both read ELF files this
+** LuaJIT, in the shim and in `ljmprof record`; build-ids and function
+** names for `ljmprof attach`) both read ELF files this
 ** way: mapped read-only, every offset and size checked against the
 ** file's size before it is used. This is that part, written once.
 **
@@ -130,6 +131,50 @@ static inline int lj_memprof_elf_table(const MPEFile *f, const ElfW(Shdr) *s,
   t->n = s->sh_size / entsize;
   t->str = (const char *)f->p + ss->sh_offset;
   t->strsz = ss->sh_size;
+  return 0;
+}
+
+/* Longest build ID taken (SHA-1 ones have 20 bytes). */
+#define MPE_IDMAX		64
+
+/* Find the GNU build ID in a block of notes (aligned to 4, or to 8 as a
+** section or segment may say), into id[MPE_IDMAX]. Its length, or 0. */
+static inline size_t lj_memprof_elf_noteid(const uint8_t *p, size_t n,
+					   size_t align, uint8_t *id)
+{
+  size_t pos = 0;
+  if (align != 8) align = 4;
+  while (n - pos >= sizeof(ElfW(Nhdr))) {
+    const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(p + pos);
+    size_t namesz = nh->n_namesz, descsz = nh->n_descsz;
+    size_t name = pos + sizeof(ElfW(Nhdr)), desc, next;
+    size_t namepad = (namesz + align - 1) & ~(align - 1);
+    if (namesz > n || namepad > n - name) break;
+    desc = name + namepad;
+    if (descsz > n - desc) break;
+    if (nh->n_type == NT_GNU_BUILD_ID && namesz == 4 &&
+	memcmp(p + name, "GNU", 4) == 0 && descsz > 0 && descsz <= MPE_IDMAX) {
+      memcpy(id, p + desc, descsz);
+      return descsz;
+    }
+    next = desc + ((descsz + align - 1) & ~(align - 1));
+    if (next <= pos || next > n) break;
+    pos = next;
+  }
+  return 0;
+}
+
+/* The build ID of a file, from its note sections, into id[MPE_IDMAX]. */
+static inline size_t lj_memprof_elf_fileid(const MPEFile *f, uint8_t *id)
+{
+  size_t i, n;
+  for (i = 0; i < f->nsh; i++) {
+    const ElfW(Shdr) *s = &f->sh[i];
+    if (s->sh_type == SHT_NOTE && lj_memprof_elf_inside(f, s) &&
+	(n = lj_memprof_elf_noteid(f->p + s->sh_offset, s->sh_size,
+			(size_t)s->sh_addralign, id)) != 0)
+      return n;
+  }
   return 0;
 }
 

@@ -51,8 +51,6 @@
 
 /* At most this many function symbols are taken from one object. */
 #define MPS_MAXSYMS		(1u << 22)
-/* Longest build ID taken (SHA-1 ones have 20 bytes). */
-#define MPS_IDMAX		64
 /* Room for the debug folders and for one path. */
 #define MPS_PATHMAX		4096
 
@@ -127,46 +125,6 @@ static void mps_flushobjs(MPSState *s)
 }
 
 /* -- ELF files ---------------------------------------------------------------- */
-
-/* Find the GNU build ID in a block of notes. Returns its length, or 0. */
-static size_t mps_noteid(const uint8_t *p, size_t n, size_t align,
-			 uint8_t *id)
-{
-  size_t pos = 0;
-  if (align != 8) align = 4;
-  while (n - pos >= sizeof(ElfW(Nhdr))) {
-    const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(p + pos);
-    size_t namesz = nh->n_namesz, descsz = nh->n_descsz;
-    size_t name = pos + sizeof(ElfW(Nhdr)), desc, next;
-    size_t namepad = (namesz + align - 1) & ~(align - 1);
-    if (namesz > n || namepad > n - name) break;
-    desc = name + namepad;
-    if (descsz > n - desc) break;
-    if (nh->n_type == NT_GNU_BUILD_ID && namesz == 4 &&
-	memcmp(p + name, "GNU", 4) == 0 && descsz > 0 && descsz <= MPS_IDMAX) {
-      memcpy(id, p + desc, descsz);
-      return descsz;
-    }
-    next = desc + ((descsz + align - 1) & ~(align - 1));
-    if (next <= pos || next > n) break;
-    pos = next;
-  }
-  return 0;
-}
-
-/* The build ID of a file, from its note sections. */
-static size_t mps_fileid(const MPEFile *f, uint8_t *id)
-{
-  size_t i, n;
-  for (i = 0; i < f->nsh; i++) {
-    const ElfW(Shdr) *s = &f->sh[i];
-    if (s->sh_type == SHT_NOTE && lj_memprof_elf_inside(f, s) &&
-	(n = mps_noteid(f->p + s->sh_offset, s->sh_size,
-			(size_t)s->sh_addralign, id)) != 0)
-      return n;
-  }
-  return 0;
-}
 
 /* Preference among symbols at one address: sized, then by binding. */
 static uint32_t mps_rank(const ElfW(Sym) *s)
@@ -265,7 +223,7 @@ static size_t mps_memid(struct dl_phdr_info *info, uint8_t *id)
       if (ld->p_type == PT_LOAD && nt->p_vaddr >= ld->p_vaddr &&
 	  nt->p_memsz <= ld->p_filesz &&
 	  nt->p_vaddr - ld->p_vaddr <= ld->p_filesz - nt->p_memsz &&
-	  (n = mps_noteid((const uint8_t *)(info->dlpi_addr + nt->p_vaddr),
+	  (n = lj_memprof_elf_noteid((const uint8_t *)(info->dlpi_addr + nt->p_vaddr),
 			  nt->p_memsz, (size_t)nt->p_align, id)) != 0)
 	return n;
     }
@@ -294,8 +252,8 @@ static int mps_debugfile(MPSObj *o, const uint8_t *id, size_t idlen)
       }
       memcpy(p, ".debug", 7);
       if (lj_memprof_elf_open(&f, path) == 0) {
-	uint8_t fid[MPS_IDMAX];
-	size_t fl = mps_fileid(&f, fid);
+	uint8_t fid[MPE_IDMAX];
+	size_t fl = lj_memprof_elf_fileid(&f, fid);
 	int r = 0;
 	if (fl == 0 || (fl == idlen && memcmp(fid, id, idlen) == 0))
 	  r = mps_loadsyms(o, &f, SHT_SYMTAB);
@@ -313,12 +271,12 @@ static int mps_debugfile(MPSObj *o, const uint8_t *id, size_t idlen)
 static void mps_readobj(MPSObj *o, struct dl_phdr_info *info,
 			const char *file)
 {
-  uint8_t mid[MPS_IDMAX], fid[MPS_IDMAX];
+  uint8_t mid[MPE_IDMAX], fid[MPE_IDMAX];
   size_t ml = mps_memid(info, mid), fl = 0;
   MPEFile f;
   int r = 0, opened = lj_memprof_elf_open(&f, file) == 0;
   if (opened) {
-    fl = mps_fileid(&f, fid);
+    fl = lj_memprof_elf_fileid(&f, fid);
     if (ml && fl && (ml != fl || memcmp(mid, fid, ml) != 0)) {
       /* The file was replaced since it was loaded: not this object. */
       lj_memprof_elf_close(&f);
