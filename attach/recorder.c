@@ -275,8 +275,10 @@ internal:
   put_byte(s, (uint8_t)(LJM_SRC_INTERNAL | ev));
 }
 
+/* The event of one allocator call. closing: the free of the VM itself,
+** after which its state is not read: charged to internal. */
 static void record(struct slot *s, void *p, size_t osize, void *r,
-		   size_t nsize)
+		   size_t nsize, int closing)
 {
   int ev;
   if (nsize == 0) {
@@ -290,7 +292,10 @@ static void record(struct slot *s, void *p, size_t osize, void *r,
   } else {
     ev = p == NULL || osize == 0 ? 1 : 3;
   }
-  put_location(s, ev);
+  if (closing)
+    put_byte(s, (uint8_t)(LJM_SRC_INTERNAL | ev));
+  else
+    put_location(s, ev);
   if (ev != 1) {
     put_uleb(s, (uintptr_t)p);
     put_uleb(s, osize);
@@ -349,13 +354,7 @@ static void *wrap(struct slot *s, void *ud, void *p, size_t osize,
     atomic_store(&s->closing, 1);
   r = s->orig(ud, p, osize, nsize);
   if (atomic_load(&s->state) == SLOT_REC) {
-    if (closing) {
-      put_byte(s, LJM_SRC_INTERNAL | 2);
-      put_uleb(s, (uintptr_t)p);
-      put_uleb(s, osize);
-    } else {
-      record(s, p, osize, r, nsize);
-    }
+    record(s, p, osize, r, nsize, closing);
     if (closing) {
       s->closed = 1;
       finish(s);
