@@ -317,32 +317,30 @@ int inj_call(struct inj *j, uintptr_t fn, const char *s0, const char *s1,
 
 #endif
 
-/* The mapping of this process or pid (0: this one) that holds address a
-** (pid 0) or whose file is dev:ino at offset 0: its start, dev and ino. */
-static int find_map(pid_t pid, uintptr_t a, unsigned long *dev_ino,
+/* The file of the mapping of maps (a /proc/.../maps) that holds address
+** a (when dev_ino[1] is 0), or the start of the offset-0 mapping of the
+** file dev_ino: 0, or -1 when there is none. */
+static int find_map(const char *maps, uintptr_t a, unsigned long *dev_ino,
 		    uintptr_t *base)
 {
-  char path[64], line[4096];
-  FILE *f;
+  char line[4096];
+  FILE *f = fopen(maps, "r");
   int found = 0;
-  snprintf(path, sizeof(path), pid ? "/proc/%d/maps" : "/proc/self/maps",
-	   (int)pid);
-  if (!(f = fopen(path, "r")))
+  if (!f)
     return -1;
   while (!found && fgets(line, sizeof(line), f)) {
-    unsigned long lo, hi, off, ino;
+    unsigned long lo, hi, off, ino, dev;
     unsigned maj, min;
     if (sscanf(line, "%lx-%lx %*s %lx %x:%x %lu", &lo, &hi, &off, &maj, &min,
 	       &ino) != 6 || ino == 0)
       continue;
-    if (!pid && a >= lo && a < hi) {
-      /* Ours: its file's start is the mapping at offset 0. */
-      dev_ino[0] = ((unsigned long)maj << 20) | min;
+    dev = ((unsigned long)maj << 20) | min;
+    if (!dev_ino[1] && a >= lo && a < hi) {
+      dev_ino[0] = dev;
       dev_ino[1] = ino;
-      *base = lo - off;
       found = 1;
-    } else if (pid && off == 0 && dev_ino[1] == ino &&
-	       dev_ino[0] == (((unsigned long)maj << 20) | min)) {
+    } else if (dev_ino[1] && off == 0 && dev_ino[0] == dev &&
+	       dev_ino[1] == ino) {
       *base = lo;
       found = 1;
     }
@@ -353,20 +351,16 @@ static int find_map(pid_t pid, uintptr_t a, unsigned long *dev_ino,
 
 int inj_symbol(struct inj *j, void *ours, uintptr_t *theirs)
 {
-  unsigned long di[2];
+  unsigned long di[2] = { 0, 0 };
   uintptr_t ourbase, theirbase;
-  if (find_map(0, (uintptr_t)ours, di, &ourbase))
+  char maps[64];
+  if (find_map("/proc/self/maps", (uintptr_t)ours, di, NULL) ||
+      find_map("/proc/self/maps", 0, di, &ourbase))
     return fail(j, "no file of ours holds %p", ours);
-  /* Our offset-0 mapping: recompute the base from it. */
-  if (find_map(j->pid, 0, di, &theirbase))
+  snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)j->pid);
+  if (find_map(maps, 0, di, &theirbase))
     return fail(j, "process %d does not map the same file as we do "
 		"(another C library, or another mount namespace)", (int)j->pid);
-  {
-    uintptr_t our0;
-    unsigned long di0[2] = { di[0], di[1] };
-    if (find_map(getpid(), 0, di0, &our0) == 0)
-      ourbase = our0;
-  }
   *theirs = (uintptr_t)ours - ourbase + theirbase;
   return 0;
 }

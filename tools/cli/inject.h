@@ -48,9 +48,9 @@ void inj_resume_all(struct inj *j);
 /* Let the thread go; the process runs on as it was. */
 void inj_close(struct inj *j);
 
-/* The address in pid of a symbol of the C library, from the address of
-** the same symbol in this process (the same file mapped in both, which
-** is checked). 0, or -1 with err. */
+/* The address in pid of a function of a file both processes map (the C
+** library, the recorder), from its address in this one: the same file,
+** by device and inode, at its own base in each. 0, or -1 with err. */
 int inj_symbol(struct inj *j, void *ours, uintptr_t *theirs);
 
 #endif
