@@ -199,7 +199,8 @@ static int attach_one(struct target *t, const char *tmpl)
   const struct ljm_attach_build *build = NULL;
   char lib[PATH_MAX], id[128], words[512];
   struct inj j;
-  uintptr_t dlopen_at, handle, n;
+  uintptr_t dlopen_at, handle = 0, n;
+  const char *err = j.err;
   double t0, paused;
   if (kill(t->pid, 0) < 0 && errno == ESRCH) {
     ljmprof_error("attach: no process %d", (int)t->pid);
@@ -251,48 +252,34 @@ static int attach_one(struct target *t, const char *tmpl)
   if (load_recorder(r, build))
     return -1;
   if (inj_open(&j, t->pid) ||
-      inj_symbol(&j, (void *)dlopen, &dlopen_at)) {
-    ljmprof_error("attach: process %d: %s", (int)t->pid, j.err);
-    inj_close(&j);
-    return -1;
-  }
+      inj_symbol(&j, (void *)dlopen, &dlopen_at))
+    goto fail;
   /* dlopen with the other threads running: a lock one of them holds
   ** is let go. */
-  if (call(&j, dlopen_at, r->path, NULL, 0, RTLD_NOW, &handle) || !handle) {
-    ljmprof_error("attach: process %d: %s", (int)t->pid,
-		  handle ? j.err : "the recorder did not load there (is the "
-		  "library reachable from its root?)");
-    inj_close(&j);
-    return -1;
+  if (call(&j, dlopen_at, r->path, NULL, 0, RTLD_NOW, &handle))
+    goto fail;
+  if (!handle) {
+    err = "the recorder did not load there (is the library reachable "
+	  "from its root?)";
+    goto fail;
   }
   if (inj_symbol(&j, r->find, &t->find) ||
       inj_symbol(&j, r->start, &t->start) ||
       inj_symbol(&j, r->stop, &t->stop) ||
       inj_symbol(&j, r->why, &t->why) ||
-      inj_symbol(&j, r->names, &t->names)) {
-    ljmprof_error("attach: process %d: %s", (int)t->pid, j.err);
-    inj_close(&j);
-    return -1;
-  }
+      inj_symbol(&j, r->names, &t->names))
+    goto fail;
   /* The search reads the whole heap: with the other threads running. */
-  if (call(&j, t->find, NULL, NULL, 0, 0, &n)) {
-    ljmprof_error("attach: process %d: %s", (int)t->pid, j.err);
-    inj_close(&j);
-    return -1;
-  }
+  if (call(&j, t->find, NULL, NULL, 0, 0, &n))
+    goto fail;
   if ((long)n <= 0) {
     recorder_says(&j, t, words, sizeof(words));
-    inj_close(&j);
-    ljmprof_error("attach: process %d: %s", (int)t->pid, words);
-    return -1;
+    err = words;
+    goto fail;
   }
   t0 = now();
-  if (inj_stop_all(&j) || call(&j, t->start, tmpl, "", 0, 0, &n)) {
-    inj_resume_all(&j);
-    ljmprof_error("attach: process %d: %s", (int)t->pid, j.err);
-    inj_close(&j);
-    return -1;
-  }
+  if (inj_stop_all(&j) || call(&j, t->start, tmpl, "", 0, 0, &n))
+    goto fail;
   recorder_says(&j, t, words, sizeof(words));
   {
     uintptr_t at;
@@ -313,6 +300,11 @@ static int attach_one(struct target *t, const char *tmpl)
 	  "for %.1f ms\n", (int)t->pid, build->flavour, build->version, words,
 	  paused * 1e3);
   return 0;
+fail:
+  inj_resume_all(&j);
+  ljmprof_error("attach: process %d: %s", (int)t->pid, err);
+  inj_close(&j);
+  return -1;
 }
 
 /* After the detach: each stream finished (a VM's thread that was inside
@@ -352,19 +344,11 @@ static int detach_one(struct target *t)
     return 0;
   }
   am = attach_maps_read(t->pid);
-  if (inj_open(&j, t->pid)) {
-    ljmprof_error("attach: process %d: %s", (int)t->pid, j.err);
-    attach_maps_free(am);
-    return -1;
-  }
+  if (inj_open(&j, t->pid))
+    goto fail;
   t0 = now();
-  if (inj_stop_all(&j) || call(&j, t->stop, NULL, NULL, 0, 0, &n)) {
-    inj_resume_all(&j);
-    ljmprof_error("attach: process %d: %s", (int)t->pid, j.err);
-    inj_close(&j);
-    attach_maps_free(am);
-    return -1;
-  }
+  if (inj_stop_all(&j) || call(&j, t->stop, NULL, NULL, 0, 0, &n))
+    goto fail;
   recorder_says(&j, t, words, sizeof(words));
   inj_resume_all(&j);
   paused = now() - t0;
@@ -374,6 +358,12 @@ static int detach_one(struct target *t)
   name_streams(t, am);
   attach_maps_free(am);
   return 0;
+fail:
+  inj_resume_all(&j);
+  ljmprof_error("attach: process %d: %s", (int)t->pid, j.err);
+  inj_close(&j);
+  attach_maps_free(am);
+  return -1;
 }
 
 int ljmprof_cmd_attach(int argc, char **argv)
