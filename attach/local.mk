@@ -16,7 +16,8 @@ LJM_REC_FILES = attach/recorder.c attach/recorder.h attach/pool.c
 LJM_REC_CORE = common/outpath.c common/writer.c common/msg.c \
 	common/config.c
 LJM_REC_DEPS = $(LJM_REC_FILES:%=$(srcdir)/%) \
-	$(LJM_REC_CORE:%=$(srcdir)/%) $(srcdir)/src/lj_memprof_format.h
+	$(LJM_REC_CORE:%=$(srcdir)/%) $(srcdir)/src/lj_memprof_format.h \
+	$(srcdir)/src/lj_memprof_siteinfer.h
 EXTRA_DIST += $(LJM_REC_FILES)
 LJM_REC_BUILD = $(CC) $(DEFS) -I$(top_builddir) $(LJM_DEFS) \
 	$(LJM_CORE_CPPFLAGS) -I$(top_srcdir)/src -I$(top_srcdir)/attach \

@@ -32,6 +32,8 @@
 #include "lj_obj.h"
 #include "lj_frame.h"
 #include "lj_jit.h"
+#include "lj_dispatch.h"
+#include "lj_ircall.h"
 
 #include "lj_memprof_format.h"
 #include "outpath.h"
@@ -67,6 +69,17 @@ enum { SLOT_FREE, SLOT_REC, SLOT_STOPPING, SLOT_FINISHING, SLOT_DONE };
 					       at most 4096. */
 #define PROTO_CACHE	4096		/* Announced prototypes, by hash. */
 #define TRACE_CACHE	4096		/* Announced traces, by number. */
+#define LINE_CACHE	1024		/* Lines of a trace's call sites, by
+					   return address. */
+
+/* The line of a trace's call site, or pt NULL for the trace itself. */
+struct siteline {
+  uintptr_t ra;
+  const GCtrace *T;
+  uint32_t gen;			/* The slot's tracegen when it was found. */
+  BCLine line;
+  const GCproto *pt;
+};
 
 struct slot {
   _Atomic int state;
@@ -79,6 +92,8 @@ struct slot {
   size_t len;
   uintptr_t *protos;		/* PROTO_CACHE addresses. */
   uintptr_t *traces;		/* TRACE_CACHE trace addresses. */
+  struct siteline *lines;	/* LINE_CACHE of them. */
+  uint32_t tracegen;		/* Bumped when the VM frees a trace. */
   uint64_t events;
   int err;			/* The first write error, or 0. */
   int closed;			/* Its VM is gone: the slot may serve again. */
@@ -91,6 +106,7 @@ static char names[1 << 16];	/* The last start's streams, a line each. */
 /* LuaJIT's text, from /proc/self/maps: an allocator inside it is its own
 ** (lj_alloc_f, the only allocator the library has). */
 static uintptr_t lj_text_lo, lj_text_hi;
+static char lj_path[4096];	/* The file it is in. */
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -155,12 +171,13 @@ static int is_func(const GCfunc *fn)
 }
 
 /* The line of instruction pos of pt, as lj_debug_line says it (its
-** lineinfo leaves out the header at 0); 0 when pos is not in pt. */
-static BCLine proto_line(const GCproto *pt, ptrdiff_t pos)
+** lineinfo leaves out the header at 0); -1 when pos is not in pt or pt
+** has no lines. */
+static BCLine debug_line(const GCproto *pt, ptrdiff_t pos)
 {
   const void *lineinfo = proto_lineinfo(pt);
   if (pos < 0 || pos > (ptrdiff_t)pt->sizebc || !lineinfo)
-    return 0;
+    return -1;
   if (pos == (ptrdiff_t)pt->sizebc)
     return pt->firstline + pt->numline;
   if (pos-- == 0)
@@ -171,6 +188,72 @@ static BCLine proto_line(const GCproto *pt, ptrdiff_t pos)
     return pt->firstline + ((const uint16_t *)lineinfo)[pos];
   return pt->firstline + (BCLine)((const uint32_t *)lineinfo)[pos];
 }
+
+/* The same, 0 for none, as the reference writer names such a line. */
+static BCLine proto_line(const GCproto *pt, ptrdiff_t pos)
+{
+  BCLine line = debug_line(pt, pos);
+  return line < 0 ? 0 : line;
+}
+
+#if LJ_HASJIT
+/* -- The line inside compiled code ------------------------------------ */
+
+/* The process's own table of the JIT's call helpers (lj_ir_callinfo, not
+** exported), copied by find_callinfo: empty, no line is inferred. */
+static CCallInfo callinfo[IRCALL__MAX + 1];
+static int have_callinfo;
+
+#define MP_SNAP_CALLINFO	callinfo
+#define MP_SNAP_LINE(pt, pos)	debug_line((pt), (pos))
+#include "lj_memprof_siteinfer.h"
+
+/* How far above this frame the trace's C frame may be: the helper, the
+** VM's allocation functions (a GC step's at most) and the wrapper. */
+#define CFRAME_REACH	(64 * 1024)
+
+/* The line of the allocation trace T of thread L is making now, or pt
+** NULL: the writer's inference from the trace's snapshots
+** (lj_memprof_siteinfer.h), over the return address of the trace's call
+** into the helper. That lies in the C frame of the thread, which runs the
+** trace in this thread's stack a little above this frame: only memory
+** between the two is read, and only if the frame names the thread. */
+static const struct siteline *trace_line(struct slot *s, lua_State *L,
+					 GCtrace *T)
+{
+  uintptr_t cf = (uintptr_t)cframe_raw(L->cframe), slot, ra;
+  uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+  struct siteline *e;
+  uint64_t pts[MP_SITEMAX], lines[MP_SITEMAX];
+  uint32_t id;
+  if (!have_callinfo || cf <= here ||
+      cf + CFRAME_OFS_L + sizeof(uintptr_t) - here > CFRAME_REACH ||
+      *(const uintptr_t *)(cf + CFRAME_OFS_L) != (uintptr_t)L)
+    return NULL;
+  slot = cf - (CFRAME_SIZE_JIT - CFRAME_SIZE) - T->spadjust -
+	 sizeof(uintptr_t);
+  if (slot >= cf || slot <= here)
+    return NULL;
+  ra = *(const uintptr_t *)slot;
+  e = &s->lines[(ra ^ (ra >> 10)) & (LINE_CACHE - 1)];
+  if (e->ra == ra && e->T == T && e->gen == s->tracegen)
+    return e;
+  e->ra = ra;
+  e->T = T;
+  e->gen = s->tracegen;
+  e->pt = NULL;
+  /* A GC step is no line's: it stays the trace's. */
+  if ((id = mp_callret(T, ra, (uintptr_t)s->gg +
+		       offsetof(GG_State, dispatch))) < IRCALL__MAX &&
+      id != IRCALL_lj_gc_step_jit &&
+      mp_snaplines(&s->gg->J, T, mp_snapat(T, ra), mp_helperkind(id), NULL,
+		   0, pts, lines) > 0) {
+    e->pt = (const GCproto *)(uintptr_t)pts[0];
+    e->line = (BCLine)lines[0];
+  }
+  return e;
+}
+#endif
 
 /* The line a frame of pt is at, from the PC saved for it (which points
 ** past the instruction running): debug_framepc's rule. */
@@ -215,6 +298,16 @@ static void put_location(struct slot *s, int ev)
     if (T && T->gct == (uint8_t)~LJ_TTRACE) {
       GCproto *pt = gco2pt(gcref(T->startpt));
       size_t h = (size_t)vmstate & (TRACE_CACHE - 1);
+      lua_State *L = gco2th(gcref(g->cur_L));
+      const struct siteline *e;
+      if (L && L->gct == (uint8_t)~LJ_TTHREAD && mref(L->glref, void) == g &&
+	  (e = trace_line(s, L, T)) != NULL && e->pt != NULL) {
+	announce_proto(s, e->pt);
+	put_byte(s, (uint8_t)(LJM_SRC_LFUNC | ev));
+	put_uleb(s, (uintptr_t)e->pt);
+	put_uleb(s, (uint64_t)e->line);
+	return;
+      }
       if (s->traces[h] != (uintptr_t)T) {
 	announce_proto(s, pt);
 	put_byte(s, LJM_SRC_TRACE);
@@ -323,8 +416,10 @@ static void finish(struct slot *s)
   munmap(s->buf, BUF_SIZE);
   munmap(s->protos, PROTO_CACHE * sizeof(uintptr_t));
   munmap(s->traces, TRACE_CACHE * sizeof(uintptr_t));
+  munmap(s->lines, LINE_CACHE * sizeof(struct siteline));
   s->buf = NULL;
   s->protos = s->traces = NULL;
+  s->lines = NULL;
   atomic_store(&s->state, SLOT_DONE);
 }
 
@@ -336,6 +431,21 @@ static void finish_if_stopping(struct slot *s)
       atomic_compare_exchange_strong(&s->state, &st, SLOT_FINISHING))
     finish(s);
 }
+
+#if LJ_HASJIT
+/* A block of the trace's size is being freed: if it is a trace, what is
+** known of its number and code is no longer true. */
+static void trace_freed(struct slot *s, const void *p)
+{
+  const GCtrace *T = p;
+  if (T->gct == (uint8_t)~LJ_TTRACE) {
+    size_t h = (size_t)T->traceno & (TRACE_CACHE - 1);
+    s->tracegen++;
+    if (s->traces[h] == (uintptr_t)T)
+      s->traces[h] = 0;
+  }
+}
+#endif
 
 /* LuaJIT's own allocator destroys its pool in lua_close only while it is
 ** g->allocf; over it, close_state frees the GG_State block through us
@@ -352,6 +462,11 @@ static void *wrap(struct slot *s, void *ud, void *p, size_t osize,
   atomic_store(&s->busy, 1);
   if (closing)
     atomic_store(&s->closing, 1);
+#if LJ_HASJIT
+  else if (nsize == 0 && osize >= sizeof(GCtrace) &&
+	   atomic_load(&s->state) == SLOT_REC)
+    trace_freed(s, p);
+#endif
   r = s->orig(ud, p, osize, nsize);
   if (atomic_load(&s->state) == SLOT_REC) {
     record(s, p, osize, r, nsize, closing);
@@ -485,6 +600,7 @@ static int find_vms(uintptr_t *found, int max)
       if (perm[2] == 'x' && strstr(path, "/libluajit")) {
 	lj_text_lo = lo;
 	lj_text_hi = hi;
+	snprintf(lj_path, sizeof(lj_path), "%s", path);
       }
     }
     if (!end) break;
@@ -492,6 +608,75 @@ static int find_vms(uintptr_t *found, int max)
   }
   return n;
 }
+
+#if LJ_HASJIT
+/* The flags of each helper of the JIT's call table, as lj_ir.c makes
+** them: with the table's {NULL, 0} end, they find it in LuaJIT's file. */
+static const uint32_t callflags[IRCALL__MAX] = {
+#define CALLFLAGS(cond, name, nargs, kind, type, flags) \
+  (nargs)|(CCI_CALL_##kind)|(IRT_##type<<CCI_OTSHIFT)|(flags),
+IRCALLDEF(CALLFLAGS)
+#undef CALLFLAGS
+};
+
+/* Is the call table at buf (read from a, len bytes on)? */
+static int is_callinfo(const uint8_t *buf, size_t len)
+{
+  CCallInfo ci;
+  if (len < sizeof(callinfo))
+    return 0;
+  for (uint32_t i = 0; i <= IRCALL__MAX; i++) {
+    memcpy(&ci, buf + i * sizeof(CCallInfo), sizeof(ci));
+    if (i == IRCALL__MAX)
+      return ci.func == NULL && ci.flags == 0;
+    if (ci.flags != callflags[i])
+      return 0;
+  }
+  return 0;
+}
+
+/* Copy lj_ir_callinfo from the read-only data of LuaJIT's file (relocated
+** there: the helpers' addresses are this process's). Without it, traces'
+** allocations stay charged to their trace. */
+static void find_callinfo(void)
+{
+  char *line = maps;
+  have_callinfo = 0;
+  if (!*lj_path || read_maps() < 0)
+    return;
+  while (*line && !have_callinfo) {
+    char *end = strchr(line, '\n');
+    unsigned long lo, hi;
+    char perm[5];
+    int pathat = 0;
+    if (end) *end = 0;
+    if (sscanf(line, "%lx-%lx %4s %*s %*s %*s %n", &lo, &hi, perm,
+	       &pathat) >= 3 && pathat && !strcmp(line + pathat, lj_path) &&
+	perm[0] == 'r' && perm[2] != 'x' && hi - lo <= SCAN_MAX) {
+      /* Chunks overlap by a table, so that none is cut. */
+      for (uintptr_t a = lo; a < hi && !have_callinfo;
+	   a += SCAN_CHUNK - sizeof(callinfo)) {
+	size_t len = hi - a < SCAN_CHUNK ? hi - a : SCAN_CHUNK;
+	if (read_safe(scanbuf, a, len))
+	  break;
+	for (size_t i = 0; i + sizeof(callinfo) <= len; i += 8)
+	  if (is_callinfo(scanbuf + i, len - i)) {
+	    memcpy(callinfo, scanbuf + i, sizeof(callinfo));
+	    /* The helpers are LuaJIT's code (or the C library's). */
+	    have_callinfo =
+	      (uintptr_t)callinfo[IRCALL_lj_tab_new1].func >= lj_text_lo &&
+	      (uintptr_t)callinfo[IRCALL_lj_tab_new1].func < lj_text_hi;
+	    break;
+	  }
+	if (len < SCAN_CHUNK)
+	  break;
+      }
+    }
+    if (!end) break;
+    line = end + 1;
+  }
+}
+#endif
 
 /* -- What the CLI calls ----------------------------------------------- */
 
@@ -521,6 +706,9 @@ EXPORT int ljmprof_attach_find(void)
   } else if (n == 0) {
     say("no LuaJIT VM found in the process");
   } else {
+#if LJ_HASJIT
+    find_callinfo();
+#endif
     say("%d VM(s) found", n);
   }
   if (scanbuf) munmap(scanbuf, SCAN_CHUNK);
@@ -570,12 +758,16 @@ EXPORT int ljmprof_attach_start(const char *tmpl, const char *manifest)
     }
     if ((!s->buf && !(s->buf = map(BUF_SIZE))) ||
 	(!s->protos && !(s->protos = map(PROTO_CACHE * sizeof(uintptr_t)))) ||
-	(!s->traces && !(s->traces = map(TRACE_CACHE * sizeof(uintptr_t))))) {
+	(!s->traces && !(s->traces = map(TRACE_CACHE * sizeof(uintptr_t)))) ||
+	(!s->lines &&
+	 !(s->lines = map(LINE_CACHE * sizeof(struct siteline))))) {
       say("no memory for a VM's buffers: %s", strerror(errno));
       break;
     }
     memset(s->protos, 0, PROTO_CACHE * sizeof(uintptr_t));
     memset(s->traces, 0, TRACE_CACHE * sizeof(uintptr_t));
+    memset(s->lines, 0, LINE_CACHE * sizeof(struct siteline));
+    s->tracegen = 0;
     k.vm = (unsigned)(attached + 1);	/* This attach's VMs, in address order. */
     if ((errno = ljm_out_create(&s->out, path, sizeof(path), tmpl, &k,
 				NULL))) {
