@@ -51,6 +51,7 @@
 #include "lj_bc.h"
 #include "lj_debug.h"
 #include "lj_memprof.h"
+#include "lj_memprof_heapwalk.h"
 
 /* -- The profiler's state ------------------------------------------------ */
 
@@ -242,17 +243,6 @@ static LJ_AINLINE void mp_leave(MemProf *mp)
   mp->busy--;
 }
 
-/*
-** Is the VM's allocator called from the collector's sweep of a string
-** chain (gc_sweepstr, which runs in a GC step only)? Not a safe point
-** for a heap snapshot: the sweep holds the chain's head in a local, so a
-** snapshot there leaves the chain out, and the frees of its strings
-** would follow untracked. The safe points wait for the next call.
-*/
-static LJ_AINLINE int mp_insweep(global_State *g)
-{
-  return g->gc.state == GCSsweepstring && g->vmstate == ~LJ_VMST_GC;
-}
 
 /* -- Sets of keys (lj_memprof_set.c) ------------------------------------ */
 
@@ -696,16 +686,6 @@ LJ_FUNC void lj_memprof_rangefree(MemProf *mp);
 
 /* -- Heap snapshots (lj_memprof_heap.c) ---------------------------------- */
 
-/*
-** The object after o in the VM's list of userdata and cdata waiting for
-** their finalizer (o NULL: the first), NULL after the last. The list is
-** circular; gc.mmudata points to its last object.
-*/
-static LJ_AINLINE GCobj *mp_mmunext(global_State *g, GCobj *o)
-{
-  GCobj *last = gcref(g->gc.mmudata);
-  return last == NULL || o == last ? NULL : gcnext(o ? o : last);
-}
 
 /* Every block the VM holds, as allocations, between INFO SNAPSHOT value
 ** (LJM_SNAPSHOT_START or LJM_SNAPSHOT_LATER) and LJM_SNAPSHOT_END. */
