@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lj_obj.h"
@@ -36,6 +37,7 @@
 #include "lj_ircall.h"
 
 #include "lj_memprof_format.h"
+#include "lj_memprof_heapwalk.h"
 #include "outpath.h"
 #include "recorder.h"
 #include "writer.h"
@@ -96,11 +98,19 @@ struct slot {
   uint32_t tracegen;		/* Bumped when the VM frees a trace. */
   uint64_t events;
   int err;			/* The first write error, or 0. */
+  int ext;			/* The stream has the profile extension. */
+  int snap_owed;		/* Its start snapshot is still to take. */
+  uint64_t t0;			/* Its start, in ns (CLOCK_MONOTONIC). */
+  const void *snapfree;		/* The block freed where the snapshot was
+				   taken, until the walk met it. */
   int closed;			/* Its VM is gone: the slot may serve again. */
   _Atomic int closing;		/* Its VM is being freed: touch it no more. */
 };
 
 static struct slot slots[SLOTS];
+/* ljmprof_attach_option's: take a start snapshot (the stream then has the
+** profile extension). */
+static int opt_snapshot = 1;
 static char why[512];		/* The last outcome, for the CLI. */
 static char names[1 << 16];	/* The last start's streams, a line each. */
 /* LuaJIT's text, from /proc/self/maps: an allocator inside it is its own
@@ -153,8 +163,38 @@ static void put_header(struct slot *s, char magic)
   put_byte(s, 'l');
   put_byte(s, 'j');
   put_byte(s, (uint8_t)magic);
-  put_byte(s, LJM_FMT_VERSION);
-  put_byte(s, 0); put_byte(s, 0); put_byte(s, 0);
+  if (s->ext) {
+    put_byte(s, LJM_FMT_VERSION_EXT);
+    put_byte(s, LJM_EXT_PROFILE);
+    put_byte(s, LJM_EXT_PROFILE_VERSION);
+  } else {
+    put_byte(s, LJM_FMT_VERSION);
+    put_byte(s, 0); put_byte(s, 0);
+  }
+  put_byte(s, 0);
+}
+
+/* An information record (the extension's). */
+static void put_info(struct slot *s, uint64_t key, uint64_t value)
+{
+  put_byte(s, LJM_EV_SYMTAB | LJM_SRC_INFO);
+  put_uleb(s, key);
+  put_uleb(s, value);
+}
+
+static uint64_t now_ns(void)
+{
+  struct timespec ts;
+  if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+    return 0;
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A TIME mark: the events after it happened at or after it. */
+static void put_time(struct slot *s)
+{
+  uint64_t t = now_ns();
+  put_info(s, LJM_INFO_TIME, t > s->t0 ? t - s->t0 : 0);
 }
 
 /* Whether p..p+n lies in the thread's stack. */
@@ -280,6 +320,24 @@ static void announce_proto(struct slot *s, const GCproto *pt)
   s->protos[h] = a;
 }
 
+#if LJ_HASJIT
+/* The symbol of trace T, unless announced. */
+static void announce_trace(struct slot *s, const GCtrace *T)
+{
+  size_t h = (size_t)T->traceno & (TRACE_CACHE - 1);
+  GCproto *pt = gco2pt(gcref(T->startpt));
+  if (s->traces[h] == (uintptr_t)T)
+    return;
+  announce_proto(s, pt);
+  put_byte(s, LJM_SRC_TRACE);
+  put_uleb(s, (uint64_t)T->traceno);
+  put_uleb(s, (uintptr_t)pt);
+  put_uleb(s, (uint64_t)proto_line(pt, mref(T->startpc, const BCIns) -
+				     proto_bc(pt)));
+  s->traces[h] = (uintptr_t)T;
+}
+#endif
+
 /* The location of the allocation the VM is making now, by the reference
 ** writer's rules (doc/format.md "Attribution"): a Lua function's line, a
 ** fast function's calling Lua line, a C function, a trace, or internal.
@@ -296,8 +354,6 @@ static void put_location(struct slot *s, int ev)
     if ((MSize)vmstate < J->sizetrace && J->trace)
       T = (GCtrace *)gcref(J->trace[vmstate]);
     if (T && T->gct == (uint8_t)~LJ_TTRACE) {
-      GCproto *pt = gco2pt(gcref(T->startpt));
-      size_t h = (size_t)vmstate & (TRACE_CACHE - 1);
       lua_State *L = gco2th(gcref(g->cur_L));
       const struct siteline *e;
       if (L && L->gct == (uint8_t)~LJ_TTHREAD && mref(L->glref, void) == g &&
@@ -308,15 +364,7 @@ static void put_location(struct slot *s, int ev)
 	put_uleb(s, (uint64_t)e->line);
 	return;
       }
-      if (s->traces[h] != (uintptr_t)T) {
-	announce_proto(s, pt);
-	put_byte(s, LJM_SRC_TRACE);
-	put_uleb(s, (uint64_t)vmstate);
-	put_uleb(s, (uintptr_t)pt);
-	put_uleb(s, (uint64_t)proto_line(pt, mref(T->startpc, const BCIns) -
-					   proto_bc(pt)));
-	s->traces[h] = (uintptr_t)T;
-      }
+      announce_trace(s, T);
       put_byte(s, (uint8_t)(LJM_SRC_TRACE | ev));
       put_uleb(s, (uint64_t)vmstate);
       return;
@@ -398,8 +446,76 @@ static void record(struct slot *s, void *p, size_t osize, void *r,
     put_uleb(s, nsize);
   }
   s->events++;
+  if (s->len > BUF_ROOM) {
+    if (s->ext)
+      put_time(s);
+    flush(s);
+  }
+}
+
+/* -- The start snapshot --------------------------------------------------- */
+
+/* One block live at the start (MPWalk.block): an allocation with its
+** kind, located as the writer's start snapshot locates it. */
+static void snap_block(void *ctx, uint8_t src, uint64_t a, uint64_t b,
+		       const void *ptr, size_t sz, uint8_t kind)
+{
+  struct slot *s = ctx;
+  if (ptr == NULL || sz == 0)
+    return;
+  if (src == LJM_SRC_LFUNC)
+    announce_proto(s, (const GCproto *)(uintptr_t)a);
+#if LJ_HASJIT
+  else if (src == LJM_SRC_TRACE)
+    announce_trace(s, (const GCtrace *)gcref(s->gg->J.trace[a]));
+#endif
+  put_byte(s, (uint8_t)(LJM_EV_ALLOC | LJM_EV_KIND | src));
+  if (src != LJM_SRC_INTERNAL) {
+    put_uleb(s, a);
+    if (src == LJM_SRC_LFUNC)
+      put_uleb(s, b);
+  }
+  put_uleb(s, (uintptr_t)ptr);
+  put_uleb(s, sz);
+  put_byte(s, kind);
+  if (ptr == s->snapfree)
+    s->snapfree = NULL;		/* It is in. */
   if (s->len > BUF_ROOM)
     flush(s);
+}
+
+/* The walk's scratch memory: mapped, as nothing here may call malloc. */
+static void *snap_alloc(size_t n)
+{
+  void *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+static void snap_release(void *p, size_t n)
+{
+  if (p)
+    munmap(p, n);
+}
+
+/*
+** Every block the VM holds, at its first allocator call after the start
+** (on its thread, where the writer's start snapshot is taken too: see
+** lj_memprof_heap.c), as allocations between INFO SNAPSHOT 1 and 0. The
+** block the call frees or moves (p, osize) is still there: if the walk
+** did not meet it, it is added, so that its free finds it.
+*/
+static void snapshot(struct slot *s, void *p, size_t osize)
+{
+  MPWalk w = { &s->gg->g, snap_block, s, snap_alloc, snap_release };
+  s->snap_owed = 0;
+  s->snapfree = osize ? p : NULL;
+  put_info(s, LJM_INFO_SNAPSHOT, LJM_SNAPSHOT_START);
+  mp_heapwalk(&w);
+  if (s->snapfree)
+    snap_block(s, LJM_SRC_INTERNAL, 0, 0, p, osize, LJM_KIND_NONE);
+  put_info(s, LJM_INFO_SNAPSHOT, LJM_SNAPSHOT_END);
+  put_time(s);			/* What it took. */
 }
 
 /* The stream ends: the rest of the buffer, the epilogue, the file, and
@@ -407,6 +523,8 @@ static void record(struct slot *s, void *p, size_t osize, void *r,
 ** busy flag keeps a finish from running beside a record). */
 static void finish(struct slot *s)
 {
+  if (s->ext)
+    put_time(s);
   put_byte(s, LJM_EV_EPILOGUE);
   flush(s);
   if (!s->err)
@@ -462,11 +580,15 @@ static void *wrap(struct slot *s, void *ud, void *p, size_t osize,
   atomic_store(&s->busy, 1);
   if (closing)
     atomic_store(&s->closing, 1);
+  else if (atomic_load(&s->state) == SLOT_REC) {
+    /* Not inside the sweep of a string chain: at the next call. */
+    if (s->snap_owed && !mp_insweep(&s->gg->g))
+      snapshot(s, p, osize);
 #if LJ_HASJIT
-  else if (nsize == 0 && osize >= sizeof(GCtrace) &&
-	   atomic_load(&s->state) == SLOT_REC)
-    trace_freed(s, p);
+    if (nsize == 0 && osize >= sizeof(GCtrace))
+      trace_freed(s, p);
 #endif
+  }
   r = s->orig(ud, p, osize, nsize);
   if (atomic_load(&s->state) == SLOT_REC) {
     record(s, p, osize, r, nsize, closing);
@@ -793,9 +915,13 @@ EXPORT int ljmprof_attach_start(const char *tmpl, const char *manifest)
     s->len = 0;
     s->err = 0;
     s->events = 0;
+    s->ext = s->snap_owed = opt_snapshot;
+    s->t0 = now_ns();
     put_header(s, 's');
     put_byte(s, LJM_EV_EPILOGUE);	/* Symbols come as events need them. */
     put_header(s, 'm');
+    if (s->ext)
+      put_time(s);
     atomic_store(&s->busy, 0);
     atomic_store(&s->state, SLOT_REC);
     gg->g.allocf = wrappers[j];
@@ -809,6 +935,16 @@ EXPORT int ljmprof_attach_start(const char *tmpl, const char *manifest)
     say("%d VM(s) attached", attached);
   /* else why says what stopped the loop. */
   return attached ? attached : -1;
+}
+
+EXPORT int ljmprof_attach_option(const char *name, uintptr_t value)
+{
+  if (!strcmp(name, "snapshot")) {
+    opt_snapshot = value != 0;
+    return 0;
+  }
+  say("no option %.100s", name);
+  return -1;
 }
 
 EXPORT int ljmprof_attach_stop(void)

@@ -8,6 +8,8 @@
 ** do the same work after GO and are closed before DONE, and the host
 ** prints the size of its address space at the end: VMs closed while
 ** attached must give their memory back as they do unattached.
+** With ATTACHHOST_WARM=1, each VM calls work(ROUNDS) once before GO too,
+** so that an attach finds a heap (the start snapshot's test).
 **
 **   attachhost SCRIPT THREADS ROUNDS DIR [jit-off]
 **
@@ -25,7 +27,7 @@
 #include <lualib.h>
 
 static const char *script, *dir;
-static int rounds, jitoff, extra;
+static int rounds, jitoff, extra, warm;
 
 static int exists(const char *name)
 {
@@ -93,6 +95,8 @@ static void *run(void *arg)
   for (int i = 0; i < extra; i++)
     if (!(more[i] = newvm()))
       return (void *)1;
+  if (warm && work(L) < 0)
+    return (void *)1;
   await("GO");
   if ((r = work(L)) < 0)
     return (void *)1;
@@ -127,6 +131,7 @@ int main(int argc, char **argv)
   jitoff = argc > 5 && !strcmp(argv[5], "jit-off");
   if (getenv("ATTACHHOST_EXTRA"))
     extra = atoi(getenv("ATTACHHOST_EXTRA"));
+  warm = getenv("ATTACHHOST_WARM") && atoi(getenv("ATTACHHOST_WARM"));
   if (extra < 0 || extra > 20)
     return 2;
   if (n < 1 || n > 64)

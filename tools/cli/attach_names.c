@@ -174,8 +174,14 @@ static long cfuncs(int fd, uint64_t **out, char *err, size_t errn)
 int attach_name_cfuncs(const char *stream, const struct attach_maps *am,
 		       char *err, size_t errn)
 {
+  /* The recorder's symbol table: empty, of version 3 or of the
+  ** profile extension (a stream with a start snapshot). */
   static const uint8_t empty[8] = { 'l', 'j', 's', LJM_FMT_VERSION, 0, 0, 0,
 				    LJM_EV_EPILOGUE };
+  static const uint8_t empty_ext[8] = { 'l', 'j', 's', LJM_FMT_VERSION_EXT,
+					LJM_EXT_PROFILE,
+					LJM_EXT_PROFILE_VERSION, 0,
+					LJM_EV_EPILOGUE };
   uint8_t head[8], buf[1 << 16];
   char tmp[4200], name[512];
   uint64_t *addr = NULL;
@@ -189,7 +195,8 @@ int attach_name_cfuncs(const char *stream, const struct attach_maps *am,
   }
   if ((n = cfuncs(fd, &addr, err, errn)) <= 0 ||
       pread(fd, head, sizeof(head), 0) != (ssize_t)sizeof(head) ||
-      memcmp(head, empty, sizeof(head))) {
+      (memcmp(head, empty, sizeof(head)) &&
+       memcmp(head, empty_ext, sizeof(head)))) {
     close(fd);
     free(addr);
     if (n > 0)
@@ -212,7 +219,7 @@ int attach_name_cfuncs(const char *stream, const struct attach_maps *am,
       return -1;
     }
   }
-  fwrite(empty, 1, 7, out);
+  fwrite(head, 1, 7, out);
   for (long i = 0; i < n; i++) {
     const char *s = name_of(am, addr[i], name, sizeof(name));
     size_t len;

@@ -50,6 +50,9 @@ static void usage(FILE *out)
 "  -o, --output=TEMPLATE   the streams' name (default ljmprof.bin); %p,\n"
 "                          %n, %s as in LJMPROF_OUT\n"
 "  -d, --duration=SECONDS  detach after this long (default: at Ctrl-C)\n"
+"      --no-snapshot       no start snapshot: a plain version 3 stream (as\n"
+"                          the reference parser reads), without what each\n"
+"                          VM held before the attach\n"
 "  -h, --help              this text\n"
 "\n"
 "Needs the right to trace the processes (root, CAP_SYS_PTRACE, or Yama's\n"
@@ -89,7 +92,7 @@ static double now(void)
 ** (loaded here too, to find them in the target by their offset). */
 struct recorder {
   char path[PATH_MAX];
-  void *find, *start, *stop, *why, *names;
+  void *find, *option, *start, *stop, *why, *names;
 };
 
 /* The recorder of build b: LIBDIR/ljmprof/DIR/libljmprof-attach.so, or
@@ -111,11 +114,12 @@ static int load_recorder(struct recorder *r, const struct ljm_attach_build *b)
     return -1;
   }
   r->find = dlsym(h, "ljmprof_attach_find");
+  r->option = dlsym(h, "ljmprof_attach_option");
   r->start = dlsym(h, "ljmprof_attach_start");
   r->stop = dlsym(h, "ljmprof_attach_stop");
   r->why = dlsym(h, "ljmprof_attach_why");
   r->names = dlsym(h, "ljmprof_attach_names");
-  if (!r->find || !r->start || !r->stop || !r->why || !r->names) {
+  if (!r->find || !r->option || !r->start || !r->stop || !r->why || !r->names) {
     ljmprof_error("attach: %s is not ljmprof's recorder", r->path);
     return -1;
   }
@@ -179,8 +183,8 @@ static int call(struct inj *j, uintptr_t fn, const char *s0, const char *s1,
 struct target {
   pid_t pid;
   int attached;		/* VMs recorded. */
-  uintptr_t find, start, stop, why, names; /* The recorder's entry points
-					     there. */
+  uintptr_t find, option, start, stop, why, names; /* The recorder's entry
+						     points there. */
   char *streams;	/* Their paths, a line each. */
 };
 
@@ -193,7 +197,8 @@ static void recorder_says(struct inj *j, struct target *t, char *buf,
     inj_read_str(j, s, buf, n);
 }
 
-static int attach_one(struct target *t, const char *tmpl)
+/* Attach to t, its streams named by tmpl, with a start snapshot or not. */
+static int attach_one(struct target *t, const char *tmpl, int snapshot)
 {
   struct recorder rec, *r = &rec;
   const struct ljm_attach_build *build = NULL;
@@ -264,6 +269,7 @@ static int attach_one(struct target *t, const char *tmpl)
     goto fail;
   }
   if (inj_symbol(&j, r->find, &t->find) ||
+      inj_symbol(&j, r->option, &t->option) ||
       inj_symbol(&j, r->start, &t->start) ||
       inj_symbol(&j, r->stop, &t->stop) ||
       inj_symbol(&j, r->why, &t->why) ||
@@ -277,6 +283,8 @@ static int attach_one(struct target *t, const char *tmpl)
     err = words;
     goto fail;
   }
+  if (call(&j, t->option, "snapshot", NULL, 0, (uintptr_t)snapshot, &n))
+    goto fail;
   t0 = now();
   if (inj_stop_all(&j) || call(&j, t->start, tmpl, "", 0, 0, &n))
     goto fail;
@@ -371,6 +379,7 @@ int ljmprof_cmd_attach(int argc, char **argv)
   static const struct option opts[] = {
     {"output", required_argument, NULL, 'o'},
     {"duration", required_argument, NULL, 'd'},
+    {"no-snapshot", no_argument, NULL, 'S'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}
   };
@@ -378,7 +387,7 @@ int ljmprof_cmd_attach(int argc, char **argv)
   char tmpl[PATH_MAX], cwd[PATH_MAX];
   double duration = -1;
   struct target *t;
-  int opt, n, bad = 0, live = 0;
+  int opt, n, bad = 0, live = 0, snapshot = 1;
   struct sigaction sa;
   while ((opt = getopt_long(argc, argv, ":o:d:h", opts, NULL)) != -1) {
     char *end;
@@ -391,6 +400,9 @@ int ljmprof_cmd_attach(int argc, char **argv)
       if (*end || end == optarg || duration <= 0)
 	return ljmprof_usage_error("attach", "--duration needs seconds "
 				   "above 0, not", optarg);
+      break;
+    case 'S':
+      snapshot = 0;
       break;
     case 'h':
       usage(stdout);
@@ -426,7 +438,7 @@ int ljmprof_cmd_attach(int argc, char **argv)
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
   for (int i = 0; i < n && !interrupted; i++) {
-    if (attach_one(&t[i], tmpl))
+    if (attach_one(&t[i], tmpl, snapshot))
       bad = 1;
     else
       live++;
