@@ -510,6 +510,7 @@ static void snapshot(struct slot *s, void *p, size_t osize)
   MPWalk w = { &s->gg->g, snap_block, s, snap_alloc, snap_release };
   s->snap_owed = 0;
   s->snapfree = osize ? p : NULL;
+  put_time(s);			/* When it began. */
   put_info(s, LJM_INFO_SNAPSHOT, LJM_SNAPSHOT_START);
   mp_heapwalk(&w);
   if (s->snapfree)
