@@ -25,7 +25,7 @@ LJM_REC_BUILD = $(CC) $(DEFS) -I$(top_builddir) $(LJM_DEFS) \
 	-fPIC -fvisibility=hidden -shared \
 	$(filter-out -fsanitize=%,$(LDFLAGS)) -Wl,-z,defs -o $@ \
 	$(srcdir)/attach/recorder.c $(srcdir)/attach/pool.c \
-	$(LJM_REC_CORE:%=$(srcdir)/%) -lpthread
+	$(LJM_REC_CORE:%=$(srcdir)/%) -lm -lpthread
 
 LJM_RECORDERS = attach/libljmprof-attach.so
 attach/libljmprof-attach.so: $(LJM_REC_DEPS)

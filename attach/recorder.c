@@ -2,8 +2,9 @@
 ** ljmprof attach: the recorder that `ljmprof attach` loads into a running
 ** process. It finds the process's LuaJIT VMs, puts a wrapper over each
 ** VM's allocator (g->allocf only: allocd stays, so a thread between
-** loading the two still makes a valid call), and writes one version-3
-** stream a VM. Stopping puts the allocators back; the library stays
+** loading the two still makes a valid call), and writes one stream a VM:
+** with the profile extension, beginning with the start snapshot, or
+** sampled, or plain version 3 (ljmprof_attach_option). Stopping puts the allocators back; the library stays
 ** loaded (a thread may still be inside a wrapper), its wrappers forward.
 **
 ** It is built against the headers of the unpatched source of the system
@@ -19,6 +20,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -103,6 +105,11 @@ struct slot {
   uint64_t t0;			/* Its start, in ns (CLOCK_MONOTONIC). */
   const void *snapfree;		/* The block freed where the snapshot was
 				   taken, until the walk met it. */
+  uint64_t mean;		/* Sampling: mean bytes between samples. */
+  int64_t left;			/* Bytes to the next sample. */
+  uint64_t rng;
+  uintptr_t *set;		/* The sampled blocks (set_put). */
+  uint32_t setmask, setn;
   int closed;			/* Its VM is gone: the slot may serve again. */
   _Atomic int closing;		/* Its VM is being freed: touch it no more. */
 };
@@ -111,6 +118,7 @@ static struct slot slots[SLOTS];
 /* ljmprof_attach_option's: take a start snapshot (the stream then has the
 ** profile extension). */
 static int opt_snapshot = 1;
+static uint64_t opt_sample;	/* Mean bytes between samples, 0: all. */
 static char why[512];		/* The last outcome, for the CLI. */
 static char names[1 << 16];	/* The last start's streams, a line each. */
 /* LuaJIT's text, from /proc/self/maps: an allocator inside it is its own
@@ -125,6 +133,14 @@ static void say(const char *fmt, ...)
   va_start(ap, fmt);
   vsnprintf(why, sizeof(why), fmt, ap);
   va_end(ap);
+}
+
+/* Memory of our own: mapped, as nothing here may call malloc. */
+static void *map(size_t n)
+{
+  void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+  return p == MAP_FAILED ? NULL : p;
 }
 
 /* -- The stream --------------------------------------------------------- */
@@ -416,6 +432,137 @@ internal:
   put_byte(s, (uint8_t)(LJM_SRC_INTERNAL | ev));
 }
 
+/* An event is written: the buffer goes out when full, after a TIME mark
+** in a stream that has them. */
+static void event_done(struct slot *s)
+{
+  s->events++;
+  if (s->len > BUF_ROOM) {
+    if (s->ext)
+      put_time(s);
+    flush(s);
+  }
+}
+
+/* -- Sampling ------------------------------------------------------------ */
+
+/* The sampled blocks of a slot: their addresses, open addressing with
+** linear probing, at most half full, mapped (grown by a new mapping). */
+#define SET_MIN		4096
+
+static uint32_t set_home(const struct slot *s, uintptr_t a)
+{
+  uint64_t h = (uint64_t)a * 0x9e3779b97f4a7c15ull;
+  return (uint32_t)(h >> 32) & s->setmask;
+}
+
+static int set_grow(struct slot *s)
+{
+  uint32_t osz = s->set ? s->setmask + 1 : 0, nsz = osz ? 2 * osz : SET_MIN;
+  uintptr_t *o = s->set, *e = map((size_t)nsz * sizeof(uintptr_t));
+  if (!e)
+    return 0;
+  s->set = e;
+  s->setmask = nsz - 1;
+  for (uint32_t i = 0; i < osz; i++)
+    if (o[i]) {
+      uint32_t j = set_home(s, o[i]);
+      while (e[j]) j = (j + 1) & s->setmask;
+      e[j] = o[i];
+    }
+  if (o)
+    munmap(o, (size_t)osz * sizeof(uintptr_t));
+  return 1;
+}
+
+/* Add a (not in the set). 0 if out of memory: then it is not sampled. */
+static int set_put(struct slot *s, uintptr_t a)
+{
+  uint32_t i;
+  if ((!s->set || 2 * (s->setn + 1) > s->setmask + 1) && !set_grow(s))
+    return 0;
+  for (i = set_home(s, a); s->set[i]; i = (i + 1) & s->setmask) ;
+  s->set[i] = a;
+  s->setn++;
+  return 1;
+}
+
+/* Remove a if it is in the set: whether it was. */
+static int set_del(struct slot *s, uintptr_t a)
+{
+  uint32_t i, j;
+  if (!s->set)
+    return 0;
+  for (i = set_home(s, a); s->set[i] != a; i = (i + 1) & s->setmask)
+    if (!s->set[i])
+      return 0;
+  s->setn--;
+  /* Shift back the entries probed past it. */
+  for (j = i;;) {
+    uint32_t k;
+    j = (j + 1) & s->setmask;
+    if (!s->set[j])
+      break;
+    k = set_home(s, s->set[j]);
+    if (i <= j ? (k > i && k <= j) : (k > i || k <= j))
+      continue;
+    s->set[i] = s->set[j];
+    i = j;
+  }
+  s->set[i] = 0;
+  return 1;
+}
+
+/* A generator's state, never 0: the clock and the VM, mixed. */
+static uint64_t seed(uintptr_t vm)
+{
+  uint64_t x = now_ns() ^ ((uint64_t)vm << 16) ^ 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x ? x : 1;
+}
+
+/* Bytes to the next sample: -mean ln(u), u uniform in (0, 1]. */
+static int64_t next_sample(struct slot *s)
+{
+  uint64_t x = s->rng;
+  double u, d;
+  x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
+  s->rng = x;
+  u = ((double)((x * 0x2545f4914f6cdd1dull) >> 11) + 1.0) *
+      (1.0 / 9007199254740992.0);
+  d = -log(u) * (double)s->mean;
+  return d < 4e18 ? (int64_t)d : (int64_t)4e18;
+}
+
+/*
+** A call of a sampled stream (doc/format.md, "Sampled streams"): the
+** free of a sampled block (a reallocation's old block too), and the new
+** block when the byte counter, run down by its size, picks it.
+*/
+static void record_sampled(struct slot *s, void *p, size_t osize, void *r,
+			   size_t nsize)
+{
+  if (nsize != 0 && r == NULL)
+    return;			/* Failed: nothing changed. */
+  if (p != NULL && osize != 0 && set_del(s, (uintptr_t)p)) {
+    put_location(s, 2);
+    put_uleb(s, (uintptr_t)p);
+    put_uleb(s, osize);
+    event_done(s);
+  }
+  if (nsize == 0 || (s->left -= (int64_t)nsize) > 0)
+    return;
+  s->left = next_sample(s);
+  if (!set_put(s, (uintptr_t)r))
+    return;
+  put_location(s, 1);
+  put_uleb(s, (uintptr_t)r);
+  put_uleb(s, nsize);
+  event_done(s);
+}
+
 /* The event of one allocator call. closing: the free of the VM itself,
 ** after which its state is not read: charged to internal. */
 static void record(struct slot *s, void *p, size_t osize, void *r,
@@ -427,6 +574,13 @@ static void record(struct slot *s, void *p, size_t osize, void *r,
     uintptr_t a = (uintptr_t)p;
     if (s->protos[(a >> 4) & (PROTO_CACHE - 1)] == a)
       s->protos[(a >> 4) & (PROTO_CACHE - 1)] = 0;
+  }
+  if (s->mean) {
+    if (!closing)		/* The VM's own block was never sampled. */
+      record_sampled(s, p, osize, r, nsize);
+    return;
+  }
+  if (nsize == 0) {
     ev = 2;
   } else if (r == NULL) {
     return;			/* Failed: nothing changed. */
@@ -445,12 +599,7 @@ static void record(struct slot *s, void *p, size_t osize, void *r,
     put_uleb(s, (uintptr_t)r);
     put_uleb(s, nsize);
   }
-  s->events++;
-  if (s->len > BUF_ROOM) {
-    if (s->ext)
-      put_time(s);
-    flush(s);
-  }
+  event_done(s);
 }
 
 /* -- The start snapshot --------------------------------------------------- */
@@ -484,14 +633,7 @@ static void snap_block(void *ctx, uint8_t src, uint64_t a, uint64_t b,
     flush(s);
 }
 
-/* The walk's scratch memory: mapped, as nothing here may call malloc. */
-static void *snap_alloc(size_t n)
-{
-  void *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p == MAP_FAILED ? NULL : p;
-}
-
+/* The walk's scratch memory. */
 static void snap_release(void *p, size_t n)
 {
   if (p)
@@ -507,7 +649,7 @@ static void snap_release(void *p, size_t n)
 */
 static void snapshot(struct slot *s, void *p, size_t osize)
 {
-  MPWalk w = { &s->gg->g, snap_block, s, snap_alloc, snap_release };
+  MPWalk w = { &s->gg->g, snap_block, s, map, snap_release };
   s->snap_owed = 0;
   s->snapfree = osize ? p : NULL;
   put_time(s);			/* When it began. */
@@ -536,6 +678,9 @@ static void finish(struct slot *s)
   munmap(s->protos, PROTO_CACHE * sizeof(uintptr_t));
   munmap(s->traces, TRACE_CACHE * sizeof(uintptr_t));
   munmap(s->lines, LINE_CACHE * sizeof(struct siteline));
+  if (s->set)
+    munmap(s->set, ((size_t)s->setmask + 1) * sizeof(uintptr_t));
+  s->set = NULL;
   s->buf = NULL;
   s->protos = s->traces = NULL;
   s->lines = NULL;
@@ -803,13 +948,6 @@ static void find_callinfo(void)
 
 /* -- What the CLI calls ----------------------------------------------- */
 
-static void *map(size_t n)
-{
-  void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		 -1, 0);
-  return p == MAP_FAILED ? NULL : p;
-}
-
 /* The VMs ljmprof_attach_find saw, checked again by the start. */
 static uintptr_t found[SLOTS];
 static int nfound = -1;
@@ -916,13 +1054,22 @@ EXPORT int ljmprof_attach_start(const char *tmpl, const char *manifest)
     s->len = 0;
     s->err = 0;
     s->events = 0;
-    s->ext = s->snap_owed = opt_snapshot;
+    /* A sampled stream has no start snapshot: its frees are those of
+    ** the blocks it sampled. */
+    s->mean = opt_sample;
+    s->snap_owed = opt_snapshot && !s->mean;
+    s->ext = s->snap_owed || s->mean;
     s->t0 = now_ns();
+    s->rng = seed((uintptr_t)gg);
+    s->left = s->mean ? next_sample(s) : 0;
+    s->setn = 0;
     put_header(s, 's');
     put_byte(s, LJM_EV_EPILOGUE);	/* Symbols come as events need them. */
     put_header(s, 'm');
     if (s->ext)
       put_time(s);
+    if (s->mean)
+      put_info(s, LJM_INFO_SAMPLE, s->mean);
     atomic_store(&s->busy, 0);
     atomic_store(&s->state, SLOT_REC);
     gg->g.allocf = wrappers[j];
@@ -942,6 +1089,10 @@ EXPORT int ljmprof_attach_option(const char *name, uintptr_t value)
 {
   if (!strcmp(name, "snapshot")) {
     opt_snapshot = value != 0;
+    return 0;
+  }
+  if (!strcmp(name, "sample")) {
+    opt_sample = value;
     return 0;
   }
   say("no option %.100s", name);

@@ -23,7 +23,9 @@ int ljmprof_attach_start(const char *tmpl, const char *manifest);
 /* Set an option of the next start: "snapshot", 1 (the default) or 0:
 ** each stream has the profile extension and begins with every block its
 ** VM holds (taken at the VM's first allocator call after the start), or
-** is a plain version 3 one. 0, or -1 for an unknown option. */
+** is a plain version 3 one; "sample", the mean bytes between sampled
+** allocations (0, the default: every one), a sampled stream having no
+** start snapshot. 0, or -1 for an unknown option. */
 int ljmprof_attach_option(const char *name, uintptr_t value);
 
 /* Detach from every VM: its allocator back, its stream finished now or,

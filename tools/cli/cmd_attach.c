@@ -31,6 +31,7 @@
 #include "commands.h"
 #include "elfinfo.h"
 #include "inject.h"
+#include "ljm_config.h"
 #include "outpath.h"
 #include "writer.h"
 
@@ -53,6 +54,10 @@ static void usage(FILE *out)
 "      --no-snapshot       no start snapshot: a plain version 3 stream (as\n"
 "                          the reference parser reads), without what each\n"
 "                          VM held before the attach\n"
+"      --sample=SIZE       record one allocation every SIZE bytes on\n"
+"                          average (4K, 1M; yes: 4M), and the frees of\n"
+"                          those: reports estimate the rest (no start\n"
+"                          snapshot)\n"
 "  -h, --help              this text\n"
 "\n"
 "Needs the right to trace the processes (root, CAP_SYS_PTRACE, or Yama's\n"
@@ -197,8 +202,10 @@ static void recorder_says(struct inj *j, struct target *t, char *buf,
     inj_read_str(j, s, buf, n);
 }
 
-/* Attach to t, its streams named by tmpl, with a start snapshot or not. */
-static int attach_one(struct target *t, const char *tmpl, int snapshot)
+/* Attach to t, its streams named by tmpl, with a start snapshot or not,
+** sampled at a mean of sample bytes or not (0). */
+static int attach_one(struct target *t, const char *tmpl, int snapshot,
+		      uint64_t sample)
 {
   struct recorder rec, *r = &rec;
   const struct ljm_attach_build *build = NULL;
@@ -283,7 +290,8 @@ static int attach_one(struct target *t, const char *tmpl, int snapshot)
     err = words;
     goto fail;
   }
-  if (call(&j, t->option, "snapshot", NULL, 0, (uintptr_t)snapshot, &n))
+  if (call(&j, t->option, "snapshot", NULL, 0, (uintptr_t)snapshot, &n) ||
+      call(&j, t->option, "sample", NULL, 0, (uintptr_t)sample, &n))
     goto fail;
   t0 = now();
   if (inj_stop_all(&j) || call(&j, t->start, tmpl, "", 0, 0, &n))
@@ -380,6 +388,7 @@ int ljmprof_cmd_attach(int argc, char **argv)
     {"output", required_argument, NULL, 'o'},
     {"duration", required_argument, NULL, 'd'},
     {"no-snapshot", no_argument, NULL, 'S'},
+    {"sample", required_argument, NULL, 's'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}
   };
@@ -388,6 +397,7 @@ int ljmprof_cmd_attach(int argc, char **argv)
   double duration = -1;
   struct target *t;
   int opt, n, bad = 0, live = 0, snapshot = 1;
+  uint64_t sample = 0;
   struct sigaction sa;
   while ((opt = getopt_long(argc, argv, ":o:d:h", opts, NULL)) != -1) {
     char *end;
@@ -403,6 +413,11 @@ int ljmprof_cmd_attach(int argc, char **argv)
       break;
     case 'S':
       snapshot = 0;
+      break;
+    case 's':
+      if (ljm_parse_sample(optarg, &sample))
+	return ljmprof_usage_error("attach", "--sample needs a size (4K, "
+				   "1M) or yes or no, not", optarg);
       break;
     case 'h':
       usage(stdout);
@@ -438,7 +453,7 @@ int ljmprof_cmd_attach(int argc, char **argv)
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
   for (int i = 0; i < n && !interrupted; i++) {
-    if (attach_one(&t[i], tmpl, snapshot))
+    if (attach_one(&t[i], tmpl, snapshot, sample))
       bad = 1;
     else
       live++;
