@@ -426,6 +426,24 @@ static inline const uint8_t *tick_stop(const struct mp_profile *p,
 }
 
 /*
+** q at or past *tstop (where the next timeline tick may be due), tested
+** against *tstop in memory: the loop has no register to keep it in, and
+** the compiler's own code loads it into one first, an instruction more
+** on every event. On x86-64 one compare with a memory operand.
+*/
+static inline __attribute__((always_inline)) int
+tick_due(const uint8_t *q, const uint8_t *const *tstop)
+{
+#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+  int ae;
+  __asm__("cmpq %1, %2" : "=@ccae"(ae) : "m"(*tstop), "r"(q));
+  return ae;
+#else
+  return q >= *tstop;
+#endif
+}
+
+/*
 ** Account the memory events at q straight from the reader's buffer, and
 ** define its prototype symbols, up to stop or the first event that
 ** mp_fast_location, mp_fast_fields or mp_fast_proto_symbol leaves to the
@@ -520,7 +538,7 @@ static MP_LIVE_INLINE const uint8_t *run_fast_as(struct mp_profile *p,
     q = next;
   check:
     /* One compare an event for both the end and the timeline. */
-    if (q >= tstop) {
+    if (tick_due(q, &tstop)) {
       mp_timeline_tick(p, k);
       if (q >= stop)
 	break;
