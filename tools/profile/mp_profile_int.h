@@ -155,6 +155,14 @@ struct mp_snapshot {
   size_t nbig;
 };
 
+/* An entry of the read loop's raw memo (mp_read.c). */
+#define MP_FAST_RAW_SLOTS 8
+struct mp_fast_raw {
+  uint64_t raw;		/* Lua: the 8 bytes after the header... */
+  uint32_t tail;	/* ...and the line's second byte, or RAW_*. */
+  int32_t id;		/* Ids from 2^31 are not memoized. */
+};
+
 struct mp_profile {
   enum mp_group group;
   struct mp_strings strings;	/* Shared by all merged files. */
@@ -211,6 +219,11 @@ struct mp_profile {
   ** none, or one at an address without a key): a free of it by the next
   ** event is a temporary allocation. */
   uint64_t fresh_block;
+  /* The read loop's memo of a Lua event's raw bytes (mp_read.c), valid
+  ** within one run of the loop: here, at a fixed offset from p, which
+  ** the loop keeps in a register; in the loop's frame the compiler keeps
+  ** the memo's address in a stack slot, a load more on every Lua event. */
+  struct mp_fast_raw fast_raw[MP_FAST_RAW_SLOTS];
   /* The file's timeline: every tl_stride-th event (the next at tl_next),
   ** the peak's blocks and time, the last time mark (MP_NO_TIME: none
   ** yet); the timelines of the files finished. */

@@ -7,6 +7,8 @@
 ** Copyright (C) 2026 the ljmprof authors. MIT licence, see COPYING.
 */
 
+#include <stddef.h>
+
 #include "mp_fast.h"
 #include "mp_profile_int.h"
 #include "mp_live.h"
@@ -128,19 +130,12 @@ int64_t mp_profile_events(struct mp_profile *p, const struct mp_event *evs,
 ** (strings.lua: 9, 10 and 15) hits on every one. The other memo keeps
 ** the other sources, and Lua events with other keys or longer lines.
 */
-#define RAW_SLOTS 8
-
-struct fast_raw {
-  uint64_t raw;		/* Lua: the 8 bytes after the header... */
-  uint32_t tail;	/* ...and the line's second byte, or RAW_*. */
-  int32_t id;		/* Ids from 2^31 are not memoized. */
-};
+#define RAW_SLOTS MP_FAST_RAW_SLOTS
 
 struct fast_memo {
   uint64_t loc;		/* MP_NO_MEMO: none. */
   uint64_t line_src;	/* line | src << 40. */
   int64_t id, internal;	/* internal -1: none yet. */
-  struct fast_raw raw[RAW_SLOTS];
   /* The collector's frees, most of all events, counted here and added
   ** to the internal location when run_fast returns (flush_internal). */
   uint64_t internal_frees, internal_free_bytes;
@@ -157,17 +152,21 @@ struct fast_memo {
 
 /* An entry is 16 bytes, so that its offset in the memo is bits of x
 ** (raw_entry). */
-typedef char fast_raw_is_16_bytes[sizeof(struct fast_raw) == 16 ? 1 : -1];
+typedef char fast_raw_is_16_bytes[sizeof(struct mp_fast_raw) == 16 ? 1 : -1];
 
 /* The raw memo's entry of the 8 bytes x: the low bits of the last, the
 ** line's first byte (that of a 7-byte key), so that the lines of a loop
 ** fall apart (no multiplication: this is on every Lua event). Its byte
-** offset taken straight from those bits: a shift and a mask. */
-static inline struct fast_raw *raw_entry(struct fast_memo *m, uint64_t x)
+** offset taken straight from those bits: a shift and a mask. The memo's
+** own offset in p is added to that integer, not to p: as p->fast_raw + x
+** the compiler hoists the memo's address out of the loop and spills it,
+** where this way one address mode (disp(p, off)) holds all three. */
+static inline struct mp_fast_raw *raw_entry(struct mp_profile *p,
+					    uint64_t x)
 {
-  return (struct fast_raw *)(void *)((char *)m->raw +
-				     ((size_t)(x >> 52) &
-				      ((RAW_SLOTS - 1) << 4)));
+  size_t off = ((size_t)(x >> 52) & ((RAW_SLOTS - 1) << 4)) +
+	       offsetof(struct mp_profile, fast_raw);
+  return (struct mp_fast_raw *)(void *)((char *)p + off);
 }
 
 /*
@@ -176,12 +175,12 @@ static inline struct fast_raw *raw_entry(struct fast_memo *m, uint64_t x)
 ** the 8 clear: the entry's line had one byte too), so a forgotten entry
 ** has that bit set, and a tail no byte equals.
 */
-static inline void raw_forget(struct fast_memo *m)
+static inline void raw_forget(struct mp_profile *p)
 {
   int i;
   for (i = 0; i < RAW_SLOTS; i++) {
-    m->raw[i].raw = ~(uint64_t)0;
-    m->raw[i].tail = RAW_NONE;
+    p->fast_raw[i].raw = ~(uint64_t)0;
+    p->fast_raw[i].tail = RAW_NONE;
   }
 }
 
@@ -228,7 +227,7 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
 {
   int stacks = (how & MP_LIVE_STACKS) != 0;
   struct mp_fast_event e;
-  struct fast_raw *r = NULL;	/* Set whenever src is LJM_SRC_LFUNC. */
+  struct mp_fast_raw *r = NULL;	/* Set whenever src is LJM_SRC_LFUNC. */
   int64_t id;
   const uint8_t *next;
   unsigned objkind;
@@ -241,7 +240,7 @@ static MP_LIVE_INLINE const uint8_t *fast_one(struct mp_profile *p,
   if (src == LJM_SRC_LFUNC) {
     uint64_t x;
     memcpy(&x, q + 1, 8);
-    r = raw_entry(m, x);
+    r = raw_entry(p, x);
     if (__builtin_expect(x == r->raw, 1)) {
       if (__builtin_expect(!(x >> 63), 1)) {	/* A line of one byte, as the entry's. */
 	id = r->id;
@@ -474,7 +473,7 @@ static MP_LIVE_INLINE const uint8_t *run_fast_as(struct mp_profile *p,
   m.id = m.internal = -1;
   if (how & FAST_INTERNAL_KNOWN)
     m.internal = p->internal_id - 1;
-  raw_forget(&m);
+  raw_forget(p);
   if (q >= stop)
     goto out;
   tstop = tick_stop(p, q, stop, k);
@@ -525,7 +524,7 @@ static MP_LIVE_INLINE const uint8_t *run_fast_as(struct mp_profile *p,
 	goto out;
       /* The symbol may rename the last location. */
       m.loc = MP_NO_MEMO;
-      raw_forget(&m);
+      raw_forget(p);
       q = next;
       goto check;
     default:
