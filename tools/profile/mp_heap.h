@@ -3,8 +3,8 @@
 ** every block allocated while profiling and not yet freed. Sized for
 ** millions of blocks: a slot is 16 bytes (size, kind and owner packed
 ** into one word: 32, 8 and 24 bits),
-** linear probing with backward-shift deletion, at most half full (an
-** eighth while small). The rare block whose size or owner does not fit
+** linear probing with backward-shift deletion, at most half full (a
+** sixteenth while small). The rare block whose size or owner does not fit
 ** the packing (and address 0) goes to a small general map beside it.
 ** The kind (LJM_KIND_*) is the object kind the block was made as, so
 ** that a free finds it with the block (mp_kinds.c counts what each kind
