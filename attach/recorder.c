@@ -40,6 +40,7 @@
 
 #include "lj_memprof_format.h"
 #include "lj_memprof_heapwalk.h"
+#include "lj_memprof_ffname.h"
 #include "outpath.h"
 #include "recorder.h"
 #include "writer.h"
@@ -83,6 +84,14 @@ struct siteline {
   uint32_t gen;			/* The slot's tracegen when it was found. */
   BCLine line;
   const GCproto *pt;
+  uint32_t site;		/* Its site, announced (stacks), or 0. */
+};
+
+/* A node of the call stacks: (parent, frame), and its id. */
+struct node {
+  uint64_t a, b;		/* The frame's key (see frame_key). */
+  uint32_t parent, id;
+  uint8_t tag;
 };
 
 struct slot {
@@ -110,6 +119,11 @@ struct slot {
   uint64_t rng;
   uintptr_t *set;		/* The sampled blocks (set_put). */
   uint32_t setmask, setn;
+  uint32_t depth;		/* Call stacks: frames kept, 0: none. */
+  struct node *nodes;		/* Announced nodes (node_id). */
+  uint32_t nodemask, nnodes;
+  uint16_t *protogen;		/* PROTO_CACHE generations of prototype
+				   addresses, bumped as one is freed. */
   int closed;			/* Its VM is gone: the slot may serve again. */
   _Atomic int closing;		/* Its VM is being freed: touch it no more. */
 };
@@ -119,6 +133,7 @@ static struct slot slots[SLOTS];
 ** profile extension). */
 static int opt_snapshot = 1;
 static uint64_t opt_sample;	/* Mean bytes between samples, 0: all. */
+static uint32_t opt_stacks;	/* Call stacks of at most this depth. */
 static char why[512];		/* The last outcome, for the CLI. */
 static char names[1 << 16];	/* The last start's streams, a line each. */
 /* LuaJIT's text, from /proc/self/maps: an allocator inside it is its own
@@ -252,6 +267,50 @@ static BCLine proto_line(const GCproto *pt, ptrdiff_t pos)
   return line < 0 ? 0 : line;
 }
 
+
+/* The line a frame of pt is at, from the PC saved for it (which points
+** past the instruction running): debug_framepc's rule. */
+static BCLine frame_line(const GCproto *pt, const BCIns *pc)
+{
+  return pc ? proto_line(pt, (pc - proto_bc(pt)) - 1) : 0;
+}
+
+static void announce_proto(struct slot *s, const GCproto *pt)
+{
+  uintptr_t a = (uintptr_t)pt;
+  size_t h = (a >> 4) & (PROTO_CACHE - 1);
+  const GCstr *name;
+  if (s->protos[h] == a)
+    return;
+  name = proto_chunkname(pt);
+  put_byte(s, LJM_SRC_LFUNC);		/* A symbol event, kind LFUNC. */
+  put_uleb(s, a);
+  if (name && name->gct == (uint8_t)~LJ_TSTR)
+    put_str(s, strdata(name), name->len);
+  else
+    put_str(s, "?", 1);
+  put_uleb(s, pt->firstline > 0 ? (uint64_t)pt->firstline : 0);
+  s->protos[h] = a;
+}
+
+#if LJ_HASJIT
+/* The symbol of trace T, unless announced. */
+static void announce_trace(struct slot *s, const GCtrace *T)
+{
+  size_t h = (size_t)T->traceno & (TRACE_CACHE - 1);
+  GCproto *pt = gco2pt(gcref(T->startpt));
+  if (s->traces[h] == (uintptr_t)T)
+    return;
+  announce_proto(s, pt);
+  put_byte(s, LJM_SRC_TRACE);
+  put_uleb(s, (uint64_t)T->traceno);
+  put_uleb(s, (uintptr_t)pt);
+  put_uleb(s, (uint64_t)proto_line(pt, mref(T->startpc, const BCIns) -
+				     proto_bc(pt)));
+  s->traces[h] = (uintptr_t)T;
+}
+#endif
+
 #if LJ_HASJIT
 /* -- The line inside compiled code ------------------------------------ */
 
@@ -298,59 +357,36 @@ static const struct siteline *trace_line(struct slot *s, lua_State *L,
   e->T = T;
   e->gen = s->tracegen;
   e->pt = NULL;
+  e->site = 0;
   /* A GC step is no line's: it stays the trace's. */
   if ((id = mp_callret(T, ra, (uintptr_t)s->gg +
 		       offsetof(GG_State, dispatch))) < IRCALL__MAX &&
-      id != IRCALL_lj_gc_step_jit &&
-      mp_snaplines(&s->gg->J, T, mp_snapat(T, ra), mp_helperkind(id), NULL,
-		   0, pts, lines) > 0) {
-    e->pt = (const GCproto *)(uintptr_t)pts[0];
-    e->line = (BCLine)lines[0];
+      id != IRCALL_lj_gc_step_jit) {
+    SnapNo sn = mp_snapat(T, ra);
+    int kind = mp_helperkind(id);
+    uint32_t n = mp_snaplines(&s->gg->J, T, sn, kind, NULL, 0, pts, lines);
+    if (n > 0) {
+      e->pt = (const GCproto *)(uintptr_t)pts[0];
+      e->line = (BCLine)lines[0];
+      if (s->depth) {
+	/* The site, as the writer numbers a snapshot's: its lines and the
+	** frames the trace inlined there, down to its start frame. */
+	e->site = 1 + sn * MP_KINDS + (uint32_t)kind;
+	announce_trace(s, T);
+	for (uint32_t i = 0; i < n; i++)
+	  announce_proto(s, (const GCproto *)(uintptr_t)pts[i]);
+	put_byte(s, LJM_EV_SYMTAB | LJM_SRC_SITE);
+	put_uleb(s, T->traceno);
+	put_uleb(s, e->site);
+	put_uleb(s, n);
+	for (uint32_t i = 0; i < n; i++) {
+	  put_uleb(s, pts[i]);
+	  put_uleb(s, lines[i]);
+	}
+      }
+    }
   }
   return e;
-}
-#endif
-
-/* The line a frame of pt is at, from the PC saved for it (which points
-** past the instruction running): debug_framepc's rule. */
-static BCLine frame_line(const GCproto *pt, const BCIns *pc)
-{
-  return pc ? proto_line(pt, (pc - proto_bc(pt)) - 1) : 0;
-}
-
-static void announce_proto(struct slot *s, const GCproto *pt)
-{
-  uintptr_t a = (uintptr_t)pt;
-  size_t h = (a >> 4) & (PROTO_CACHE - 1);
-  const GCstr *name;
-  if (s->protos[h] == a)
-    return;
-  name = proto_chunkname(pt);
-  put_byte(s, LJM_SRC_LFUNC);		/* A symbol event, kind LFUNC. */
-  put_uleb(s, a);
-  if (name && name->gct == (uint8_t)~LJ_TSTR)
-    put_str(s, strdata(name), name->len);
-  else
-    put_str(s, "?", 1);
-  put_uleb(s, pt->firstline > 0 ? (uint64_t)pt->firstline : 0);
-  s->protos[h] = a;
-}
-
-#if LJ_HASJIT
-/* The symbol of trace T, unless announced. */
-static void announce_trace(struct slot *s, const GCtrace *T)
-{
-  size_t h = (size_t)T->traceno & (TRACE_CACHE - 1);
-  GCproto *pt = gco2pt(gcref(T->startpt));
-  if (s->traces[h] == (uintptr_t)T)
-    return;
-  announce_proto(s, pt);
-  put_byte(s, LJM_SRC_TRACE);
-  put_uleb(s, (uint64_t)T->traceno);
-  put_uleb(s, (uintptr_t)pt);
-  put_uleb(s, (uint64_t)proto_line(pt, mref(T->startpc, const BCIns) -
-				     proto_bc(pt)));
-  s->traces[h] = (uintptr_t)T;
 }
 #endif
 
@@ -430,6 +466,239 @@ static void put_location(struct slot *s, int ev)
   }
 internal:
   put_byte(s, (uint8_t)(LJM_SRC_INTERNAL | ev));
+}
+
+/* -- Call stacks ------------------------------------------------------ */
+
+/* A frame of a stack, leaf first: LJM_FRAME_* and its fields. */
+struct frame {
+  uint8_t tag;
+  uint64_t a, b;
+};
+
+#define NODES_MIN	4096
+#define NODES_MAX	LJM_STACK_NODES_MAX
+
+/* A frame's key in the node table: a Lua frame's prototype with the
+** generation of its address (a node names the prototype it was announced
+** with, not a later one at that address), a trace's number with the
+** slot's trace generation (a flushed trace's number comes back). */
+static uint64_t frame_key(const struct slot *s, const struct frame *f)
+{
+  if (f->tag == LJM_FRAME_LUA)
+    return f->a | (uint64_t)s->protogen[(f->a >> 4) & (PROTO_CACHE - 1)] << 48;
+  if (f->tag == LJM_FRAME_TRACE)
+    return f->a | (uint64_t)s->tracegen << 32;
+  return f->a;
+}
+
+static uint32_t node_home(const struct slot *s, uint32_t parent, uint8_t tag,
+			  uint64_t a, uint64_t b)
+{
+  uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full) ^
+	       ((uint64_t)parent << 8 | tag);
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ull;
+  return (uint32_t)(h >> 32) & s->nodemask;
+}
+
+static int node_grow(struct slot *s)
+{
+  uint32_t osz = s->nodes ? s->nodemask + 1 : 0;
+  uint32_t nsz = osz ? 2 * osz : NODES_MIN;
+  struct node *o = s->nodes, *e;
+  if (nsz > 2 * NODES_MAX || !(e = map((size_t)nsz * sizeof(*e))))
+    return 0;
+  s->nodes = e;
+  s->nodemask = nsz - 1;
+  for (uint32_t i = 0; i < osz; i++)
+    if (o[i].id) {
+      uint32_t j = node_home(s, o[i].parent, o[i].tag, o[i].a, o[i].b);
+      while (e[j].id) j = (j + 1) & s->nodemask;
+      e[j] = o[i];
+    }
+  if (o)
+    munmap(o, (size_t)osz * sizeof(*o));
+  return 1;
+}
+
+/* The id of the node (parent, f), announced first if new; 0 when the
+** table is full. */
+static uint32_t node_id(struct slot *s, uint32_t parent, const struct frame *f)
+{
+  uint64_t a = frame_key(s, f);
+  uint32_t i;
+  char name[64];
+  size_t len;
+  if ((!s->nodes || 2 * (s->nnodes + 1) > s->nodemask + 1) &&
+      (s->nnodes >= NODES_MAX || !node_grow(s)))
+    return 0;
+  for (i = node_home(s, parent, f->tag, a, f->b); s->nodes[i].id;
+       i = (i + 1) & s->nodemask)
+    if (s->nodes[i].parent == parent && s->nodes[i].tag == f->tag &&
+	s->nodes[i].a == a && s->nodes[i].b == f->b)
+      return s->nodes[i].id;
+  s->nodes[i].parent = parent;
+  s->nodes[i].tag = f->tag;
+  s->nodes[i].a = a;
+  s->nodes[i].b = f->b;
+  s->nodes[i].id = ++s->nnodes;
+  /* Its symbols first; a C function is named after the detach. */
+  if (f->tag == LJM_FRAME_LUA)
+    announce_proto(s, (const GCproto *)(uintptr_t)f->a);
+  put_byte(s, LJM_EV_SYMTAB | LJM_SRC_NODE);
+  put_uleb(s, parent);
+  put_uleb(s, f->tag);
+  switch (f->tag) {
+  case LJM_FRAME_LUA:
+    put_uleb(s, f->a);
+    put_uleb(s, f->b);
+    put_str(s, "", 0);		/* The name its caller calls it by: not
+				   known here. */
+    break;
+  case LJM_FRAME_FAST:
+    put_uleb(s, f->a);
+    len = mp_ffname((unsigned)f->a, name, sizeof(name));
+    put_str(s, name, len);
+    break;
+  case LJM_FRAME_C:
+    put_uleb(s, f->a);
+    break;
+  case LJM_FRAME_TRACE:
+    put_uleb(s, f->a);
+    put_uleb(s, f->b);
+    break;
+  default:
+    break;
+  }
+  return s->nodes[i].id;
+}
+
+/* Is f a dummy frame of L (lua_cpcall and the like put L in its slot)? */
+static int dummy_frame(const lua_State *L, const TValue *f)
+{
+  return gcref((f - LJ_FR2)->gcr) == obj2gco(L);
+}
+
+/*
+** The frames of the allocation the VM is making now, leaf first, at most
+** s->depth and a CUT frame: 0 when it has none (internal, or a state
+** that says nothing). In compiled code: its trace and the site of the
+** call (the frames the snapshot shows, down to the trace's start frame),
+** not the frames below the trace. Else L's frames from its top down to
+** its bottom (not on into a coroutine's resumer), read within its stack
+** only, each Lua frame at the line of its PC (0 where a C or protected
+** call left none).
+*/
+static uint32_t walk(struct slot *s, struct frame *fr)
+{
+  global_State *g = &s->gg->g;
+  int32_t vmstate = (int32_t)g->vmstate;
+  lua_State *L = gco2th(gcref(g->cur_L));
+  const TValue *f;
+  const BCIns *pc;
+  uint32_t n = 0;
+  if (!L || L->gct != (uint8_t)~LJ_TTHREAD || mref(L->glref, void) != g)
+    return 0;
+#if LJ_HASJIT
+  if (vmstate >= 0) {
+    jit_State *J = &s->gg->J;
+    GCtrace *T = NULL;
+    const struct siteline *e;
+    if ((MSize)vmstate < J->sizetrace && J->trace)
+      T = (GCtrace *)gcref(J->trace[vmstate]);
+    if (!T || T->gct != (uint8_t)~LJ_TTRACE)
+      return 0;
+    announce_trace(s, T);
+    fr[0].tag = LJM_FRAME_TRACE;
+    fr[0].a = (uint64_t)vmstate;
+    fr[0].b = (e = trace_line(s, L, T)) != NULL ? e->site : 0;
+    return 1;
+  }
+#endif
+  if (vmstate != ~LJ_VMST_INTERP && vmstate != ~LJ_VMST_C)
+    return 0;
+  {
+    void *cf = cframe_raw(L->cframe);
+    pc = cf ? cframe_pc(cf) : NULL;
+  }
+  for (f = L->base - 1;;) {
+    const TValue *pf;
+    const GCfunc *fn;
+    if (!in_stack(L, f - LJ_FR2, sizeof(TValue) * (1 + LJ_FR2)))
+      break;
+    fn = frame_func(f);
+    if (is_func(fn)) {
+      struct frame *e = &fr[n];
+      if (n == s->depth) {
+	e->tag = LJM_FRAME_CUT;
+	e->a = e->b = 0;
+	n++;
+	break;
+      }
+      n++;
+      if (isluafunc(fn)) {
+	const GCproto *pt = funcproto(fn);
+	e->tag = LJM_FRAME_LUA;
+	e->a = (uintptr_t)pt;
+	e->b = (uint64_t)frame_line(pt, pc);
+      } else if (isffunc(fn)) {
+	e->tag = LJM_FRAME_FAST;
+	e->a = fn->c.ffid;
+	e->b = 0;
+      } else {
+	e->tag = LJM_FRAME_C;
+	e->a = (uintptr_t)fn->c.f;
+	e->b = 0;
+      }
+    } else if (!dummy_frame(L, f)) {
+      break;			/* Not a frame: trust nothing below. */
+    }
+  link:
+    if (frame_islua(f)) {	/* Called from Lua: its PC is the caller's. */
+      pc = frame_pc(f);
+      if (!pc || ((uintptr_t)pc & 3))
+	break;
+      pf = frame_prevl(f);
+    } else if (frame_iscont(f)) {	/* A metamethod the VM called. */
+      if (!in_stack(L, f - 2 - LJ_FR2, sizeof(TValue)) ||
+	  frame_iscont_fficb(f))
+	break;
+      pc = frame_contpc(f);
+      pf = frame_prevd(f);
+    } else if (frame_isvarg(f)) {	/* The frame below holds the link. */
+      pf = frame_prevd(f);
+      if (pf >= f || !in_stack(L, pf - LJ_FR2, sizeof(TValue) * (1 + LJ_FR2)))
+	break;
+      f = pf;
+      goto link;
+    } else {			/* C, protected C, pcall: no PC below. */
+      pc = NULL;
+      pf = frame_prevd(f);
+    }
+    if (pf >= f)
+      break;
+    f = pf;
+  }
+  return n;
+}
+
+/* The location of an allocation or reallocation with stacks: its leaf
+** node, the nodes announced first; else (no frames, a full table) the
+** version-3 location. */
+static void put_where(struct slot *s, int ev)
+{
+  struct frame fr[LJM_STACK_DEPTH_MAX + 1];
+  uint32_t n, id = 0;
+  if (s->depth && ev != 2 && (n = walk(s, fr)) > 0) {
+    while (n > 0 && (id = node_id(s, id, &fr[--n])) != 0) ;
+    if (id != 0) {
+      put_byte(s, (uint8_t)(LJM_SRC_STACK | ev));
+      put_uleb(s, id);
+      return;
+    }
+  }
+  put_location(s, ev);
 }
 
 /* An event is written: the buffer goes out when full, after a TIME mark
@@ -557,7 +826,7 @@ static void record_sampled(struct slot *s, void *p, size_t osize, void *r,
   s->left = next_sample(s);
   if (!set_put(s, (uintptr_t)r))
     return;
-  put_location(s, 1);
+  put_where(s, 1);
   put_uleb(s, (uintptr_t)r);
   put_uleb(s, nsize);
   event_done(s);
@@ -590,7 +859,7 @@ static void record(struct slot *s, void *p, size_t osize, void *r,
   if (closing)
     put_byte(s, (uint8_t)(LJM_SRC_INTERNAL | ev));
   else
-    put_location(s, ev);
+    put_where(s, ev);
   if (ev != 1) {
     put_uleb(s, (uintptr_t)p);
     put_uleb(s, osize);
@@ -680,7 +949,13 @@ static void finish(struct slot *s)
   munmap(s->lines, LINE_CACHE * sizeof(struct siteline));
   if (s->set)
     munmap(s->set, ((size_t)s->setmask + 1) * sizeof(uintptr_t));
+  if (s->nodes)
+    munmap(s->nodes, ((size_t)s->nodemask + 1) * sizeof(struct node));
+  if (s->protogen)
+    munmap(s->protogen, PROTO_CACHE * sizeof(uint16_t));
   s->set = NULL;
+  s->nodes = NULL;
+  s->protogen = NULL;
   s->buf = NULL;
   s->protos = s->traces = NULL;
   s->lines = NULL;
@@ -734,6 +1009,9 @@ static void *wrap(struct slot *s, void *ud, void *p, size_t osize,
     if (nsize == 0 && osize >= sizeof(GCtrace))
       trace_freed(s, p);
 #endif
+    if (nsize == 0 && osize >= sizeof(GCproto) && s->protogen &&
+	((const GCproto *)p)->gct == (uint8_t)~LJ_TPROTO)
+      s->protogen[((uintptr_t)p >> 4) & (PROTO_CACHE - 1)]++;
   }
   r = s->orig(ud, p, osize, nsize);
   if (atomic_load(&s->state) == SLOT_REC) {
@@ -1021,7 +1299,9 @@ EXPORT int ljmprof_attach_start(const char *tmpl, const char *manifest)
 	(!s->protos && !(s->protos = map(PROTO_CACHE * sizeof(uintptr_t)))) ||
 	(!s->traces && !(s->traces = map(TRACE_CACHE * sizeof(uintptr_t)))) ||
 	(!s->lines &&
-	 !(s->lines = map(LINE_CACHE * sizeof(struct siteline))))) {
+	 !(s->lines = map(LINE_CACHE * sizeof(struct siteline)))) ||
+	(opt_stacks && !s->protogen &&
+	 !(s->protogen = map(PROTO_CACHE * sizeof(uint16_t))))) {
       say("no memory for a VM's buffers: %s", strerror(errno));
       break;
     }
@@ -1058,7 +1338,10 @@ EXPORT int ljmprof_attach_start(const char *tmpl, const char *manifest)
     ** the blocks it sampled. */
     s->mean = opt_sample;
     s->snap_owed = opt_snapshot && !s->mean;
-    s->ext = s->snap_owed || s->mean;
+    s->depth = opt_stacks;
+    s->nnodes = 0;
+    s->ext = s->snap_owed || s->mean || s->depth;
+
     s->t0 = now_ns();
     s->rng = seed((uintptr_t)gg);
     s->left = s->mean ? next_sample(s) : 0;
@@ -1066,6 +1349,8 @@ EXPORT int ljmprof_attach_start(const char *tmpl, const char *manifest)
     put_header(s, 's');
     put_byte(s, LJM_EV_EPILOGUE);	/* Symbols come as events need them. */
     put_header(s, 'm');
+    if (s->depth)
+      put_info(s, LJM_INFO_DEPTH, s->depth);
     if (s->ext)
       put_time(s);
     if (s->mean)
@@ -1093,6 +1378,11 @@ EXPORT int ljmprof_attach_option(const char *name, uintptr_t value)
   }
   if (!strcmp(name, "sample")) {
     opt_sample = value;
+    return 0;
+  }
+  if (!strcmp(name, "stacks")) {
+    opt_stacks = value > LJM_STACK_DEPTH_MAX ? LJM_STACK_DEPTH_MAX :
+		 (uint32_t)value;
     return 0;
   }
   say("no option %.100s", name);

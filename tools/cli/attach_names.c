@@ -128,8 +128,8 @@ static void put_uleb(FILE *f, uint64_t v)
   putc((int)v, f);
 }
 
-/* The stream's C function addresses, sorted and each once; -1 on an
-** unreadable stream. */
+/* The stream's C function addresses (of events and of stack frames),
+** sorted and each once; -1 on an unreadable stream. */
 static long cfuncs(int fd, uint64_t **out, char *err, size_t errn)
 {
   struct stat st;
@@ -143,14 +143,20 @@ static long cfuncs(int fd, uint64_t **out, char *err, size_t errn)
     return -1;
   }
   while ((s = mp_reader_next(r, &ev)) == MP_OK) {
-    if (mp_event_is_symbol(ev.type) || ev.src != LJM_SRC_CFUNC)
+    uint64_t at;
+    /* A C function is an event's location or a C frame of a stack. */
+    if (ev.type == MP_EV_SYM_NODE && ev.frame == LJM_FRAME_C)
+      at = ev.frame_a;
+    else if (!mp_event_is_symbol(ev.type) && ev.src == LJM_SRC_CFUNC)
+      at = ev.loc;
+    else
       continue;
     if (n == cap) {
       uint64_t *b = realloc(a, (cap = cap ? 2 * cap : 256) * sizeof(*a));
       if (!b) { s = MP_ERROR; break; }
       a = b;
     }
-    a[n++] = ev.loc;
+    a[n++] = at;
   }
   if (s != MP_END) {
     snprintf(err, errn, "%s", s == MP_TRUNCATED ? "the stream is cut" :

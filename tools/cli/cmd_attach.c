@@ -32,6 +32,7 @@
 #include "elfinfo.h"
 #include "inject.h"
 #include "ljm_config.h"
+#include "lj_memprof_format.h"
 #include "outpath.h"
 #include "writer.h"
 
@@ -54,6 +55,9 @@ static void usage(FILE *out)
 "      --no-snapshot       no start snapshot: a plain version 3 stream (as\n"
 "                          the reference parser reads), without what each\n"
 "                          VM held before the attach\n"
+"      --stacks[=DEPTH]    call stacks of up to DEPTH frames (default 32):\n"
+"                          Lua, built-in and C frames; in compiled code\n"
+"                          the trace and the frames it inlined there\n"
 "      --sample=SIZE       record one allocation every SIZE bytes on\n"
 "                          average (4K, 1M; yes: 4M), and the frees of\n"
 "                          those: reports estimate the rest (no start\n"
@@ -202,10 +206,16 @@ static void recorder_says(struct inj *j, struct target *t, char *buf,
     inj_read_str(j, s, buf, n);
 }
 
-/* Attach to t, its streams named by tmpl, with a start snapshot or not,
-** sampled at a mean of sample bytes or not (0). */
-static int attach_one(struct target *t, const char *tmpl, int snapshot,
-		      uint64_t sample)
+/* What each stream holds: ljmprof_attach_option's options. */
+struct attach_opts {
+  int snapshot;		/* A start snapshot. */
+  uint64_t sample;	/* Sampled at this mean, or 0. */
+  uint64_t stacks;	/* Call stacks of this depth, or 0. */
+};
+
+/* Attach to t, its streams named by tmpl. */
+static int attach_one(struct target *t, const char *tmpl,
+		      const struct attach_opts *o)
 {
   struct recorder rec, *r = &rec;
   const struct ljm_attach_build *build = NULL;
@@ -290,8 +300,10 @@ static int attach_one(struct target *t, const char *tmpl, int snapshot,
     err = words;
     goto fail;
   }
-  if (call(&j, t->option, "snapshot", NULL, 0, (uintptr_t)snapshot, &n) ||
-      call(&j, t->option, "sample", NULL, 0, (uintptr_t)sample, &n))
+  if (call(&j, t->option, "snapshot", NULL, 0, (uintptr_t)o->snapshot,
+	   &n) ||
+      call(&j, t->option, "sample", NULL, 0, (uintptr_t)o->sample, &n) ||
+      call(&j, t->option, "stacks", NULL, 0, (uintptr_t)o->stacks, &n))
     goto fail;
   t0 = now();
   if (inj_stop_all(&j) || call(&j, t->start, tmpl, "", 0, 0, &n))
@@ -389,6 +401,7 @@ int ljmprof_cmd_attach(int argc, char **argv)
     {"duration", required_argument, NULL, 'd'},
     {"no-snapshot", no_argument, NULL, 'S'},
     {"sample", required_argument, NULL, 's'},
+    {"stacks", optional_argument, NULL, 'K'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}
   };
@@ -396,8 +409,8 @@ int ljmprof_cmd_attach(int argc, char **argv)
   char tmpl[PATH_MAX], cwd[PATH_MAX];
   double duration = -1;
   struct target *t;
-  int opt, n, bad = 0, live = 0, snapshot = 1;
-  uint64_t sample = 0;
+  int opt, n, bad = 0, live = 0;
+  struct attach_opts o = { 1, 0, 0 };
   struct sigaction sa;
   while ((opt = getopt_long(argc, argv, ":o:d:h", opts, NULL)) != -1) {
     char *end;
@@ -412,10 +425,16 @@ int ljmprof_cmd_attach(int argc, char **argv)
 				   "above 0, not", optarg);
       break;
     case 'S':
-      snapshot = 0;
+      o.snapshot = 0;
+      break;
+    case 'K':
+      if (ljm_parse_depth(optarg ? optarg : "yes", &o.stacks) ||
+	  o.stacks > LJM_STACK_DEPTH_MAX)
+	return ljmprof_usage_error("attach", "--stacks needs a depth (1 to "
+				   "1024) or yes or no, not", optarg);
       break;
     case 's':
-      if (ljm_parse_sample(optarg, &sample))
+      if (ljm_parse_sample(optarg, &o.sample))
 	return ljmprof_usage_error("attach", "--sample needs a size (4K, "
 				   "1M) or yes or no, not", optarg);
       break;
@@ -453,7 +472,7 @@ int ljmprof_cmd_attach(int argc, char **argv)
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
   for (int i = 0; i < n && !interrupted; i++) {
-    if (attach_one(&t[i], tmpl, snapshot, sample))
+    if (attach_one(&t[i], tmpl, &o))
       bad = 1;
     else
       live++;
