@@ -111,3 +111,17 @@ bench-servers: $(LJM_SHIMS) tools/ljmprof
 	if [ "$$st" = 77 ]; then st=0; fi; exit $$st
 .PHONY: bench-servers
 CLEANFILES += bench/servers-results.txt bench/servers-results.status
+
+# ljmprof attach on nginx, started without the shim: the request rate
+# attached over plain, in each mode, and the pauses (issue 44;
+# bench/README.md, "Attach"). Options: BENCH_ATTACH_SECONDS,
+# BENCH_ATTACH_ROUNDS, BENCH_TMP.
+EXTRA_DIST += bench/attach
+bench-attach: tools/ljmprof $(LJM_RECORDERS)
+	LJMPROF_CLI='$(abs_top_builddir)/tools/ljmprof' \
+	LJMPROF_NGINX_LUA='$(LJMPROF_NGINX_LUA)' \
+	LJMPROF_ATTACH_LIB='$(abs_top_builddir)/attach/libljmprof-attach.so' \
+	LJMPROF_ATTACH_LIB_LUAJIT2='$(abs_top_builddir)/luajit2/attach/libljmprof-attach.so' \
+	  $(SHELL) $(srcdir)/bench/attach; st=$$?; \
+	if [ "$$st" = 77 ]; then st=0; fi; exit $$st
+.PHONY: bench-attach
