@@ -11,7 +11,9 @@
 ** its test case's checked fixture; a failed assertion ends the child; a
 ** test is killed after its test case's timeout (tcase_set_timeout, times
 ** CK_TIMEOUT_MULTIPLIER, as in Check); CK_RUN_CASE runs one test case
-** only; the summary line reads as Check's CK_NORMAL one. Everything is
+** only, CK_RUN_TEST (not Check's) the tests of that name only; CK_FORK=no
+** runs the first test selected in this process, for a debugger, and
+** exits with it; the summary line reads as Check's CK_NORMAL one. Everything is
 ** static and in this header: the program that includes it is the only
 ** one, and needs no library.
 **
@@ -155,11 +157,13 @@ static double mc_now(void)
 static int mc_run_one(const TCase *tc, const TTest *t, int verbose)
 {
   const char *m = getenv("CK_TIMEOUT_MULTIPLIER");
+  const char *fk = getenv("CK_FORK");
   double limit = tc->timeout * (m ? atof(m) : 1), t0 = mc_now();
   int status;
   pid_t pid;
   fflush(NULL);
-  pid = fork();
+  /* CK_FORK=no, as Check has it: in this process (for a debugger). */
+  pid = fk && !strcmp(fk, "no") ? 0 : fork();
   if (pid < 0) { perror("minicheck: fork"); exit(EXIT_FAILURE); }
   if (pid == 0) {
     mc_case_name = tc->name;
@@ -199,6 +203,7 @@ static int mc_run_one(const TCase *tc, const TTest *t, int verbose)
 static __attribute__((unused)) void srunner_run_all(SRunner *sr, enum print_output mode)
 {
   const char *only = getenv("CK_RUN_CASE");
+  const char *onlyt = getenv("CK_RUN_TEST");  /* Not Check's: one test. */
   const char *v = getenv("CK_VERBOSITY");
   int verbose = mode == CK_VERBOSE || (v && !strcmp(v, "verbose"));
   const TCase *tc;
@@ -207,7 +212,9 @@ static __attribute__((unused)) void srunner_run_all(SRunner *sr, enum print_outp
   for (tc = sr->s->first; tc; tc = tc->next) {
     if (only && strcmp(only, tc->name)) continue;
     for (i = 0; i < tc->n; i++) {
-      int r = mc_run_one(tc, tc->tests[i], verbose);
+      int r;
+      if (onlyt && strcmp(onlyt, tc->tests[i]->name)) continue;
+      r = mc_run_one(tc, tc->tests[i], verbose);
       sr->run++;
       if (r == 1) sr->failed++; else if (r == 2) sr->errors++;
     }
