@@ -121,6 +121,11 @@ static int mp_ffcaller(MemProf *mp, lua_State *L, cTValue *nf, uint64_t *a,
     const BCIns *ins;
     GCfunc *fn;
     BCLine line;
+#if !LJ_FR2
+    if (i == 0 && (ins = mp_lostlink(L, nf)) != NULL) {
+      pf = lj_memprof_luacallerhint(mp, L, nf, ins);
+    } else
+#endif
     if (frame_islua(nf)) {
       ins = frame_pc(nf);
       pf = lj_memprof_luacallerhint(mp, L, nf, ins);

@@ -468,6 +468,29 @@ static LJ_AINLINE cTValue *mp_callerat(lua_State *L, cTValue *nf,
   return pf;
 }
 
+#if !LJ_FR2
+/*
+** Without LJ_FR2 a frame's slot holds its function and its link in one
+** TValue: a built-in that writes a boolean over its own function slot
+** (coroutine.resume of a dead or running coroutine, before it makes its
+** error message) writes over the link too, as the boolean's tag. The VM
+** saved that link in the C frame before it called the built-in's fallback
+** (SAVE_PC). For the top frame f only: the Lua return PC from there, or
+** NULL (the PC is checked by whoever follows it, as any link is).
+*/
+static LJ_AINLINE const BCIns *mp_lostlink(lua_State *L, cTValue *f)
+{
+  void *cf;
+  const BCIns *pc;
+  if (f != L->base - 1 || (itype(f) != LJ_TFALSE && itype(f) != LJ_TTRUE) ||
+      (cf = cframe_raw(L->cframe)) == NULL ||
+      (void *)cframe_pc(cf) == (void *)cframe_L(cf) ||
+      (pc = cframe_pc(cf)) == NULL || ((uintptr_t)pc & FRAME_TYPE) != FRAME_LUA)
+    return NULL;
+  return pc;
+}
+#endif
+
 /* The Lua caller of frame nf (link pc), where its hint says first. */
 LJ_FUNC cTValue *lj_memprof_luacallerhint(MemProf *mp, lua_State *L,
 					  cTValue *nf, const BCIns *pc);

@@ -182,6 +182,14 @@ static uint32_t mp_walk(MemProf *mp, lua_State *L, cTValue *f,
     } else {
       s->curplain = 0;  /* A frame skipped: mp_stackagain cannot see it. */
     }
+#if !LJ_FR2
+    if (top && (pc = mp_lostlink(L, f)) != NULL) {  /* Link overwritten. */
+      s->curplain = 0;
+      top = 0;
+      if ((pf = lj_memprof_luacallerhint(mp, L, f, pc)) == NULL) break;
+      goto caller;
+    }
+#endif
     top = 0;
   link:
     if (frame_islua(f)) {  /* Called from Lua: find the caller. */
@@ -216,6 +224,9 @@ static uint32_t mp_walk(MemProf *mp, lua_State *L, cTValue *f,
       pc = NULL;
       pf = frame_prevd(f);
     }
+#if !LJ_FR2
+  caller:
+#endif
     if (pf >= f) {
       s->curplain = 0;
       break;
