@@ -4,8 +4,9 @@
 ** VM's allocator (g->allocf only: allocd stays, so a thread between
 ** loading the two still makes a valid call), and writes one stream a VM:
 ** with the profile extension, beginning with the start snapshot, or
-** sampled, or plain version 3 (ljmprof_attach_option). Stopping puts the allocators back; the library stays
-** loaded (a thread may still be inside a wrapper), its wrappers forward.
+** sampled, or plain version 3 (ljmprof_attach_option). Stopping puts the
+** allocators back; the library stays loaded (a thread may still be inside
+** a wrapper), its wrappers forward.
 **
 ** It is built against the headers of the unpatched source of the system
 ** LuaJIT, whose layouts it reads; the CLI lets it into a process only
@@ -87,6 +88,12 @@ struct siteline {
   uint32_t site;		/* Its site, announced (stacks), or 0. */
 };
 
+/* A frame of a stack, leaf first: LJM_FRAME_* and its fields. */
+struct frame {
+  uint8_t tag;
+  uint64_t a, b;
+};
+
 /* A node of the call stacks: (parent, frame), and its id. */
 struct node {
   uint64_t a, b;		/* The frame's key (see frame_key). */
@@ -121,6 +128,7 @@ struct slot {
   uint32_t setmask, setn;
   uint32_t depth;		/* Call stacks: frames kept, 0: none. */
   struct node *nodes;		/* Announced nodes (node_id). */
+  struct frame *frames;		/* depth + 1 of them, for a walk. */
   uint32_t nodemask, nnodes;
   uint16_t *protogen;		/* PROTO_CACHE generations of prototype
 				   addresses, bumped as one is freed. */
@@ -266,7 +274,6 @@ static BCLine proto_line(const GCproto *pt, ptrdiff_t pos)
   BCLine line = debug_line(pt, pos);
   return line < 0 ? 0 : line;
 }
-
 
 /* The line a frame of pt is at, from the PC saved for it (which points
 ** past the instruction running): debug_framepc's rule. */
@@ -469,12 +476,6 @@ internal:
 }
 
 /* -- Call stacks ------------------------------------------------------ */
-
-/* A frame of a stack, leaf first: LJM_FRAME_* and its fields. */
-struct frame {
-  uint8_t tag;
-  uint64_t a, b;
-};
 
 #define NODES_MIN	4096
 #define NODES_MAX	LJM_STACK_NODES_MAX
@@ -688,7 +689,7 @@ static uint32_t walk(struct slot *s, struct frame *fr)
 ** version-3 location. */
 static void put_where(struct slot *s, int ev)
 {
-  struct frame fr[LJM_STACK_DEPTH_MAX + 1];
+  struct frame *fr = s->frames;
   uint32_t n, id = 0;
   if (s->depth && ev != 2 && (n = walk(s, fr)) > 0) {
     while (n > 0 && (id = node_id(s, id, &fr[--n])) != 0) ;
@@ -953,9 +954,12 @@ static void finish(struct slot *s)
     munmap(s->nodes, ((size_t)s->nodemask + 1) * sizeof(struct node));
   if (s->protogen)
     munmap(s->protogen, PROTO_CACHE * sizeof(uint16_t));
+  if (s->frames)
+    munmap(s->frames, (LJM_STACK_DEPTH_MAX + 1) * sizeof(struct frame));
   s->set = NULL;
   s->nodes = NULL;
   s->protogen = NULL;
+  s->frames = NULL;
   s->buf = NULL;
   s->protos = s->traces = NULL;
   s->lines = NULL;
@@ -1165,7 +1169,7 @@ IRCALLDEF(CALLFLAGS)
 #undef CALLFLAGS
 };
 
-/* Is the call table at buf (read from a, len bytes on)? */
+/* Is the call table at buf (len bytes readable there)? */
 static int is_callinfo(const uint8_t *buf, size_t len)
 {
   CCallInfo ci;
@@ -1301,7 +1305,10 @@ EXPORT int ljmprof_attach_start(const char *tmpl, const char *manifest)
 	(!s->lines &&
 	 !(s->lines = map(LINE_CACHE * sizeof(struct siteline)))) ||
 	(opt_stacks && !s->protogen &&
-	 !(s->protogen = map(PROTO_CACHE * sizeof(uint16_t))))) {
+	 !(s->protogen = map(PROTO_CACHE * sizeof(uint16_t)))) ||
+	(opt_stacks && !s->frames &&
+	 !(s->frames = map((LJM_STACK_DEPTH_MAX + 1) *
+			   sizeof(struct frame))))) {
       say("no memory for a VM's buffers: %s", strerror(errno));
       break;
     }
