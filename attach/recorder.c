@@ -86,6 +86,8 @@ struct siteline {
   BCLine line;
   const GCproto *pt;
   uint32_t site;		/* Its site, announced (stacks), or 0. */
+  const GCproto *basept;	/* The site's last frame's: the trace's
+				   start frame's, or the frame at its base. */
 };
 
 /* A frame of a stack, leaf first: LJM_FRAME_* and its fields. */
@@ -365,6 +367,7 @@ static const struct siteline *trace_line(struct slot *s, lua_State *L,
   e->gen = s->tracegen;
   e->pt = NULL;
   e->site = 0;
+  e->basept = NULL;
   /* A GC step is no line's: it stays the trace's. */
   if ((id = mp_callret(T, ra, (uintptr_t)s->gg +
 		       offsetof(GG_State, dispatch))) < IRCALL__MAX &&
@@ -379,6 +382,7 @@ static const struct siteline *trace_line(struct slot *s, lua_State *L,
 	/* The site, as the writer numbers a snapshot's: its lines and the
 	** frames the trace inlined there, down to its start frame. */
 	e->site = 1 + sn * MP_KINDS + (uint32_t)kind;
+	e->basept = (const GCproto *)(uintptr_t)pts[n - 1];
 	announce_trace(s, T);
 	for (uint32_t i = 0; i < n; i++)
 	  announce_proto(s, (const GCproto *)(uintptr_t)pts[i]);
@@ -597,8 +601,9 @@ static uint32_t walk(struct slot *s, struct frame *fr)
   int32_t vmstate = (int32_t)g->vmstate;
   lua_State *L = gco2th(gcref(g->cur_L));
   const TValue *f;
-  const BCIns *pc;
+  const BCIns *pc = NULL;
   uint32_t n = 0;
+  int below = 0;		/* f is the site's last frame: from its link. */
   if (!L || L->gct != (uint8_t)~LJ_TTHREAD || mref(L->glref, void) != g)
     return 0;
 #if LJ_HASJIT
@@ -606,30 +611,54 @@ static uint32_t walk(struct slot *s, struct frame *fr)
     jit_State *J = &s->gg->J;
     GCtrace *T = NULL;
     const struct siteline *e;
+    const GCfunc *fn;
     if ((MSize)vmstate < J->sizetrace && J->trace)
       T = (GCtrace *)gcref(J->trace[vmstate]);
     if (!T || T->gct != (uint8_t)~LJ_TTRACE)
       return 0;
     announce_trace(s, T);
-    fr[0].tag = LJM_FRAME_TRACE;
-    fr[0].a = (uint64_t)vmstate;
-    fr[0].b = (e = trace_line(s, L, T)) != NULL ? e->site : 0;
-    return 1;
-  }
+    e = trace_line(s, L, T);
+    fr[n].tag = LJM_FRAME_TRACE;
+    fr[n].a = (uint64_t)vmstate;
+    fr[n++].b = e != NULL ? e->site : 0;
+    /* Below the site, as the writer has it: the trace's start frame at
+    ** the trace's start line (the reader puts the site's frames over it),
+    ** then its callers; only where the frame the trace runs in, at
+    ** g->jit_base, is that start frame and the site ends with it (not
+    ** where the trace has returned below it, nor without a site). */
+    f = mref(g->jit_base, TValue);
+    if (!e || !e->basept || !f || n == s->depth ||
+	e->basept != gco2pt(gcref(T->startpt)))
+      return n;
+    f--;
+    if (!in_stack(L, f - LJ_FR2, sizeof(TValue) * (1 + LJ_FR2)) ||
+	!is_func(fn = frame_func(f)) || !isluafunc(fn) ||
+	funcproto(fn) != e->basept)
+      return n;
+    fr[n].tag = LJM_FRAME_LUA;
+    fr[n].a = (uintptr_t)e->basept;
+    fr[n++].b = (uint64_t)proto_line(e->basept, mref(T->startpc,
+						      const BCIns) -
+					     proto_bc(e->basept));
+    below = 1;
+  } else
 #endif
-  if (vmstate != ~LJ_VMST_INTERP && vmstate != ~LJ_VMST_C)
-    return 0;
   {
     void *cf = cframe_raw(L->cframe);
+    if (vmstate != ~LJ_VMST_INTERP && vmstate != ~LJ_VMST_C)
+      return 0;
     pc = cf ? cframe_pc(cf) : NULL;
+    f = L->base - 1;
   }
-  for (f = L->base - 1;;) {
+  for (;;) {
     const TValue *pf;
     const GCfunc *fn;
     if (!in_stack(L, f - LJ_FR2, sizeof(TValue) * (1 + LJ_FR2)))
       break;
     fn = frame_func(f);
-    if (is_func(fn)) {
+    if (below) {
+      below = 0;		/* Named by the site already. */
+    } else if (is_func(fn)) {
       struct frame *e = &fr[n];
       if (n == s->depth) {
 	e->tag = LJM_FRAME_CUT;

@@ -16,7 +16,7 @@ endif
 ATTACH_TESTS = tests/attach/attach.test tests/attach/nginx-attach.test
 TESTS += $(ATTACH_TESTS)
 EXTRA_DIST += $(ATTACH_TESTS) tests/attach/work.lua tests/attach/nginx-hits.lua \
-	tests/attach/stacks.lua
+	tests/attach/stacks.lua tests/attach/traced.lua
 check_SCRIPTS += $(LJM_RECORDERS)
 AM_TESTS_ENVIRONMENT += \
 	LJMPROF_ATTACH_LIB='$(abs_top_builddir)/attach/libljmprof-attach.so'; \
