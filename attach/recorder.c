@@ -1153,39 +1153,61 @@ static int scan_range(uintptr_t lo, uintptr_t hi, uintptr_t *found, int max,
   return n;
 }
 
-static int find_vms(uintptr_t *found, int max)
+/* fn(ctx, lo, hi, perm, path) for each mapping of /proc/self/maps, until
+** it returns non-zero: -1 when the maps cannot be read. */
+static int each_mapping(int (*fn)(void *ctx, uintptr_t lo, uintptr_t hi,
+				  const char *perm, const char *path),
+			void *ctx)
 {
-  int n = 0;
   char *line = maps;
   if (read_maps() < 0)
     return -1;
-  while (*line && n < max) {
+  while (*line) {
     char *end = strchr(line, '\n');
     unsigned long lo, hi;
     char perm[5];
     int pathat = 0;
     if (end) *end = 0;
     if (sscanf(line, "%lx-%lx %4s %*s %*s %*s %n", &lo, &hi, perm,
-	       &pathat) >= 3) {
-      const char *path = pathat ? line + pathat : "";
-      /* A heap's mappings are far below SCAN_MAX; above it are
-      ** reservations, such as a sanitizer's shadow memory (terabytes, all
-      ** but untouched), which reading would take hours and fault in. */
-      if (perm[0] == 'r' && perm[1] == 'w' && hi - lo <= SCAN_MAX &&
-	  (!*path || !strcmp(path, "[heap]")) &&
-	  !(lo <= (uintptr_t)scanbuf && (uintptr_t)scanbuf < hi) &&
-	  !(lo <= (uintptr_t)maps && (uintptr_t)maps < hi))
-	n = scan_range(lo, hi, found, max, n);
-      if (perm[2] == 'x' && strstr(path, "/libluajit")) {
-	lj_text_lo = lo;
-	lj_text_hi = hi;
-	snprintf(lj_path, sizeof(lj_path), "%s", path);
-      }
-    }
+	       &pathat) >= 3 &&
+	fn(ctx, lo, hi, perm, pathat ? line + pathat : ""))
+      break;
     if (!end) break;
     line = end + 1;
   }
-  return n;
+  return 0;
+}
+
+/* The VMs found so far, and room for more. */
+struct vm_search {
+  uintptr_t *found;
+  int max, n;
+};
+
+static int search_mapping(void *ctx, uintptr_t lo, uintptr_t hi,
+			  const char *perm, const char *path)
+{
+  struct vm_search *vs = ctx;
+  /* A heap's mappings are far below SCAN_MAX; above it are reservations,
+  ** such as a sanitizer's shadow memory (terabytes, all but untouched),
+  ** which reading would take hours and fault in. */
+  if (perm[0] == 'r' && perm[1] == 'w' && hi - lo <= SCAN_MAX &&
+      (!*path || !strcmp(path, "[heap]")) &&
+      !(lo <= (uintptr_t)scanbuf && (uintptr_t)scanbuf < hi) &&
+      !(lo <= (uintptr_t)maps && (uintptr_t)maps < hi))
+    vs->n = scan_range(lo, hi, vs->found, vs->max, vs->n);
+  if (perm[2] == 'x' && strstr(path, "/libluajit")) {
+    lj_text_lo = lo;
+    lj_text_hi = hi;
+    snprintf(lj_path, sizeof(lj_path), "%s", path);
+  }
+  return vs->n >= vs->max;
+}
+
+static int find_vms(uintptr_t *found, int max)
+{
+  struct vm_search vs = { found, max, 0 };
+  return each_mapping(search_mapping, &vs) < 0 ? -1 : vs.n;
 }
 
 #if LJ_HASJIT
@@ -1214,46 +1236,43 @@ static int is_callinfo(const uint8_t *buf, size_t len)
   return 0;
 }
 
+/* In one of the read-only mappings of LuaJIT's file, the call table?
+** Copied into callinfo if so: then the search stops. */
+static int callinfo_mapping(void *ctx, uintptr_t lo, uintptr_t hi,
+			    const char *perm, const char *path)
+{
+  (void)ctx;
+  if (strcmp(path, lj_path) || perm[0] != 'r' || perm[2] == 'x' ||
+      hi - lo > SCAN_MAX)
+    return 0;
+  /* Chunks overlap by a table, so that none is cut. */
+  for (uintptr_t a = lo; a < hi; a += SCAN_CHUNK - sizeof(callinfo)) {
+    size_t len = hi - a < SCAN_CHUNK ? hi - a : SCAN_CHUNK;
+    if (read_safe(scanbuf, a, len))
+      return 0;
+    for (size_t i = 0; i + sizeof(callinfo) <= len; i += 8)
+      if (is_callinfo(scanbuf + i, len - i)) {
+	memcpy(callinfo, scanbuf + i, sizeof(callinfo));
+	/* The helpers are LuaJIT's code (or the C library's). */
+	have_callinfo =
+	  (uintptr_t)callinfo[IRCALL_lj_tab_new1].func >= lj_text_lo &&
+	  (uintptr_t)callinfo[IRCALL_lj_tab_new1].func < lj_text_hi;
+	return 1;
+      }
+    if (len < SCAN_CHUNK)
+      break;
+  }
+  return 0;
+}
+
 /* Copy lj_ir_callinfo from the read-only data of LuaJIT's file (relocated
 ** there: the helpers' addresses are this process's). Without it, traces'
 ** allocations stay charged to their trace. */
 static void find_callinfo(void)
 {
-  char *line = maps;
   have_callinfo = 0;
-  if (!*lj_path || read_maps() < 0)
-    return;
-  while (*line && !have_callinfo) {
-    char *end = strchr(line, '\n');
-    unsigned long lo, hi;
-    char perm[5];
-    int pathat = 0;
-    if (end) *end = 0;
-    if (sscanf(line, "%lx-%lx %4s %*s %*s %*s %n", &lo, &hi, perm,
-	       &pathat) >= 3 && pathat && !strcmp(line + pathat, lj_path) &&
-	perm[0] == 'r' && perm[2] != 'x' && hi - lo <= SCAN_MAX) {
-      /* Chunks overlap by a table, so that none is cut. */
-      for (uintptr_t a = lo; a < hi && !have_callinfo;
-	   a += SCAN_CHUNK - sizeof(callinfo)) {
-	size_t len = hi - a < SCAN_CHUNK ? hi - a : SCAN_CHUNK;
-	if (read_safe(scanbuf, a, len))
-	  break;
-	for (size_t i = 0; i + sizeof(callinfo) <= len; i += 8)
-	  if (is_callinfo(scanbuf + i, len - i)) {
-	    memcpy(callinfo, scanbuf + i, sizeof(callinfo));
-	    /* The helpers are LuaJIT's code (or the C library's). */
-	    have_callinfo =
-	      (uintptr_t)callinfo[IRCALL_lj_tab_new1].func >= lj_text_lo &&
-	      (uintptr_t)callinfo[IRCALL_lj_tab_new1].func < lj_text_hi;
-	    break;
-	  }
-	if (len < SCAN_CHUNK)
-	  break;
-      }
-    }
-    if (!end) break;
-    line = end + 1;
-  }
+  if (*lj_path)
+    each_mapping(callinfo_mapping, NULL);
 }
 #endif
 
