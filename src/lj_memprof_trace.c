@@ -43,16 +43,24 @@
 ** from 64, the new items zeroed): the new pointer, or NULL if out of
 ** memory (p is then unchanged). Tables by trace number and by IR ref.
 */
-static void *mp_growto(void *p, uint32_t *szp, uint32_t i, size_t sz)
+static LJ_NOINLINE void *mp_growslow(void *p, uint32_t *szp, uint32_t i,
+				     size_t sz)
 {
   uint32_t n = *szp ? *szp : 64;
   char *q;
-  if (i < *szp) return p;
   while (n <= i) n *= 2;
   if ((q = (char *)realloc(p, (size_t)n * sz)) == NULL) return NULL;
   memset(q + (size_t)*szp * sz, 0, (size_t)(n - *szp) * sz);
   *szp = n;
   return q;
+}
+
+/* The hooks call this once per IR instruction or bytecode recorded: the
+** test inline, the call only when the array must grow. */
+static LJ_AINLINE void *mp_growto(void *p, uint32_t *szp, uint32_t i,
+				  size_t sz)
+{
+  return LJ_LIKELY(i < *szp) ? p : mp_growslow(p, szp, i, sz);
 }
 
 /* -- Trace generations ---------------------------------------------------- */
@@ -378,8 +386,11 @@ void lj_memprof_asmins(jit_State *J, uint32_t ref, const void *lo,
 }
 
 /* The recorded position of IR instruction ref: its entry (with its
-** frames), or NULL; *line its line. */
-static const MPRecPos *mp_recpos(MPRec *r, uint32_t ref, int32_t *line)
+** frames), or NULL; *line its line. *lastp and *lastline: the entry found
+** before and its line: consecutive runs are mostly of one bytecode, so
+** the search and lj_debug_line run about once per entry. */
+static const MPRecPos *mp_recpos(MPRec *r, uint32_t ref, int32_t *line,
+				 const MPRecPos **lastp, int32_t *lastline)
 {
   uint32_t lo = 0, hi = r->npos;
   const MPRecPos *p;
@@ -389,6 +400,12 @@ static const MPRecPos *mp_recpos(MPRec *r, uint32_t ref, int32_t *line)
     uint32_t i = ref - REF_BIAS;
     if (i >= r->szcopy || r->copy[i] == 0) return NULL;
     ref = r->copy[i];
+  }
+  p = *lastp;
+  if (p != NULL && p->ref <= ref &&
+      (p + 1 == r->pos + r->npos || p[1].ref > ref)) {
+    *line = *lastline;  /* The run before's: no search. */
+    return p;
   }
   while (lo < hi) {  /* The last position at or before ref. */
     uint32_t mid = (lo + hi) >> 1;
@@ -400,13 +417,18 @@ static const MPRecPos *mp_recpos(MPRec *r, uint32_t ref, int32_t *line)
   pos = proto_bcpos((GCproto *)t, p->pc);
   if (p->pc < proto_bc((GCproto *)t) || pos >= t->sizebc) return NULL;
   *line = lj_debug_line((GCproto *)t, pos);
-  return *line >= 0 ? p : NULL;
+  if (*line < 0) return NULL;
+  *lastp = p;
+  *lastline = *line;
+  return p;
 }
 
 void lj_memprof_tracemap(MemProf *mp, GCtrace *T)
 {
   MPRec *r = mp->rec;
   MPTraceMap *m = NULL;
+  const MPRecPos *lastp = NULL;
+  int32_t lastline = 0;
   uint32_t no = T->traceno, i, n = 0;
   uintptr_t mc = (uintptr_t)T->mcode, end = 0;
   {
@@ -435,7 +457,7 @@ void lj_memprof_tracemap(MemProf *mp, GCtrace *T)
     const MPRecPos *p;
     int32_t line = 0;
     if (u->lo < mc || u->hi > mc + T->szmcode) continue;
-    p = mp_recpos(r, u->ref, &line);
+    p = mp_recpos(r, u->ref, &line, &lastp, &lastline);
     if (n && end != u->lo) {  /* A gap (the head's code): not known. */
       m->e[n].ofs = (uint32_t)(end - mc);
       m->e[n].pt = NULL;
