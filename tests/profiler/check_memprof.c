@@ -2005,7 +2005,11 @@ static size_t range_check(const membuf *m, uint64_t mean, double *est,
 		    (ev.new_addr >= ARENA_LO && ev.new_addr < ARENA_HI),
 		    "sampled block at 0x%llx, not in the range",
 		    (unsigned long long)ev.new_addr);
-      ck_assert_uint_eq(ev.new_addr % 16, 0);
+      /* A block of the range follows its 16-byte header (16-aligned);
+      ** without the range (32-bit, ASan) the sampled block is the VM's
+      ** allocator's own: lj_alloc.c aligns to 8 (MALLOC_ALIGNMENT) on
+      ** every target, so i386's come 8-aligned, not 16. */
+      ck_assert_uint_eq(ev.new_addr % (ARENA_EXPECTED ? 16 : 8), 0);
       *live = realloc(*live, (*nlive + 1) * sizeof(**live));
       (*live)[(*nlive)++] = ev.new_addr;
       *est += (double)ev.new_size / -expm1(-(double)ev.new_size /
