@@ -182,6 +182,15 @@ static int has_luajit_text(const char *path)
   return found;
 }
 
+/* The C library's dlopen, which the target maps too: not a wrapper of it
+** that a sanitizer build of ljmprof has in its own runtime. */
+static void *libc_dlopen(void)
+{
+  void *h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+  void *f = h ? dlsym(h, "dlopen") : NULL;
+  return f ? f : (void *)dlopen;
+}
+
 /* A call of fn(s0, s1) in the target, and the recorder's words after. */
 static int call(struct inj *j, uintptr_t fn, const char *s0, const char *s1,
 		uintptr_t a0, uintptr_t a1, uintptr_t *ret)
@@ -274,7 +283,7 @@ static int attach_one(struct target *t, const char *tmpl,
   if (load_recorder(r, build))
     return -1;
   if (inj_open(&j, t->pid) ||
-      inj_symbol(&j, (void *)dlopen, &dlopen_at))
+      inj_symbol(&j, libc_dlopen(), &dlopen_at))
     goto fail;
   /* dlopen with the other threads running: a lock one of them holds
   ** is let go. */
