@@ -1364,7 +1364,8 @@ EXPORT int ljmprof_attach_start(const char *tmpl, const char *manifest)
     memset(s->traces, 0, TRACE_CACHE * sizeof(uintptr_t));
     memset(s->lines, 0, LINE_CACHE * sizeof(struct siteline));
     s->tracegen = 0;
-    k.vm = (unsigned)(attached + 1);	/* This attach's VMs, in address order. */
+    k.vm = (unsigned)(attached + 1);	/* This attach's VMs, in address
+					   order. */
     if ((errno = ljm_out_create(&s->out, path, sizeof(path), tmpl, &k,
 				NULL))) {
       say("cannot create %.400s: %s", path, ljm_out_strerror(errno));

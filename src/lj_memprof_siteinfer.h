@@ -53,7 +53,8 @@ static LJ_AINLINE uint32_t mp_helper(uintptr_t target)
 ** mov rax, imm64. Whatever the bytes seem to say, only a helper's address
 ** is taken.
 */
-static LJ_AINLINE uint32_t mp_callret(GCtrace *T, uintptr_t ra, uintptr_t dispatch)
+static LJ_AINLINE uint32_t mp_callret(GCtrace *T, uintptr_t ra,
+				       uintptr_t dispatch)
 {
   uintptr_t lo = (uintptr_t)T->mcode, v;
   const uint8_t *c = (const uint8_t *)ra;
@@ -163,8 +164,8 @@ static LJ_AINLINE int mp_bcallocs(BCOp op, int kind)
 */
 #define MP_SITESPAN	64	/* Instructions checked, at most. */
 
-static LJ_AINLINE BCLine mp_spanline(GCproto *pt, const BCIns *pc, const BCIns *end,
-			  int kind)
+static LJ_AINLINE BCLine mp_spanline(GCproto *pt, const BCIns *pc,
+				     const BCIns *end, int kind)
 {
   const BCIns *ins;
   BCLine line = -1;
@@ -227,7 +228,8 @@ static LJ_AINLINE int mp_irallocs(const IRIns *ir)
 ** but for a root trace's first snapshot at its loop instruction, whose
 ** body comes next (the instruction may be patched: startins is its
 ** original). */
-static LJ_AINLINE const BCIns *mp_snapstart(GCtrace *T, SnapNo sn, const BCIns *pc)
+static LJ_AINLINE const BCIns *mp_snapstart(GCtrace *T, SnapNo sn,
+					    const BCIns *pc)
 {
   if (sn == 0 && pc == mref(T->startpc, const BCIns)) {
     BCOp op = bc_op(T->startins);
@@ -240,7 +242,7 @@ static LJ_AINLINE const BCIns *mp_snapstart(GCtrace *T, SnapNo sn, const BCIns *
 }
 
 static LJ_AINLINE BCLine mp_snapline(GCtrace *T, SnapNo sn, GCproto *pt,
-			  const BCIns *pc, int kind)
+				     const BCIns *pc, int kind)
 {
   SnapNo nsnap = T->nsnap, s0, s;
   uint32_t base = mp_snapbase(T, sn);
@@ -282,9 +284,10 @@ static LJ_AINLINE BCLine mp_snapline(GCtrace *T, SnapNo sn, GCproto *pt,
 ** it was recorded in, is the innermost frame's), or found so by
 ** mp_snapline (rpt NULL).
 */
-static LJ_AINLINE uint32_t mp_snaplines(jit_State *J, GCtrace *T, SnapNo sn, int kind,
-			     const GCproto *rpt, BCLine rline,
-			     uint64_t *pts, uint64_t *lines)
+static LJ_AINLINE uint32_t mp_snaplines(jit_State *J, GCtrace *T,
+					SnapNo sn, int kind,
+					const GCproto *rpt, BCLine rline,
+					uint64_t *pts, uint64_t *lines)
 {
   SnapShot *snap = &T->snap[sn];
   SnapEntry *map = &T->snapmap[snap->mapofs];
