@@ -235,6 +235,14 @@ static void file_stop(struct top_file *f, enum top_state st,
   f->note = s;	/* NULL when out of memory: the state says enough. */
 }
 
+/* A file of no bytes made in the last two seconds. */
+static int just_made(int fd)
+{
+  struct stat st;
+  return fstat(fd, &st) == 0 && st.st_size == 0 &&
+	 time(NULL) - st.st_mtime < 2;
+}
+
 /* Read what f gained. 0, or -1 when out of memory. */
 static int file_read(struct top *t, struct top_file *f, uint64_t *bytes)
 {
@@ -263,8 +271,9 @@ static int file_read(struct top *t, struct top_file *f, uint64_t *bytes)
     return -1;
   switch (st) {
   case MP_AGAIN:
-    /* Nobody writes it any more, and it has no end: cut. */
-    if (!mp_load_being_written(f->fd))
+    /* Nobody writes it any more, and it has no end: cut. Not a file
+    ** still empty and new: its writer makes it, then locks it. */
+    if (!mp_load_being_written(f->fd) && !just_made(f->fd))
       file_stop(f, TF_CUT, "cut at byte %llu: the program stopped without "
 		"ending it; kept what was read",
 		(unsigned long long)mp_reader_offset(f->r));
