@@ -401,6 +401,30 @@ static const struct siteline *trace_line(struct slot *s, lua_State *L,
 }
 #endif
 
+/* The thread the VM runs now, if g->cur_L names one of this VM's. */
+static lua_State *running_thread(struct slot *s)
+{
+  global_State *g = &s->gg->g;
+  lua_State *L = gco2th(gcref(g->cur_L));
+  if (!L || L->gct != (uint8_t)~LJ_TTHREAD || mref(L->glref, void) != g)
+    return NULL;
+  return L;
+}
+
+#if LJ_HASJIT
+/* The trace g->vmstate says runs now, if it is one of J's live traces. */
+static GCtrace *running_trace(struct slot *s)
+{
+  int32_t vmstate = (int32_t)s->gg->g.vmstate;
+  jit_State *J = &s->gg->J;
+  GCtrace *T;
+  if (vmstate < 0 || (MSize)vmstate >= J->sizetrace || !J->trace)
+    return NULL;
+  T = (GCtrace *)gcref(J->trace[vmstate]);
+  return T && T->gct == (uint8_t)~LJ_TTRACE ? T : NULL;
+}
+#endif
+
 /* The location of the allocation the VM is making now, by the reference
 ** writer's rules (doc/format.md "Attribution"): a Lua function's line, a
 ** fast function's calling Lua line, a C function, a trace, or internal.
@@ -412,15 +436,11 @@ static void put_location(struct slot *s, int ev)
   int32_t vmstate = (int32_t)g->vmstate;
 #if LJ_HASJIT
   if (vmstate >= 0) {
-    jit_State *J = &s->gg->J;
-    GCtrace *T = NULL;
-    if ((MSize)vmstate < J->sizetrace && J->trace)
-      T = (GCtrace *)gcref(J->trace[vmstate]);
-    if (T && T->gct == (uint8_t)~LJ_TTRACE) {
-      lua_State *L = gco2th(gcref(g->cur_L));
+    GCtrace *T = running_trace(s);
+    if (T) {
+      lua_State *L = running_thread(s);
       const struct siteline *e;
-      if (L && L->gct == (uint8_t)~LJ_TTHREAD && mref(L->glref, void) == g &&
-	  (e = trace_line(s, L, T)) != NULL && e->pt != NULL) {
+      if (L && (e = trace_line(s, L, T)) != NULL && e->pt != NULL) {
 	announce_proto(s, e->pt);
 	put_byte(s, (uint8_t)(LJM_SRC_LFUNC | ev));
 	put_uleb(s, (uintptr_t)e->pt);
@@ -435,10 +455,10 @@ static void put_location(struct slot *s, int ev)
   } else
 #endif
   if (vmstate == ~LJ_VMST_INTERP || vmstate == ~LJ_VMST_C) {
-    lua_State *L = gco2th(gcref(g->cur_L));
+    lua_State *L = running_thread(s);
     TValue *frame;
     GCfunc *fn;
-    if (!L || L->gct != (uint8_t)~LJ_TTHREAD || mref(L->glref, void) != g)
+    if (!L)
       goto internal;
     frame = L->base - 1;
     if (!in_stack(L, frame - LJ_FR2, sizeof(TValue) * (1 + LJ_FR2)))
@@ -599,22 +619,19 @@ static uint32_t walk(struct slot *s, struct frame *fr)
 {
   global_State *g = &s->gg->g;
   int32_t vmstate = (int32_t)g->vmstate;
-  lua_State *L = gco2th(gcref(g->cur_L));
+  lua_State *L = running_thread(s);
   const TValue *f;
   const BCIns *pc = NULL;
   uint32_t n = 0;
   int below = 0;		/* f is the site's last frame: from its link. */
-  if (!L || L->gct != (uint8_t)~LJ_TTHREAD || mref(L->glref, void) != g)
+  if (!L)
     return 0;
 #if LJ_HASJIT
   if (vmstate >= 0) {
-    jit_State *J = &s->gg->J;
-    GCtrace *T = NULL;
+    GCtrace *T = running_trace(s);
     const struct siteline *e;
     const GCfunc *fn;
-    if ((MSize)vmstate < J->sizetrace && J->trace)
-      T = (GCtrace *)gcref(J->trace[vmstate]);
-    if (!T || T->gct != (uint8_t)~LJ_TTRACE)
+    if (!T)
       return 0;
     announce_trace(s, T);
     e = trace_line(s, L, T);
