@@ -80,6 +80,57 @@ static int open_device(const char *path)
   return fd;
 }
 
+/*
+** A new file at path, already locked when it appears there: made unnamed
+** in path's directory (O_TMPFILE), locked, then linked in, which fails
+** with EEXIST if the name is taken (never following a symbolic link, as
+** O_EXCL). So a reader that finds the file unlocked knows its writer is
+** gone, even in the first instant (mp_load_being_written). The fd, or
+** -errno: on any error but EEXIST (no O_TMPFILE on this file system or
+** kernel, no /proc, a directory not ours to write in) the caller makes
+** the file by name, which gives the error to report.
+*/
+static int create_locked(const char *path)
+{
+  char dir[LJM_PATH_MAX], proc[32], num[12];
+  const char *slash = strrchr(path, '/');
+  size_t n = slash ? (size_t)(slash - path) : 1;
+  int fd, err, k = 0, i = 14;
+  unsigned v;
+  if (n >= sizeof(dir) || (slash && slash[1] == '\0'))
+    return -EINVAL;
+  if (!slash)
+    dir[0] = '.';
+  else if (n == 0)
+    dir[n++] = '/';		/* "/name": the root. */
+  else
+    memcpy(dir, path, n);
+  dir[n] = '\0';
+  do
+    fd = open(dir, O_WRONLY | O_TMPFILE | O_CLOEXEC | O_NOCTTY, 0600);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0)
+    return -errno;
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    close(fd);
+    return -EINVAL;
+  }
+  /* "/proc/self/fd/N", without stdio (no allocation, no locale). */
+  memcpy(proc, "/proc/self/fd/", 14);
+  v = (unsigned)fd;
+  do
+    num[k++] = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
+  while (k > 0)
+    proc[i++] = num[--k];
+  proc[i] = '\0';
+  if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0)
+    return fd;
+  err = errno;
+  close(fd);
+  return -err;
+}
+
 int ljm_out_open(struct ljm_out *o, const char *path)
 {
   struct stat st;
@@ -90,16 +141,19 @@ int ljm_out_open(struct ljm_out *o, const char *path)
   o->reserved = 0;
   o->reserve = 0;
   o->pipe = 0;
-  /* A new file, private, or nothing: O_EXCL never follows a symbolic
+  /* A new file, private and locked, or nothing: never follows a symbolic
   ** link and never opens what is there already. */
-  do
-    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC |
-	      O_NOCTTY | O_NONBLOCK, 0600);
-  while (fd < 0 && errno == EINTR);
-  if (fd < 0 && errno == EEXIST)
+  fd = create_locked(path);
+  if (fd < 0 && fd != -EEXIST) {
+    do
+      fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC |
+		O_NOCTTY | O_NONBLOCK, 0600);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+      fd = -errno;
+  }
+  if (fd == -EEXIST)
     fd = open_device(path);
-  else if (fd < 0)
-    fd = -errno;
   if (fd < 0)
     return -fd;
   /* Writes block as usual; O_NONBLOCK was only for opening a FIFO. */

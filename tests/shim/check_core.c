@@ -498,6 +498,58 @@ START_TEST(writer_no_symlinks)
 }
 END_TEST
 
+/* flock, wrapped (-Wl,--wrap=flock, tests/shim/local.mk): while
+** flock_watch is set, the link count of the first file locked
+** exclusively; -1 before one is. */
+int __real_flock(int fd, int op);
+static int flock_watch;
+static long flock_nlink = -1;
+
+int __wrap_flock(int fd, int op)
+{
+  struct stat st;
+  if (flock_watch && (op & LOCK_EX) && flock_nlink < 0 &&
+      fstat(fd, &st) == 0)
+    flock_nlink = (long)st.st_nlink;
+  return __real_flock(fd, op);
+}
+
+/* A new stream is locked before its name appears (made unnamed, locked,
+** then linked), so that no reader ever finds it unlocked and takes it for
+** a stream whose writer is gone (top, report's "being written"). */
+START_TEST(writer_locked_before_seen)
+{
+  struct ljm_out o;
+  char path[256], cwd[256];
+  int fd;
+  snprintf(path, sizeof(path), "%s/unnamed-first.bin", tmpdir);
+  flock_nlink = -1;
+  flock_watch = 1;
+  ck_assert_int_eq(ljm_out_open(&o, path), 0);
+  flock_watch = 0;
+  ck_assert_int_eq(flock_nlink, 0);	/* Locked while it had no name. */
+  fd = open(path, O_RDONLY);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_ne(flock(fd, LOCK_SH | LOCK_NB), 0);
+  ck_assert_int_eq(errno, EWOULDBLOCK);
+  close(fd);
+  ljm_out_close(&o);
+  /* The name was taken: EEXIST, as before, the file untouched. */
+  ck_assert_int_eq(ljm_out_open(&o, path), EEXIST);
+  /* A name with no directory: the working one. */
+  ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+  ck_assert_int_eq(chdir(tmpdir), 0);
+  flock_nlink = -1;
+  flock_watch = 1;
+  ck_assert_int_eq(ljm_out_open(&o, "here.bin"), 0);
+  flock_watch = 0;
+  ck_assert_int_eq(flock_nlink, 0);
+  ljm_out_close(&o);
+  ck_assert_int_eq(access("here.bin", F_OK), 0);
+  ck_assert_int_eq(chdir(cwd), 0);
+}
+END_TEST
+
 /* A new stream is 0600 whatever the umask. */
 START_TEST(writer_mode)
 {
@@ -1136,6 +1188,7 @@ static Suite *suite(void)
   tcase_add_test(tc, writer_never_truncates);
   tcase_add_test(tc, writer_no_symlinks);
   tcase_add_test(tc, writer_mode);
+  tcase_add_test(tc, writer_locked_before_seen);
   tcase_add_test(tc, writer_next_name);
   tcase_add_test(tc, writer_errors);
   tcase_add_test(tc, writer_fifo);

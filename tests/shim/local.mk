@@ -7,6 +7,8 @@ tests_shim_check_core_SOURCES = tests/shim/check_core.c
 tests_shim_check_core_CPPFLAGS = $(AM_CPPFLAGS) $(LJM_CORE_CPPFLAGS) \
 	-I$(top_srcdir)/preload
 tests_shim_check_core_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+# writer_locked_before_seen watches the writer's flock.
+tests_shim_check_core_LDFLAGS = -Wl,--wrap=flock
 tests_shim_check_core_LDADD = preload/libshimcore.a common/libljmcore.a \
 	$(CHECK_LIBS)
 TESTS += tests/shim/check_core

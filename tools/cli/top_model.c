@@ -235,7 +235,9 @@ static void file_stop(struct top_file *f, enum top_state st,
   f->note = s;	/* NULL when out of memory: the state says enough. */
 }
 
-/* A file of no bytes made in the last two seconds. */
+/* A file of no bytes made in the last two seconds: a writer that could
+** not make its file locked (common/writer.c, create_locked: no O_TMPFILE
+** there, or an older ljmprof) makes it, then locks it. */
 static int just_made(int fd)
 {
   struct stat st;
@@ -272,7 +274,7 @@ static int file_read(struct top *t, struct top_file *f, uint64_t *bytes)
   switch (st) {
   case MP_AGAIN:
     /* Nobody writes it any more, and it has no end: cut. Not a file
-    ** still empty and new: its writer makes it, then locks it. */
+    ** still empty and new (just_made). */
     if (!mp_load_being_written(f->fd) && !just_made(f->fd))
       file_stop(f, TF_CUT, "cut at byte %llu: the program stopped without "
 		"ending it; kept what was read",
