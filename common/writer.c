@@ -80,53 +80,65 @@ static int open_device(const char *path)
   return fd;
 }
 
-/*
-** A new file at path, already locked when it appears there: made unnamed
-** in path's directory (O_TMPFILE), locked, then linked in, which fails
-** with EEXIST if the name is taken (never following a symbolic link, as
-** O_EXCL). So a reader that finds the file unlocked knows its writer is
-** gone, even in the first instant (mp_load_being_written). The fd, or
-** -errno: on any error but EEXIST (no O_TMPFILE on this file system or
-** kernel, no /proc, a directory not ours to write in) the caller makes
-** the file by name, which gives the error to report.
-*/
-static int create_locked(const char *path)
+/* Append v in decimal at *p, without stdio (no allocation, no locale). */
+static char *put_decimal(char *p, unsigned long v)
 {
-  char dir[LJM_PATH_MAX], proc[32], num[12];
-  const char *slash = strrchr(path, '/');
-  size_t n = slash ? (size_t)(slash - path) : 1;
-  int fd, err, k = 0, i = 14;
-  unsigned v;
-  if (n >= sizeof(dir) || (slash && slash[1] == '\0'))
-    return -EINVAL;
-  if (!slash)
-    dir[0] = '.';
-  else if (n == 0)
-    dir[n++] = '/';		/* "/name": the root. */
-  else
-    memcpy(dir, path, n);
-  dir[n] = '\0';
-  do
-    fd = open(dir, O_WRONLY | O_TMPFILE | O_CLOEXEC | O_NOCTTY, 0600);
-  while (fd < 0 && errno == EINTR);
-  if (fd < 0)
-    return -errno;
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    close(fd);
-    return -EINVAL;
-  }
-  /* "/proc/self/fd/N", without stdio (no allocation, no locale). */
-  memcpy(proc, "/proc/self/fd/", 14);
-  v = (unsigned)fd;
+  char num[24];
+  int k = 0;
   do
     num[k++] = (char)('0' + v % 10);
   while ((v /= 10) != 0);
   while (k > 0)
-    proc[i++] = num[--k];
-  proc[i] = '\0';
-  if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0)
+    *p++ = num[--k];
+  return p;
+}
+
+/*
+** A new file at path, already locked when it appears there: made under a
+** hidden name beside it (".NAME.ljmprof-PID-N", O_EXCL), locked, then
+** renamed into place with RENAME_NOREPLACE, which fails with EEXIST if the
+** name is taken (never replacing or following what is there, as O_EXCL).
+** So a reader that finds the file unlocked knows its writer is gone, even
+** in the first instant (mp_load_being_written); and the open file keeps
+** its name (/proc/PID/fd, lsof), which an unnamed O_TMPFILE linked in
+** would not. The fd, or -errno: on any error but EEXIST (a file system
+** without RENAME_NOREPLACE, a directory not ours to write in) the caller
+** makes the file by name, which gives the error to report.
+*/
+static int create_locked(const char *path)
+{
+  char tmp[LJM_PATH_MAX];
+  const char *base = strrchr(path, '/');
+  size_t dn = base ? (size_t)(base - path) + 1 : 0, bn;
+  int fd = -1, err, tries;
+  base = base ? base + 1 : path;
+  bn = strlen(base);
+  /* The name, its dot, ".ljmprof-", a pid and a try's number. */
+  if (bn == 0 || dn + bn + 48 > sizeof(tmp))
+    return -EINVAL;
+  memcpy(tmp, path, dn);
+  tmp[dn] = '.';
+  memcpy(tmp + dn + 1, base, bn);
+  for (tries = 0; tries < 4; tries++) {
+    char *p = tmp + dn + 1 + bn;
+    memcpy(p, ".ljmprof-", 9);
+    p = put_decimal(p + 9, (unsigned long)getpid());
+    *p++ = '-';
+    *put_decimal(p, (unsigned long)tries) = '\0';
+    do
+      fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC |
+		O_NOCTTY, 0600);
+    while (fd < 0 && errno == EINTR);
+    if (fd >= 0 || errno != EEXIST)
+      break;
+  }
+  if (fd < 0)
+    return errno == EEXIST ? -EINVAL : -errno;
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+      renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
     return fd;
   err = errno;
+  (void)unlink(tmp);
   close(fd);
   return -err;
 }

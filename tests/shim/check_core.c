@@ -499,51 +499,62 @@ START_TEST(writer_no_symlinks)
 END_TEST
 
 /* flock, wrapped (-Wl,--wrap=flock, tests/shim/local.mk): while
-** flock_watch is set, the link count of the first file locked
-** exclusively; -1 before one is. */
+** flock_path is set, whether a file was at that name when the first
+** exclusive lock was taken (1), or not (0); -1 before one is. */
 int __real_flock(int fd, int op);
-static int flock_watch;
-static long flock_nlink = -1;
+static const char *flock_path;
+static int flock_named = -1;
 
 int __wrap_flock(int fd, int op)
 {
-  struct stat st;
-  if (flock_watch && (op & LOCK_EX) && flock_nlink < 0 &&
-      fstat(fd, &st) == 0)
-    flock_nlink = (long)st.st_nlink;
+  if (flock_path && (op & LOCK_EX) && flock_named < 0)
+    flock_named = access(flock_path, F_OK) == 0;
   return __real_flock(fd, op);
 }
 
-/* A new stream is locked before its name appears (made unnamed, locked,
-** then linked), so that no reader ever finds it unlocked and takes it for
-** a stream whose writer is gone (top, report's "being written"). */
+/* ljm_out_open(o, path) with flock watched: whether the file was at its
+** name when it was locked. */
+static int open_watched(struct ljm_out *o, const char *path)
+{
+  flock_named = -1;
+  flock_path = path;
+  ck_assert_int_eq(ljm_out_open(o, path), 0);
+  flock_path = NULL;
+  return flock_named;
+}
+
+/* A new stream is locked before its name appears (made under a hidden
+** name, locked, renamed into place), so that no reader ever finds it
+** unlocked and takes it for a stream whose writer is gone (top, report's
+** "being written"); and its open file has that name (/proc/PID/fd). */
 START_TEST(writer_locked_before_seen)
 {
   struct ljm_out o;
-  char path[256], cwd[256];
+  char path[256], cwd[256], link[64], target[256];
+  ssize_t n;
   int fd;
   snprintf(path, sizeof(path), "%s/unnamed-first.bin", tmpdir);
-  flock_nlink = -1;
-  flock_watch = 1;
-  ck_assert_int_eq(ljm_out_open(&o, path), 0);
-  flock_watch = 0;
-  ck_assert_int_eq(flock_nlink, 0);	/* Locked while it had no name. */
+  ck_assert_int_eq(open_watched(&o, path), 0);
+  snprintf(link, sizeof(link), "/proc/self/fd/%d", o.fd);
+  n = readlink(link, target, sizeof(target) - 1);
+  ck_assert_int_gt(n, 0);
+  target[n] = '\0';
+  ck_assert_str_eq(target, path);
   fd = open(path, O_RDONLY);
   ck_assert_int_ge(fd, 0);
   ck_assert_int_ne(flock(fd, LOCK_SH | LOCK_NB), 0);
   ck_assert_int_eq(errno, EWOULDBLOCK);
   close(fd);
   ljm_out_close(&o);
-  /* The name was taken: EEXIST, as before, the file untouched. */
+  /* The name was taken: EEXIST, as before, and no hidden file left. */
   ck_assert_int_eq(ljm_out_open(&o, path), EEXIST);
+  snprintf(path, sizeof(path), "%s/.unnamed-first.bin.ljmprof-%d-0", tmpdir,
+	   (int)getpid());
+  ck_assert_int_ne(access(path, F_OK), 0);
   /* A name with no directory: the working one. */
   ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
   ck_assert_int_eq(chdir(tmpdir), 0);
-  flock_nlink = -1;
-  flock_watch = 1;
-  ck_assert_int_eq(ljm_out_open(&o, "here.bin"), 0);
-  flock_watch = 0;
-  ck_assert_int_eq(flock_nlink, 0);
+  ck_assert_int_eq(open_watched(&o, "here.bin"), 0);
   ljm_out_close(&o);
   ck_assert_int_eq(access("here.bin", F_OK), 0);
   ck_assert_int_eq(chdir(cwd), 0);

@@ -236,8 +236,9 @@ static void file_stop(struct top_file *f, enum top_state st,
 }
 
 /* A file of no bytes made in the last two seconds: a writer that could
-** not make its file locked (common/writer.c, create_locked: no O_TMPFILE
-** there, or an older ljmprof) makes it, then locks it. */
+** not make its file locked (common/writer.c, create_locked: a file system
+** without RENAME_NOREPLACE, or an older ljmprof) makes it, then locks
+** it. */
 static int just_made(int fd)
 {
   struct stat st;
