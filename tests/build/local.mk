@@ -6,7 +6,8 @@ BUILD_TESTS = tests/build/exports.test tests/build/interpose.test \
 	tests/build/cross.test
 TESTS += $(BUILD_TESTS)
 EXTRA_DIST += $(BUILD_TESTS) tests/build/hello.lua tests/build/whoami.lua \
-	tests/build/globals.lua tests/build/minicheck/check.h
+	tests/build/globals.lua tests/build/minicheck/check.h \
+	tests/build/hostcc32-qemu
 check_SCRIPTS += preload/libljmprof.so $(LJ_PRODUCTS)
 # patches.test works in the build folder and keeps a failed tree there.
 CLEAN_CLI += clean-port-test
