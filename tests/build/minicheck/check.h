@@ -54,6 +54,8 @@ typedef struct TTest {
 typedef void (*SFun)(void);
 
 #define MC_MAXTESTS 256
+/* A failed assertion's exit status, told from any other exit. */
+#define MC_FAILED 101
 typedef struct TCase {
   const char *name;
   double timeout;
@@ -193,7 +195,13 @@ static int mc_run_one(const TCase *tc, const TTest *t, int verbose)
 	     t->name, mc_now() - t0);
     return 0;
   }
-  if (WIFEXITED(status)) return 1; /* The child said why. */
+  if (WIFEXITED(status) && WEXITSTATUS(status) == MC_FAILED)
+    return 1; /* The child said why. */
+  if (WIFEXITED(status)) { /* As Check's: exit, a LuaJIT panic's. */
+    fprintf(stderr, "%s:%d:E:%s:%s:0: (after this point) Early exit with return value %d\n",
+	    t->file, t->line, tc->name, t->name, WEXITSTATUS(status));
+    return 2;
+  }
   fprintf(stderr, "%s:%d:E:%s:%s:0: (after this point) Received signal %d (%s)\n",
 	  t->file, t->line, tc->name, t->name, WTERMSIG(status),
 	  strsignal(WTERMSIG(status)));
@@ -239,7 +247,7 @@ void mc_fail(const char *file, int line, const char *fmt, ...)
   va_end(ap);
   fputc('\n', stderr);
   fflush(stderr);
-  _exit(1);
+  _exit(MC_FAILED);
 }
 
 #define ck_assert_msg(expr, ...) \
