@@ -226,16 +226,25 @@ typedef struct MPRecFrame {
 
 #define MP_NOFRAMES	(~(uint32_t)0)
 
+/*
+** Contiguous instructions of one position (MPRec.pos[pos], or none if
+** -1) are one run: the map (lj_memprof_tracemap) would give them one
+** entry anyway, and the position is found once, at assembly.
+*/
 typedef struct MPAsmRun {
-  uint32_t ref;			/* An IR instruction, */
-  uintptr_t lo, hi;		/* and its machine code. */
+  int32_t pos;			/* The position of IR instructions, */
+  uintptr_t lo, hi;		/* and their machine code. */
 } MPAsmRun;
 
 typedef struct MPRec {
   int active;			/* Recording a trace seen from its start. */
   int bad;			/* Out of memory: none for this trace. */
+  int on;			/* active && !bad: the hooks' one test. */
   uint32_t loop;		/* Ref of IR_LOOP (0: none), once assembled. */
   uint32_t lastref;		/* The last instruction assembled. */
+  int32_t cur;			/* Its position (mp_recposix). */
+  uint32_t blo, bhi;		/* Refs [blo, bhi) are of the last run's
+				** position, not copies (none if equal). */
   MPRecPos *pos;		/* By ref, ascending. */
   uint32_t npos, szpos;
   uint16_t *copy;		/* copy[ref - REF_BIAS]: its original, or 0; */
@@ -278,8 +287,10 @@ void lj_memprof_recstart(jit_State *J)
   r->ncopy = 0;
   r->active = 1;
   r->bad = 0;
+  r->on = 1;
   r->loop = 0;
-  r->lastref = ~0u;
+  r->lastref = 0;  /* The first instruction assembled starts anew. */
+  r->blo = r->bhi = 0;
   r->npos = r->nruns = r->nfr = 0;
 }
 
@@ -312,12 +323,17 @@ static void mp_recframes(jit_State *J, MPRec *r, MPRecPos *p)
     f[k].pt = funcproto(fn);
   }
   p->nfr = (uint32_t)d;
+  if (d == 0) return;  /* None to keep. */
   if (p != r->pos) {  /* The same as the position before's? */
     const MPRecPos *q = p - 1;
-    if (q->nfr == p->nfr &&
-	!memcmp(&r->fr[q->fr0], f, (size_t)d * sizeof(MPRecFrame))) {
-      p->fr0 = q->fr0;
-      return;
+    if (q->nfr == p->nfr) {
+      const MPRecFrame *g = &r->fr[q->fr0];
+      for (k = 0; k < d; k++)
+	if (g[k].pt != f[k].pt || g[k].pc != f[k].pc) break;
+      if (k == d) {
+	p->fr0 = q->fr0;
+	return;
+      }
     }
   }
   r->nfr += (uint32_t)d;
@@ -328,7 +344,7 @@ void lj_memprof_recins(jit_State *J)
   MPRec *r = mp_recget(J);
   uint32_t ref = J->cur.nins;
   MPRecPos *p;
-  if (r == NULL || !r->active || r->bad) return;
+  if (r == NULL || !r->on) return;
   if (J->pt == NULL && r->npos)
     return;  /* A built-in: its Lua caller's call, recorded before it. */
   if (r->npos && r->pos[r->npos - 1].ref == ref) {
@@ -338,7 +354,7 @@ void lj_memprof_recins(jit_State *J)
     r->pos = p;
     p += r->npos++;
   } else {
-    r->bad = 1;
+    r->bad = 1, r->on = 0;
     return;
   }
   p->ref = ref;
@@ -353,12 +369,12 @@ void lj_memprof_ircopy(jit_State *J, uint32_t ref, uint32_t ins)
   MPRec *r = mp_recget(J);
   uint32_t loop = J->chain[IR_LOOP], i = ref - REF_BIAS;
   uint16_t *c;
-  if (r == NULL || !r->active || r->bad || loop == 0 || ref <= loop ||
+  if (r == NULL || !r->on || loop == 0 || ref <= loop ||
       ins >= loop || ref >= J->cur.nins)
     return;  /* Not a copy (REF_DROP: none was made). */
   if ((c = (uint16_t *)mp_growto(r->copy, &r->szcopy, i,
 				sizeof(uint16_t))) == NULL) {
-    r->bad = 1;
+    r->bad = 1, r->on = 0;
     return;
   }
   r->copy = c;
@@ -366,59 +382,110 @@ void lj_memprof_ircopy(jit_State *J, uint32_t ref, uint32_t ins)
   if (i >= r->ncopy) r->ncopy = i + 1;
 }
 
-void lj_memprof_asmins(jit_State *J, uint32_t ref, const void *lo,
-		       const void *hi)
+/*
+** The position of IR instruction ref (a copy: its original's): the index
+** of the last one recorded at or before it, -1 if none (or a copy of no
+** known instruction). The assembler goes down the refs: from the one
+** before (r->cur), a step or two; else a binary search.
+*/
+static int32_t mp_recposix(MPRec *r, uint32_t ref)
 {
-  MPRec *r = mp_recget(J);
-  MPAsmRun *u;
-  if (r == NULL || !r->active || r->bad || lo >= hi) return;
-  if (ref >= r->lastref) r->nruns = 0;  /* Assembled again (realigned). */
-  r->lastref = ref;
-  if ((u = (MPAsmRun *)mp_growto(r->runs, &r->szruns, r->nruns,
-				 sizeof(MPAsmRun))) == NULL) {
-    r->bad = 1;
-    return;
-  }
-  r->runs = u;
-  r->runs[r->nruns].ref = ref;
-  r->runs[r->nruns].lo = (uintptr_t)lo;
-  r->runs[r->nruns++].hi = (uintptr_t)hi;
-}
-
-/* The recorded position of IR instruction ref: its entry (with its
-** frames), or NULL; *line its line. *lastp and *lastline: the entry found
-** before and its line: consecutive runs are mostly of one bytecode, so
-** the search and lj_debug_line run about once per entry. */
-static const MPRecPos *mp_recpos(MPRec *r, uint32_t ref, int32_t *line,
-				 const MPRecPos **lastp, int32_t *lastline)
-{
-  uint32_t lo = 0, hi = r->npos;
-  const MPRecPos *p;
-  const GCproto *t;
-  BCPos pos;
+  int32_t c = r->cur, n = (int32_t)r->npos, k;
+  uint32_t lo, hi;
   if (r->loop && ref > r->loop) {  /* A copy: its original's. */
     uint32_t i = ref - REF_BIAS;
-    if (i >= r->szcopy || r->copy[i] == 0) return NULL;
+    if (i >= r->szcopy || r->copy[i] == 0) return -1;
     ref = r->copy[i];
   }
-  p = *lastp;
-  if (p != NULL && p->ref <= ref &&
-      (p + 1 == r->pos + r->npos || p[1].ref > ref)) {
-    *line = *lastline;  /* The run before's: no search. */
-    return p;
+  for (k = 0; k < 4; k++) {
+    if (c >= 0 && r->pos[c].ref > ref) c--;
+    else if (c + 1 < n && r->pos[c + 1].ref <= ref) c++;
+    else return r->cur = c;
   }
+  lo = 0, hi = (uint32_t)n;
   while (lo < hi) {  /* The last position at or before ref. */
     uint32_t mid = (lo + hi) >> 1;
     if (r->pos[mid].ref <= ref) lo = mid + 1; else hi = mid;
   }
-  if (lo == 0) return NULL;  /* Before the first instruction recorded. */
-  p = &r->pos[lo - 1];
+  return r->cur = (int32_t)lo - 1;
+}
+
+/* An instruction that does not go on the run below: a new run, or the
+** first of this assembly. */
+static LJ_NOINLINE void mp_asmrun(jit_State *J, MPRec *r, uint32_t ref,
+				  uintptr_t lo, uintptr_t hi)
+{
+  MPAsmRun *u;
+  int32_t ix;
+  if (ref >= r->lastref) {  /* The first, or assembled again (realigned). */
+    IRRef loop = J->chain[IR_LOOP];
+    r->nruns = 0;
+    r->loop = loop && loop < J->cur.nins && J->cur.ir[loop].o == IR_LOOP ?
+	      loop : 0;
+    r->cur = (int32_t)r->npos - 1;
+  }
+  r->lastref = ref;
+  ix = mp_recposix(r, ref);
+  if (r->loop && ref > r->loop) {
+    r->blo = r->bhi = 0;  /* A copy: each is looked up. */
+  } else {  /* The refs of position ix, below IR_LOOP. */
+    r->blo = ix >= 0 ? r->pos[ix].ref : 0;
+    r->bhi = ix + 1 < (int32_t)r->npos ? r->pos[ix + 1].ref : ~(uint32_t)0;
+    if (r->loop && r->bhi > r->loop) r->bhi = r->loop + 1;
+  }
+  if (r->nruns && (u = &r->runs[r->nruns - 1])->lo == hi && u->pos == ix) {
+    u->lo = lo;  /* The run above goes on down. */
+    return;
+  }
+  if ((u = (MPAsmRun *)mp_growto(r->runs, &r->szruns, r->nruns,
+				 sizeof(MPAsmRun))) == NULL) {
+    r->bad = 1, r->on = 0;
+    return;
+  }
+  r->runs = u;
+  u += r->nruns++;
+  u->pos = ix;
+  u->lo = lo;
+  u->hi = hi;
+}
+
+void lj_memprof_asmins(jit_State *J, uint32_t ref, const void *lo,
+		       const void *hi)
+{
+  MPRec *r = mp_recget(J);
+  if (r == NULL || !r->on || lo >= hi) return;
+  /* Most instructions go on the run below, of the same position. */
+  if (LJ_LIKELY(ref < r->lastref && ref >= r->blo && ref < r->bhi) &&
+      r->runs[r->nruns - 1].lo == (uintptr_t)hi) {
+    r->lastref = ref;
+    r->runs[r->nruns - 1].lo = (uintptr_t)lo;
+    return;
+  }
+  mp_asmrun(J, r, ref, (uintptr_t)lo, (uintptr_t)hi);
+}
+
+/* The recorded position ix (mp_recposix): its entry (with its frames),
+** or NULL; *line its line. *lastix and *lastline: the position found
+** before and its line: consecutive runs are mostly of one bytecode, so
+** lj_debug_line runs about once per entry. */
+static const MPRecPos *mp_recpos(MPRec *r, int32_t ix, int32_t *line,
+				 int32_t *lastix, int32_t *lastline)
+{
+  const MPRecPos *p;
+  const GCproto *t;
+  BCPos pos;
+  if (ix < 0) return NULL;
+  p = &r->pos[ix];
+  if (ix == *lastix) {
+    *line = *lastline;  /* The run before's. */
+    return p;
+  }
   if ((t = p->pt) == NULL || p->pc == NULL) return NULL;
   pos = proto_bcpos((GCproto *)t, p->pc);
   if (p->pc < proto_bc((GCproto *)t) || pos >= t->sizebc) return NULL;
   *line = lj_debug_line((GCproto *)t, pos);
   if (*line < 0) return NULL;
-  *lastp = p;
+  *lastix = ix;
   *lastline = *line;
   return p;
 }
@@ -427,8 +494,7 @@ void lj_memprof_tracemap(MemProf *mp, GCtrace *T)
 {
   MPRec *r = mp->rec;
   MPTraceMap *m = NULL;
-  const MPRecPos *lastp = NULL;
-  int32_t lastline = 0;
+  int32_t lastix = -1, lastline = 0;
   uint32_t no = T->traceno, i, n = 0;
   uintptr_t mc = (uintptr_t)T->mcode, end = 0;
   {
@@ -440,10 +506,6 @@ void lj_memprof_tracemap(MemProf *mp, GCtrace *T)
   free(mp->tmaps[no]);  /* An older trace of that number. */
   mp->tmaps[no] = NULL;
   if (r == NULL || !r->active || r->bad || r->nruns == 0) goto done;
-  /* What follows IR_LOOP is the loop optimizer's: a copy, or not known. */
-  for (r->loop = REF_FIRST; r->loop < T->nins && T->ir[r->loop].o != IR_LOOP;
-       r->loop++) ;
-  if (r->loop >= T->nins) r->loop = 0;
   /* At most two entries a run: its position, and a gap after it; then
   ** the recording's frames. */
   m = (MPTraceMap *)malloc(sizeof(MPTraceMap) +
@@ -457,7 +519,7 @@ void lj_memprof_tracemap(MemProf *mp, GCtrace *T)
     const MPRecPos *p;
     int32_t line = 0;
     if (u->lo < mc || u->hi > mc + T->szmcode) continue;
-    p = mp_recpos(r, u->ref, &line, &lastp, &lastline);
+    p = mp_recpos(r, u->pos, &line, &lastix, &lastline);
     if (n && end != u->lo) {  /* A gap (the head's code): not known. */
       m->e[n].ofs = (uint32_t)(end - mc);
       m->e[n].pt = NULL;
@@ -489,7 +551,7 @@ void lj_memprof_tracemap(MemProf *mp, GCtrace *T)
   }
 done:
   free(m);
-  if (r != NULL) r->active = 0;
+  if (r != NULL) r->active = r->on = 0;
 }
 
 void lj_memprof_tracemapsfree(MemProf *mp)
