@@ -15,11 +15,12 @@ BENCH_WORKLOADS = bench/workloads/common.lua bench/workloads/strings.lua \
 	bench/workloads/modules.lua bench/workloads/bigheap.lua \
 	bench/workloads/graphheap.lua bench/workloads/bigrows.lua
 EXTRA_DIST += bench/README.md bench/run bench/lines.awk bench/instr-compare \
+	bench/fixseed.c \
 	$(BENCH_WORKLOADS)
 
 # Options through the environment: BENCH_RUNS, BENCH_ONLY, BENCH_SCALE,
 # BENCH_VARIANTS, BENCH_PARSER, BENCH_PARSER_MB, BENCH_TMP, BENCH_WRITER,
-# BENCH_LINES, BENCH_NGINX (see the README). The nginx case runs after the
+# BENCH_LINES, BENCH_TRACECOST, BENCH_NGINX (see the README). The nginx case runs after the
 # others (BENCH_NGINX=auto: when nginx, wrk, the unpacked module and the
 # luajit2 shim are there, else it says what is missing; yes: they must be;
 # no; BENCH_WRITER=only or BENCH_LINES=only leave it out unless yes).
@@ -35,7 +36,7 @@ bench: bench/runbench $(LJM_SHIMS) src/luajit tools/ljmprof
 	  $(srcdir)/bench/run | tee bench/results.txt
 	@st=`cat bench/results.status`; [ "$$st" = 0 ] || exit $$st; \
 	case "$${BENCH_NGINX:-auto}" in no) exit 0 ;; esac; \
-	case "$${BENCH_NGINX:-auto}/$${BENCH_WRITER:-}/$${BENCH_LINES:-}" in \
+	case "$${BENCH_NGINX:-auto}/$${BENCH_WRITER:-}/$${BENCH_LINES:-}/$${BENCH_TRACECOST:-}" in \
 	  yes/*) ;; */only/*|*/only) exit 0 ;; esac; \
 	echo; echo "== nginx with the Lua module (bench/nginx)"; \
 	LJMPROF_SHIM_LUAJIT2='$(LJMPROF_SHIM_LUAJIT2)' \
