@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
