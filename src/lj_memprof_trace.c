@@ -243,8 +243,9 @@ typedef struct MPRec {
   uint32_t loop;		/* Ref of IR_LOOP (0: none), once assembled. */
   uint32_t lastref;		/* The last instruction assembled. */
   int32_t cur;			/* Its position (mp_recposix). */
-  uint32_t blo, bhi;		/* Refs [blo, bhi) are of the last run's
-				** position, not copies (none if equal). */
+  uint32_t blo, bhi;		/* Refs (copies: their originals, 0 if not
+				** known) [blo, bhi) are of the last run's
+				** position. */
   MPRecPos *pos;		/* By ref, ascending. */
   uint32_t npos, szpos;
   uint16_t *copy;		/* copy[ref - REF_BIAS]: its original, or 0; */
@@ -426,13 +427,9 @@ static LJ_NOINLINE void mp_asmrun(jit_State *J, MPRec *r, uint32_t ref,
   }
   r->lastref = ref;
   ix = mp_recposix(r, ref);
-  if (r->loop && ref > r->loop) {
-    r->blo = r->bhi = 0;  /* A copy: each is looked up. */
-  } else {  /* The refs of position ix, below IR_LOOP. */
-    r->blo = ix >= 0 ? r->pos[ix].ref : 0;
-    r->bhi = ix + 1 < (int32_t)r->npos ? r->pos[ix + 1].ref : ~(uint32_t)0;
-    if (r->loop && r->bhi > r->loop) r->bhi = r->loop + 1;
-  }
+  /* The refs of position ix (-1: below the first, or a copy of none). */
+  r->blo = ix >= 0 ? r->pos[ix].ref : 0;
+  r->bhi = ix + 1 < (int32_t)r->npos ? r->pos[ix + 1].ref : ~(uint32_t)0;
   if (r->nruns && (u = &r->runs[r->nruns - 1])->lo == hi && u->pos == ix) {
     u->lo = lo;  /* The run above goes on down. */
     return;
@@ -453,9 +450,14 @@ void lj_memprof_asmins(jit_State *J, uint32_t ref, const void *lo,
 		       const void *hi)
 {
   MPRec *r = mp_recget(J);
+  uint32_t o = ref;
   if (r == NULL || !r->on || lo >= hi) return;
+  if (r->loop && ref > r->loop) {  /* A copy: its original's position. */
+    uint32_t i = ref - REF_BIAS;
+    o = i < r->szcopy ? r->copy[i] : 0;
+  }
   /* Most instructions go on the run below, of the same position. */
-  if (LJ_LIKELY(ref < r->lastref && ref >= r->blo && ref < r->bhi) &&
+  if (LJ_LIKELY(ref < r->lastref && o >= r->blo && o < r->bhi) &&
       r->runs[r->nruns - 1].lo == (uintptr_t)hi) {
     r->lastref = ref;
     r->runs[r->nruns - 1].lo = (uintptr_t)lo;
