@@ -68,6 +68,7 @@ if SANITIZERS
 LOG_COMPILER = $(SHELL) $(srcdir)/tests/sanitized
 TEST_LOG_COMPILER = $(SHELL) $(srcdir)/tests/sanitized
 AM_TESTS_ENVIRONMENT += \
+	LJMPROF_SANITIZED=yes; export LJMPROF_SANITIZED; \
 	LJMPROF_SAN_PRELOAD='$(SAN_PRELOAD)'; export LJMPROF_SAN_PRELOAD; \
 	CK_TIMEOUT_MULTIPLIER=10; export CK_TIMEOUT_MULTIPLIER; \
 	ASAN_OPTIONS='detect_leaks=0:fast_unwind_on_fatal=1'; export ASAN_OPTIONS; \
