@@ -14,11 +14,23 @@
 
 #define lj_memprof_event_c
 #define LUA_CORE
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* syscall(2), without LJ_FR2. */
+#endif
 
 #include "lj_obj.h"
 #include "lj_memprof.h"
 
 #if LJ_HASMEMPROF
+
+#if !LJ_FR2
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "lj_gc.h"
 #include "lj_frame.h"
@@ -68,14 +80,80 @@ GCfunc *lj_memprof_framefunc(lua_State *L, cTValue *f)
   return &o->fn;
 }
 
+#if !LJ_FR2
+/*
+** Without LJ_FR2 a slot that holds a double has no tag either: its low
+** word is no pointer (0.7's is 0x66666666), and a slot below a built-in's
+** frame that is only a guess (mp_luacaller, a hint) may hold one. So the
+** memory it points to is probed before it is read: a futex wait on a word
+** reads it in the kernel, and fails with EFAULT where it cannot be read
+** instead of faulting (with a zero timeout it never sleeps, and it
+** changes nothing; every program may call it, and qemu-user passes it on,
+** which process_vm_readv it does not). The first and the last word of
+** what is read (less than a page: at most two pages). Only where the
+** guess is made (a hint's miss, once per call site and frame layout),
+** never per frame of a walk.
+*/
+static int mp_wordreadable(const void *p)
+{
+  struct timespec zero = { 0, 0 };
+  long r = syscall(SYS_futex, p, FUTEX_WAIT_PRIVATE, 0, &zero, NULL, 0);
+  return r == 0 || errno == EAGAIN || errno == ETIMEDOUT || errno == EINTR;
+}
+
+static int mp_readable(void *dst, const void *src, size_t n)
+{
+  int err = errno, ok;  /* The host's errno is left as it was. */
+  ok = !((uintptr_t)src & 3) && mp_wordreadable(src) &&
+       mp_wordreadable((const char *)src + ((n - 1) & ~(size_t)3));
+  errno = err;
+  if (ok) memcpy(dst, src, n);
+  return ok;
+}
+
+GCfunc *lj_memprof_guessfunc(lua_State *L, cTValue *f, const BCIns *pc)
+{
+  GCfuncL fn;
+  GCproto pt;
+  const char *o, *p;
+  if (!mp_inframe(L, f) || itype(f) >= LJ_TNUMX) return NULL;
+  o = (const char *)frame_gc(f);
+  if (o == NULL || ((uintptr_t)o & 7) ||
+      /* Up to its upvalues: a function with none ends before them. */
+      !mp_readable(&fn, o, offsetof(GCfuncL, uvptr)) ||
+      fn.gct != (uint8_t)~LJ_TFUNC ||
+      fn.ffid != FF_LUA)
+    return NULL;
+  p = (const char *)mref(fn.pc, char) - sizeof(GCproto);
+  if (((uintptr_t)p & 7) || !mp_readable(&pt, p, sizeof(pt)) ||
+      pt.gct != (uint8_t)~LJ_TPROTO ||
+      !(pc > (const BCIns *)(p + sizeof(GCproto)) &&
+	pc <= (const BCIns *)(p + sizeof(GCproto)) + pt.sizebc))
+    return NULL;
+  return (GCfunc *)o;
+}
+#endif
+
 /*
 ** The Lua frame below frame nf, whose link is the return address pc (a
 ** Lua frame link). Its distance is the A operand of the call before pc,
 ** which may only be read once pc is known to be in that frame's bytecode:
-** so try each distance an A operand can have, nearest first.
+** so try each distance an A operand can have, nearest first. Without
+** LJ_FR2, the slots hold doubles as often as frames: the call before pc
+** is read with a check instead (mp_readable), and names the one slot.
 */
 static cTValue *mp_luacaller(lua_State *L, cTValue *nf, const BCIns *pc)
 {
+#if !LJ_FR2
+  ptrdiff_t room = nf - tvref(L->stack);
+  BCIns ins;
+  cTValue *pf;
+  if (((uintptr_t)pc & 3) || !mp_readable(&ins, pc - 1, sizeof(ins)) ||
+      (ptrdiff_t)(1 + bc_a(ins)) >= room)
+    return NULL;
+  pf = nf - (1 + bc_a(ins));
+  return lj_memprof_guessfunc(L, pf, pc) != NULL ? pf : NULL;
+#else
   /* Frames above the bottom one, below nf (nf is known to be in L). */
   ptrdiff_t room = nf - (tvref(L->stack) + LJ_FR2);
   uint32_t a;
@@ -93,6 +171,7 @@ static cTValue *mp_luacaller(lua_State *L, cTValue *nf, const BCIns *pc)
       return pf;
   }
   return NULL;
+#endif
 }
 
 /* mp_luacaller, tried first where its hint for pc says (MPCallHint). */

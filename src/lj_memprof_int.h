@@ -457,12 +457,25 @@ static LJ_AINLINE int mp_pcin(GCproto *pt, const BCIns *pc)
 ** hint had it): the same check as mp_luacaller's, for one distance. NULL
 ** if not.
 */
+#if !LJ_FR2
+/* Without LJ_FR2: the Lua function at slot f, which may hold a double
+** instead (a guess, not a frame reached by a link), if its bytecode holds
+** pc, every read checked first (lj_memprof_event.c). */
+LJ_FUNC GCfunc *lj_memprof_guessfunc(lua_State *L, cTValue *f,
+				     const BCIns *pc);
+#endif
+
 static LJ_AINLINE cTValue *mp_callerat(lua_State *L, cTValue *nf,
 				       const BCIns *pc, cTValue *pf)
 {
   GCfunc *fn;
-  if (pf == NULL || pf >= nf || (fn = lj_memprof_framefunc(L, pf)) == NULL ||
+  if (pf == NULL || pf >= nf ||
+#if LJ_FR2
+      (fn = lj_memprof_framefunc(L, pf)) == NULL ||
       !isluafunc(fn) || !mp_pcin(funcproto(fn), pc) ||
+#else
+      (fn = lj_memprof_guessfunc(L, pf, pc)) == NULL ||
+#endif
       (ptrdiff_t)bc_a(pc[-1]) != (nf - pf) - 1 - LJ_FR2)
     return NULL;
   return pf;
