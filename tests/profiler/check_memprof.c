@@ -59,7 +59,9 @@ static int mem_write(void *ctx, const void *data, size_t len)
 /*
 ** The VM seeds its string hashes from getrandom: a fixed seed makes the
 ** collector's pace repeatable from one VM to the next (link with
-** --wrap=syscall; LuaJIT calls syscall() for getrandom only).
+** --wrap=syscall; LuaJIT calls syscall() for getrandom). Every other
+** call goes through with all six arguments: the 32-bit writer probes
+** memory with a futex wait, whose timeout is the fourth.
 */
 static int fixed_seed;
 long __real_syscall(long no, ...);
@@ -67,19 +69,17 @@ long __wrap_syscall(long no, ...);
 long __wrap_syscall(long no, ...)
 {
   va_list ap;
-  void *buf;
-  size_t len;
-  unsigned int flags;
+  long a[6];
+  int i;
   va_start(ap, no);
-  buf = va_arg(ap, void *);
-  len = va_arg(ap, size_t);
-  flags = va_arg(ap, unsigned int);
+  for (i = 0; i < 6; i++)
+    a[i] = va_arg(ap, long);
   va_end(ap);
   if (no == SYS_getrandom && fixed_seed) {
-    memset(buf, 0x5a, len);
-    return (long)len;
+    memset((void *)a[0], 0x5a, (size_t)a[1]);
+    return a[1];
   }
-  return __real_syscall(no, buf, len, flags);
+  return __real_syscall(no, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
 /*
