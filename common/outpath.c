@@ -24,8 +24,8 @@ static int put(char *buf, size_t n, size_t *pos, const char *s, size_t len)
   return 0;
 }
 
-static int put_num(char *buf, size_t n, size_t *pos, const char *prefix,
-		   unsigned long v)
+int ljm_put_num(char *buf, size_t n, size_t *pos, const char *prefix,
+		unsigned long v)
 {
   char tmp[32];
   size_t i = sizeof(tmp);
@@ -99,9 +99,9 @@ int ljm_outpath(char *buf, size_t n, const char *tmpl,
 	base = pos;
     } else {
       switch (p[1]) {
-      case 'p': has_p = 1; err = put_num(buf, n, &pos, NULL, (unsigned long)k->pid); break;
-      case 'n': has_n = 1; err = put_num(buf, n, &pos, NULL, k->vm); break;
-      case 's': has_s = 1; err = put_num(buf, n, &pos, NULL, k->stream); break;
+      case 'p': has_p = 1; err = ljm_put_num(buf, n, &pos, NULL, (unsigned long)k->pid); break;
+      case 'n': has_n = 1; err = ljm_put_num(buf, n, &pos, NULL, k->vm); break;
+      case 's': has_s = 1; err = ljm_put_num(buf, n, &pos, NULL, k->stream); break;
       case '%': err = put(buf, n, &pos, "%", 1); break;
       default: err = put(buf, n, &pos, p, p[1] ? 2 : 1); break;
       }
@@ -115,13 +115,13 @@ int ljm_outpath(char *buf, size_t n, const char *tmpl,
   /* Tags for what the template leaves out. */
   tags[0] = '\0';
   if (k->tag_pid && !has_p)
-    put_num(tags, sizeof(tags), &tpos, ".", (unsigned long)k->pid);
+    ljm_put_num(tags, sizeof(tags), &tpos, ".", (unsigned long)k->pid);
   if (k->vm > 1 && !has_n)
-    put_num(tags, sizeof(tags), &tpos, ".vm", k->vm);
+    ljm_put_num(tags, sizeof(tags), &tpos, ".vm", k->vm);
   if (k->stream > 1 && !has_s)
-    put_num(tags, sizeof(tags), &tpos, ".s", k->stream);
+    ljm_put_num(tags, sizeof(tags), &tpos, ".s", k->stream);
   if (k->again > 1)
-    put_num(tags, sizeof(tags), &tpos, ".", k->again);
+    ljm_put_num(tags, sizeof(tags), &tpos, ".", k->again);
   if (tpos == 0)
     return 0;
 

@@ -35,6 +35,14 @@ int ljm_outpath(char *buf, size_t n, const char *tmpl,
 		const struct ljm_name *k);
 
 /*
+** Append prefix (if not NULL) and v in decimal to buf at *pos, moving *pos
+** and keeping buf terminated within its n bytes; no stdio (no allocation,
+** no locale). Returns 0, or ENAMETOOLONG with *pos where it stopped.
+*/
+int ljm_put_num(char *buf, size_t n, size_t *pos, const char *prefix,
+		unsigned long v);
+
+/*
 ** 1 if path is a name that ljm_outpath can give for tmpl (any pid, VM,
 ** stream and number; the tags in their place), else 0. ljmprof record
 ** lists only such names.

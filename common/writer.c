@@ -80,19 +80,6 @@ static int open_device(const char *path)
   return fd;
 }
 
-/* Append v in decimal at *p, without stdio (no allocation, no locale). */
-static char *put_decimal(char *p, unsigned long v)
-{
-  char num[24];
-  int k = 0;
-  do
-    num[k++] = (char)('0' + v % 10);
-  while ((v /= 10) != 0);
-  while (k > 0)
-    *p++ = num[--k];
-  return p;
-}
-
 /*
 ** A new file at path, already locked when it appears there: made under a
 ** hidden name beside it (".NAME.ljmprof-PID-N", O_EXCL), locked, then
@@ -113,18 +100,17 @@ static int create_locked(const char *path)
   int fd = -1, err, tries;
   base = base ? base + 1 : path;
   bn = strlen(base);
-  /* The name, its dot, ".ljmprof-", a pid and a try's number. */
-  if (bn == 0 || dn + bn + 48 > sizeof(tmp))
+  if (bn == 0 || dn + 1 + bn >= sizeof(tmp))
     return -EINVAL;
   memcpy(tmp, path, dn);
   tmp[dn] = '.';
   memcpy(tmp + dn + 1, base, bn);
   for (tries = 0; tries < 4; tries++) {
-    char *p = tmp + dn + 1 + bn;
-    memcpy(p, ".ljmprof-", 9);
-    p = put_decimal(p + 9, (unsigned long)getpid());
-    *p++ = '-';
-    *put_decimal(p, (unsigned long)tries) = '\0';
+    size_t pos = dn + 1 + bn;
+    if (ljm_put_num(tmp, sizeof(tmp), &pos, ".ljmprof-",
+		    (unsigned long)getpid()) ||
+	ljm_put_num(tmp, sizeof(tmp), &pos, "-", (unsigned long)tries))
+      return -EINVAL;
     do
       fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC |
 		O_NOCTTY, 0600);
