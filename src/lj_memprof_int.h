@@ -452,11 +452,6 @@ static LJ_AINLINE int mp_pcin(GCproto *pt, const BCIns *pc)
   return pc > bc && pc <= bc + pt->sizebc;
 }
 
-/*
-** The Lua caller of frame nf (link pc) at pf (where the last stack or a
-** hint had it): the same check as mp_luacaller's, for one distance. NULL
-** if not.
-*/
 #if !LJ_FR2
 /* Without LJ_FR2: the Lua function at slot f, which may hold a double
 ** instead (a guess, not a frame reached by a link), if its bytecode holds
@@ -465,6 +460,11 @@ LJ_FUNC GCfunc *lj_memprof_guessfunc(lua_State *L, cTValue *f,
 				     const BCIns *pc);
 #endif
 
+/*
+** The Lua caller of frame nf (link pc) at pf (where the last stack or a
+** hint had it): the same check as mp_luacaller's, for one distance. NULL
+** if not.
+*/
 static LJ_AINLINE cTValue *mp_callerat(lua_State *L, cTValue *nf,
 				       const BCIns *pc, cTValue *pf)
 {
