@@ -33,7 +33,10 @@
 ** large sample. Chunks and runs are carved from the range by one atomic
 ** add: VMs of several threads need no lock, and a forked child inherits
 ** a consistent range. The range is given up for good when a VM is gone
-** (its pages, not its addresses: MP_ARSIZE is 1 TiB). If the range cannot
+** (its pages, not its addresses: MP_ARSIZE is 1 TiB). The range is
+** reserved as it is used: 4 GiB first, then as much again each time it
+** is full, next to it (under qemu-user each reserved page costs the
+** emulator memory and time: 1 TiB at once took 7 s and 6 GB). If the range cannot
 ** be reserved (taken, or an address-space limit: RLIMIT_AS is left to the
 ** host) or the VM's allocator is another, sampling wraps the allocator
 ** (lj_memprof_sampleallocf, lj_memprof_sample.c).
@@ -68,7 +71,8 @@
 #if MP_ARENA
 
 #define MP_ARBASE	((uintptr_t)1 << 40)
-#define MP_ARSIZE	((uintptr_t)1 << 40)
+#define MP_ARSIZE	((uintptr_t)1 << 40)	/* At most. */
+#define MP_ARFIRST	((uintptr_t)1 << 32)	/* Reserved first. */
 #define MP_ARCHUNK	((size_t)1 << 20)	/* Small blocks' chunks. */
 #define MP_ARRUN	((size_t)1 << 16)	/* Large blocks round to it. */
 #define MP_ARMINC	5	/* Classes 2^5 (32 bytes) .. */
@@ -101,52 +105,95 @@ typedef struct MPArena {
   uint32_t nidle, szidle;
 } MPArena;
 
-/* The range: its ends once reserved (before, no mp_sfree is in use),
-** the next free address, and 0 untried, 1 being reserved, 2 reserved,
-** 3 failed. */
+/* The range: its ends once reserved (before, no mp_sfree is in use; the
+** upper end grows as the range does), the next free address, and 0
+** untried, 1 being reserved, 2 reserved, 3 failed; 1 while a thread
+** grows it; 1 when it cannot grow. */
 static uintptr_t mp_arlo = ~(uintptr_t)0, mp_arhi;
 static uintptr_t mp_artop = MP_ARBASE;
-static int mp_arstate;
+static int mp_arstate, mp_argrowing, mp_arfull;
+
+/* The first reservation's size; check_memprof lowers it, to make the
+** range grow. Hidden, as lj_memprof_range_max below. */
+LJ_DATA size_t lj_memprof_range_first;
+size_t lj_memprof_range_first = MP_ARFIRST;
 
 #ifndef MAP_FIXED_NOREPLACE  /* Linux 4.17: older headers lack it. */
 #define MAP_FIXED_NOREPLACE	0x100000
 #endif
 
-/* Reserve the range, once per process. 1 if it is there. */
+/* Another thread is at the range: a system call's wait, a bounded one (a
+** child forked while a thread of its parent was at it waits for nothing:
+** it gives up, and samples through the wrapper). */
+#define MP_ARWAITS	100000
+
+/* Reserve size bytes at addr, exactly there and over nothing. */
+static int mp_armap(uintptr_t addr, size_t size)
+{
+  void *p = mmap((void *)addr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		 MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+  if (p != MAP_FAILED && p != (void *)addr) {
+    munmap(p, size);  /* An old kernel took the address as a hint. */
+    p = MAP_FAILED;
+  }
+  return p != MAP_FAILED;
+}
+
+/* Reserve the range's first part, once per process. 1 if it is there. */
 static int mp_arreserve(void)
 {
-  int st = __atomic_load_n(&mp_arstate, __ATOMIC_ACQUIRE);
+  int st = __atomic_load_n(&mp_arstate, __ATOMIC_ACQUIRE), n = 0;
   if (st == 0) {
     int zero = 0;
     if (__atomic_compare_exchange_n(&mp_arstate, &zero, 1, 0,
 				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
       struct rlimit rl;
-      void *p = MAP_FAILED;
+      size_t first = lj_memprof_range_first;
+      if (first == 0 || first > MP_ARSIZE) first = MP_ARFIRST;
+      first = (first + MP_ARCHUNK - 1) & ~(MP_ARCHUNK - 1);
       /* PROT_NONE costs no memory, only addresses: none while the host
       ** has a limit on them. */
-      if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY)
-	p = mmap((void *)MP_ARBASE, MP_ARSIZE, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-		 MAP_FIXED_NOREPLACE, -1, 0);
-      if (p != MAP_FAILED && p != (void *)MP_ARBASE) {
-	munmap(p, MP_ARSIZE);  /* An old kernel took the address as a hint. */
-	p = MAP_FAILED;
-      }
-      if (p != MAP_FAILED) {
+      st = 3;
+      if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY &&
+	  mp_armap(MP_ARBASE, first)) {
 	mp_arlo = MP_ARBASE;
-	mp_arhi = MP_ARBASE + MP_ARSIZE;
+	__atomic_store_n(&mp_arhi, MP_ARBASE + first, __ATOMIC_RELEASE);
+	st = 2;
       }
-      st = p != MAP_FAILED ? 2 : 3;
       __atomic_store_n(&mp_arstate, st, __ATOMIC_RELEASE);
     } else {
       st = zero;
     }
   }
-  while (st == 1) {  /* Another thread is at it: a system call's wait. */
+  while (st == 1 && ++n < MP_ARWAITS) {
     sched_yield();
     st = __atomic_load_n(&mp_arstate, __ATOMIC_ACQUIRE);
   }
   return st == 2;
+}
+
+/* The range reserved up to end at least: it grows by what it has, next
+** to itself, up to MP_ARSIZE. 0 if it cannot (something else is mapped
+** there, or no addresses are left, or another thread is at it too long). */
+static int mp_argrow(uintptr_t end)
+{
+  int n = 0, ok = 0;
+  if (__atomic_load_n(&mp_arhi, __ATOMIC_ACQUIRE) >= end) return 1;
+  while (__atomic_exchange_n(&mp_argrowing, 1, __ATOMIC_ACQUIRE))
+    if (++n == MP_ARWAITS) return 0;
+    else sched_yield();
+  while (!mp_arfull) {
+    uintptr_t hi = __atomic_load_n(&mp_arhi, __ATOMIC_RELAXED);
+    size_t size = hi - MP_ARBASE;
+    if (hi >= end) { ok = 1; break; }
+    if (size > MP_ARBASE + MP_ARSIZE - hi) size = MP_ARBASE + MP_ARSIZE - hi;
+    if (size == 0 || !mp_armap(hi, size))
+      mp_arfull = 1;
+    else
+      __atomic_store_n(&mp_arhi, hi + size, __ATOMIC_RELEASE);
+  }
+  __atomic_store_n(&mp_argrowing, 0, __ATOMIC_RELEASE);
+  return ok;
 }
 
 /* Room for one more entry in a list of runs. 0 if out of memory. */
@@ -176,7 +223,7 @@ static void *mp_arcarve(MPArena *a, size_t size)
   if (size > lim || !mp_arroom(&a->runs, a->nruns, &a->szruns))
     return NULL;
   p = __atomic_fetch_add(&mp_artop, size, __ATOMIC_RELAXED);
-  if (p > MP_ARBASE + lim - size)
+  if (p > MP_ARBASE + lim - size || !mp_argrow(p + size))
     return NULL;  /* Used up (mp_artop stays past the end). */
   if (mprotect((void *)p, size, PROT_READ | PROT_WRITE) != 0)
     return NULL;  /* No memory: these addresses stay unused. */
@@ -237,7 +284,8 @@ static void *mp_aralloc(MPArena *a, size_t nsize)
 /* Is ptr a sampled block (in the range)? */
 static LJ_AINLINE int mp_inarena(const void *ptr)
 {
-  return (uintptr_t)ptr - MP_ARBASE < MP_ARSIZE;
+  return (uintptr_t)ptr >= MP_ARBASE &&
+	 (uintptr_t)ptr < __atomic_load_n(&mp_arhi, __ATOMIC_RELAXED);
 }
 
 /* Free the sampled block ptr, with its event if the profiler that
@@ -313,7 +361,8 @@ static LJ_NOINLINE void *mp_sfreeslow(void *ud, void *ptr, size_t osize,
 */
 static void *mp_sfree(void *ud, void *ptr, size_t osize, size_t nsize)
 {
-  if (LJ_UNLIKELY((uintptr_t)ptr < mp_arhi))
+  uintptr_t hi = __atomic_load_n(&mp_arhi, __ATOMIC_RELAXED);
+  if (LJ_UNLIKELY((uintptr_t)ptr < hi))
     return mp_sfreeslow(ud, ptr, osize, nsize);
   return lj_alloc_f(ud, ptr, osize, nsize);
 }
@@ -538,7 +587,8 @@ void lj_memprof_hook(global_State *g, MemProf *mp)
     mp->arena->mp = mp;
     mp->arena->gen++;  /* The blocks sampled before are not this one's. */
     mp_setpair(g, mp_issfree(g->allocf) ? g->allocf :
-		  (uintptr_t)g->allocd >= mp_arhi ? mp_sfree : mp_sfreeup,
+		  (uintptr_t)g->allocd >= MP_ARBASE + MP_ARSIZE ? mp_sfree :
+		  mp_sfreeup,
 	       g->allocd);
     mp_setleft(g, mp->sleft);
   } else
