@@ -36,8 +36,8 @@
 ** (its pages, not its addresses: MP_ARSIZE is 1 TiB). The range is
 ** reserved as it is used: 4 GiB first, then as much again each time it
 ** is full, next to it (under qemu-user each reserved page costs the
-** emulator memory and time: 1 TiB at once took 7 s and 6 GB). If the range cannot
-** be reserved (taken, or an address-space limit: RLIMIT_AS is left to the
+** emulator memory and time: 1 TiB at once took 7 s and 6 GB). If the
+** range cannot be reserved (taken, or an address-space limit: RLIMIT_AS is left to the
 ** host) or the VM's allocator is another, sampling wraps the allocator
 ** (lj_memprof_sampleallocf, lj_memprof_sample.c).
 */
@@ -182,15 +182,17 @@ static int mp_argrow(uintptr_t end)
   while (__atomic_exchange_n(&mp_argrowing, 1, __ATOMIC_ACQUIRE))
     if (++n == MP_ARWAITS) return 0;
     else sched_yield();
-  while (!mp_arfull) {
+  while (!mp_arfull) {  /* end is at most MP_ARBASE + MP_ARSIZE. */
     uintptr_t hi = __atomic_load_n(&mp_arhi, __ATOMIC_RELAXED);
-    size_t size = hi - MP_ARBASE;
+    size_t size = hi - MP_ARBASE, need = end - hi;
     if (hi >= end) { ok = 1; break; }
     if (size > MP_ARBASE + MP_ARSIZE - hi) size = MP_ARBASE + MP_ARSIZE - hi;
-    if (size == 0 || !mp_armap(hi, size))
-      mp_arfull = 1;
-    else
+    if (size < need) size = need;
+    /* As much again, else what is needed. */
+    if (mp_armap(hi, size) || (need < size && mp_armap(hi, size = need)))
       __atomic_store_n(&mp_arhi, hi + size, __ATOMIC_RELEASE);
+    else
+      mp_arfull = 1;
   }
   __atomic_store_n(&mp_argrowing, 0, __ATOMIC_RELEASE);
   return ok;
