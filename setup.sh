@@ -33,10 +33,11 @@ zlib1g-dev libncurses-dev"
 # which dhat.test opens what `report --format=dhat` writes in valgrind's
 # dh_view.html. tmux, the terminal in which top.test drives
 # `ljmprof top`'s screen. The arm64, i386 and armhf cross toolchains and
-# qemu-user for cross.test, which builds the VM and the shim for them and
-# runs them under emulation (libc6-dev-i386 and lib32gcc-12-dev: the
-# "gcc -m32" that builds LuaJIT's tools for i386; gcc-multilib would
-# give it too, but conflicts with gcc-i686-linux-gnu).
+# qemu-user for the cross tests (tests/build/cross-*.test), which build
+# the VM and the shim for them and run them under emulation
+# (libc6-dev-i386 and lib32gcc-12-dev: the "gcc -m32" that builds
+# LuaJIT's tools for i386; gcc-multilib would give it too, but conflicts
+# with gcc-i686-linux-gnu).
 testdeps="neovim sysbench wrk python3-lupa lua-cjson lua-lpeg clang libclang-rt-14-dev
 valgrind g++ pdns-recursor dnsdist bind9-dnsutils nginx curl golang-go
 libxml2-utils chromium tmux gcc-aarch64-linux-gnu libc6-dev-arm64-cross

@@ -2,10 +2,15 @@
 BUILD_TESTS = tests/build/exports.test tests/build/interpose.test \
 	tests/build/invisible.test tests/build/get-source.test \
 	tests/build/manpages.test tests/build/inert.test \
-	tests/build/patches.test tests/build/srclink.test \
-	tests/build/cross.test
+	tests/build/patches.test tests/build/srclink.test
 TESTS += $(BUILD_TESTS)
-EXTRA_DIST += $(BUILD_TESTS) tests/build/hello.lua tests/build/whoami.lua \
+# The cross builds under qemu, one test a target (minutes each), with
+# their shared body: Makefile.am puts them first in TESTS, so that make
+# -j2 check starts them first and runs the short tests beside them.
+CROSS_TESTS = tests/build/cross-arm64.test tests/build/cross-i386.test \
+	tests/build/cross-armhf.test
+EXTRA_DIST += $(BUILD_TESTS) $(CROSS_TESTS) tests/build/cross.sh \
+	tests/build/hello.lua tests/build/whoami.lua \
 	tests/build/globals.lua tests/build/minicheck/check.h \
 	tests/build/hostcc32-qemu
 check_SCRIPTS += preload/libljmprof.so $(LJ_PRODUCTS)

@@ -1963,7 +1963,7 @@ END_TEST
 /* ASan's shadow gap holds those addresses: the range cannot be reserved,
 ** and sampling falls back to wrapping the allocator (the sanitizer build
 ** checks that fallback with the same rules, but for the addresses). A
-** 32-bit address space (i386, armhf: tests/build/cross.test) has no
+** 32-bit address space (i386, armhf: tests/build/cross.sh) has no
 ** such addresses at all: the writer builds no range there. */
 #define ARENA_EXPECTED 0
 #else

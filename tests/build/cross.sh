@@ -1,5 +1,14 @@
-#!/bin/sh
-# The cross builds (issue #41): for arm64, i386 and armhf, configure
+# The cross builds' shared body (issue #41), sourced by one test per
+# target: tests/build/cross-arm64.test, cross-i386.test and
+# cross-armhf.test, each a few lines that source this file and call
+# cross_arch with its name. Everything is here: the checks, the known
+# failures, the knobs and the skip messages; it was cross.test, which ran
+# the three one after another (about 560 s, the other make -j2 slot idle
+# once the rest had finished). Three tests run side by side, and
+# Makefile.am puts them first in TESTS so that they start first. Each
+# does the cheap native reference run (native= below) for itself.
+#
+# For arm64, i386 and armhf (one a test), configure
 # --host= in a scratch folder builds the patched VM, the frontend and the
 # shim with Debian's cross toolchain; qemu-user runs the frontend, which
 # profiles a small program with misc.memprof, JIT off and on, and the
@@ -34,7 +43,7 @@
 # LJMPROF_CROSS_SUITE=all (see the comment above the calls: it also
 # found a bug of the 32-bit writer, fixed, which doubles.lua checks).
 #
-#   LJMPROF_CROSS=no    skip it all (the builds and runs for the three:
+#   LJMPROF_CROSS=no    skip all three (the builds and runs for the three:
 #                       about 3 minutes on two cores shared with another
 #                       build; the unit tests add about 1 minute of CPU
 #                       for i386, 1 for armhf (67 s by hand: 51 s user,
@@ -45,12 +54,12 @@
 #   LJMPROF_CROSS_SUITE=no   not LuaJIT's suite (arm64's, about 30 s);
 #                       =all adds i386's, which fails today
 #
-# Each architecture skips with a message when its toolchain or qemu is
-# missing (Debian: gcc-aarch64-linux-gnu libc6-dev-arm64-cross;
+# Each architecture's test skips (exit 77) with a message when its
+# toolchain or qemu is missing (Debian: gcc-aarch64-linux-gnu
+# libc6-dev-arm64-cross;
 # gcc-i686-linux-gnu libc6-dev-i386-cross libc6-dev-i386 lib32gcc-12-dev;
 # gcc-arm-linux-gnueabihf libc6-dev-armhf-cross, whose LuaJIT tools are
-# built with i386's gcc -m32; qemu-user-static). The test skips when none
-# ran.
+# built with i386's gcc -m32; qemu-user-static).
 # The guest's libraries come from the cross sysroot alone
 # (LD_LIBRARY_PATH=SYSROOT/lib): qemu -L gives the guest the sysroot's
 # ld.so, but that ld.so reads the build machine's /etc/ld.so.cache, which
@@ -493,11 +502,20 @@ cross() {
 # under the shim on each target, is what the suite met: exit 139 before.
 suite_i386=no
 [ "${LJMPROF_CROSS_SUITE:-yes}" != all ] || suite_i386=yes
-ran=0
-! cross arm64 aarch64-linux-gnu qemu-aarch64-static /usr/aarch64-linux-gnu \
-	ld-linux-aarch64.so.1 arm64 yes "$arm64_known" yes || ran=$((ran + 1))
-! cross i386 i686-linux-gnu qemu-i386-static /usr/i686-linux-gnu \
-	ld-linux.so.2 x86 yes "$i386_known" "$suite_i386" || ran=$((ran + 1))
-! cross armhf arm-linux-gnueabihf qemu-arm-static /usr/arm-linux-gnueabihf \
-	ld-linux-armhf.so.3 arm yes "$armhf_known" no || ran=$((ran + 1))
-[ "$ran" -gt 0 ] || skip "no cross toolchain with its qemu"
+
+# cross_arch NAME: build and check NAME (arm64, i386 or armhf) as above;
+# the test skips when its toolchain or qemu is missing (cross's message).
+cross_arch() {
+	case $1 in
+	arm64) set -- cross arm64 aarch64-linux-gnu qemu-aarch64-static /usr/aarch64-linux-gnu \
+		ld-linux-aarch64.so.1 arm64 yes "$arm64_known" yes ;;
+	i386) set -- cross i386 i686-linux-gnu qemu-i386-static /usr/i686-linux-gnu \
+		ld-linux.so.2 x86 yes "$i386_known" "$suite_i386" ;;
+	armhf) set -- cross armhf arm-linux-gnueabihf qemu-arm-static /usr/arm-linux-gnueabihf \
+		ld-linux-armhf.so.3 arm yes "$armhf_known" no ;;
+	*) echo "cross_arch: no target '$1'" >&2; exit 99 ;;
+	esac
+	# Outside set -e, as cross.test ran each (! cross ...): cross's
+	# checks fail the test by fail.
+	if "$@"; then :; else skip "$2: no cross toolchain with its qemu"; fi
+}
