@@ -401,14 +401,14 @@ suite() {
 
 # LuaJIT's build tools for a 32-bit target are built with gcc -m32 and
 # run on the build machine, which a kernel without IA32 emulation cannot
-# do. There the 32-bit builds get tests/build/hostcc32-qemu as
+# do. There the 32-bit builds get buildtools/hostcc32-qemu as
 # LUAJIT_HOST_CC: its programs run under qemu-i386-static.
 hostcc32=
 printf 'int main(void) { return sizeof(void *) != 4; }\n' >"$scratch/m32.c"
 if gcc -m32 -o "$scratch/m32" "$scratch/m32.c" 2>/dev/null &&
 	! "$scratch/m32" 2>/dev/null && command -v qemu-i386-static >/dev/null &&
 	qemu-i386-static "$scratch/m32"; then
-	hostcc32=$srcdir/tests/build/hostcc32-qemu
+	hostcc32=$srcdir/buildtools/hostcc32-qemu
 	echo "gcc -m32's programs do not run here: LuaJIT's 32-bit build tools run under qemu-i386-static"
 fi
 

@@ -11,8 +11,7 @@ CROSS_TESTS = tests/build/cross-arm64.test tests/build/cross-i386.test \
 	tests/build/cross-armhf.test
 EXTRA_DIST += $(BUILD_TESTS) $(CROSS_TESTS) tests/build/cross.sh \
 	tests/build/hello.lua tests/build/whoami.lua \
-	tests/build/globals.lua tests/build/minicheck/check.h \
-	tests/build/hostcc32-qemu
+	tests/build/globals.lua tests/build/minicheck/check.h
 check_SCRIPTS += preload/libljmprof.so $(LJ_PRODUCTS)
 # patches.test works in the build folder and keeps a failed tree there.
 CLEAN_CLI += clean-port-test
