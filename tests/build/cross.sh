@@ -40,7 +40,7 @@
 # the machine was busy), while i386's died of qemu's mremap (below) at
 # its 5th test (qemu -strace: mremap(1054720000, 2228224, 131072, 0),
 # then SIGSEGV, SEGV_ACCERR). i386's suite is left out unless
-# LJMPROF_CROSS_SUITE=all (see the comment above the calls: it also
+# LJMPROF_CROSS_SUITE=all (see the comment above suite_i386: it also
 # found a bug of the 32-bit writer, fixed, which doubles.lua checks).
 #
 #   LJMPROF_CROSS=no    skip all three (the builds and runs for the three:
@@ -56,10 +56,10 @@
 #
 # Each architecture's test skips (exit 77) with a message when its
 # toolchain or qemu is missing (Debian: gcc-aarch64-linux-gnu
-# libc6-dev-arm64-cross;
-# gcc-i686-linux-gnu libc6-dev-i386-cross libc6-dev-i386 lib32gcc-12-dev;
-# gcc-arm-linux-gnueabihf libc6-dev-armhf-cross, whose LuaJIT tools are
-# built with i386's gcc -m32; qemu-user-static).
+# libc6-dev-arm64-cross; gcc-i686-linux-gnu libc6-dev-i386-cross
+# libc6-dev-i386 lib32gcc-12-dev; gcc-arm-linux-gnueabihf
+# libc6-dev-armhf-cross, whose LuaJIT tools are built with i386's gcc
+# -m32; qemu-user-static).
 # The guest's libraries come from the cross sysroot alone
 # (LD_LIBRARY_PATH=SYSROOT/lib): qemu -L gives the guest the sysroot's
 # ld.so, but that ld.so reads the build machine's /etc/ld.so.cache, which
@@ -108,7 +108,7 @@ LUA
 # Doubles in the slots below a built-in's frame: without LJ_FR2 (i386,
 # armhf) their low word is no pointer (0.7's is 0x66666666), and the
 # writer once followed it there, looking for the built-in's Lua caller
-# (see the comment above the calls).
+# (see the comment above suite_i386).
 cat >"$scratch/doubles.lua" <<'LUA'
 local function g(n)
   local a, b, c = 0.7, 0.7, 0.7
