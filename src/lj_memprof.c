@@ -304,7 +304,7 @@ void lj_memprof_addtrace(global_State *g, struct GCtrace *T)
   MemProf *mp = mp_get(g);
   if (mp != NULL) {
     if (mp_enter(mp) && !mp->err) {
-      mp_linesclear(mp);  /* Its number may be an old one's. */
+      mp_linesclear(mp, (int32_t)T->traceno);  /* Maybe an old one's. */
       lj_memprof_tracemap(mp, T);
       if (mp->stk) {
 	mp->stk->nlast = 0;

@@ -171,6 +171,7 @@ typedef struct MemProf {
   int32_t linest;		/* The trace of the last call site read, */
   uintptr_t linecf;		/* its thread's L->cframe, */
   uintptr_t lineslot;		/* and where its call left the return address. */
+  int32_t linesmax;		/* The highest trace of an entry since cleared. */
   MPLine lines[MP_LINES];	/* See MPLine. */
   struct MPRec *rec;		/* The trace being compiled (MPRec), */
   struct MPTraceMap **tmaps;	/* and each trace's positions, by number */
@@ -635,11 +636,16 @@ LJ_FUNC uintptr_t lj_memprof_lineslot(MemProf *mp, int32_t st, uintptr_t cf);
 /* Entry e filled for the call site of trace st at return address ra. */
 LJ_FUNC const MPLine *lj_memprof_linemiss(MemProf *mp, int32_t st,
 					  uintptr_t ra, MPLine *e);
-/* A trace was announced: its number may be an old one's. */
-static LJ_AINLINE void mp_linesclear(MemProf *mp)
+/* Trace traceno was announced: its number may be an old one's, whose
+** entries go (all of them: not worth a scan). A number above those of
+** the entries (new traces take the lowest free one) has none. */
+static LJ_AINLINE void mp_linesclear(MemProf *mp, int32_t traceno)
 {
   mp->linest = 0;
-  memset(mp->lines, 0, sizeof(mp->lines));
+  if (traceno <= mp->linesmax) {  /* Only lj_memprof_linemiss fills one. */
+    mp->linesmax = 0;
+    memset(mp->lines, 0, sizeof(mp->lines));
+  }
 }
 /* Trace T was compiled: keep the positions its compilation recorded. */
 LJ_FUNC void lj_memprof_tracemap(MemProf *mp, struct GCtrace *T);
@@ -681,7 +687,7 @@ static LJ_AINLINE const MPLine *mp_traceline(MemProf *mp, int32_t st)
   return lj_memprof_linemiss(mp, st, ra, e);
 }
 #else
-#define mp_linesclear(mp)	UNUSED(mp)
+#define mp_linesclear(mp, traceno)	UNUSED(mp)
 #define lj_memprof_tracemap(mp, T)	UNUSED(mp)
 #define lj_memprof_tracemapsfree(mp)	UNUSED(mp)
 #endif

@@ -690,6 +690,7 @@ LJ_NOINLINE const MPLine *lj_memprof_linemiss(MemProf *mp, int32_t st,
   const GCproto *pt;
   int32_t line;
   uint8_t *p = NULL;
+  if (st > mp->linesmax) mp->linesmax = st;  /* See mp_linesclear. */
   e->ra = ra;
   e->st = st;
   /* A GC step is no line's: it stays the trace's. */
