@@ -250,8 +250,9 @@ typedef struct MPRec {
   uint32_t npos, szpos;
   uint16_t *copy;		/* copy[ref - REF_BIAS]: its original, or 0; */
   uint32_t szcopy, ncopy;	/* entries from ncopy on are 0. */
-  MPAsmRun *runs;		/* As assembled: descending addresses. */
+  MPAsmRun *runs;		/* As assembled: descending addresses; */
   uint32_t nruns, szruns;
+  MPAsmRun *run;		/* the last one (if nruns). */
   MPRecFrame *fr;		/* The positions' frames, a position */
   uint32_t nfr, szfr;		/* sharing the one before's if the same. */
 } MPRec;
@@ -430,7 +431,7 @@ static LJ_NOINLINE void mp_asmrun(jit_State *J, MPRec *r, uint32_t ref,
   /* The refs of position ix (-1: below the first, or a copy of none). */
   r->blo = ix >= 0 ? r->pos[ix].ref : 0;
   r->bhi = ix + 1 < (int32_t)r->npos ? r->pos[ix + 1].ref : ~(uint32_t)0;
-  if (r->nruns && (u = &r->runs[r->nruns - 1])->lo == hi && u->pos == ix) {
+  if (r->nruns && (u = r->run)->lo == hi && u->pos == ix) {
     u->lo = lo;  /* The run above goes on down. */
     return;
   }
@@ -441,6 +442,7 @@ static LJ_NOINLINE void mp_asmrun(jit_State *J, MPRec *r, uint32_t ref,
   }
   r->runs = u;
   u += r->nruns++;
+  r->run = u;
   u->pos = ix;
   u->lo = lo;
   u->hi = hi;
@@ -458,9 +460,9 @@ void lj_memprof_asmins(jit_State *J, uint32_t ref, const void *lo,
   }
   /* Most instructions go on the run below, of the same position. */
   if (LJ_LIKELY(ref < r->lastref && o >= r->blo && o < r->bhi) &&
-      r->runs[r->nruns - 1].lo == (uintptr_t)hi) {
+      r->run->lo == (uintptr_t)hi) {
     r->lastref = ref;
-    r->runs[r->nruns - 1].lo = (uintptr_t)lo;
+    r->run->lo = (uintptr_t)lo;
     return;
   }
   mp_asmrun(J, r, ref, (uintptr_t)lo, (uintptr_t)hi);
