@@ -345,6 +345,7 @@ static int have_callinfo;
 static const struct siteline *trace_line(struct slot *s, lua_State *L,
 					 GCtrace *T)
 {
+#if LJ_TARGET_X64 && LJ_GC64
   uintptr_t cf = (uintptr_t)cframe_raw(L->cframe), slot, ra;
   uintptr_t here = (uintptr_t)__builtin_frame_address(0);
   struct siteline *e;
@@ -398,6 +399,12 @@ static const struct siteline *trace_line(struct slot *s, lua_State *L,
     }
   }
   return e;
+#else
+  /* The writer infers no line inside compiled code but on x86-64
+  ** (lj_memprof_siteinfer.h): the trace's. */
+  (void)s; (void)L; (void)T;
+  return NULL;
+#endif
 }
 #endif
 
