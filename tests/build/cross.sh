@@ -17,6 +17,11 @@
 # native frontend's ($LJMPROF_LUAJIT) for the same program: sites and
 # counts, and on arm64 bytes too.
 #
+# For arm64 it also cross-builds the CLI, with the target's libraries
+# from buildtools/get-target-libs, and runs it under qemu on the golden
+# streams and the reference fixtures: its reports must be the native
+# CLI's (cli_check below; skipped, saying so, when the fetch fails).
+#
 # For the three it then runs the profiler's unit tests under qemu:
 # tests/profiler/check_memprof.c, all of it (the core, stacks and
 # snapshot cases, 118 runs of 87 tests), built for the target against
@@ -412,12 +417,14 @@ if gcc -m32 -o "$scratch/m32" "$scratch/m32.c" 2>/dev/null &&
 	echo "gcc -m32's programs do not run here: LuaJIT's 32-bit build tools run under qemu-i386-static"
 fi
 
-# cross NAME TRIPLET QEMU SYSROOT LOADER JITARCH SHIM UNITS SUITE: build
-# for TRIPLET and check it under QEMU, and its unit tests unless UNITS is
-# no (else: their known failures), and the suite's subset unless SUITE is
-# no; 1 if its toolchain or qemu is missing.
+# cross NAME TRIPLET QEMU SYSROOT LOADER JITARCH SHIM UNITS SUITE CLI:
+# build for TRIPLET and check it under QEMU, and its unit tests unless
+# UNITS is no (else: their known failures), and the suite's subset unless
+# SUITE is no, and with CLI yes the CLI too (cli_check below); 1 if its
+# toolchain or qemu is missing.
 cross() {
 	name=$1 triplet=$2 qemu=$3 sysroot=$4 loader=$5 jitarch=$6 shim=$7 units=$8 suite=$9
+	cli=${10}
 	command -v "$triplet-gcc" >/dev/null ||
 		{ echo "$name: skipped: no $triplet-gcc"; return 1; }
 	command -v "$qemu" >/dev/null ||
@@ -428,11 +435,36 @@ cross() {
 	bits32=
 	[ "$name" = arm64 ] || bits32=yes
 	mkdir "$b"
+	# The CLI's libraries for the target (check, libprotobuf-c, zlib),
+	# fetched by buildtools/get-target-libs into a tree of their own (no
+	# foreign architecture added to the machine): without them, offline
+	# say, the build is the VM's, the shim's and the frontend's alone.
+	libs=
+	if [ "$cli" = yes ]; then
+		libs=${LJMPROF_CROSS_LIBS:+$LJMPROF_CROSS_LIBS/$name}
+		libs=${libs:-$scratch/libs-$name}
+		t0=$(date +%s)
+		if sh "$srcdir/buildtools/get-target-libs" "$name" "$libs" >"$scratch/libs-$name.log" 2>&1; then
+			echo "$name: the CLI's libraries for $name in $libs ($(($(date +%s) - t0)) s)"
+		else
+			sed 's/^/  /' "$scratch/libs-$name.log" | tail -n 5
+			echo "$name: the CLI is not cross-built: buildtools/get-target-libs $name failed (above)"
+			libs=
+		fi
+	fi
 	# The compilers named: a CC from the caller's environment (make
-	# check's) would be taken for the host's.
-	(cd "$b" && env -u CFLAGS -u CPPFLAGS -u LDFLAGS "$srcdir/configure" \
+	# check's) would be taken for the host's. With the CLI, pkg-config
+	# reads the target's .pc files only (PKG_CONFIG_LIBDIR): else it
+	# answers for the build machine.
+	tl=${libs:+$libs/usr/lib/$triplet}
+	(cd "$b" && env -u CFLAGS -u CPPFLAGS -u LDFLAGS \
+		${libs:+PKG_CONFIG_LIBDIR="$tl/pkgconfig:$libs/usr/share/pkgconfig"} \
+		${libs:+PKG_CONFIG_SYSROOT_DIR="$libs"} \
+		"$srcdir/configure" \
 		--build="$(gcc -dumpmachine)" --host="$triplet" CC="$triplet-gcc" \
 		--with-luajit-src="$LUAJIT_SRC" --without-luajit2-src \
+		${libs:+--enable-cli CPPFLAGS="-I$libs/usr/include"} \
+		${libs:+LDFLAGS="-L$tl -Wl,-rpath-link,$tl"} \
 		${hostcc32:+${bits32:+LUAJIT_HOST_CC="$hostcc32"}}) >"$b.configure.log" 2>&1 ||
 		{ tail -n 30 "$b.configure.log" >&2; fail "$name: cross configure failed"; }
 	# A make of its own: not the variables of the make check that runs this.
@@ -471,6 +503,7 @@ cross() {
 	run "$b/src/luajit" prog.lua "$name-on.bin" || fail "$name: misc.memprof under qemu, JIT on"
 	"$LJMPROF_CLI" stat "$name-on.bin" >"$name-on.stat" || fail "$name, JIT on: ljmprof stat failed"
 	grep -q '^stream: *complete' "$name-on.stat" || { cat "$name-on.stat" >&2; fail "$name, JIT on: stream not complete"; }
+	[ -z "$libs" ] || cli_check "$name" "$triplet" "$b" "$libs"
 	[ "$units" = no ] || units "$name" "$triplet" "$b" "$units"
 	[ "$suite" = no ] || [ -z "$suite_corpus" ] || suite "$name" "$triplet" "$b"
 	if [ "$shim" = yes ]; then
@@ -503,16 +536,99 @@ cross() {
 suite_i386=no
 [ "${LJMPROF_CROSS_SUITE:-yes}" != all ] || suite_i386=yes
 
+# The CLI cross-built and run under qemu (issue #41): arm64's for now
+# (i386's and armhf's would take the same libraries, for their
+# architecture: the last argument of cross, below). The target's check,
+# libprotobuf-c and zlib come from buildtools/get-target-libs (from the
+# network: about 10 s; LJMPROF_CROSS_LIBS=DIR keeps them in DIR/NAME
+# from one run to the next); LJMPROF_CROSS_CLI=no leaves the CLI out.
+cli_arm64=yes
+[ "${LJMPROF_CROSS_CLI:-yes}" != no ] || cli_arm64=no
+
+# cli_check NAME TRIPLET BUILD LIBS: BUILD's CLI, run under qemu with
+# the target's libraries from LIBS, must read every golden stream as
+# tests/tools/golden.test expects (that test, run with it as
+# LJMPROF_CLI, against the stored outputs), and give for each reference
+# fixture (shared/fixtures/reference-vm) and each golden stream the
+# native CLI's reports byte for byte: the default report, --leak-only,
+# stat, and the pprof format's bytes (gzipped protobuf); the golden
+# streams' pprof bytes alike (golden.test checks only that it is gzip).
+cli_check() {
+	cn=$1 ct=$2 cb=$3 cl=$4
+	c=$cb/tools/ljmprof
+	[ -f "$c" ] || fail "$cn: the CLI was to be cross-built, and there is no $c"
+	m=$(readelf -h "$c" | sed -n 's/^ *Machine: *//p')
+	case $cn:$m in
+	arm64:AArch64|i386:*80386|armhf:ARM) ;;
+	*) fail "$cn: $c is built for '$m'" ;;
+	esac
+	w=$scratch/cli-$cn
+	mkdir "$w"
+	cat >"$w/ljmprof" <<SH
+#!/bin/sh
+exec timeout -s KILL 120 "$qemu" -L "$sysroot" -E LD_LIBRARY_PATH="$sysroot/lib:$cl/usr/lib/$ct" "$c" "\$@"
+SH
+	chmod +x "$w/ljmprof"
+	"$w/ljmprof" --version >"$w/version" 2>&1 ||
+		{ cat "$w/version" >&2; fail "$cn: the cross-built CLI does not run under qemu"; }
+	t0=$(date +%s)
+	# (a) golden.test, with this CLI.
+	top_srcdir=$srcdir top_builddir=$cb LJMPROF_CLI=$w/ljmprof \
+		sh "$srcdir/tests/tools/golden.test" >"$w/golden.log" 2>&1 ||
+		{ tail -n 40 "$w/golden.log" >&2; fail "$cn: golden.test fails with the CLI under qemu"; }
+	ng=0
+	for o in $(sed -n 's/^ok: //p' "$w/golden.log"); do
+		[ ! -f "$srcdir/tests/tools/golden/$o.out" ] || ng=$((ng + 1))
+	done
+	# (b) the reference fixtures and the golden streams, both CLIs.
+	ref=${LJMPROF_SHARED:-$srcdir/../shared}/fixtures/reference-vm
+	mkdir "$w/s"
+	nr=0 ns=0
+	for f in "$ref"/*.bin "$srcdir"/tests/tools/golden/*.ljm; do
+		[ -f "$f" ] || continue
+		cp "$f" "$w/s/"
+		case $f in "$ref"/*) nr=$((nr + 1)) ;; *) ns=$((ns + 1)) ;; esac
+	done
+	[ "$nr" -gt 0 ] || echo "$cn: no reference fixtures in $ref (set LJMPROF_SHARED)"
+	for f in "$w"/s/*; do
+		f=${f##*/}
+		# golden.test compared the golden streams' text outputs with
+		# the stored ones: here, their pprof bytes.
+		hows="report leak stat pprof"
+		[ "${f%.ljm}" = "$f" ] || hows=pprof
+		for how in $hows; do
+			case $how in
+			report) set -- report ;;
+			leak) set -- report --leak-only ;;
+			stat) set -- stat ;;
+			pprof) set -- report --format=pprof ;;
+			esac
+			set +e
+			(cd "$w/s" && "$LJMPROF_CLI" "$@" "$f") >"$w/$f.$how.native" 2>&1
+			echo "exit $?" >>"$w/$f.$how.native"
+			(cd "$w/s" && "$w/ljmprof" "$@" "$f") >"$w/$f.$how.cross" 2>&1
+			echo "exit $?" >>"$w/$f.$how.cross"
+			set -e
+			cmp -s "$w/$f.$how.native" "$w/$f.$how.cross" || {
+				diff -a "$w/$f.$how.native" "$w/$f.$how.cross" | head -n 40 >&2
+				fail "$cn: ljmprof $* $f: the CLI under qemu differs from the native one's (< native, > $cn)"
+			}
+		done
+	done
+	echo "$cn: the CLI under qemu: $ng golden reports as golden.test's stored ones, and $nr reference fixtures" \
+		"as the native CLI's (report, --leak-only, stat, pprof), and $ns golden streams' pprof bytes ($(($(date +%s) - t0)) s)"
+}
+
 # cross_arch NAME: build and check NAME (arm64, i386 or armhf) as above;
 # the test skips when its toolchain or qemu is missing (cross's message).
 cross_arch() {
 	case $1 in
 	arm64) set -- cross arm64 aarch64-linux-gnu qemu-aarch64-static /usr/aarch64-linux-gnu \
-		ld-linux-aarch64.so.1 arm64 yes "$arm64_known" yes ;;
+		ld-linux-aarch64.so.1 arm64 yes "$arm64_known" yes "$cli_arm64" ;;
 	i386) set -- cross i386 i686-linux-gnu qemu-i386-static /usr/i686-linux-gnu \
-		ld-linux.so.2 x86 yes "$i386_known" "$suite_i386" ;;
+		ld-linux.so.2 x86 yes "$i386_known" "$suite_i386" no ;;
 	armhf) set -- cross armhf arm-linux-gnueabihf qemu-arm-static /usr/arm-linux-gnueabihf \
-		ld-linux-armhf.so.3 arm yes "$armhf_known" no ;;
+		ld-linux-armhf.so.3 arm yes "$armhf_known" no no ;;
 	*) echo "cross_arch: no target '$1'" >&2; exit 99 ;;
 	esac
 	# Outside set -e, as cross.test ran each (! cross ...): cross's
