@@ -2224,6 +2224,53 @@ START_TEST(sampled_under_host_allocator)
 }
 END_TEST
 
+/* range_code's exact bytes: a VM profiled with every event. */
+static double range_exact_run(void)
+{
+  double exact;
+  membuf full = {0};
+  lua_State *L = newvm();
+  start(L, &full, 0);
+  run(L, "@range.lua", range_code);
+  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
+  exact = range_exact(&full);
+  free(full.data);
+  lua_close(L);
+  return exact;
+}
+
+/* VM v of a series: a new VM sampling range_code at a mean of 4096
+** bytes; its samples in the range and out of it, and its estimate
+** within 15% of exact. */
+static void range_sampled_vm(int v, double exact, size_t *in, size_t *out)
+{
+  membuf m = {0};
+  ljmprof_opt opt;
+  double est = 0;
+  struct mp_reader *mr;
+  struct mp_event ev;
+  lua_State *L = newvm();
+  memset(&opt, 0, sizeof(opt));
+  opt.writer = mem_write;
+  opt.ctx = &m;
+  opt.sample = 4096;
+  opt.seed = (unsigned long long)v + 11;
+  ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
+  run(L, "@range.lua", range_code);
+  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
+  lua_close(L);
+  cap_check(&m, in, out);
+  mr = mp_reader_new_mem(m.data, m.len);
+  ck_assert_ptr_nonnull(mr);
+  while (mp_reader_next(mr, &ev) == MP_OK)
+    if (ev.type == MP_EV_ALLOC)
+      est += (double)ev.new_size / -expm1(-(double)ev.new_size / 4096.0);
+  mp_reader_free(mr);
+  ck_assert_msg(fabs(est - exact) < 0.15 * exact,
+		"VM %d: estimated %.0f bytes of %.0f", v, est, exact);
+  free(m.data);
+}
+
 /*
 ** VMs that sample one after another each keep at least 1 MiB of the
 ** range for good: a million of them use up its 1 TiB. Past that, each
@@ -2237,48 +2284,15 @@ extern size_t lj_memprof_range_max;
 START_TEST(sampled_range_used_up)
 {
   int v, wrapped = 0;
-  double exact;
-  membuf full = {0};
-  lua_State *L = newvm();
-  start(L, &full, 0);
-  run(L, "@range.lua", range_code);
-  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
-  exact = range_exact(&full);
-  free(full.data);
-  lua_close(L);
+  double exact = range_exact_run();
 #if ARENA_EXPECTED
   lj_memprof_range_max = (size_t)3 << 20;
 #endif
-  for (v = 0; v < 8; v++) {
-    membuf m = {0};
-    ljmprof_opt opt;
+  for (v = 0; v < 8; v++) {  /* The estimate holds either way. */
     size_t in, out;
-    double est = 0;
-    L = newvm();
-    memset(&opt, 0, sizeof(opt));
-    opt.writer = mem_write;
-    opt.ctx = &m;
-    opt.sample = 4096;
-    opt.seed = (unsigned long long)v + 11;
-    ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
-    run(L, "@range.lua", range_code);
-    ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
-    lua_close(L);
-    cap_check(&m, &in, &out);
+    range_sampled_vm(v, exact, &in, &out);
     ck_assert_msg(in + out > 200, "VM %d: %zu samples", v, in + out);
     if (in == 0) wrapped++;
-    {  /* The estimate holds either way. */
-      struct mp_reader *mr = mp_reader_new_mem(m.data, m.len);
-      struct mp_event ev;
-      ck_assert_ptr_nonnull(mr);
-      while (mp_reader_next(mr, &ev) == MP_OK)
-	if (ev.type == MP_EV_ALLOC)
-	  est += (double)ev.new_size / -expm1(-(double)ev.new_size / 4096.0);
-      mp_reader_free(mr);
-    }
-    ck_assert_msg(fabs(est - exact) < 0.15 * exact,
-		  "VM %d: estimated %.0f bytes of %.0f", v, est, exact);
-    free(m.data);
   }
 #if ARENA_EXPECTED
   lj_memprof_range_max = (size_t)1 << 40;
@@ -2327,45 +2341,13 @@ START_TEST(sampled_range_grows)
 #if ARENA_EXPECTED
   int v;
   double exact;
-  membuf full = {0};
-  lua_State *L = newvm();
   lj_memprof_range_first = (size_t)1 << 20;
-  start(L, &full, 0);
-  run(L, "@range.lua", range_code);
-  ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
-  exact = range_exact(&full);
-  free(full.data);
-  lua_close(L);
+  exact = range_exact_run();
   for (v = 0; v < 6; v++) {
-    membuf m = {0};
-    ljmprof_opt opt;
     size_t in, out;
-    L = newvm();
-    memset(&opt, 0, sizeof(opt));
-    opt.writer = mem_write;
-    opt.ctx = &m;
-    opt.sample = 4096;
-    opt.seed = (unsigned long long)v + 11;
-    ck_assert_int_eq(ljmprof_start(L, &opt), LJMPROF_OK);
-    run(L, "@range.lua", range_code);
-    ck_assert_int_eq(ljmprof_stop(L), LJMPROF_OK);
-    lua_close(L);
-    cap_check(&m, &in, &out);
+    range_sampled_vm(v, exact, &in, &out);
     ck_assert_msg(in > 200 && out == 0, "VM %d: %zu samples in the range, "
 		  "%zu out of it", v, in, out);
-    {
-      struct mp_reader *mr = mp_reader_new_mem(m.data, m.len);
-      struct mp_event ev;
-      double est = 0;
-      ck_assert_ptr_nonnull(mr);
-      while (mp_reader_next(mr, &ev) == MP_OK)
-	if (ev.type == MP_EV_ALLOC)
-	  est += (double)ev.new_size / -expm1(-(double)ev.new_size / 4096.0);
-      mp_reader_free(mr);
-      ck_assert_msg(fabs(est - exact) < 0.15 * exact,
-		    "VM %d: estimated %.0f bytes of %.0f", v, est, exact);
-    }
-    free(m.data);
   }
   /* Six VMs, a chunk of 1 MiB each at least: grown from 1 MiB to 8. */
   ck_assert_msg(range_reserved_end() >= ARENA_LO + ((uint64_t)6 << 20),
