@@ -227,8 +227,9 @@ typedef struct MPRecFrame {
 #define MP_NOFRAMES	(~(uint32_t)0)
 
 /*
-** Contiguous instructions of one position (MPRec.pos[pos], or none if
-** -1) are one run: the map (lj_memprof_tracemap) would give them one
+** Consecutive calls of one position (MPRec.pos[pos], or none if -1) are
+** one run, with the code of the instructions between them (which make no
+** call: mp_ircall): the map (lj_memprof_tracemap) would give them one
 ** entry anyway, and the position is found once, at assembly.
 */
 typedef struct MPAsmRun {
@@ -431,7 +432,7 @@ static LJ_NOINLINE void mp_asmrun(jit_State *J, MPRec *r, uint32_t ref,
   /* The refs of position ix (-1: below the first, or a copy of none). */
   r->blo = ix >= 0 ? r->pos[ix].ref : 0;
   r->bhi = ix + 1 < (int32_t)r->npos ? r->pos[ix + 1].ref : ~(uint32_t)0;
-  if (r->nruns && (u = r->run)->lo == hi && u->pos == ix) {
+  if (r->nruns && (u = r->run)->pos == ix) {
     u->lo = lo;  /* The run above goes on down. */
     return;
   }
@@ -448,19 +449,48 @@ static LJ_NOINLINE void mp_asmrun(jit_State *J, MPRec *r, uint32_t ref,
   u->hi = hi;
 }
 
+/*
+** Only the code of an instruction that calls into the VM can hold the
+** return address a lookup asks for (mp_callret checks it is right after
+** a call to a helper of the IR call table). Those are the allocations
+** (IRM_A in lj_ir.h's modes: TNEW, TDUP, CNEW, XSNEW, BUFSTR, CALLA) and
+** the others that asm_setup_regsp (lj_asm.c) gives C calls: the calls,
+** SNEW, CNEWI, NEWREF, BUFPUT, TOSTR, STRTO, OBAR, integer DIV, MOD and
+** POW, POW, LDEXP, FPMATH and ALEN (lj_tab_len), plus the GC checks of
+** LOOP and GCSTEP (asm_gc_check) and HIOP (a 32-bit call's high half).
+** The code of any other instruction goes on the run below it (it is never
+** looked up): one run per position of calls, not per instruction.
+*/
+#define MP_IRCALLOP(o) \
+  ((o) == IR_LOOP || (o) == IR_GCSTEP || (o) == IR_HIOP || \
+   (o) == IR_CALLN || (o) == IR_CALLA || (o) == IR_CALLL || \
+   (o) == IR_CALLS || (o) == IR_CALLXS || (o) == IR_SNEW || \
+   (o) == IR_CNEWI || (o) == IR_NEWREF || (o) == IR_BUFPUT || \
+   (o) == IR_TOSTR || (o) == IR_STRTO || (o) == IR_OBAR || \
+   (o) == IR_DIV || (o) == IR_MOD || (o) == IR_POW || (o) == IR_LDEXP || \
+   (o) == IR_FPMATH || (o) == IR_ALEN)
+static const uint8_t mp_ircall[IR__MAX] = {
+#define MPIRCALL(name, m, m1, m2) \
+  (uint8_t)((IRM_##m & IRM_S) == IRM_A || MP_IRCALLOP(IR_##name)),
+IRDEF(MPIRCALL)
+#undef MPIRCALL
+};
+
 void lj_memprof_asmins(jit_State *J, uint32_t ref, const void *lo,
 		       const void *hi)
 {
-  MPRec *r = mp_recget(J);
+  MPRec *r;
   uint32_t o = ref;
-  if (r == NULL || !r->on || lo >= hi) return;
+  if (!mp_ircall[J->cur.ir[ref].o] ||  /* No call: not looked up. */
+      (r = mp_recget(J)) == NULL || !r->on || lo >= hi)
+    return;
   if (r->loop && ref > r->loop) {  /* A copy: its original's position. */
     uint32_t i = ref - REF_BIAS;
     o = i < r->szcopy ? r->copy[i] : 0;
   }
-  /* Most instructions go on the run below, of the same position. */
-  if (LJ_LIKELY(ref < r->lastref && o >= r->blo && o < r->bhi) &&
-      r->run->lo == (uintptr_t)hi) {
+  /* Most calls go on the run below, of the same position (over the code
+  ** of other instructions between them). */
+  if (LJ_LIKELY(ref < r->lastref && o >= r->blo && o < r->bhi)) {
     r->lastref = ref;
     r->run->lo = (uintptr_t)lo;
     return;
@@ -524,7 +554,7 @@ void lj_memprof_tracemap(MemProf *mp, GCtrace *T)
     int32_t line = 0;
     if (u->lo < mc || u->hi > mc + T->szmcode) continue;
     p = mp_recpos(r, u->pos, &line, &lastix, &lastline);
-    if (n && end != u->lo) {  /* A gap (the head's code): not known. */
+    if (n && end != u->lo) {  /* A gap (no call): not known. */
       m->e[n].ofs = (uint32_t)(end - mc);
       m->e[n].pt = NULL;
       m->e[n].pc = NULL;
