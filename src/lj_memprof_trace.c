@@ -256,6 +256,9 @@ typedef struct MPRec {
   MPAsmRun *run;		/* the last one (if nruns). */
   MPRecFrame *fr;		/* The positions' frames, a position */
   uint32_t nfr, szfr;		/* sharing the one before's if the same. */
+  const TValue *fbase;		/* The base and depth of the last walk */
+  int32_t fdepth;		/* (NULL: none), and the last position, */
+  uint32_t fpos;		/* whose frames are of that frame. */
 } MPRec;
 
 typedef struct MPMapEntry {
@@ -295,6 +298,7 @@ void lj_memprof_recstart(jit_State *J)
   r->lastref = 0;  /* The first instruction assembled starts anew. */
   r->blo = r->bhi = 0;
   r->npos = r->nruns = r->nfr = 0;
+  r->fbase = NULL;
 }
 
 /*
@@ -308,6 +312,17 @@ static void mp_recframes(jit_State *J, MPRec *r, MPRecPos *p)
   int32_t d = J->framedepth, k;
   cTValue *frame = J->L->base - 1;
   MPRecFrame *f;
+  if (J->L->base == r->fbase && d == r->fdepth) {
+    /* In the frame of the last position (each bytecode recorded comes
+    ** here: no call or return between), so the same frames below it. */
+    p->fr0 = r->pos[r->fpos].fr0;
+    p->nfr = r->pos[r->fpos].nfr;
+    r->fpos = r->npos - 1;
+    return;
+  }
+  r->fpos = r->npos - 1;
+  r->fbase = J->L->base;
+  r->fdepth = d;
   p->fr0 = r->nfr;
   p->nfr = MP_NOFRAMES;
   if (d < 0 || d >= MP_SITEMAX) return;
