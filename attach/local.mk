@@ -58,7 +58,9 @@ luajit2/attach/libljmprof-attach.so: $(LJM_REC_DEPS) \
 	$(AM_V_CCLD)$(LJM_REC_BUILD) -Iluajit2/attach/ffdef -I$(LUAJIT2_SRC)/src
 endif
 
+if ATTACH_RECORDER
 noinst_DATA = $(LJM_RECORDERS)
+endif
 CLEANFILES += $(LJM_RECORDERS) attach/ffdef/lj_ffdef.h \
 	luajit2/attach/ffdef/lj_ffdef.h
 

@@ -17,7 +17,9 @@ ATTACH_TESTS = tests/attach/attach.test tests/attach/nginx-attach.test
 TESTS += $(ATTACH_TESTS)
 EXTRA_DIST += $(ATTACH_TESTS) tests/attach/work.lua tests/attach/nginx-hits.lua \
 	tests/attach/stacks.lua tests/attach/traced.lua
+if ATTACH_RECORDER
 check_SCRIPTS += $(LJM_RECORDERS)
+endif
 AM_TESTS_ENVIRONMENT += \
 	LJMPROF_ATTACH_LIB='$(abs_top_builddir)/attach/libljmprof-attach.so'; \
 	export LJMPROF_ATTACH_LIB; \

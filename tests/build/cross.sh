@@ -449,7 +449,10 @@ cross() {
 	# check's) would be taken for the host's. With the CLI, pkg-config
 	# reads the target's .pc files only (PKG_CONFIG_LIBDIR): else it
 	# answers for the build machine.
-	tl=${libs:+$libs/usr/lib/$triplet}
+	# Debian's multiarch folder: the triplet's, but for i386's.
+	ma=$triplet
+	[ "$name" != i386 ] || ma=i386-linux-gnu
+	tl=${libs:+$libs/usr/lib/$ma}
 	(cd "$b" && env -u CFLAGS -u CPPFLAGS -u LDFLAGS \
 		${libs:+PKG_CONFIG_LIBDIR="$tl/pkgconfig:$libs/usr/share/pkgconfig"} \
 		${libs:+PKG_CONFIG_SYSROOT_DIR="$libs"} \
@@ -496,7 +499,7 @@ cross() {
 	run "$b/src/luajit" prog.lua "$name-on.bin" || fail "$name: misc.memprof under qemu, JIT on"
 	"$LJMPROF_CLI" stat "$name-on.bin" >"$name-on.stat" || fail "$name, JIT on: ljmprof stat failed"
 	grep -q '^stream: *complete' "$name-on.stat" || { cat "$name-on.stat" >&2; fail "$name, JIT on: stream not complete"; }
-	[ -z "$libs" ] || cli_check "$name" "$triplet" "$b" "$libs"
+	[ -z "$libs" ] || cli_check "$name" "$ma" "$b" "$libs"
 	[ "$units" = no ] || units "$name" "$triplet" "$b" "$units"
 	[ "$suite" = no ] || [ -z "$suite_corpus" ] || suite "$name" "$triplet" "$b"
 	if [ "$shim" = yes ]; then
@@ -529,16 +532,16 @@ cross() {
 suite_i386=no
 [ "${LJMPROF_CROSS_SUITE:-yes}" != all ] || suite_i386=yes
 
-# The CLI cross-built and run under qemu (issue #41): arm64's for now
-# (i386's and armhf's would take the same libraries, for their
-# architecture: the last argument of cross, below). The target's check,
+# The CLI cross-built and run under qemu (issue #41), on the three
+# targets (the last argument of cross, below): the 32-bit ones read the
+# same streams to the same reports as the 64-bit ones. The target's check,
 # libprotobuf-c and zlib come from buildtools/get-target-libs (from the
 # network: about 10 s; LJMPROF_CROSS_LIBS=DIR keeps them in DIR/NAME
 # from one run to the next); LJMPROF_CROSS_CLI=no leaves the CLI out.
-cli_arm64=yes
-[ "${LJMPROF_CROSS_CLI:-yes}" != no ] || cli_arm64=no
+cli_arm64=yes cli_armhf=yes cli_i386=yes
+[ "${LJMPROF_CROSS_CLI:-yes}" != no ] || cli_arm64=no cli_armhf=no cli_i386=no
 
-# cli_check NAME TRIPLET BUILD LIBS: BUILD's CLI, run under qemu with
+# cli_check NAME MULTIARCH BUILD LIBS: BUILD's CLI, run under qemu with
 # the target's libraries from LIBS, must read every golden stream as
 # tests/tools/golden.test expects (that test, run with it as
 # LJMPROF_CLI, against the stored outputs), and give for each reference
@@ -619,9 +622,9 @@ cross_arch() {
 	arm64) set -- cross arm64 aarch64-linux-gnu qemu-aarch64-static /usr/aarch64-linux-gnu \
 		ld-linux-aarch64.so.1 arm64 yes "$arm64_known" yes "$cli_arm64" ;;
 	i386) set -- cross i386 i686-linux-gnu qemu-i386-static /usr/i686-linux-gnu \
-		ld-linux.so.2 x86 yes "$i386_known" "$suite_i386" no ;;
+		ld-linux.so.2 x86 yes "$i386_known" "$suite_i386" "$cli_i386" ;;
 	armhf) set -- cross armhf arm-linux-gnueabihf qemu-arm-static /usr/arm-linux-gnueabihf \
-		ld-linux-armhf.so.3 arm yes "$armhf_known" no no ;;
+		ld-linux-armhf.so.3 arm yes "$armhf_known" no "$cli_armhf" ;;
 	*) echo "cross_arch: no target '$1'" >&2; exit 99 ;;
 	esac
 	# Outside set -e, as cross.test ran each (! cross ...): cross's
