@@ -37,9 +37,9 @@
 ** reserved as it is used: 4 GiB first, then as much again each time it
 ** is full, next to it (under qemu-user each reserved page costs the
 ** emulator memory and time: 1 TiB at once took 7 s and 6 GB). If the
-** range cannot be reserved (taken, or an address-space limit: RLIMIT_AS is left to the
-** host) or the VM's allocator is another, sampling wraps the allocator
-** (lj_memprof_sampleallocf, lj_memprof_sample.c).
+** range cannot be reserved (taken, or an address-space limit: RLIMIT_AS
+** is left to the host) or the VM's allocator is another, sampling wraps
+** the allocator (lj_memprof_sampleallocf, lj_memprof_sample.c).
 */
 
 #define lj_memprof_range_c

@@ -470,8 +470,8 @@ static LJ_NOINLINE void mp_asmrun(jit_State *J, MPRec *r, uint32_t ref,
 ** a call to a helper of the IR call table). Those are the allocations
 ** (IRM_A in lj_ir.h's modes: TNEW, TDUP, CNEW, XSNEW, BUFSTR, CALLA) and
 ** the others that asm_setup_regsp (lj_asm.c) gives C calls: the calls,
-** SNEW, CNEWI, NEWREF, BUFPUT, TOSTR, STRTO, OBAR, integer DIV, MOD and
-** POW, POW, LDEXP, FPMATH and ALEN (lj_tab_len), plus the GC checks of
+** SNEW, CNEWI, NEWREF, BUFPUT, TOSTR, STRTO, OBAR, DIV and MOD (of
+** integers), POW, LDEXP, FPMATH and ALEN (lj_tab_len), plus the GC checks of
 ** LOOP and GCSTEP (asm_gc_check) and HIOP (a 32-bit call's high half).
 ** The code of any other instruction goes on the run below it (it is never
 ** looked up): one run per position of calls, not per instruction.
