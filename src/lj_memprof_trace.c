@@ -269,9 +269,19 @@ typedef struct MPMapEntry {
   uint32_t fr0, nfr;		/* in these frames (MPTraceMap.fr). */
 } MPMapEntry;
 
+/*
+** A trace's map is built at the first lookup that needs it (mp_tmap): at
+** the trace's end (lj_memprof_tracemap) only its runs, positions and
+** frames are kept (runs != NULL), so that compiling a trace pays one copy,
+** and a trace whose code never allocates never has its map built.
+*/
 typedef struct MPTraceMap {
-  uint32_t n;			/* Entries, by ascending offset. */
-  MPRecFrame *fr;		/* The recording's frames, after e[]. */
+  uint32_t n;			/* Entries, by ascending offset (not built
+				** yet: the frames). */
+  uint32_t nruns;		/* Not built yet: the runs, */
+  const MPAsmRun *runs;		/* (NULL: built) and positions as */
+  const MPRecPos *pos;		/* assembled, after the header. */
+  MPRecFrame *fr;		/* The recording's frames, after e[] (or pos). */
   MPMapEntry e[1];
 } MPTraceMap;
 
@@ -517,14 +527,15 @@ void lj_memprof_asmins(jit_State *J, uint32_t ref, const void *lo,
 ** or NULL; *line its line. *lastix and *lastline: the position found
 ** before and its line: consecutive runs are mostly of one bytecode, so
 ** lj_debug_line runs about once per entry. */
-static const MPRecPos *mp_recpos(MPRec *r, int32_t ix, int32_t *line,
-				 int32_t *lastix, int32_t *lastline)
+static const MPRecPos *mp_recpos(const MPRecPos *rpos, int32_t ix,
+				 int32_t *line, int32_t *lastix,
+				 int32_t *lastline)
 {
   const MPRecPos *p;
   const GCproto *t;
   BCPos pos;
   if (ix < 0) return NULL;
-  p = &r->pos[ix];
+  p = &rpos[ix];
   if (ix == *lastix) {
     *line = *lastline;  /* The run before's. */
     return p;
@@ -539,36 +550,30 @@ static const MPRecPos *mp_recpos(MPRec *r, int32_t ix, int32_t *line,
   return p;
 }
 
-void lj_memprof_tracemap(MemProf *mp, GCtrace *T)
+/* The map of T from what was kept at its end (raw: mp_tmap), or NULL. */
+static MPTraceMap *mp_mapbuild(const MPTraceMap *raw, GCtrace *T)
 {
-  MPRec *r = mp->rec;
-  MPTraceMap *m = NULL;
+  MPTraceMap *m;
   int32_t lastix = -1, lastline = 0;
-  uint32_t no = T->traceno, i, n = 0;
+  uint32_t i, n = 0;
   uintptr_t mc = (uintptr_t)T->mcode, end = 0;
-  {
-    MPTraceMap **t = (MPTraceMap **)mp_growto(mp->tmaps, &mp->ntmaps, no,
-					      sizeof(*t));
-    if (t == NULL) goto done;
-    mp->tmaps = t;
-  }
-  free(mp->tmaps[no]);  /* An older trace of that number. */
-  mp->tmaps[no] = NULL;
-  if (r == NULL || !r->active || r->bad || r->nruns == 0) goto done;
   /* At most two entries a run: its position, and a gap after it; then
   ** the recording's frames. */
   m = (MPTraceMap *)malloc(sizeof(MPTraceMap) +
-			   2 * r->nruns * sizeof(MPMapEntry) +
-			   r->nfr * sizeof(MPRecFrame));
-  if (m == NULL) goto done;
-  m->fr = (MPRecFrame *)&m->e[2 * r->nruns];
-  if (r->nfr) memcpy(m->fr, r->fr, r->nfr * sizeof(MPRecFrame));
-  for (i = r->nruns; i-- > 0; ) {  /* Ascending addresses. */
-    const MPAsmRun *u = &r->runs[i];
+			   2 * raw->nruns * sizeof(MPMapEntry) +
+			   raw->n * sizeof(MPRecFrame));
+  if (m == NULL) return NULL;
+  m->runs = NULL;
+  m->pos = NULL;
+  m->nruns = 0;
+  m->fr = (MPRecFrame *)&m->e[2 * raw->nruns];
+  if (raw->n) memcpy(m->fr, raw->fr, raw->n * sizeof(MPRecFrame));
+  for (i = raw->nruns; i-- > 0; ) {  /* Ascending addresses. */
+    const MPAsmRun *u = &raw->runs[i];
     const MPRecPos *p;
     int32_t line = 0;
     if (u->lo < mc || u->hi > mc + T->szmcode) continue;
-    p = mp_recpos(r, u->pos, &line, &lastix, &lastline);
+    p = mp_recpos(raw->pos, u->pos, &line, &lastix, &lastline);
     if (n && end != u->lo) {  /* A gap (no call): not known. */
       m->e[n].ofs = (uint32_t)(end - mc);
       m->e[n].pt = NULL;
@@ -588,18 +593,66 @@ void lj_memprof_tracemap(MemProf *mp, GCtrace *T)
     }
     end = u->hi;
   }
-  if (n) {  /* Past the last run: not known. */
-    m->e[n].ofs = (uint32_t)(end - mc);
-    m->e[n].pt = NULL;
-    m->e[n].pc = NULL;
-    m->e[n].nfr = MP_NOFRAMES;
-    m->e[n++].line = 0;
-    m->n = n;
+  if (n == 0) {
+    free(m);
+    return NULL;
+  }
+  /* Past the last run: not known. */
+  m->e[n].ofs = (uint32_t)(end - mc);
+  m->e[n].pt = NULL;
+  m->e[n].pc = NULL;
+  m->e[n].nfr = MP_NOFRAMES;
+  m->e[n++].line = 0;
+  m->n = n;
+  return m;
+}
+
+/* T's map, built at the first lookup; NULL if none. */
+static const MPTraceMap *mp_tmap(MemProf *mp, GCtrace *T)
+{
+  MPTraceMap *m = T->traceno < mp->ntmaps ? mp->tmaps[T->traceno] : NULL;
+  if (m != NULL && m->runs != NULL) {
+    mp->tmaps[T->traceno] = mp_mapbuild(m, T);
+    free(m);
+    m = mp->tmaps[T->traceno];
+  }
+  return m;
+}
+
+void lj_memprof_tracemap(MemProf *mp, GCtrace *T)
+{
+  MPRec *r = mp->rec;
+  MPTraceMap *m;
+  uint32_t no = T->traceno;
+  {
+    MPTraceMap **t = (MPTraceMap **)mp_growto(mp->tmaps, &mp->ntmaps, no,
+					      sizeof(*t));
+    if (t == NULL) goto done;
+    mp->tmaps = t;
+  }
+  free(mp->tmaps[no]);  /* An older trace of that number. */
+  mp->tmaps[no] = NULL;
+  if (r == NULL || !r->active || r->bad || r->nruns == 0) goto done;
+  /* Kept as they are: the map is built at the first lookup (mp_tmap). */
+  m = (MPTraceMap *)malloc(sizeof(MPTraceMap) +
+			   r->nruns * sizeof(MPAsmRun) +
+			   r->npos * sizeof(MPRecPos) +
+			   r->nfr * sizeof(MPRecFrame));
+  if (m != NULL) {
+    MPAsmRun *u = (MPAsmRun *)&m->e[0];
+    MPRecPos *p = (MPRecPos *)(u + r->nruns);
+    MPRecFrame *f = (MPRecFrame *)(p + r->npos);
+    memcpy(u, r->runs, r->nruns * sizeof(MPAsmRun));
+    if (r->npos) memcpy(p, r->pos, r->npos * sizeof(MPRecPos));
+    if (r->nfr) memcpy(f, r->fr, r->nfr * sizeof(MPRecFrame));
+    m->n = r->nfr;  /* Not built yet: the frames. */
+    m->nruns = r->nruns;
+    m->runs = u;
+    m->pos = p;
+    m->fr = f;
     mp->tmaps[no] = m;
-    m = NULL;
   }
 done:
-  free(m);
   if (r != NULL) r->active = r->on = 0;
 }
 
@@ -625,8 +678,7 @@ void lj_memprof_tracemapsfree(MemProf *mp)
 static int mp_mappos(MemProf *mp, GCtrace *T, uintptr_t ra,
 		     const GCproto **pt, int32_t *line, uint32_t *ix)
 {
-  const MPTraceMap *m = T->traceno < mp->ntmaps ? mp->tmaps[T->traceno] :
-			NULL;
+  const MPTraceMap *m = mp_tmap(mp, T);
   uint32_t ofs = (uint32_t)(ra - 1 - (uintptr_t)T->mcode), lo = 0, hi;
   if (m == NULL) return 0;
   hi = m->n;
