@@ -227,14 +227,16 @@ typedef struct MPRecFrame {
 #define MP_NOFRAMES	(~(uint32_t)0)
 
 /*
-** Consecutive calls of one position (MPRec.pos[pos], or none if -1) are
-** one run, with the code of the instructions between them (which make no
-** call: mp_ircall): the map (lj_memprof_tracemap) would give them one
-** entry anyway, and the position is found once, at assembly.
+** The assembler keeps the machine code of each call (mp_ircall) with the
+** instruction it comes from (a copy: its original; 0: not known);
+** consecutive calls of one instruction are one. The map, once it is
+** needed (mp_mapbuild), finds their positions (MPRec.pos[pos], or none if
+** -1) and makes consecutive calls of one position one run, with the code
+** of the instructions between them (which make no call).
 */
 typedef struct MPAsmRun {
-  int32_t pos;			/* The position of IR instructions, */
-  uintptr_t lo, hi;		/* and their machine code. */
+  int32_t pos;			/* The instruction, then its position, */
+  uintptr_t lo, hi;		/* and the machine code. */
 } MPAsmRun;
 
 typedef struct MPRec {
@@ -242,18 +244,13 @@ typedef struct MPRec {
   int bad;			/* Out of memory: none for this trace. */
   int on;			/* active && !bad: the hooks' one test. */
   uint32_t loop;		/* Ref of IR_LOOP (0: none), once assembled. */
-  uint32_t lastref;		/* The last instruction assembled. */
-  int32_t cur;			/* Its position (mp_recposix). */
-  uint32_t blo, bhi;		/* Refs (copies: their originals, 0 if not
-				** known) [blo, bhi) are of the last run's
-				** position. */
+  uint32_t lastref;		/* The last call assembled. */
   MPRecPos *pos;		/* By ref, ascending. */
   uint32_t npos, szpos;
   uint16_t *copy;		/* copy[ref - REF_BIAS]: its original, or 0; */
   uint32_t szcopy, ncopy;	/* entries from ncopy on are 0. */
-  MPAsmRun *runs;		/* As assembled: descending addresses; */
-  uint32_t nruns, szruns;
-  MPAsmRun *run;		/* the last one (if nruns). */
+  MPAsmRun *runs;		/* The calls as assembled: descending */
+  uint32_t nruns, szruns;	/* addresses. */
   MPRecFrame *fr;		/* The positions' frames, a position */
   uint32_t nfr, szfr;		/* sharing the one before's if the same. */
   const TValue *fbase;		/* The base and depth of the last walk */
@@ -278,9 +275,9 @@ typedef struct MPMapEntry {
 typedef struct MPTraceMap {
   uint32_t n;			/* Entries, by ascending offset (not built
 				** yet: the frames). */
-  uint32_t nruns;		/* Not built yet: the runs, */
-  const MPAsmRun *runs;		/* (NULL: built) and positions as */
-  const MPRecPos *pos;		/* assembled, after the header. */
+  uint32_t nruns, npos;		/* Not built yet: the calls (NULL: */
+  MPAsmRun *runs;		/* built) and positions as assembled, */
+  const MPRecPos *pos;		/* after the header. */
   MPRecFrame *fr;		/* The recording's frames, after e[] (or pos). */
   MPMapEntry e[1];
 } MPTraceMap;
@@ -306,7 +303,6 @@ void lj_memprof_recstart(jit_State *J)
   r->on = 1;
   r->loop = 0;
   r->lastref = 0;  /* The first instruction assembled starts anew. */
-  r->blo = r->bhi = 0;
   r->npos = r->nruns = r->nfr = 0;
   r->fbase = NULL;
 }
@@ -410,68 +406,26 @@ void lj_memprof_ircopy(jit_State *J, uint32_t ref, uint32_t ins)
   if (i >= r->ncopy) r->ncopy = i + 1;
 }
 
-/*
-** The position of IR instruction ref (a copy: its original's): the index
-** of the last one recorded at or before it, -1 if none (or a copy of no
-** known instruction). The assembler goes down the refs: from the one
-** before (r->cur), a step or two; else a binary search.
-*/
-static int32_t mp_recposix(MPRec *r, uint32_t ref)
+/* The index of the last position recorded at or before IR instruction
+** ref, -1 if none (or ref is 0: a copy of no known instruction). */
+static int32_t mp_posix(const MPRecPos *pos, uint32_t npos, uint32_t ref)
 {
-  int32_t c = r->cur, n = (int32_t)r->npos, k;
-  uint32_t lo, hi;
-  if (r->loop && ref > r->loop) {  /* A copy: its original's. */
-    uint32_t i = ref - REF_BIAS;
-    if (i >= r->szcopy || r->copy[i] == 0) return -1;
-    ref = r->copy[i];
-  }
-  for (k = 0; k < 4; k++) {
-    if (c >= 0 && r->pos[c].ref > ref) c--;
-    else if (c + 1 < n && r->pos[c + 1].ref <= ref) c++;
-    else return r->cur = c;
-  }
-  lo = 0, hi = (uint32_t)n;
-  while (lo < hi) {  /* The last position at or before ref. */
+  uint32_t lo = 0, hi = npos;
+  while (lo < hi) {
     uint32_t mid = (lo + hi) >> 1;
-    if (r->pos[mid].ref <= ref) lo = mid + 1; else hi = mid;
+    if (pos[mid].ref <= ref) lo = mid + 1; else hi = mid;
   }
-  return r->cur = (int32_t)lo - 1;
+  return (int32_t)lo - 1;
 }
 
-/* An instruction that does not go on the run below: a new run, or the
-** first of this assembly. */
-static LJ_NOINLINE void mp_asmrun(jit_State *J, MPRec *r, uint32_t ref,
-				  uintptr_t lo, uintptr_t hi)
+/* The first call of this assembly (or the trace is assembled again,
+** realigned). */
+static LJ_NOINLINE void mp_asmstart(jit_State *J, MPRec *r)
 {
-  MPAsmRun *u;
-  int32_t ix;
-  if (ref >= r->lastref) {  /* The first, or assembled again (realigned). */
-    IRRef loop = J->chain[IR_LOOP];
-    r->nruns = 0;
-    r->loop = loop && loop < J->cur.nins && J->cur.ir[loop].o == IR_LOOP ?
-	      loop : 0;
-    r->cur = (int32_t)r->npos - 1;
-  }
-  r->lastref = ref;
-  ix = mp_recposix(r, ref);
-  /* The refs of position ix (-1: below the first, or a copy of none). */
-  r->blo = ix >= 0 ? r->pos[ix].ref : 0;
-  r->bhi = ix + 1 < (int32_t)r->npos ? r->pos[ix + 1].ref : ~(uint32_t)0;
-  if (r->nruns && (u = r->run)->pos == ix) {
-    u->lo = lo;  /* The run above goes on down. */
-    return;
-  }
-  if ((u = (MPAsmRun *)mp_growto(r->runs, &r->szruns, r->nruns,
-				 sizeof(MPAsmRun))) == NULL) {
-    r->bad = 1, r->on = 0;
-    return;
-  }
-  r->runs = u;
-  u += r->nruns++;
-  r->run = u;
-  u->pos = ix;
-  u->lo = lo;
-  u->hi = hi;
+  IRRef loop = J->chain[IR_LOOP];
+  r->nruns = 0;
+  r->loop = loop && loop < J->cur.nins && J->cur.ir[loop].o == IR_LOOP ?
+	    loop : 0;
 }
 
 /*
@@ -505,25 +459,34 @@ void lj_memprof_asmins(jit_State *J, uint32_t ref, const void *lo,
 		       const void *hi)
 {
   MPRec *r;
+  MPAsmRun *u;
   uint32_t o = ref;
   if (!mp_ircall[J->cur.ir[ref].o] ||  /* No call: not looked up. */
       (r = mp_recget(J)) == NULL || !r->on || lo >= hi)
     return;
+  if (LJ_UNLIKELY(ref >= r->lastref)) mp_asmstart(J, r);
+  r->lastref = ref;
   if (r->loop && ref > r->loop) {  /* A copy: its original's position. */
     uint32_t i = ref - REF_BIAS;
     o = i < r->szcopy ? r->copy[i] : 0;
   }
-  /* Most calls go on the run below, of the same position (over the code
-  ** of other instructions between them). */
-  if (LJ_LIKELY(ref < r->lastref && o >= r->blo && o < r->bhi)) {
-    r->lastref = ref;
-    r->run->lo = (uintptr_t)lo;
+  if (r->nruns && (u = &r->runs[r->nruns - 1])->pos == (int32_t)o) {
+    u->lo = (uintptr_t)lo;  /* The call above goes on down. */
     return;
   }
-  mp_asmrun(J, r, ref, (uintptr_t)lo, (uintptr_t)hi);
+  if ((u = (MPAsmRun *)mp_growto(r->runs, &r->szruns, r->nruns,
+				 sizeof(MPAsmRun))) == NULL) {
+    r->bad = 1, r->on = 0;
+    return;
+  }
+  r->runs = u;
+  u += r->nruns++;
+  u->pos = (int32_t)o;
+  u->lo = (uintptr_t)lo;
+  u->hi = (uintptr_t)hi;
 }
 
-/* The recorded position ix (mp_recposix): its entry (with its frames),
+/* The recorded position ix (mp_posix): its entry (with its frames),
 ** or NULL; *line its line. *lastix and *lastline: the position found
 ** before and its line: consecutive runs are mostly of one bytecode, so
 ** lj_debug_line runs about once per entry. */
@@ -551,12 +514,26 @@ static const MPRecPos *mp_recpos(const MPRecPos *rpos, int32_t ix,
 }
 
 /* The map of T from what was kept at its end (raw: mp_tmap), or NULL. */
-static MPTraceMap *mp_mapbuild(const MPTraceMap *raw, GCtrace *T)
+static MPTraceMap *mp_mapbuild(MPTraceMap *raw, GCtrace *T)
 {
   MPTraceMap *m;
   int32_t lastix = -1, lastline = 0;
   uint32_t i, n = 0;
   uintptr_t mc = (uintptr_t)T->mcode, end = 0;
+  /* The calls' positions; consecutive calls of one position: one run. */
+  for (i = 0; i < raw->nruns; i++) {
+    MPAsmRun *u = &raw->runs[i];
+    int32_t ix = mp_posix(raw->pos, raw->npos, (uint32_t)u->pos);
+    if (n && raw->runs[n - 1].pos == ix) {
+      raw->runs[n - 1].lo = u->lo;
+    } else {
+      raw->runs[n].lo = u->lo;
+      raw->runs[n].hi = u->hi;
+      raw->runs[n++].pos = ix;
+    }
+  }
+  raw->nruns = n;
+  n = 0;
   /* At most two entries a run: its position, and a gap after it; then
   ** the recording's frames. */
   m = (MPTraceMap *)malloc(sizeof(MPTraceMap) +
@@ -565,7 +542,7 @@ static MPTraceMap *mp_mapbuild(const MPTraceMap *raw, GCtrace *T)
   if (m == NULL) return NULL;
   m->runs = NULL;
   m->pos = NULL;
-  m->nruns = 0;
+  m->nruns = m->npos = 0;
   m->fr = (MPRecFrame *)&m->e[2 * raw->nruns];
   if (raw->n) memcpy(m->fr, raw->fr, raw->n * sizeof(MPRecFrame));
   for (i = raw->nruns; i-- > 0; ) {  /* Ascending addresses. */
@@ -647,6 +624,7 @@ void lj_memprof_tracemap(MemProf *mp, GCtrace *T)
     if (r->nfr) memcpy(f, r->fr, r->nfr * sizeof(MPRecFrame));
     m->n = r->nfr;  /* Not built yet: the frames. */
     m->nruns = r->nruns;
+    m->npos = r->npos;
     m->runs = u;
     m->pos = p;
     m->fr = f;
