@@ -8,7 +8,7 @@ TESTS += $(BUILD_TESTS)
 # their shared body: Makefile.am puts them first in TESTS, so that make
 # -j2 check starts them first and runs the short tests beside them.
 CROSS_TESTS = tests/build/cross-arm64.test tests/build/cross-i386.test \
-	tests/build/cross-armhf.test
+	tests/build/cross-armhf.test tests/build/package-cross.test
 EXTRA_DIST += $(BUILD_TESTS) $(CROSS_TESTS) tests/build/cross.sh \
 	tests/build/hello.lua tests/build/whoami.lua \
 	tests/build/globals.lua tests/build/minicheck/check.h
