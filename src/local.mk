@@ -117,4 +117,4 @@ clean-luajit:
 EXTRA_DIST += src/ljmprof.h src/lj_memprof_format.h src/patches \
 	buildtools/prepare-luajit-tree buildtools/get-luajit-source \
 	buildtools/get-nginx-lua buildtools/hostcc32-qemu \
-	buildtools/get-target-libs
+	buildtools/get-target-libs buildtools/cross-package
