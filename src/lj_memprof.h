@@ -97,6 +97,9 @@ LJ_FUNC void lj_memprof_recins(struct jit_State *J);
 LJ_FUNC void lj_memprof_ircopy(struct jit_State *J, uint32_t ref, uint32_t ins);
 LJ_FUNC void lj_memprof_asmins(struct jit_State *J, uint32_t ref,
 			       const void *lo, const void *hi);
+/* By IR opcode: 1 if its code may call into the VM (lj_memprof_trace.c);
+** the assembler calls lj_memprof_asmins only for those. */
+LJ_DATA const uint8_t lj_memprof_ircall[];
 #endif
 
 /* The misc library: misc.memprof.start(path), misc.memprof.stop(). */

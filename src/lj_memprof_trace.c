@@ -63,6 +63,35 @@ static LJ_AINLINE void *mp_growto(void *p, uint32_t *szp, uint32_t i,
   return LJ_LIKELY(i < *szp) ? p : mp_growslow(p, szp, i, sz);
 }
 
+/*
+** Only the code of an instruction that calls into the VM can hold the
+** return address a lookup asks for (mp_callret checks it is right after
+** a call to a helper of the IR call table). Those are the allocations
+** (IRM_A in lj_ir.h's modes: TNEW, TDUP, CNEW, XSNEW, BUFSTR, CALLA) and
+** the others that asm_setup_regsp (lj_asm.c) gives C calls: the calls,
+** SNEW, CNEWI, NEWREF, BUFPUT, TOSTR, STRTO, OBAR, DIV and MOD (of
+** integers), POW, LDEXP, FPMATH and ALEN (lj_tab_len), plus the GC checks of
+** LOOP and GCSTEP (asm_gc_check) and HIOP (a 32-bit call's high half).
+** The code of any other instruction goes on the run below it (it is never
+** looked up): one run per position of calls, not per instruction. The
+** assembler's hook site (patch 0012) tests this table, so that the others
+** make no call (lj_memprof_asmins).
+*/
+#define MP_IRCALLOP(o) \
+  ((o) == IR_LOOP || (o) == IR_GCSTEP || (o) == IR_HIOP || \
+   (o) == IR_CALLN || (o) == IR_CALLA || (o) == IR_CALLL || \
+   (o) == IR_CALLS || (o) == IR_CALLXS || (o) == IR_SNEW || \
+   (o) == IR_CNEWI || (o) == IR_NEWREF || (o) == IR_BUFPUT || \
+   (o) == IR_TOSTR || (o) == IR_STRTO || (o) == IR_OBAR || \
+   (o) == IR_DIV || (o) == IR_MOD || (o) == IR_POW || (o) == IR_LDEXP || \
+   (o) == IR_FPMATH || (o) == IR_ALEN)
+LJ_DATADEF const uint8_t lj_memprof_ircall[IR__MAX] = {
+#define MPIRCALL(name, m, m1, m2) \
+  (uint8_t)((IRM_##m & IRM_S) == IRM_A || MP_IRCALLOP(IR_##name)),
+IRDEF(MPIRCALL)
+#undef MPIRCALL
+};
+
 /* -- Trace generations ---------------------------------------------------- */
 
 #define MP_SITEGENS	0x7fffff  /* Generations a site's key tells apart. */
@@ -227,7 +256,7 @@ typedef struct MPRecFrame {
 #define MP_NOFRAMES	(~(uint32_t)0)
 
 /*
-** The assembler keeps the machine code of each call (mp_ircall) with the
+** The assembler keeps the machine code of each call (lj_memprof_ircall) with the
 ** instruction it comes from (a copy: its original; 0: not known);
 ** consecutive calls of one instruction are one. The map, once it is
 ** needed (mp_mapbuild), finds their positions (MPRec.pos[pos], or none if
@@ -428,41 +457,14 @@ static LJ_NOINLINE void mp_asmstart(jit_State *J, MPRec *r)
 	    loop : 0;
 }
 
-/*
-** Only the code of an instruction that calls into the VM can hold the
-** return address a lookup asks for (mp_callret checks it is right after
-** a call to a helper of the IR call table). Those are the allocations
-** (IRM_A in lj_ir.h's modes: TNEW, TDUP, CNEW, XSNEW, BUFSTR, CALLA) and
-** the others that asm_setup_regsp (lj_asm.c) gives C calls: the calls,
-** SNEW, CNEWI, NEWREF, BUFPUT, TOSTR, STRTO, OBAR, DIV and MOD (of
-** integers), POW, LDEXP, FPMATH and ALEN (lj_tab_len), plus the GC checks of
-** LOOP and GCSTEP (asm_gc_check) and HIOP (a 32-bit call's high half).
-** The code of any other instruction goes on the run below it (it is never
-** looked up): one run per position of calls, not per instruction.
-*/
-#define MP_IRCALLOP(o) \
-  ((o) == IR_LOOP || (o) == IR_GCSTEP || (o) == IR_HIOP || \
-   (o) == IR_CALLN || (o) == IR_CALLA || (o) == IR_CALLL || \
-   (o) == IR_CALLS || (o) == IR_CALLXS || (o) == IR_SNEW || \
-   (o) == IR_CNEWI || (o) == IR_NEWREF || (o) == IR_BUFPUT || \
-   (o) == IR_TOSTR || (o) == IR_STRTO || (o) == IR_OBAR || \
-   (o) == IR_DIV || (o) == IR_MOD || (o) == IR_POW || (o) == IR_LDEXP || \
-   (o) == IR_FPMATH || (o) == IR_ALEN)
-static const uint8_t mp_ircall[IR__MAX] = {
-#define MPIRCALL(name, m, m1, m2) \
-  (uint8_t)((IRM_##m & IRM_S) == IRM_A || MP_IRCALLOP(IR_##name)),
-IRDEF(MPIRCALL)
-#undef MPIRCALL
-};
-
 void lj_memprof_asmins(jit_State *J, uint32_t ref, const void *lo,
 		       const void *hi)
 {
   MPRec *r;
   MPAsmRun *u;
   uint32_t o = ref;
-  if (!mp_ircall[J->cur.ir[ref].o] ||  /* No call: not looked up. */
-      (r = mp_recget(J)) == NULL || !r->on || lo >= hi)
+  /* Only a call's (lj_memprof_ircall, tested by the caller). */
+  if ((r = mp_recget(J)) == NULL || !r->on || lo >= hi)
     return;
   if (LJ_UNLIKELY(ref >= r->lastref)) mp_asmstart(J, r);
   r->lastref = ref;
