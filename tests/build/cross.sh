@@ -17,10 +17,11 @@
 # native frontend's ($LJMPROF_LUAJIT) for the same program: sites and
 # counts, and on arm64 bytes too.
 #
-# For arm64 it also cross-builds the CLI, with the target's libraries
+# For each it also cross-builds the CLI, with the target's libraries
 # from buildtools/get-target-libs, and runs it under qemu on the golden
-# streams and the reference fixtures: its reports must be the native
-# CLI's (cli_check below; skipped, saying so, when the fetch fails).
+# streams, the reference fixtures and the target's own two streams: its
+# reports must be the native CLI's, byte for byte (cli_check below;
+# skipped, saying so, when the fetch fails).
 #
 # For the three it then runs the profiler's unit tests under qemu:
 # tests/profiler/check_memprof.c, all of it (the core, stacks and
@@ -579,12 +580,15 @@ SH
 	# (b) the reference fixtures and the golden streams, both CLIs.
 	ref=${LJMPROF_SHARED:-$srcdir/../shared}/fixtures/reference-vm
 	mkdir "$w/s"
-	nr=0 ns=0
-	for f in "$ref"/*.bin "$srcdir"/tests/tools/golden/*.ljm; do
+	nr=0 ns=0 no=0
+	# And this target's own streams, JIT off and on: the format does not
+	# depend on the architecture, so both CLIs must read them alike.
+	for f in "$ref"/*.bin "$srcdir"/tests/tools/golden/*.ljm "$scratch/$cn-off.bin" "$scratch/$cn-on.bin"; do
 		[ -f "$f" ] || continue
 		cp "$f" "$w/s/"
-		case $f in "$ref"/*) nr=$((nr + 1)) ;; *) ns=$((ns + 1)) ;; esac
+		case $f in "$ref"/*) nr=$((nr + 1)) ;; "$scratch"/*) no=$((no + 1)) ;; *) ns=$((ns + 1)) ;; esac
 	done
+	[ "$no" = 2 ] || fail "$cn: $no of its own streams to read with both CLIs, expected 2"
 	[ "$nr" -gt 0 ] || echo "$cn: no reference fixtures in $ref (set LJMPROF_SHARED)"
 	for f in "$w"/s/*; do
 		f=${f##*/}
@@ -612,7 +616,8 @@ SH
 		done
 	done
 	echo "$cn: the CLI under qemu: $ng golden reports as golden.test's stored ones, and $nr reference fixtures" \
-		"as the native CLI's (report, --leak-only, stat, pprof), and $ns golden streams' pprof bytes ($(($(date +%s) - t0)) s)"
+		"and $no streams of its own as the native CLI's (report, --leak-only, stat, pprof)," \
+		"and $ns golden streams' pprof bytes ($(($(date +%s) - t0)) s)"
 }
 
 # cross_arch NAME: build and check NAME (arm64, i386 or armhf) as above;
