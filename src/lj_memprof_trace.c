@@ -237,10 +237,21 @@ LJ_NOINLINE uint32_t lj_memprof_sitemiss(MemProf *mp, GCtrace *T,
 typedef struct MPRecPos {
   uint32_t ref;			/* The first IR instruction emitted */
   const GCproto *pt;		/* while recording this prototype's */
-  const BCIns *pc;		/* instruction (NULL: not known), */
-  uint32_t fr0;			/* in the frames MPRec.fr[fr0 ..] */
-  uint32_t nfr;			/* (MP_NOFRAMES: not known). */
-} MPRecPos;
+  const BCIns *pc;		/* instruction (pt NULL: not known), */
+} MPRecPos;			/* in the frames of its MPRecSeg. */
+
+/*
+** The positions recorded in one frame (the same J->L->base and
+** J->framedepth: no call or return between) have the same frames below
+** it: one segment, from its first position on to the next segment's, with
+** those frames (MPRec.fr[fr0 ..], nfr of them; MP_NOFRAMES: not known).
+** The recorder's hook stores only the position; it walks the frames only
+** when the base or the depth change.
+*/
+typedef struct MPRecSeg {
+  uint32_t pos0;
+  uint32_t fr0, nfr;
+} MPRecSeg;
 
 /*
 ** A frame the trace inlined, below the one recorded: its prototype and
@@ -282,9 +293,10 @@ typedef struct MPRec {
   uint32_t nruns, szruns;	/* addresses. */
   MPRecFrame *fr;		/* The positions' frames, a position */
   uint32_t nfr, szfr;		/* sharing the one before's if the same. */
-  const TValue *fbase;		/* The base and depth of the last walk */
-  int32_t fdepth;		/* (NULL: none), and the last position, */
-  uint32_t fpos;		/* whose frames are of that frame. */
+  MPRecSeg *seg;		/* The segments, by ascending pos0. */
+  uint32_t nseg, szseg;
+  const TValue *fbase;		/* The base and depth of the last segment */
+  int32_t fdepth;		/* (NULL: none). */
 } MPRec;
 
 typedef struct MPMapEntry {
@@ -308,6 +320,8 @@ typedef struct MPTraceMap {
   MPAsmRun *runs;		/* built) and positions as assembled, */
   const MPRecPos *pos;		/* after the header. */
   MPRecFrame *fr;		/* The recording's frames, after e[] (or pos). */
+  const MPRecSeg *seg;		/* Not built yet: the segments, after fr. */
+  uint32_t nseg;
   MPMapEntry e[1];
 } MPTraceMap;
 
@@ -332,89 +346,96 @@ void lj_memprof_recstart(jit_State *J)
   r->on = 1;
   r->loop = 0;
   r->lastref = 0;  /* The first instruction assembled starts anew. */
-  r->npos = r->nruns = r->nfr = 0;
+  r->npos = r->nruns = r->nfr = r->nseg = 0;
   r->fbase = NULL;
 }
 
 /*
-** The frames below the one J->pc is in, down to the trace's start frame
-** (J->framedepth of them), from the interpreter's stack: into p, sharing
-** the position before's if they are the same. MP_NOFRAMES if a frame is
-** not a Lua function's, or the trace returned below its start.
+** A new segment from position ix: the frames below the one J->pc is in,
+** down to the trace's start frame (J->framedepth of them), from the
+** interpreter's stack, sharing the segment before's if they are the same.
+** MP_NOFRAMES if a frame is not a Lua function's, or the trace returned
+** below its start. 0 if no position is to be recorded: a built-in's
+** instruction after the first position.
 */
-static void mp_recframes(jit_State *J, MPRec *r, MPRecPos *p)
+static int mp_recframes(jit_State *J, MPRec *r, uint32_t ix)
 {
   int32_t d = J->framedepth, k;
   cTValue *frame = J->L->base - 1;
   MPRecFrame *f;
-  if (J->L->base == r->fbase && d == r->fdepth) {
-    /* In the frame of the last position (each bytecode recorded comes
-    ** here: no call or return between), so the same frames below it. */
-    p->fr0 = r->pos[r->fpos].fr0;
-    p->nfr = r->pos[r->fpos].nfr;
-    r->fpos = r->npos - 1;
-    return;
+  MPRecSeg *s;
+  if (J->pt == NULL && ix)
+    return 0;  /* A built-in: its Lua caller's call, recorded before it. */
+  if ((s = (MPRecSeg *)mp_growto(r->seg, &r->szseg, r->nseg,
+				 sizeof(MPRecSeg))) == NULL) {
+    r->bad = 1, r->on = 0;
+    return 0;
   }
-  r->fpos = r->npos - 1;
-  r->fbase = J->L->base;
+  r->seg = s;
+  s += r->nseg++;
+  s->pos0 = ix;
+  s->fr0 = r->nfr;
+  s->nfr = MP_NOFRAMES;
+  r->fbase = J->pt != NULL ? J->L->base : NULL;  /* A built-in: none. */
   r->fdepth = d;
-  p->fr0 = r->nfr;
-  p->nfr = MP_NOFRAMES;
-  if (d < 0 || d >= MP_SITEMAX) return;
+  if (J->pt == NULL || d < 0 || d >= MP_SITEMAX) return 1;
   if ((f = (MPRecFrame *)mp_growto(r->fr, &r->szfr, r->nfr + (uint32_t)d,
 				   sizeof(MPRecFrame))) == NULL)
-    return;
+    return 1;
   r->fr = f;
   f += r->nfr;
   for (k = 0; k < d; k++) {
     GCfunc *fn;
-    if (!frame_islua(frame)) return;
+    if (!frame_islua(frame)) return 1;
     f[k].pc = frame_pc(frame);
     frame = frame_prevl(frame);
     fn = frame_func(frame);
-    if (!isluafunc(fn)) return;
+    if (!isluafunc(fn)) return 1;
     f[k].pt = funcproto(fn);
   }
-  p->nfr = (uint32_t)d;
-  if (d == 0) return;  /* None to keep. */
-  if (p != r->pos) {  /* The same as the position before's? */
-    const MPRecPos *q = p - 1;
-    if (q->nfr == p->nfr) {
+  s->nfr = (uint32_t)d;
+  if (d == 0) return 1;  /* None to keep. */
+  if (s != r->seg) {  /* The same as the segment before's? */
+    const MPRecSeg *q = s - 1;
+    if (q->nfr == s->nfr) {
       const MPRecFrame *g = &r->fr[q->fr0];
       for (k = 0; k < d; k++)
 	if (g[k].pt != f[k].pt || g[k].pc != f[k].pc) break;
       if (k == d) {
-	p->fr0 = q->fr0;
-	return;
+	s->fr0 = q->fr0;
+	return 1;
       }
     }
   }
   r->nfr += (uint32_t)d;
+  return 1;
 }
 
+/*
+** Each bytecode recorded appends its position, even if the one before
+** emitted nothing (the same ref): mp_posix finds the last of those.
+*/
 void lj_memprof_recins(jit_State *J)
 {
   MPRec *r = mp_recget(J);
-  uint32_t ref = J->cur.nins;
+  uint32_t n;
   MPRecPos *p;
   if (r == NULL || !r->on) return;
-  if (J->pt == NULL && r->npos)
-    return;  /* A built-in: its Lua caller's call, recorded before it. */
-  if (r->npos && r->pos[r->npos - 1].ref == ref) {
-    p = &r->pos[r->npos - 1];  /* The one before emitted nothing. */
-  } else if ((p = (MPRecPos *)mp_growto(r->pos, &r->szpos, r->npos,
-					sizeof(MPRecPos))) != NULL) {
-    r->pos = p;
-    p += r->npos++;
-  } else {
+  n = r->npos;
+  if (LJ_UNLIKELY(J->L->base != r->fbase || J->framedepth != r->fdepth ||
+		  J->pt == NULL) && !mp_recframes(J, r, n))
+    return;  /* Else a call or return: a new segment. */
+  if ((p = (MPRecPos *)mp_growto(r->pos, &r->szpos, n,
+				 sizeof(MPRecPos))) == NULL) {
     r->bad = 1, r->on = 0;
     return;
   }
-  p->ref = ref;
+  r->pos = p;
+  r->npos = n + 1;
+  p += n;
+  p->ref = J->cur.nins;
   p->pt = J->pt;
-  p->pc = J->pt != NULL ? J->pc : NULL;
-  if (J->pt != NULL) mp_recframes(J, r, p);
-  else p->nfr = MP_NOFRAMES;
+  p->pc = J->pc;
 }
 
 void lj_memprof_ircopy(jit_State *J, uint32_t ref, uint32_t ins)
@@ -515,6 +536,18 @@ static const MPRecPos *mp_recpos(const MPRecPos *rpos, int32_t ix,
   return p;
 }
 
+/* The segment of position ix (one of nseg, the first from position 0). */
+static const MPRecSeg *mp_segof(const MPRecSeg *seg, uint32_t nseg,
+				uint32_t ix)
+{
+  uint32_t lo = 0, hi = nseg;
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) >> 1;
+    if (seg[mid].pos0 <= ix) lo = mid + 1; else hi = mid;
+  }
+  return lo ? &seg[lo - 1] : NULL;
+}
+
 /* The map of T from what was kept at its end (raw: mp_tmap), or NULL. */
 static MPTraceMap *mp_mapbuild(MPTraceMap *raw, GCtrace *T)
 {
@@ -544,15 +577,20 @@ static MPTraceMap *mp_mapbuild(MPTraceMap *raw, GCtrace *T)
   if (m == NULL) return NULL;
   m->runs = NULL;
   m->pos = NULL;
-  m->nruns = m->npos = 0;
+  m->seg = NULL;
+  m->nruns = m->npos = m->nseg = 0;
   m->fr = (MPRecFrame *)&m->e[2 * raw->nruns];
   if (raw->n) memcpy(m->fr, raw->fr, raw->n * sizeof(MPRecFrame));
   for (i = raw->nruns; i-- > 0; ) {  /* Ascending addresses. */
     const MPAsmRun *u = &raw->runs[i];
     const MPRecPos *p;
+    const MPRecSeg *s = NULL;
+    uint32_t fr0 = 0, nfr = MP_NOFRAMES;
     int32_t line = 0;
     if (u->lo < mc || u->hi > mc + T->szmcode) continue;
     p = mp_recpos(raw->pos, u->pos, &line, &lastix, &lastline);
+    if (p && (s = mp_segof(raw->seg, raw->nseg, (uint32_t)u->pos)) != NULL)
+      fr0 = s->fr0, nfr = s->nfr;
     if (n && end != u->lo) {  /* A gap (no call): not known. */
       m->e[n].ofs = (uint32_t)(end - mc);
       m->e[n].pt = NULL;
@@ -562,12 +600,12 @@ static MPTraceMap *mp_mapbuild(MPTraceMap *raw, GCtrace *T)
     }
     if (n == 0 || m->e[n-1].pt != (p ? p->pt : NULL) ||
 	m->e[n-1].line != line ||
-	(p && (m->e[n-1].fr0 != p->fr0 || m->e[n-1].nfr != p->nfr))) {
+	(p && (m->e[n-1].fr0 != fr0 || m->e[n-1].nfr != nfr))) {
       m->e[n].ofs = (uint32_t)(u->lo - mc);
       m->e[n].pt = p ? p->pt : NULL;
       m->e[n].pc = p ? p->pc : NULL;
-      m->e[n].fr0 = p ? p->fr0 : 0;
-      m->e[n].nfr = p ? p->nfr : MP_NOFRAMES;
+      m->e[n].fr0 = fr0;
+      m->e[n].nfr = nfr;
       m->e[n++].line = p ? line : 0;
     }
     end = u->hi;
@@ -616,14 +654,19 @@ void lj_memprof_tracemap(MemProf *mp, GCtrace *T)
   m = (MPTraceMap *)malloc(sizeof(MPTraceMap) +
 			   r->nruns * sizeof(MPAsmRun) +
 			   r->npos * sizeof(MPRecPos) +
-			   r->nfr * sizeof(MPRecFrame));
+			   r->nfr * sizeof(MPRecFrame) +
+			   r->nseg * sizeof(MPRecSeg));
   if (m != NULL) {
     MPAsmRun *u = (MPAsmRun *)&m->e[0];
     MPRecPos *p = (MPRecPos *)(u + r->nruns);
     MPRecFrame *f = (MPRecFrame *)(p + r->npos);
+    MPRecSeg *g = (MPRecSeg *)(f + r->nfr);
     memcpy(u, r->runs, r->nruns * sizeof(MPAsmRun));
     if (r->npos) memcpy(p, r->pos, r->npos * sizeof(MPRecPos));
     if (r->nfr) memcpy(f, r->fr, r->nfr * sizeof(MPRecFrame));
+    if (r->nseg) memcpy(g, r->seg, r->nseg * sizeof(MPRecSeg));
+    m->seg = g;
+    m->nseg = r->nseg;
     m->n = r->nfr;  /* Not built yet: the frames. */
     m->nruns = r->nruns;
     m->npos = r->npos;
@@ -649,6 +692,7 @@ void lj_memprof_tracemapsfree(MemProf *mp)
     free(r->copy);
     free(r->runs);
     free(r->fr);
+    free(r->seg);
     free(r);
     mp->rec = NULL;
   }
