@@ -174,6 +174,7 @@ typedef struct MemProf {
   int32_t linesmax;		/* The highest trace of an entry since cleared. */
   MPLine lines[MP_LINES];	/* See MPLine. */
   struct MPRec *rec;		/* The trace being compiled (MPRec), */
+  struct MPRec *recon;		/* rec while its hooks record, else NULL, */
   struct MPTraceMap **tmaps;	/* and each trace's positions, by number */
   uint32_t ntmaps;		/* (entries in tmaps). */
 #endif

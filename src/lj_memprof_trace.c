@@ -236,19 +236,19 @@ LJ_NOINLINE uint32_t lj_memprof_sitemiss(MemProf *mp, GCtrace *T,
 */
 typedef struct MPRecPos {
   uint32_t ref;			/* The first IR instruction emitted */
-  const GCproto *pt;		/* while recording this prototype's */
-  const BCIns *pc;		/* instruction (pt NULL: not known), */
-} MPRecPos;			/* in the frames of its MPRecSeg. */
+  const BCIns *pc;		/* while recording this instruction of its */
+} MPRecPos;			/* MPRecSeg's prototype, in its frames. */
 
 /*
-** The positions recorded in one frame (the same J->L->base and
-** J->framedepth: no call or return between) have the same frames below
-** it: one segment, from its first position on to the next segment's, with
-** those frames (MPRec.fr[fr0 ..], nfr of them; MP_NOFRAMES: not known).
-** The recorder's hook stores only the position; it walks the frames only
-** when the base or the depth change.
+** The positions recorded in one frame (the same J->pt, J->L->base and
+** J->framedepth: no call or return between) have the same prototype and
+** frames below it: one segment, from its first position on to the next
+** segment's, with those frames (MPRec.fr[fr0 ..], nfr of them;
+** MP_NOFRAMES: not known) and pt (NULL: not known). The recorder's hook
+** stores only the position; it walks the frames only when one changes.
 */
 typedef struct MPRecSeg {
+  const GCproto *pt;
   uint32_t pos0;
   uint32_t fr0, nfr;
 } MPRecSeg;
@@ -295,8 +295,9 @@ typedef struct MPRec {
   uint32_t nfr, szfr;		/* sharing the one before's if the same. */
   MPRecSeg *seg;		/* The segments, by ascending pos0. */
   uint32_t nseg, szseg;
-  const TValue *fbase;		/* The base and depth of the last segment */
-  int32_t fdepth;		/* (NULL: none). */
+  const GCproto *fpt;		/* The prototype, base and depth of the */
+  const TValue *fbase;		/* last segment (NULL: none). */
+  int32_t fdepth;
 } MPRec;
 
 typedef struct MPMapEntry {
@@ -325,10 +326,19 @@ typedef struct MPTraceMap {
   MPMapEntry e[1];
 } MPTraceMap;
 
+/* The trace being recorded, if its hooks record (MPRec.on): one test. */
 static MPRec *mp_recget(jit_State *J)
 {
   MemProf *mp = mp_get(J2G(J));
-  return mp != NULL ? mp->rec : NULL;
+  return mp != NULL ? mp->recon : NULL;
+}
+
+/* Out of memory: nothing more of this trace. */
+static void mp_recbad(jit_State *J, MPRec *r)
+{
+  MemProf *mp = mp_get(J2G(J));
+  r->bad = 1, r->on = 0;
+  if (mp != NULL) mp->recon = NULL;
 }
 
 void lj_memprof_recstart(jit_State *J)
@@ -344,10 +354,12 @@ void lj_memprof_recstart(jit_State *J)
   r->active = 1;
   r->bad = 0;
   r->on = 1;
+  mp->recon = r;
   r->loop = 0;
   r->lastref = 0;  /* The first instruction assembled starts anew. */
   r->npos = r->nruns = r->nfr = r->nseg = 0;
   r->fbase = NULL;
+  r->fpt = NULL;
 }
 
 /*
@@ -368,11 +380,12 @@ static int mp_recframes(jit_State *J, MPRec *r, uint32_t ix)
     return 0;  /* A built-in: its Lua caller's call, recorded before it. */
   if ((s = (MPRecSeg *)mp_growto(r->seg, &r->szseg, r->nseg,
 				 sizeof(MPRecSeg))) == NULL) {
-    r->bad = 1, r->on = 0;
+    mp_recbad(J, r);
     return 0;
   }
   r->seg = s;
   s += r->nseg++;
+  s->pt = r->fpt = J->pt;
   s->pos0 = ix;
   s->fr0 = r->nfr;
   s->nfr = MP_NOFRAMES;
@@ -420,21 +433,20 @@ void lj_memprof_recins(jit_State *J)
   MPRec *r = mp_recget(J);
   uint32_t n;
   MPRecPos *p;
-  if (r == NULL || !r->on) return;
+  if (r == NULL) return;
   n = r->npos;
-  if (LJ_UNLIKELY(J->L->base != r->fbase || J->framedepth != r->fdepth ||
-		  J->pt == NULL) && !mp_recframes(J, r, n))
+  if (LJ_UNLIKELY(J->pt != r->fpt || J->L->base != r->fbase ||
+		  J->framedepth != r->fdepth) && !mp_recframes(J, r, n))
     return;  /* Else a call or return: a new segment. */
   if ((p = (MPRecPos *)mp_growto(r->pos, &r->szpos, n,
 				 sizeof(MPRecPos))) == NULL) {
-    r->bad = 1, r->on = 0;
+    mp_recbad(J, r);
     return;
   }
   r->pos = p;
   r->npos = n + 1;
   p += n;
   p->ref = J->cur.nins;
-  p->pt = J->pt;
   p->pc = J->pc;
 }
 
@@ -443,12 +455,12 @@ void lj_memprof_ircopy(jit_State *J, uint32_t ref, uint32_t ins)
   MPRec *r = mp_recget(J);
   uint32_t loop = J->chain[IR_LOOP], i = ref - REF_BIAS;
   uint16_t *c;
-  if (r == NULL || !r->on || loop == 0 || ref <= loop ||
+  if (r == NULL || loop == 0 || ref <= loop ||
       ins >= loop || ref >= J->cur.nins)
     return;  /* Not a copy (REF_DROP: none was made). */
   if ((c = (uint16_t *)mp_growto(r->copy, &r->szcopy, i,
 				sizeof(uint16_t))) == NULL) {
-    r->bad = 1, r->on = 0;
+    mp_recbad(J, r);
     return;
   }
   r->copy = c;
@@ -485,7 +497,7 @@ void lj_memprof_asmins(jit_State *J, uint32_t ref, const void *lo,
   MPAsmRun *u;
   uint32_t o = ref;
   /* Only a call's (lj_memprof_ircall, tested by the caller). */
-  if ((r = mp_recget(J)) == NULL || !r->on || lo >= hi)
+  if ((r = mp_recget(J)) == NULL || lo >= hi)
     return;
   if (LJ_UNLIKELY(ref >= r->lastref)) mp_asmstart(J, r);
   r->lastref = ref;
@@ -499,7 +511,7 @@ void lj_memprof_asmins(jit_State *J, uint32_t ref, const void *lo,
   }
   if ((u = (MPAsmRun *)mp_growto(r->runs, &r->szruns, r->nruns,
 				 sizeof(MPAsmRun))) == NULL) {
-    r->bad = 1, r->on = 0;
+    mp_recbad(J, r);
     return;
   }
   r->runs = u;
@@ -514,11 +526,11 @@ void lj_memprof_asmins(jit_State *J, uint32_t ref, const void *lo,
 ** before and its line: consecutive runs are mostly of one bytecode, so
 ** lj_debug_line runs about once per entry. */
 static const MPRecPos *mp_recpos(const MPRecPos *rpos, int32_t ix,
+				 const GCproto *t,
 				 int32_t *line, int32_t *lastix,
 				 int32_t *lastline)
 {
   const MPRecPos *p;
-  const GCproto *t;
   BCPos pos;
   if (ix < 0) return NULL;
   p = &rpos[ix];
@@ -526,7 +538,7 @@ static const MPRecPos *mp_recpos(const MPRecPos *rpos, int32_t ix,
     *line = *lastline;  /* The run before's. */
     return p;
   }
-  if ((t = p->pt) == NULL || p->pc == NULL) return NULL;
+  if (t == NULL || p->pc == NULL) return NULL;
   pos = proto_bcpos((GCproto *)t, p->pc);
   if (p->pc < proto_bc((GCproto *)t) || pos >= t->sizebc) return NULL;
   *line = lj_debug_line((GCproto *)t, pos);
@@ -588,9 +600,11 @@ static MPTraceMap *mp_mapbuild(MPTraceMap *raw, GCtrace *T)
     uint32_t fr0 = 0, nfr = MP_NOFRAMES;
     int32_t line = 0;
     if (u->lo < mc || u->hi > mc + T->szmcode) continue;
-    p = mp_recpos(raw->pos, u->pos, &line, &lastix, &lastline);
-    if (p && (s = mp_segof(raw->seg, raw->nseg, (uint32_t)u->pos)) != NULL)
-      fr0 = s->fr0, nfr = s->nfr;
+    if (u->pos >= 0)
+      s = mp_segof(raw->seg, raw->nseg, (uint32_t)u->pos);
+    p = mp_recpos(raw->pos, u->pos, s ? s->pt : NULL, &line, &lastix,
+		  &lastline);
+    if (p) fr0 = s->fr0, nfr = s->nfr;
     if (n && end != u->lo) {  /* A gap (no call): not known. */
       m->e[n].ofs = (uint32_t)(end - mc);
       m->e[n].pt = NULL;
@@ -598,11 +612,11 @@ static MPTraceMap *mp_mapbuild(MPTraceMap *raw, GCtrace *T)
       m->e[n].nfr = MP_NOFRAMES;
       m->e[n++].line = 0;
     }
-    if (n == 0 || m->e[n-1].pt != (p ? p->pt : NULL) ||
+    if (n == 0 || m->e[n-1].pt != (p ? s->pt : NULL) ||
 	m->e[n-1].line != line ||
 	(p && (m->e[n-1].fr0 != fr0 || m->e[n-1].nfr != nfr))) {
       m->e[n].ofs = (uint32_t)(u->lo - mc);
-      m->e[n].pt = p ? p->pt : NULL;
+      m->e[n].pt = p ? s->pt : NULL;
       m->e[n].pc = p ? p->pc : NULL;
       m->e[n].fr0 = fr0;
       m->e[n].nfr = nfr;
@@ -677,6 +691,7 @@ void lj_memprof_tracemap(MemProf *mp, GCtrace *T)
   }
 done:
   if (r != NULL) r->active = r->on = 0;
+  mp->recon = NULL;
 }
 
 void lj_memprof_tracemapsfree(MemProf *mp)
@@ -694,7 +709,7 @@ void lj_memprof_tracemapsfree(MemProf *mp)
     free(r->fr);
     free(r->seg);
     free(r);
-    mp->rec = NULL;
+    mp->rec = mp->recon = NULL;
   }
 }
 
