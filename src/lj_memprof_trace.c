@@ -291,7 +291,7 @@ typedef struct MPRec {
   uint32_t szcopy, ncopy;	/* entries from ncopy on are 0. */
   MPAsmRun *runs;		/* The calls as assembled: descending */
   uint32_t nruns, szruns;	/* addresses. */
-  MPRecFrame *fr;		/* The positions' frames, a position */
+  MPRecFrame *fr;		/* The segments' frames, a segment */
   uint32_t nfr, szfr;		/* sharing the one before's if the same. */
   MPRecSeg *seg;		/* The segments, by ascending pos0. */
   uint32_t nseg, szseg;
